@@ -1,0 +1,130 @@
+/* malloc_freq on-disk format: the one definition, shared by the writer (lib/) and the reader
+ * (mf_print/). Fixed-width records in the writer's byte order (marked by byte_order); no
+ * pointers, no compression.
+ * Change anything here and bump MF_FORMAT_VERSION. */
+#ifndef MALLOC_FREQ_FORMAT_H
+#define MALLOC_FREQ_FORMAT_H
+
+#include <stdint.h>
+
+/*
+ * A profile directory `malloc_freq.<pid>[.<n>]/` holds
+ *   <tid>[.<n>].prof  one per thread: an mf_prof_header, then an array of mf_node
+ *   modules           the process's module map: an mf_modules_header, then mf_module records
+ *
+ * A .prof file is a file-backed shared mapping while the thread runs, so every recorded call is
+ * in the page cache the moment it is counted: a killed process leaves a readable file whose
+ * state is still MF_STATE_RECORDING. Nodes are only ever appended; header.node_count is
+ * published after the node it counts is written.
+ *
+ * The stack trie: node 0 is the root (no frame). Every other node is one frame under its parent,
+ * and parent < own index, so the nodes form a tree by construction and a reader can validate it
+ * in one pass. A recorded call walks root → outermost frame → ... → the caller of the allocation
+ * function → a leaf whose module is MF_MODULE_ENTRY and whose rel_pc is the enum mf_entry value;
+ * the call's count and bytes are added to that leaf only. A stack cut at the depth limit starts
+ * with a frame of module MF_MODULE_TRUNCATED directly under the root.
+ *
+ * A frame is (module, rel_pc): module indexes the directory's module map, rel_pc is the return
+ * address minus the module's load bias (the ELF virtual address), so frames of different
+ * processes of the same binary are equal. MF_MODULE_NONE frames keep the absolute address.
+ */
+
+#define MF_PROF_MAGIC "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
+#define MF_MODULES_MAGIC "MFMODS\r\n"
+#define MF_FORMAT_VERSION 1u
+#define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
+#define MF_HEADER_SIZE 4096u           /* the header occupies one page; nodes start here */
+
+enum mf_state {
+	MF_STATE_RECORDING = 1, /* the thread was running when the file was last written */
+	MF_STATE_THREAD_EXIT = 2, /* finalized at thread exit */
+	MF_STATE_PROCESS_EXIT = 3, /* finalized by exit() while the thread was alive */
+};
+
+/* The allocation entry points, in this order everywhere (file, reader, reports). */
+enum mf_entry {
+	MF_ENTRY_MALLOC,
+	MF_ENTRY_CALLOC,
+	MF_ENTRY_REALLOC,
+	MF_ENTRY_REALLOCARRAY,
+	MF_ENTRY_POSIX_MEMALIGN,
+	MF_ENTRY_ALIGNED_ALLOC,
+	MF_ENTRY_MEMALIGN,
+	MF_ENTRY_VALLOC,
+	MF_ENTRY_PVALLOC,
+	MF_ENTRY_COUNT
+};
+
+#define MF_ENTRY_NAMES                                                                             \
+	{ "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",       \
+	  "memalign", "valloc", "pvalloc" }
+
+#define MF_MODULE_ENTRY 0xffffffffu     /* leaf: rel_pc is an enum mf_entry */
+#define MF_MODULE_TRUNCATED 0xfffffffeu /* the stack was cut at the depth limit */
+#define MF_MODULE_NONE 0xfffffffdu      /* no module maps the address; rel_pc is absolute */
+#define MF_MODULE_MAX 0xfffffff0u       /* real module indexes are below this */
+
+#define MF_THREAD_NAME_LEN 16
+#define MF_PATH_LEN 4096
+#define MF_BUILD_ID_LEN 20 /* GNU build-ids are 20 bytes (SHA-1); longer ones are cut */
+
+struct mf_prof_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t header_size; /* MF_HEADER_SIZE: offset of node 0 */
+	uint32_t node_size;   /* sizeof(struct mf_node) */
+	uint32_t state;       /* enum mf_state */
+	uint32_t max_depth;   /* frames kept per stack (MALLOC_FREQ_DEPTH) */
+	uint64_t pid;
+	uint64_t tid;
+	uint64_t sample_rate;    /* 1: every call recorded; N: on average one call in N */
+	uint64_t node_count;     /* nodes written, root included */
+	uint64_t start_ns;       /* CLOCK_REALTIME at file creation */
+	uint64_t end_ns;         /* at finalization; 0 while recording */
+	uint64_t calls_total;    /* calls seen by this thread, recorded or not */
+	uint64_t calls_lost;     /* calls not in the trie: the file could not grow, or
+				  * recording stopped after an error */
+	uint64_t calls_nested;   /* calls that arrived while the profiler was recording in
+				  * this thread (a signal handler's): counted here, not
+				  * attributed to a stack */
+	char thread_name[MF_THREAD_NAME_LEN];
+	uint64_t reserved[32]; /* zero */
+};
+
+struct mf_node {
+	uint64_t rel_pc;
+	uint32_t parent; /* index of the parent node, < own index; 0 for frames under the root */
+	uint32_t module; /* module map index, or an MF_MODULE_* value */
+	uint64_t calls;  /* calls whose stack ends here (leaves only) */
+	uint64_t bytes;  /* bytes those calls requested */
+};
+
+struct mf_modules_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t record_size; /* sizeof(struct mf_module) */
+	uint32_t count;       /* records that follow */
+	uint64_t pid;
+	uint64_t reserved[4];
+};
+
+struct mf_module {
+	uint64_t bias;  /* load bias: runtime address = bias + ELF virtual address */
+	uint64_t start; /* lowest runtime address of its PT_LOAD segments */
+	uint64_t end;   /* one past the highest */
+	uint32_t loaded; /* 1 while mapped at the last update, 0 once unloaded */
+	uint32_t build_id_len;
+	uint8_t build_id[MF_BUILD_ID_LEN];
+	uint32_t reserved;
+	char path[MF_PATH_LEN]; /* NUL-terminated; "[vdso]" etc. for nameless ones */
+};
+
+/* A compile-time check that writer and reader agree on layout. */
+#define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
+	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");  \
+	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                         \
+	_Static_assert(sizeof(struct mf_module) == 4152, "module record is 4152 bytes")
+
+#endif
