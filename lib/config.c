@@ -1,0 +1,80 @@
+/* Settings of libmalloc_freq, read once at start from the environment (secure_getenv) and
+ * validated: an unusable value is named on stderr and its default used. No malloc. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "mf_internal.h"
+
+struct mf_config mf_config = { .depth = MF_DEPTH_DEFAULT };
+
+static int mf_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
+{
+	unsigned long v = 0;
+	if (!*s)
+		return -1;
+	for (; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		if (v > (ULONG_MAX - 9) / 10)
+			return -1;
+		v = v * 10 + (unsigned long)(*s - '0');
+	}
+	if (v < min || v > max)
+		return -1;
+	*out = v;
+	return 0;
+}
+
+static void mf_config_dir(void)
+{
+	const char *d = secure_getenv("MALLOC_FREQ_DIR");
+	char *out = mf_config.dir;
+	size_t size = sizeof(mf_config.dir);
+	if (d && !*d) {
+		mf_log("MALLOC_FREQ_DIR is empty; using the current directory");
+		d = NULL;
+	}
+	if (d && d[0] == '/') {
+		if (strlen(d) >= size - 64)
+			goto too_long;
+		strcpy(out, d);
+		return;
+	}
+	/* Relative (or unset): anchor it to the directory at start, so a later chdir moves
+	 * nothing. */
+	if (!getcwd(out, size - 64)) {
+		mf_log("cannot read the current directory (%s); profiles go to /tmp",
+		       strerrordesc_np(errno));
+		strcpy(out, "/tmp");
+	}
+	if (d) {
+		size_t n = strlen(out);
+		if (n + 1 + strlen(d) >= size - 64)
+			goto too_long;
+		out[n] = '/';
+		strcpy(out + n + 1, d);
+	}
+	return;
+too_long:
+	mf_log("MALLOC_FREQ_DIR is longer than %zu bytes; using /tmp", size - 64);
+	strcpy(out, "/tmp");
+}
+
+void mf_config_load(void)
+{
+	mf_config_dir();
+	const char *s = secure_getenv("MALLOC_FREQ_DEPTH");
+	unsigned long v;
+	if (s) {
+		if (mf_parse_uint(s, 1, MF_DEPTH_MAX, &v) == 0)
+			mf_config.depth = (unsigned)v;
+		else
+			mf_log("MALLOC_FREQ_DEPTH=\"%s\" is not a whole number from 1 to %d; using %d",
+			       s, MF_DEPTH_MAX, MF_DEPTH_DEFAULT);
+	}
+}

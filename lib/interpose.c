@@ -1,0 +1,217 @@
+/* The allocation entry points and the library's only constructor and destructor. Each entry
+ * point counts its call once, then calls the next allocator; a call made while another runs in
+ * the same thread is that call forwarded, or a signal handler's (counted apart when it
+ * interrupts the profiler).
+ * Runs inside malloc: no malloc, no stdio, errno preserved. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdlib.h>
+
+#include "malloc_freq.h"
+#include "mf_internal.h"
+
+enum { MF_INIT_NONE, MF_INIT_RUNNING, MF_INIT_DONE, MF_INIT_FAILED };
+static int mf_init_state;
+
+static MF_NOINLINE void mf_init(void)
+{
+	int expected = MF_INIT_NONE;
+	if (!__atomic_compare_exchange_n(&mf_init_state, &expected, MF_INIT_RUNNING, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return; /* another thread is initializing: this call is served but not recorded */
+	int ok = mf_real_init() == 0;
+	if (ok) {
+		mf_config_load();
+		mf_unwind_init();
+		mf_modules_init();
+		mf_thread_init();
+	}
+	__atomic_store_n(&mf_init_state, ok ? MF_INIT_DONE : MF_INIT_FAILED, __ATOMIC_RELEASE);
+}
+
+static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
+{
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
+		mf_init();
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
+		return NULL;
+	return mf_thread_start();
+}
+
+/* Every entry point starts here; mf_leave() must follow the real call. */
+static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size_t bytes)
+{
+	if (mf_unlikely(mf_tls.depth++ != 0)) {
+		/* Inside the real allocator this is the same call forwarded (glibc's reallocarray
+		 * calls realloc): already counted. Inside the profiler it is a signal handler's. */
+		if (mf_tls.recording)
+			mf_thread_count_nested();
+		return;
+	}
+	int saved = errno;
+	mf_tls.recording = 1;
+	struct mf_thread *t = mf_tls.thread;
+	if (mf_unlikely(!t))
+		t = mf_enter_slow();
+	if (mf_likely(t != NULL))
+		mf_thread_record(t, e, bytes);
+	mf_tls.recording = 0;
+	errno = saved;
+}
+
+static inline __attribute__((always_inline)) void mf_leave(void)
+{
+	mf_tls.depth--;
+}
+
+static size_t mf_product(size_t n, size_t m)
+{
+	size_t r;
+	return __builtin_mul_overflow(n, m, &r) ? SIZE_MAX : r;
+}
+
+MF_EXPORT void *malloc(size_t n)
+{
+	mf_enter(MF_ENTRY_MALLOC, n);
+	void *p = mf_real.malloc(n);
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT void *calloc(size_t n, size_t m)
+{
+	mf_enter(MF_ENTRY_CALLOC, mf_product(n, m));
+	void *p = mf_real.calloc(n, m);
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT void *realloc(void *old, size_t n)
+{
+	mf_enter(MF_ENTRY_REALLOC, n);
+	void *p = mf_unlikely(mf_real_is_bootstrap(old)) ? mf_real_move_bootstrap(old, n)
+							  : mf_real.realloc(old, n);
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
+{
+	mf_enter(MF_ENTRY_REALLOCARRAY, mf_product(n, m));
+	void *p;
+	if (mf_unlikely(mf_real_is_bootstrap(old))) {
+		size_t total;
+		if (__builtin_mul_overflow(n, m, &total)) {
+			errno = ENOMEM;
+			p = NULL;
+		} else {
+			p = mf_real_move_bootstrap(old, total);
+		}
+	} else {
+		p = mf_real.reallocarray(old, n, m);
+	}
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
+{
+	mf_enter(MF_ENTRY_POSIX_MEMALIGN, n);
+	int r = mf_real.posix_memalign(out, align, n);
+	mf_leave();
+	return r;
+}
+
+MF_EXPORT void *aligned_alloc(size_t align, size_t n)
+{
+	mf_enter(MF_ENTRY_ALIGNED_ALLOC, n);
+	void *p = mf_real.aligned_alloc(align, n);
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT void *memalign(size_t align, size_t n)
+{
+	mf_enter(MF_ENTRY_MEMALIGN, n);
+	void *p = mf_real.memalign(align, n);
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT void *valloc(size_t n)
+{
+	mf_enter(MF_ENTRY_VALLOC, n);
+	void *p = mf_real.valloc(n);
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT void *pvalloc(size_t n)
+{
+	mf_enter(MF_ENTRY_PVALLOC, n);
+	void *p = mf_real.pvalloc(n);
+	mf_leave();
+	return p;
+}
+
+MF_EXPORT void free(void *p)
+{
+	if (mf_unlikely(mf_real_is_bootstrap(p)))
+		return;
+	mf_real.free(p);
+}
+
+/* Loading and unloading code changes the module map; unloading also invalidates pcs. */
+MF_EXPORT void *dlopen(const char *file, int mode)
+{
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
+		mf_init();
+	void *h = mf_real.dlopen(file, mode);
+	if (h && __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
+		int saved = errno;
+		mf_tls.depth++;
+		mf_modules_refresh();
+		mf_tls.depth--;
+		errno = saved;
+	}
+	return h;
+}
+
+MF_EXPORT int dlclose(void *handle)
+{
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
+		mf_init();
+	int r = mf_real.dlclose(handle);
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
+		int saved = errno;
+		mf_tls.depth++;
+		mf_modules_refresh();
+		mf_tls.depth--;
+		errno = saved;
+	}
+	return r;
+}
+
+MF_EXPORT const char *malloc_freq_dir(void)
+{
+	return mf_prof_dir();
+}
+
+__attribute__((constructor)) static void mf_constructor(void)
+{
+	mf_tls.depth++;
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
+		mf_init();
+	mf_tls.depth--;
+}
+
+__attribute__((destructor)) static void mf_destructor(void)
+{
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
+		return;
+	mf_tls.depth++;
+	mf_thread_process_exit();
+	mf_tls.depth--;
+}

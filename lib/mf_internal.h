@@ -1,0 +1,139 @@
+/* Internal declarations of libmalloc_freq: attribute macros and the interfaces between the
+ * library's modules. Everything here runs inside the host's allocation calls: no malloc, no
+ * stdio, no exit; errno is the caller's to keep. */
+#ifndef MF_INTERNAL_H
+#define MF_INTERNAL_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "malloc_freq_format.h"
+
+#define MF_EXPORT __attribute__((visibility("default")))
+#define MF_NOINLINE __attribute__((noinline))
+#define MF_TLS __thread __attribute__((tls_model("initial-exec")))
+#define mf_likely(x) __builtin_expect(!!(x), 1)
+#define mf_unlikely(x) __builtin_expect(!!(x), 0)
+
+#define MF_DEPTH_DEFAULT 128
+#define MF_DEPTH_MAX 1024
+
+/* config.c: settings from the environment, read once at start. */
+struct mf_config {
+	char dir[MF_PATH_LEN]; /* absolute directory the profile directory goes into */
+	unsigned depth;        /* frames kept per stack */
+};
+extern struct mf_config mf_config;
+void mf_config_load(void);
+
+/* log.c: one line on stderr, with write(2); never allocates. */
+void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Formats like snprintf for %s %d %u %lu %lx %zu only; never allocates. Returns the length. */
+int mf_format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+
+/* real.c: the next allocator in the lookup order. Until mf_real_init() the pointers lead to a
+ * small static bootstrap arena, so they are never NULL. */
+struct mf_real {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	void *(*reallocarray)(void *, size_t, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void (*free)(void *);
+	void *(*dlopen)(const char *, int);
+	int (*dlclose)(void *);
+};
+extern struct mf_real mf_real;
+/* Returns 0, or -1 when an allocation function could not be found (then the bootstrap arena
+ * keeps serving and recording stays off). */
+int mf_real_init(void);
+int mf_real_is_bootstrap(const void *p);
+/* realloc of a bootstrap block: moves it to the real allocator. */
+void *mf_real_move_bootstrap(void *p, size_t size);
+
+/* unwind.c: the only user of libunwind. */
+void mf_unwind_init(void);
+/* Fills pcs[] with return addresses, innermost first; returns how many. */
+int mf_unwind(void **pcs, int max);
+
+/* modules.c: the process's module map, in memory and in the file `modules`. */
+void mf_modules_init(void);
+/* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Takes a lock. */
+uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc);
+/* Rescans the loaded objects (after dlopen/dlclose) and rewrites the file. */
+void mf_modules_refresh(void);
+/* Writes the map into the process directory (after it was created). */
+void mf_modules_write(void);
+int mf_modules_is_self(uintptr_t pc); /* pc lies in libmalloc_freq itself */
+extern volatile unsigned mf_modules_generation; /* bumped when an object is unloaded */
+void mf_modules_prefork(void);
+void mf_modules_postfork(void);
+
+/* trie.c: the stack trie over a node array that the owner may grow. */
+struct mf_trie;
+typedef struct mf_node *(*mf_trie_grow_fn)(void *arg, uint64_t *capacity);
+typedef void (*mf_trie_resolve_fn)(uintptr_t pc, struct mf_node *node);
+struct mf_trie {
+	struct mf_node *nodes;
+	uint64_t capacity;
+	uint64_t *count; /* where node_count is published (the file header) */
+	struct mf_trie_slot *index;
+	uint64_t index_mask;
+	uint64_t index_used;
+	mf_trie_grow_fn grow;
+	mf_trie_resolve_fn resolve;
+	void *grow_arg;
+};
+/* Key values below any real pc: the leaf of an entry point and the truncation marker. */
+#define MF_TRIE_KEY_ENTRY(e) ((uintptr_t)(e) + 1)
+#define MF_TRIE_KEY_TRUNCATED ((uintptr_t)64)
+#define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
+/* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1. */
+int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, uint64_t *count,
+		 mf_trie_grow_fn grow, mf_trie_resolve_fn resolve, void *grow_arg);
+void mf_trie_destroy(struct mf_trie *t);
+/* The child of parent for pc, created if absent. Returns its index, or 0 when the node array
+ * could not grow (the call then goes uncounted in the trie). */
+uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc);
+/* Forgets the pc index (not the nodes): after an unload, pcs may name other code. */
+void mf_trie_forget_index(struct mf_trie *t);
+
+/* profile_file.c: the process directory and the per-thread files. */
+struct mf_prof_file {
+	struct mf_prof_header *header; /* one page; never moves */
+	struct mf_node *nodes;         /* grows with mremap */
+	uint64_t capacity;
+	dev_t dev;
+	ino_t ino;
+	char path[MF_PATH_LEN];
+};
+/* Creates the process directory if this process has none yet; 0 or -errno. */
+int mf_prof_dir_ensure(void);
+const char *mf_prof_dir(void);
+void mf_prof_dir_forget(void); /* in a forked child: the next file goes into a new directory */
+int mf_prof_open(struct mf_prof_file *f, pid_t tid); /* 0 or -errno */
+struct mf_node *mf_prof_grow(void *file, uint64_t *capacity); /* an mf_trie_grow_fn */
+void mf_prof_close(struct mf_prof_file *f);
+void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
+
+/* thread.c: per-thread state. */
+struct mf_thread;
+struct mf_tls {
+	unsigned depth;           /* > 0: an entry point is running in this thread */
+	unsigned recording;       /* the profiler itself is running in this thread */
+	unsigned disabled;        /* recording stopped for this thread */
+	struct mf_thread *thread; /* NULL until the thread's first call */
+};
+extern MF_TLS struct mf_tls mf_tls;
+void mf_thread_init(void);
+struct mf_thread *mf_thread_start(void); /* NULL: this thread does not record */
+void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes);
+void mf_thread_count_nested(void);
+void mf_thread_process_exit(void);
+
+#endif

@@ -1,0 +1,147 @@
+/* Finding the next allocator: dlsym(RTLD_NEXT) for each entry point, so an allocator preloaded
+ * after us (jemalloc, tcmalloc) still serves the memory. While dlsym itself allocates, a small
+ * static arena serves; its blocks are never freed. No malloc of our own. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mf_internal.h"
+
+#define MF_BOOTSTRAP_SIZE (64 * 1024)
+#define MF_BOOTSTRAP_ALIGN 16
+
+static _Alignas(4096) unsigned char mf_bootstrap[MF_BOOTSTRAP_SIZE];
+static size_t mf_bootstrap_used;
+
+/* Each block is preceded by its size, so realloc can move it. */
+static void *mf_bootstrap_aligned(size_t align, size_t size)
+{
+	if (align < MF_BOOTSTRAP_ALIGN)
+		align = MF_BOOTSTRAP_ALIGN;
+	if (size > MF_BOOTSTRAP_SIZE || align > 4096 || (align & (align - 1))) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	size_t old = __atomic_load_n(&mf_bootstrap_used, __ATOMIC_RELAXED), start, end;
+	do {
+		start = (old + MF_BOOTSTRAP_ALIGN + align - 1) & ~(align - 1);
+		end = start + size;
+		if (end > MF_BOOTSTRAP_SIZE) {
+			errno = ENOMEM;
+			return NULL;
+		}
+	} while (!__atomic_compare_exchange_n(&mf_bootstrap_used, &old, end, 1, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	((size_t *)(mf_bootstrap + start))[-1] = size;
+	return mf_bootstrap + start; /* static storage: already zero */
+}
+
+static void *mf_boot_malloc(size_t n) { return mf_bootstrap_aligned(0, n); }
+static void *mf_boot_calloc(size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mf_bootstrap_aligned(0, total);
+}
+static void *mf_boot_realloc(void *p, size_t n)
+{
+	void *q = mf_bootstrap_aligned(0, n);
+	if (q && p) {
+		size_t old = ((size_t *)p)[-1];
+		memcpy(q, p, old < n ? old : n);
+	}
+	return q;
+}
+static void *mf_boot_reallocarray(void *p, size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mf_boot_realloc(p, total);
+}
+static int mf_boot_posix_memalign(void **out, size_t align, size_t n)
+{
+	if (align % sizeof(void *) || (align & (align - 1)))
+		return EINVAL;
+	void *p = mf_bootstrap_aligned(align, n);
+	if (!p)
+		return ENOMEM;
+	*out = p;
+	return 0;
+}
+static void *mf_boot_aligned_alloc(size_t align, size_t n) { return mf_bootstrap_aligned(align, n); }
+static void *mf_boot_valloc(size_t n) { return mf_bootstrap_aligned(4096, n); }
+static void mf_boot_free(void *p) { (void)p; }
+static void *mf_boot_dlopen(const char *f, int m) { (void)f, (void)m; return NULL; }
+static int mf_boot_dlclose(void *h) { (void)h; return -1; }
+
+struct mf_real mf_real = {
+	.malloc = mf_boot_malloc,
+	.calloc = mf_boot_calloc,
+	.realloc = mf_boot_realloc,
+	.reallocarray = mf_boot_reallocarray,
+	.posix_memalign = mf_boot_posix_memalign,
+	.aligned_alloc = mf_boot_aligned_alloc,
+	.memalign = mf_boot_aligned_alloc,
+	.valloc = mf_boot_valloc,
+	.pvalloc = mf_boot_valloc,
+	.free = mf_boot_free,
+	.dlopen = mf_boot_dlopen,
+	.dlclose = mf_boot_dlclose,
+};
+
+int mf_real_is_bootstrap(const void *p)
+{
+	return (const unsigned char *)p >= mf_bootstrap &&
+	       (const unsigned char *)p < mf_bootstrap + MF_BOOTSTRAP_SIZE;
+}
+
+void *mf_real_move_bootstrap(void *p, size_t size)
+{
+	void *q = mf_real.malloc(size);
+	if (q) {
+		size_t old = ((size_t *)p)[-1];
+		memcpy(q, p, old < size ? old : size);
+	}
+	return q;
+}
+
+int mf_real_init(void)
+{
+	struct mf_real r;
+	/* Resolve everything first and publish after, so no entry point sees a half-set table. */
+#define MF_RESOLVE(name)                                                                           \
+	do {                                                                                       \
+		*(void **)&r.name = dlsym(RTLD_NEXT, #name);                                       \
+		if (!r.name)                                                                       \
+			r.name = mf_real.name;                                                     \
+	} while (0)
+	MF_RESOLVE(malloc);
+	MF_RESOLVE(calloc);
+	MF_RESOLVE(realloc);
+	MF_RESOLVE(reallocarray);
+	MF_RESOLVE(posix_memalign);
+	MF_RESOLVE(aligned_alloc);
+	MF_RESOLVE(memalign);
+	MF_RESOLVE(valloc);
+	MF_RESOLVE(pvalloc);
+	MF_RESOLVE(free);
+	MF_RESOLVE(dlopen);
+	MF_RESOLVE(dlclose);
+#undef MF_RESOLVE
+	if (r.malloc == mf_boot_malloc || r.free == mf_boot_free || r.calloc == mf_boot_calloc ||
+	    r.realloc == mf_boot_realloc) {
+		mf_log("cannot find the next malloc/free with dlsym(RTLD_NEXT); not recording");
+		return -1;
+	}
+	mf_real = r;
+	return 0;
+}

@@ -1,0 +1,206 @@
+/* Per-thread recording state: initial-exec TLS, a trie in the thread's own file, a list of live
+ * threads for process exit and fork, a pthread key whose destructor finalizes the file.
+ * Runs inside malloc: no malloc, no stdio; the only lock is taken at thread start and exit. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "mf_internal.h"
+
+struct mf_thread {
+	struct mf_trie trie;
+	struct mf_prof_file file;
+	pid_t tid;
+	unsigned exit_rounds;
+	unsigned generation; /* mf_modules_generation the trie's index was built under */
+	struct mf_thread *prev, *next;
+};
+
+MF_TLS struct mf_tls mf_tls;
+
+static pthread_mutex_t mf_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct mf_thread *mf_threads;
+static pthread_key_t mf_thread_key;
+static int mf_thread_key_ok;
+static int mf_stopped; /* recording off for the whole process after a fatal setup error */
+
+static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
+{
+	uint64_t rel;
+	node->module = mf_modules_resolve(pc, &rel);
+	node->rel_pc = rel;
+}
+
+static void mf_thread_unlink(struct mf_thread *t)
+{
+	if (t->prev)
+		t->prev->next = t->next;
+	else
+		mf_threads = t->next;
+	if (t->next)
+		t->next->prev = t->prev;
+	t->prev = t->next = NULL;
+}
+
+static void mf_thread_free(struct mf_thread *t)
+{
+	mf_trie_destroy(&t->trie);
+	mf_prof_close(&t->file);
+	munmap(t, sizeof(*t));
+}
+
+/* Called in each round of key destructors: staying registered for all of them catches what
+ * other destructors allocate; the file is finalized in the last round. */
+static void mf_thread_key_destructor(void *arg)
+{
+	struct mf_thread *t = arg;
+	if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
+		pthread_setspecific(mf_thread_key, t);
+		return;
+	}
+	mf_tls.depth++;
+	pthread_mutex_lock(&mf_threads_lock);
+	mf_thread_unlink(t);
+	pthread_mutex_unlock(&mf_threads_lock);
+	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
+	mf_tls.thread = NULL;
+	mf_thread_free(t);
+	mf_tls.depth--;
+}
+
+static void mf_thread_prefork(void)
+{
+	mf_modules_prefork();
+	pthread_mutex_lock(&mf_threads_lock);
+}
+
+static void mf_thread_postfork_parent(void)
+{
+	pthread_mutex_unlock(&mf_threads_lock);
+	mf_modules_postfork();
+}
+
+/* The child starts from zero in a directory of its own: drop the parent's files (shared
+ * mappings: writing there would add the child's calls to the parent's profile). */
+static void mf_thread_postfork_child(void)
+{
+	struct mf_thread *t = mf_threads;
+	while (t) {
+		struct mf_thread *next = t->next;
+		mf_thread_free(t);
+		t = next;
+	}
+	mf_threads = NULL;
+	mf_tls.thread = NULL;
+	if (mf_thread_key_ok)
+		pthread_setspecific(mf_thread_key, NULL);
+	mf_prof_dir_forget();
+	pthread_mutex_unlock(&mf_threads_lock);
+	mf_modules_postfork();
+}
+
+void mf_thread_init(void)
+{
+	mf_thread_key_ok = pthread_key_create(&mf_thread_key, mf_thread_key_destructor) == 0;
+	if (!mf_thread_key_ok)
+		mf_log("no pthread key left; thread files are finalized only at process exit");
+	pthread_atfork(mf_thread_prefork, mf_thread_postfork_parent, mf_thread_postfork_child);
+}
+
+struct mf_thread *mf_thread_start(void)
+{
+	if (mf_tls.disabled || mf_stopped)
+		return NULL;
+	int err = mf_prof_dir_ensure();
+	if (err) {
+		mf_stopped = 1;
+		return NULL;
+	}
+	struct mf_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t == MAP_FAILED) {
+		mf_log("out of memory for thread %d; it is not recorded", (int)gettid());
+		mf_tls.disabled = 1;
+		return NULL;
+	}
+	t->tid = gettid();
+	err = mf_prof_open(&t->file, t->tid);
+	if (!err && mf_trie_init(&t->trie, t->file.nodes, t->file.capacity,
+				 &t->file.header->node_count, mf_prof_grow, mf_thread_resolve,
+				 &t->file))
+		err = -ENOMEM;
+	if (err) {
+		mf_log("cannot create the profile of thread %d in %s: %s; it is not recorded",
+		       (int)t->tid, mf_prof_dir(), strerrordesc_np(-err));
+		mf_thread_free(t);
+		mf_tls.disabled = 1;
+		return NULL;
+	}
+	t->generation = mf_modules_generation;
+	pthread_mutex_lock(&mf_threads_lock);
+	t->next = mf_threads;
+	if (mf_threads)
+		mf_threads->prev = t;
+	mf_threads = t;
+	pthread_mutex_unlock(&mf_threads_lock);
+	if (mf_thread_key_ok)
+		pthread_setspecific(mf_thread_key, t);
+	mf_tls.thread = t;
+	return t;
+}
+
+void mf_thread_count_nested(void)
+{
+	struct mf_thread *t = mf_tls.thread;
+	if (t)
+		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
+}
+
+/* The hot path: capture, walk the trie from the outermost frame, count at the entry's leaf. */
+void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes)
+{
+	struct mf_prof_header *h = t->file.header;
+	unsigned depth = mf_config.depth;
+	void *pcs[depth + 16]; /* + our own frames, + 1 to see that a stack was cut */
+	h->calls_total++;
+	if (mf_unlikely(t->generation != mf_modules_generation)) {
+		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
+		t->generation = mf_modules_generation;
+	}
+	int n = mf_unwind(pcs, (int)depth + 16);
+	int skip = 0;
+	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
+		skip++;
+	int frames = n - skip;
+	uint32_t node = 0;
+	int ok = 1;
+	if (mf_unlikely(frames > (int)depth)) {
+		frames = (int)depth;
+		ok = (node = mf_trie_child(&t->trie, 0, MF_TRIE_KEY_TRUNCATED)) != 0;
+	}
+	for (int i = skip + frames - 1; ok && i >= skip; i--)
+		ok = (node = mf_trie_child(&t->trie, node, (uintptr_t)pcs[i])) != 0;
+	if (ok)
+		ok = (node = mf_trie_child(&t->trie, node, MF_TRIE_KEY_ENTRY(e))) != 0;
+	if (mf_unlikely(!ok)) {
+		h->calls_lost++;
+		return;
+	}
+	struct mf_node *leaf = &t->trie.nodes[node];
+	leaf->calls++;
+	leaf->bytes += bytes;
+}
+
+/* exit(): mark every live thread's file; later calls (other destructors) still land in them. */
+void mf_thread_process_exit(void)
+{
+	pthread_mutex_lock(&mf_threads_lock);
+	for (struct mf_thread *t = mf_threads; t; t = t->next)
+		mf_prof_finalize(t->file.header, MF_STATE_PROCESS_EXIT, t->tid);
+	pthread_mutex_unlock(&mf_threads_lock);
+}

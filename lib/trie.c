@@ -1,0 +1,132 @@
+/* The stack trie: nodes in an array the owner provides (the thread's file mapping), found
+ * through an open-addressing index keyed by (parent, pc) in anonymous memory. Pure data
+ * structure: no I/O but the owner's grow callback; no malloc; one thread at a time. */
+#include "config.h"
+
+#include <string.h>
+#include <sys/mman.h>
+
+#include "mf_internal.h"
+
+struct mf_trie_slot {
+	uintptr_t pc;
+	uint32_t parent;
+	uint32_t node; /* 0: empty (the root is nobody's child) */
+};
+
+#define MF_TRIE_INDEX_MIN 1024
+
+static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
+{
+	uint64_t h = (uint64_t)pc * 0x9e3779b97f4a7c15ull ^ (uint64_t)parent * 0xc2b2ae3d27d4eb4full;
+	return h ^ (h >> 29);
+}
+
+static struct mf_trie_slot *mf_trie_index_alloc(uint64_t slots)
+{
+	void *p = mmap(NULL, slots * sizeof(struct mf_trie_slot), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t parent,
+			      uintptr_t pc, uint32_t node)
+{
+	uint64_t i = mf_trie_hash(parent, pc) & mask;
+	while (index[i].node)
+		i = (i + 1) & mask;
+	index[i] = (struct mf_trie_slot){ .pc = pc, .parent = parent, .node = node };
+}
+
+/* Doubles the index; on failure the old one stays (just fuller). */
+static void mf_trie_index_grow(struct mf_trie *t)
+{
+	uint64_t slots = (t->index_mask + 1) * 2;
+	struct mf_trie_slot *index = mf_trie_index_alloc(slots);
+	if (!index)
+		return;
+	for (uint64_t i = 0; i <= t->index_mask; i++)
+		if (t->index[i].node)
+			mf_trie_index_put(index, slots - 1, t->index[i].parent, t->index[i].pc,
+					  t->index[i].node);
+	munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	t->index = index;
+	t->index_mask = slots - 1;
+}
+
+int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, uint64_t *count,
+		 mf_trie_grow_fn grow, mf_trie_resolve_fn resolve, void *grow_arg)
+{
+	memset(t, 0, sizeof(*t));
+	t->index = mf_trie_index_alloc(MF_TRIE_INDEX_MIN);
+	if (!t->index || capacity < 1)
+		return -1;
+	t->index_mask = MF_TRIE_INDEX_MIN - 1;
+	t->nodes = nodes;
+	t->capacity = capacity;
+	t->count = count;
+	t->grow = grow;
+	t->resolve = resolve;
+	t->grow_arg = grow_arg;
+	memset(&nodes[0], 0, sizeof(nodes[0]));
+	__atomic_store_n(count, 1, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void mf_trie_destroy(struct mf_trie *t)
+{
+	if (t->index)
+		munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	t->index = NULL;
+}
+
+void mf_trie_forget_index(struct mf_trie *t)
+{
+	memset(t->index, 0, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	t->index_used = 0;
+}
+
+static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uintptr_t pc)
+{
+	uint64_t n = *t->count;
+	if (n >= t->capacity) {
+		struct mf_node *nodes = t->grow ? t->grow(t->grow_arg, &t->capacity) : NULL;
+		if (!nodes || n >= t->capacity)
+			return 0;
+		t->nodes = nodes;
+	}
+	if (n > UINT32_MAX - 1)
+		return 0;
+	struct mf_node *node = &t->nodes[n];
+	node->parent = parent;
+	node->calls = 0;
+	node->bytes = 0;
+	if (pc < MF_TRIE_KEY_SPECIAL_MAX) {
+		node->module = pc == MF_TRIE_KEY_TRUNCATED ? MF_MODULE_TRUNCATED : MF_MODULE_ENTRY;
+		node->rel_pc = pc == MF_TRIE_KEY_TRUNCATED ? 0 : pc - 1;
+	} else {
+		t->resolve(pc, node);
+	}
+	/* Readers of a killed process's file trust node_count: publish after the node. */
+	__atomic_store_n(t->count, n + 1, __ATOMIC_RELEASE);
+	if (2 * (t->index_used + 1) > t->index_mask + 1)
+		mf_trie_index_grow(t);
+	if (2 * (t->index_used + 1) <= t->index_mask + 1 || t->index_used < t->index_mask) {
+		mf_trie_index_put(t->index, t->index_mask, parent, pc, (uint32_t)n);
+		t->index_used++;
+	}
+	return (uint32_t)n;
+}
+
+uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc)
+{
+	uint64_t i = mf_trie_hash(parent, pc) & t->index_mask;
+	for (;;) {
+		struct mf_trie_slot *s = &t->index[i];
+		if (s->pc == pc && s->parent == parent && s->node)
+			return s->node;
+		if (!s->node)
+			return mf_trie_add(t, parent, pc);
+		i = (i + 1) & t->index_mask;
+	}
+}
