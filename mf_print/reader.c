@@ -1,0 +1,276 @@
+/* Reading and validating .prof files and module maps (see malloc_freq_format.h). Errors name
+ * what is wrong; the caller names the file. No allocation larger than the file being read. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "reader.h"
+
+MF_FORMAT_ASSERT_LAYOUT();
+
+#define MF_FILE_MAX ((size_t)1 << 40)
+
+static int mf_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	struct stat st;
+	if (fstat(fd, &st)) {
+		int e = errno;
+		close(fd);
+		return -e;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		close(fd);
+		return -EISDIR;
+	}
+	if ((uint64_t)st.st_size > max) {
+		close(fd);
+		return -EFBIG;
+	}
+	size_t cap = (size_t)st.st_size, len = 0;
+	unsigned char *buf = malloc(cap ? cap : 1);
+	if (!buf) {
+		close(fd);
+		return -ENOMEM;
+	}
+	/* The file may still be growing (a live process): read what the size said. */
+	while (len < cap) {
+		ssize_t n = read(fd, buf + len, cap - len);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0) {
+			int e = errno;
+			free(buf);
+			close(fd);
+			return -e;
+		}
+		if (n == 0)
+			break;
+		len += (size_t)n;
+	}
+	close(fd);
+	*data = buf;
+	*size = len;
+	return 0;
+}
+
+static int mf_check_common(const char magic[8], const char *want, uint32_t version,
+			   uint32_t byte_order, char *err, size_t errlen)
+{
+	if (memcmp(magic, want, 8))
+		return mf_fail(err, errlen, "not a malloc_freq file (bad magic)");
+	if (byte_order == __builtin_bswap32(MF_BYTE_ORDER_MARK))
+		return mf_fail(err, errlen,
+			       "written on a machine of the other byte order; read it there");
+	if (byte_order != MF_BYTE_ORDER_MARK)
+		return mf_fail(err, errlen, "corrupt header (byte-order mark 0x%08x)", byte_order);
+	if (version != MF_FORMAT_VERSION)
+		return mf_fail(err, errlen, "format version %u; this mf_print reads version %u",
+			       version, MF_FORMAT_VERSION);
+	return 0;
+}
+
+static const char *mf_errno_text(int e)
+{
+	return e == EISDIR ? "not a regular file" : e == EFBIG ? "too large" : strerror(e);
+}
+
+int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	unsigned char *data;
+	size_t size;
+	int r = mf_read_file(path, MF_FILE_MAX, &data, &size);
+	if (r)
+		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
+	struct mf_prof_header h;
+	if (size == 0) {
+		free(data);
+		return mf_fail(err, errlen, "empty file");
+	}
+	if (size < sizeof(h)) {
+		free(data);
+		return mf_fail(err, errlen, "truncated: %zu bytes, a profile header needs %u", size,
+			       MF_HEADER_SIZE);
+	}
+	memcpy(&h, data, sizeof(h));
+	if (mf_check_common(h.magic, MF_PROF_MAGIC, h.version, h.byte_order, err, errlen))
+		goto bad;
+	if (h.header_size != MF_HEADER_SIZE || h.node_size != sizeof(struct mf_node)) {
+		mf_fail(err, errlen, "corrupt header (header size %u, node size %u)",
+			h.header_size, h.node_size);
+		goto bad;
+	}
+	if (h.state > MF_STATE_PROCESS_EXIT) {
+		mf_fail(err, errlen, "corrupt header (state %u)", h.state);
+		goto bad;
+	}
+	if (h.sample_rate == 0) {
+		mf_fail(err, errlen, "corrupt header (sample rate 0)");
+		goto bad;
+	}
+	uint64_t room = size < MF_HEADER_SIZE ? 0 : (size - MF_HEADER_SIZE) / sizeof(struct mf_node);
+	if (h.node_count > room) {
+		mf_fail(err, errlen, "truncated: the header counts %llu nodes, the file holds %llu",
+			(unsigned long long)h.node_count, (unsigned long long)room);
+		goto bad;
+	}
+	if (h.node_count > UINT32_MAX) {
+		mf_fail(err, errlen, "corrupt header (%llu nodes)", (unsigned long long)h.node_count);
+		goto bad;
+	}
+	/* A thread killed while its file was being made has a header but no root yet. */
+	uint64_t n = h.node_count;
+	struct mf_node *nodes = calloc(n ? n : 1, sizeof(*nodes));
+	if (!nodes) {
+		mf_fail(err, errlen, "out of memory for %llu nodes", (unsigned long long)n);
+		goto bad;
+	}
+	memcpy(nodes, data + MF_HEADER_SIZE, n * sizeof(*nodes));
+	for (uint64_t i = 1; i < n; i++) {
+		const struct mf_node *x = &nodes[i];
+		if (x->parent >= i) {
+			mf_fail(err, errlen, "corrupt node %llu (parent %u is not before it)",
+				(unsigned long long)i, x->parent);
+			goto bad_nodes;
+		}
+		const struct mf_node *up = &nodes[x->parent];
+		if (x->parent && (up->module == MF_MODULE_ENTRY)) {
+			mf_fail(err, errlen, "corrupt node %llu (under an allocation leaf)",
+				(unsigned long long)i);
+			goto bad_nodes;
+		}
+		if (x->module == MF_MODULE_ENTRY && x->rel_pc >= MF_ENTRY_COUNT) {
+			mf_fail(err, errlen, "corrupt node %llu (entry point %llu)",
+				(unsigned long long)i, (unsigned long long)x->rel_pc);
+			goto bad_nodes;
+		}
+		if (x->module == MF_MODULE_TRUNCATED && x->parent != 0) {
+			mf_fail(err, errlen, "corrupt node %llu (truncation mark below the root)",
+				(unsigned long long)i);
+			goto bad_nodes;
+		}
+		if (x->module != MF_MODULE_ENTRY && (x->calls || x->bytes)) {
+			mf_fail(err, errlen, "corrupt node %llu (counts on a frame that is not a leaf)",
+				(unsigned long long)i);
+			goto bad_nodes;
+		}
+		if (x->module >= MF_MODULE_MAX && x->module != MF_MODULE_ENTRY &&
+		    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE) {
+			mf_fail(err, errlen, "corrupt node %llu (module %u)", (unsigned long long)i,
+				x->module);
+			goto bad_nodes;
+		}
+	}
+	if (n && (nodes[0].calls || nodes[0].parent || nodes[0].module)) {
+		mf_fail(err, errlen, "corrupt root node");
+		goto bad_nodes;
+	}
+	free(data);
+	h.thread_name[MF_THREAD_NAME_LEN - 1] = 0;
+	out->path = strdup(path);
+	if (!out->path) {
+		free(nodes);
+		return mf_fail(err, errlen, "out of memory");
+	}
+	out->header = h;
+	out->node_count = n;
+	out->nodes = nodes;
+	out->complete = h.state == MF_STATE_THREAD_EXIT || h.state == MF_STATE_PROCESS_EXIT;
+	return 0;
+bad_nodes:
+	free(nodes);
+bad:
+	free(data);
+	return -1;
+}
+
+int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err,
+			     size_t errlen)
+{
+	for (uint64_t i = 1; i < p->node_count; i++) {
+		uint32_t m = p->nodes[i].module;
+		if (m < MF_MODULE_MAX && m >= count)
+			return mf_fail(err, errlen,
+				       "node %llu names module %u, the module map has %u",
+				       (unsigned long long)i, m, count);
+	}
+	return 0;
+}
+
+void mf_profile_free(struct mf_profile *p)
+{
+	free(p->path);
+	free(p->nodes);
+	memset(p, 0, sizeof(*p));
+}
+
+int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	unsigned char *data;
+	size_t size;
+	int r = mf_read_file(path, MF_FILE_MAX, &data, &size);
+	if (r)
+		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
+	struct mf_modules_header h;
+	if (size < sizeof(h)) {
+		free(data);
+		return mf_fail(err, errlen, "truncated: %zu bytes, the header needs %zu", size,
+			       sizeof(h));
+	}
+	memcpy(&h, data, sizeof(h));
+	if (mf_check_common(h.magic, MF_MODULES_MAGIC, h.version, h.byte_order, err, errlen))
+		goto bad;
+	if (h.record_size != sizeof(struct mf_module)) {
+		mf_fail(err, errlen, "corrupt header (record size %u)", h.record_size);
+		goto bad;
+	}
+	if ((size - sizeof(h)) / sizeof(struct mf_module) < h.count) {
+		mf_fail(err, errlen, "truncated: the header counts %u modules, the file holds %zu",
+			h.count, (size - sizeof(h)) / sizeof(struct mf_module));
+		goto bad;
+	}
+	out->mods = calloc(h.count ? h.count : 1, sizeof(struct mf_module));
+	if (!out->mods) {
+		mf_fail(err, errlen, "out of memory");
+		goto bad;
+	}
+	memcpy(out->mods, data + sizeof(h), (size_t)h.count * sizeof(struct mf_module));
+	out->count = h.count;
+	for (uint32_t i = 0; i < h.count; i++) {
+		struct mf_module *m = &out->mods[i];
+		m->path[MF_PATH_LEN - 1] = 0;
+		if (m->build_id_len > MF_BUILD_ID_LEN)
+			m->build_id_len = 0;
+	}
+	free(data);
+	return 0;
+bad:
+	free(data);
+	return -1;
+}
+
+void mf_modmap_free(struct mf_modmap *m)
+{
+	free(m->mods);
+	memset(m, 0, sizeof(*m));
+}

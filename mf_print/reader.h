@@ -1,0 +1,41 @@
+/* Reading profile directories: the per-thread .prof files and the module map, validated
+ * against malloc_freq_format.h. Nothing read is trusted: every index and size is checked, and
+ * allocations are bounded by the file's size. */
+#ifndef MF_READER_H
+#define MF_READER_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "malloc_freq_format.h"
+
+struct mf_modmap {
+	uint32_t count;
+	struct mf_module *mods; /* path and build-id as the process saw them */
+};
+
+struct mf_profile {
+	char *path;
+	struct mf_prof_header header; /* validated copy */
+	uint64_t node_count;
+	struct mf_node *nodes; /* validated: parent < index, modules in range */
+	const struct mf_modmap *modules; /* of its directory; count 0 when missing */
+	int complete; /* finalized at thread or process exit */
+};
+
+/* Reads and validates one .prof file. Returns 0, or -1 with a message (no file name) in err. */
+int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen);
+void mf_profile_free(struct mf_profile *p);
+
+/* Same for a module map; the map may then index frames of profiles of that directory. */
+int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t errlen);
+void mf_modmap_free(struct mf_modmap *m);
+
+/* Checks a profile's nodes against its module map (count modules). 0 or -1 with err. */
+int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err,
+			     size_t errlen);
+
+/* Reads a whole file into memory (at most max bytes). Returns 0 or -errno; *data is malloc'd. */
+int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size);
+
+#endif

@@ -1,0 +1,504 @@
+/* Offline symbolization: (module file, build-id, rel_pc) -> function, file:line and inlined frames.
+ * One libdwfl session per module file, opened on first use and kept with every result until
+ * mf_sym_free(); all returned strings are interned in the symbolizer. C++ and Rust names are
+ * demangled with libiberty. */
+#define _GNU_SOURCE /* vasprintf */
+#include <inttypes.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <dwarf.h>
+#include <elfutils/libdw.h>
+#include <elfutils/libdwfl.h>
+#include <libiberty/demangle.h>
+/* A failed add leaves the element's hh.tbl NULL instead of exiting. */
+#define HASH_NONFATAL_OOM 1
+#include <uthash.h>
+
+#include "symbolize.h"
+
+struct mf_sym_str {
+	UT_hash_handle hh;
+	char s[];
+};
+
+struct mf_sym_module {
+	UT_hash_handle hh;
+	char *path; /* key */
+	const char *base; /* interned file name without directories, for fallback names */
+	Dwfl *dwfl; /* NULL: the file cannot be used at all */
+	Dwfl_Module *mod;
+	const unsigned char *build_id; /* owned by dwfl */
+	int build_id_len;
+	bool dwarf_checked;
+	bool warned_build_id;
+};
+
+struct mf_sym_key {
+	const struct mf_sym_module *mod;
+	uint64_t rel_pc;
+	uint32_t flags;
+	uint32_t pad; /* zeroed: the key is hashed as bytes */
+};
+
+#define MF_SYM_KEY_RET 1u
+#define MF_SYM_KEY_FILE 2u /* the file on disk was used (build-id matched) */
+
+struct mf_sym_result {
+	UT_hash_handle hh;
+	struct mf_sym_key key;
+	int n;
+	struct mf_sym_frame frames[];
+};
+
+struct mf_symbolizer {
+	struct mf_sym_str *strs;
+	struct mf_sym_module *mods;
+	struct mf_sym_result *results;
+	char **warnings;
+	size_t nwarnings;
+	size_t cap_warnings;
+};
+
+/* Growing frame list while one address is resolved. */
+struct mf_sym_vec {
+	struct mf_sym_frame *v;
+	int n;
+	int cap;
+	bool failed;
+};
+
+static const Dwfl_Callbacks mf_sym_callbacks = {
+	.find_elf = dwfl_build_id_find_elf,
+	.find_debuginfo = dwfl_standard_find_debuginfo,
+	.section_address = dwfl_offline_section_address,
+};
+
+/* Returned when not even a fallback frame could be allocated. */
+static const struct mf_sym_frame mf_sym_oom_frame = { .function = "[out of memory]" };
+
+static const char *mf_sym_intern(struct mf_symbolizer *sym, const char *s)
+{
+	struct mf_sym_str *e;
+	size_t len;
+
+	if (!s)
+		return NULL;
+	len = strlen(s);
+	HASH_FIND(hh, sym->strs, s, len, e);
+	if (e)
+		return e->s;
+	e = malloc(sizeof(*e) + len + 1);
+	if (!e)
+		return NULL;
+	memcpy(e->s, s, len + 1);
+	HASH_ADD_KEYPTR(hh, sym->strs, e->s, len, e);
+	if (!e->hh.tbl) {
+		free(e);
+		return NULL;
+	}
+	return e->s;
+}
+
+__attribute__((format(printf, 1, 0)))
+static char *mf_sym_vasprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	if (vasprintf(&s, fmt, ap) < 0)
+		return NULL;
+	return s;
+}
+
+__attribute__((format(printf, 2, 3)))
+static const char *mf_sym_intern_fmt(struct mf_symbolizer *sym, const char *fmt, ...)
+{
+	const char *r;
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	s = mf_sym_vasprintf(fmt, ap);
+	va_end(ap);
+	if (!s)
+		return NULL;
+	r = mf_sym_intern(sym, s);
+	free(s);
+	return r;
+}
+
+__attribute__((format(printf, 2, 3)))
+static void mf_sym_warn(struct mf_symbolizer *sym, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (sym->nwarnings == sym->cap_warnings) {
+		size_t cap = sym->cap_warnings ? sym->cap_warnings * 2 : 8;
+		char **w = realloc(sym->warnings, cap * sizeof(*w));
+
+		if (!w)
+			return;
+		sym->warnings = w;
+		sym->cap_warnings = cap;
+	}
+	va_start(ap, fmt);
+	s = mf_sym_vasprintf(fmt, ap);
+	va_end(ap);
+	if (s)
+		sym->warnings[sym->nwarnings++] = s;
+}
+
+char *mf_sym_demangle(const char *name)
+{
+	if (!name || !*name)
+		return NULL;
+	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+}
+
+/* Demangled if mangled, interned either way. */
+static const char *mf_sym_name(struct mf_symbolizer *sym, const char *name)
+{
+	const char *r;
+	char *d;
+
+	if (!name || !*name)
+		return NULL;
+	d = mf_sym_demangle(name);
+	if (!d)
+		return mf_sym_intern(sym, name);
+	r = mf_sym_intern(sym, d);
+	free(d);
+	return r;
+}
+
+struct mf_symbolizer *mf_sym_new(void)
+{
+	return calloc(1, sizeof(struct mf_symbolizer));
+}
+
+void mf_sym_free(struct mf_symbolizer *sym)
+{
+	struct mf_sym_result *r, *rtmp;
+	struct mf_sym_module *m, *mtmp;
+	struct mf_sym_str *s, *stmp;
+	size_t i;
+
+	if (!sym)
+		return;
+	HASH_ITER(hh, sym->results, r, rtmp) {
+		HASH_DEL(sym->results, r);
+		free(r);
+	}
+	HASH_ITER(hh, sym->mods, m, mtmp) {
+		HASH_DEL(sym->mods, m);
+		if (m->dwfl)
+			dwfl_end(m->dwfl);
+		free(m->path);
+		free(m);
+	}
+	HASH_ITER(hh, sym->strs, s, stmp) {
+		HASH_DEL(sym->strs, s);
+		free(s);
+	}
+	for (i = 0; i < sym->nwarnings; i++)
+		free(sym->warnings[i]);
+	free(sym->warnings);
+	free(sym);
+}
+
+void mf_sym_warnings(struct mf_symbolizer *sym, void (*fn)(const char *msg, void *arg), void *arg)
+{
+	size_t i;
+
+	for (i = 0; i < sym->nwarnings; i++) {
+		fn(sym->warnings[i], arg);
+		free(sym->warnings[i]);
+	}
+	sym->nwarnings = 0;
+}
+
+static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
+{
+	GElf_Addr vaddr;
+	Dwfl *dwfl;
+
+	/* No file to open: anonymous code, or a pseudo-module like "[vdso]". */
+	if (!m->path[0] || m->path[0] == '[')
+		return;
+
+	dwfl = dwfl_begin(&mf_sym_callbacks);
+	if (!dwfl) {
+		mf_sym_warn(sym, "%s: cannot open: %s", m->path, dwfl_errmsg(-1));
+		return;
+	}
+	dwfl_report_begin(dwfl);
+	/*
+	 * add_p_vaddr = true gives a bias of 0, so Dwfl addresses are the ELF virtual addresses
+	 * (rel_pc) even for an ET_DYN whose first PT_LOAD is not at 0; ET_EXEC ignores it.
+	 */
+	m->mod = dwfl_report_elf(dwfl, m->path, m->path, -1, 0, true);
+	if (!m->mod) {
+		mf_sym_warn(sym, "%s: cannot open: %s", m->path, dwfl_errmsg(-1));
+		dwfl_end(dwfl);
+		return;
+	}
+	dwfl_report_end(dwfl, NULL, NULL);
+	m->dwfl = dwfl;
+	m->build_id_len = dwfl_module_build_id(m->mod, &m->build_id, &vaddr);
+	if (m->build_id_len < 0)
+		m->build_id_len = 0;
+}
+
+static struct mf_sym_module *mf_sym_module(struct mf_symbolizer *sym, const char *path)
+{
+	struct mf_sym_module *m;
+	const char *slash;
+
+	HASH_FIND_STR(sym->mods, path, m);
+	if (m)
+		return m;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return NULL;
+	m->path = strdup(path);
+	slash = strrchr(path, '/');
+	m->base = mf_sym_intern(sym, path[0] ? (slash ? slash + 1 : path) : "[unknown]");
+	if (!m->path || !m->base) {
+		free(m->path);
+		free(m);
+		return NULL;
+	}
+	HASH_ADD_KEYPTR(hh, sym->mods, m->path, strlen(m->path), m);
+	if (!m->hh.tbl) {
+		free(m->path);
+		free(m);
+		return NULL;
+	}
+	mf_sym_open(sym, m);
+	return m;
+}
+
+/*
+ * The profile may hold a prefix of a long build-id (the writer cuts them), so the one seen at
+ * run time must be a prefix of the file's.
+ */
+static bool mf_sym_build_id_ok(struct mf_symbolizer *sym, struct mf_sym_module *m,
+			       const uint8_t *build_id, size_t build_id_len)
+{
+	if (!build_id_len || !build_id)
+		return true;
+	if ((size_t)m->build_id_len >= build_id_len &&
+	    !memcmp(m->build_id, build_id, build_id_len))
+		return true;
+	if (!m->warned_build_id) {
+		m->warned_build_id = true;
+		mf_sym_warn(sym, "%s: build-id differs from the profiled one (file changed since "
+			    "the run?); its frames are shown as module+offset", m->path);
+	}
+	return false;
+}
+
+static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *m)
+{
+	Dwarf_Addr bias;
+
+	if (m->dwarf_checked)
+		return;
+	m->dwarf_checked = true;
+	if (!dwfl_module_getdwarf(m->mod, &bias))
+		mf_sym_warn(sym, "%s: no debug info; install its -dbgsym package or rebuild with "
+			    "-g for file:line", m->path);
+}
+
+static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char *file, int line,
+			int inlined)
+{
+	struct mf_sym_frame *f;
+
+	if (vec->failed)
+		return;
+	if (!function) {
+		/* An interning failure: a partial chain would misattribute, so fall back. */
+		vec->failed = true;
+		return;
+	}
+	if (vec->n == vec->cap) {
+		int cap = vec->cap ? vec->cap * 2 : 4;
+
+		f = realloc(vec->v, cap * sizeof(*f));
+		if (!f) {
+			vec->failed = true;
+			return;
+		}
+		vec->v = f;
+		vec->cap = cap;
+	}
+	f = &vec->v[vec->n++];
+	f->function = function;
+	f->file = file;
+	f->line = line;
+	f->inlined = inlined;
+}
+
+static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	const char *name;
+
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ?:
+				dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	if (!name)
+		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	return mf_sym_name(sym, name);
+}
+
+static const char *mf_sym_call_file(struct mf_symbolizer *sym, Dwarf_Die *die)
+{
+	Dwarf_Attribute attr;
+	Dwarf_Files *files;
+	Dwarf_Word idx;
+	Dwarf_Die cu;
+
+	if (dwarf_formudata(dwarf_attr(die, DW_AT_call_file, &attr), &idx) != 0)
+		return NULL;
+	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
+		return NULL;
+	return mf_sym_intern(sym, dwarf_filesrc(files, idx, NULL, NULL));
+}
+
+/*
+ * Like eu-addr2line -i: the innermost frame gets the line table's file:line, and each frame
+ * further out gets the call site recorded on the inlined_subroutine DIE inside it.
+ */
+static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, Dwarf_Addr addr,
+			   uint64_t rel_pc, struct mf_sym_vec *vec)
+{
+	const char *file = NULL, *name = NULL;
+	Dwarf_Die *scopes = NULL, *cudie, inner;
+	Dwarf_Addr bias = 0;
+	Dwfl_Line *dline;
+	int line = 0, n, i;
+
+	dline = dwfl_module_getsrc(m->mod, addr);
+	if (dline) {
+		file = mf_sym_intern(sym, dwfl_lineinfo(dline, NULL, &line, NULL, NULL, NULL));
+		if (!file)
+			line = 0;
+	}
+
+	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
+	n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
+	if (n > 0) {
+		/* Past an inlined instance these follow its abstract origin, not its callers. */
+		inner = scopes[0];
+		free(scopes);
+		scopes = NULL;
+		n = dwarf_getscopes_die(&inner, &scopes);
+	}
+	for (i = 0; i < n; i++) {
+		Dwarf_Attribute attr;
+		Dwarf_Word w;
+		int tag = dwarf_tag(&scopes[i]);
+
+		if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
+			name = mf_sym_die_name(sym, &scopes[i]);
+			break;
+		}
+		if (tag != DW_TAG_inlined_subroutine)
+			continue;
+		name = mf_sym_die_name(sym, &scopes[i]);
+		mf_sym_push(vec, name ? name : mf_sym_intern(sym, "??"), file, line, 1);
+		name = NULL;
+		file = mf_sym_call_file(sym, &scopes[i]);
+		line = 0;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) == 0)
+			line = (int)w;
+	}
+	free(scopes);
+
+	/* The real function: by DWARF, else by the ELF symbol table. */
+	if (!name)
+		name = mf_sym_name(sym, dwfl_module_addrname(m->mod, addr));
+	if (!name && vec->n)
+		name = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
+	if (name || vec->n)
+		mf_sym_push(vec, name, file, line, 0);
+}
+
+static struct mf_sym_result *mf_sym_result_new(struct mf_symbolizer *sym,
+					       const struct mf_sym_key *key,
+					       const struct mf_sym_frame *frames, int n)
+{
+	struct mf_sym_result *r;
+
+	r = malloc(sizeof(*r) + n * sizeof(r->frames[0]));
+	if (!r)
+		return NULL;
+	r->key = *key;
+	r->n = n;
+	memcpy(r->frames, frames, n * sizeof(r->frames[0]));
+	HASH_ADD(hh, sym->results, key, sizeof(r->key), r);
+	if (!r->hh.tbl) {
+		free(r);
+		return NULL;
+	}
+	return r;
+}
+
+int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
+		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
+		  const struct mf_sym_frame **out)
+{
+	struct mf_sym_vec vec = { 0 };
+	struct mf_sym_frame fallback;
+	struct mf_sym_result *r;
+	struct mf_sym_module *m;
+	struct mf_sym_key key;
+	bool use_file;
+
+	*out = &mf_sym_oom_frame;
+	m = mf_sym_module(sym, path ? path : "");
+	if (!m)
+		return 1;
+	use_file = m->dwfl && mf_sym_build_id_ok(sym, m, build_id, build_id_len);
+
+	memset(&key, 0, sizeof(key));
+	key.mod = m;
+	key.rel_pc = rel_pc;
+	key.flags = (is_return_address ? MF_SYM_KEY_RET : 0) | (use_file ? MF_SYM_KEY_FILE : 0);
+	HASH_FIND(hh, sym->results, &key, sizeof(key), r);
+	if (r) {
+		*out = r->frames;
+		return r->n;
+	}
+
+	if (use_file) {
+		/* A return address points after the call: look up the call itself. */
+		Dwarf_Addr addr = (is_return_address && rel_pc) ? rel_pc - 1 : rel_pc;
+
+		mf_sym_check_dwarf(sym, m);
+		mf_sym_resolve(sym, m, addr, rel_pc, &vec);
+	}
+	if (vec.failed || !vec.n) {
+		fallback.function = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
+		if (!fallback.function) {
+			free(vec.v);
+			return 1;
+		}
+		fallback.file = NULL;
+		fallback.line = 0;
+		fallback.inlined = 0;
+		r = mf_sym_result_new(sym, &key, &fallback, 1);
+	} else {
+		r = mf_sym_result_new(sym, &key, vec.v, vec.n);
+	}
+	free(vec.v);
+	if (!r)
+		return 1;
+	*out = r->frames;
+	return r->n;
+}

@@ -1,0 +1,43 @@
+/* Offline symbolization for mf_print: (module file, build-id, relative pc) -> function,
+ * file:line and inlined frames, read with elfutils libdwfl; C++ and Rust names demangled
+ * with libiberty. Never runs inside the profiled process. Not thread-safe. */
+#ifndef MF_SYMBOLIZE_H
+#define MF_SYMBOLIZE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct mf_sym_frame {
+	const char *function; /* demangled name; never NULL: "BASENAME+0xOFF" when unknown */
+	const char *file;     /* source file as DWARF names it, or NULL */
+	int line;             /* 0 when unknown */
+	int inlined;          /* 1: inlined into the frame that follows in the array */
+};
+
+struct mf_symbolizer;
+
+/* Returns NULL only when out of memory. */
+struct mf_symbolizer *mf_sym_new(void);
+void mf_sym_free(struct mf_symbolizer *sym);
+
+/*
+ * The frames at rel_pc (an ELF virtual address of the module at path), innermost first: the
+ * inlined functions, then the function that contains them. is_return_address: rel_pc is a
+ * return address, so the call instruction before it is looked up (rel_pc - 1).
+ * build_id (may be NULL when build_id_len is 0) is what the profiled process saw; a file on disk
+ * with another build-id is not used (the frame falls back to "path+0xOFF") and
+ * mf_sym_warnings() says so once per module. Returns the number of frames (>= 1) and sets *out
+ * to an array that stays valid until mf_sym_free(). Results are cached.
+ */
+int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
+		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
+		  const struct mf_sym_frame **out);
+
+/* Demangles a C++ or Rust symbol; returns a malloc'd string, or NULL if name is not mangled. */
+char *mf_sym_demangle(const char *name);
+
+/* Calls fn once for each warning collected so far (module missing, build-id mismatch, no
+ * debug info), in order, then forgets them. */
+void mf_sym_warnings(struct mf_symbolizer *sym, void (*fn)(const char *msg, void *arg), void *arg);
+
+#endif
