@@ -1,0 +1,48 @@
+/* Prints what each allocation entry point returns and what it leaves in errno, for edge
+ * values; a test compares this output with and without the profiler. */
+#include <errno.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+static void *volatile sink;
+
+#define SHOW(what, expr)                                                                           \
+	do {                                                                                       \
+		errno = 4242;                                                                      \
+		void *p_ = (expr);                                                                 \
+		printf("%-36s %s errno=%d\n", what, p_ ? "ptr" : "NULL", errno);                   \
+		sink = p_;                                                                         \
+		free(sink);                                                                        \
+	} while (0)
+
+int main(void)
+{
+	SHOW("malloc(16)", malloc(16));
+	SHOW("malloc(SIZE_MAX)", malloc(SIZE_MAX));
+	SHOW("calloc(SIZE_MAX/2, 4) overflow", calloc(SIZE_MAX / 2, 4));
+	SHOW("calloc(4, 4)", calloc(4, 4));
+	SHOW("reallocarray(NULL, SIZE_MAX/2, 4)", reallocarray(NULL, SIZE_MAX / 2, 4));
+	SHOW("aligned_alloc(64, 128)", aligned_alloc(64, 128));
+	SHOW("memalign(64, 100)", memalign(64, 100));
+	SHOW("valloc(10)", valloc(10));
+	SHOW("pvalloc(10)", pvalloc(10));
+	void *p = NULL;
+	errno = 4242;
+	int r = posix_memalign(&p, 3, 64);
+	printf("%-36s r=%d errno=%d\n", "posix_memalign(align 3)", r, errno);
+	errno = 4242;
+	r = posix_memalign(&p, 64, 64);
+	printf("%-36s r=%d errno=%d\n", "posix_memalign(align 64)", r, errno);
+	free(p);
+	errno = 4242;
+	p = malloc(10);
+	void *q = realloc(p, 0);
+	printf("%-36s %s errno=%d\n", "realloc(p, 0)", q ? "ptr" : "NULL", errno);
+	free(q);
+	errno = 4242;
+	free(NULL);
+	printf("%-36s errno=%d\n", "free(NULL)", errno);
+	return 0;
+}

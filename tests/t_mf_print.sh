@@ -1,0 +1,67 @@
+#!/bin/sh
+# mf_print on bad input: every error names the input and what is wrong; exit 1 for bad input
+# (the good files are still reported), 2 for usage.
+. "$srcdir/tests/tap.sh"
+env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_kill" 0 > /dev/null &
+pid=$!; sleep 0.3; kill -9 $pid; wait $pid 2>/dev/null
+good=$mf_work/malloc_freq.$pid
+prof=$(ls "$good"/*.prof | head -1)
+[ -f "$prof" ] || bail "no profile to corrupt"
+# check DESC WANT_STATUS STDERR_REGEX ARGS...
+check() {
+	desc=$1 want=$2 re=$3; shift 3
+	"$MF_PRINT" "$@" > "$mf_work/out" 2> "$mf_work/err"; rc=$?
+	if [ "$rc" = "$want" ] && grep -Eq -- "$re" "$mf_work/err"; then pass "$desc"; else
+		fail "$desc (exit $rc, want $want)"
+		sed 's/^/#   stderr: /' "$mf_work/err" | head -5
+		echo "#   want: /$re/"
+	fi
+}
+bad() { # NAME: a copy of the good directory to corrupt
+	rm -rf "$mf_work/$1"; cp -r "$good" "$mf_work/$1"; echo "$mf_work/$1"
+}
+patch() { # FILE OFFSET OCTAL-BYTE
+	printf "\\$3" | dd of="$1" bs=1 seek="$2" conv=notrunc 2>/dev/null
+}
+check "missing directory" 1 "^mf_print: $mf_work/nope: No such file or directory" --dir "$mf_work/nope"
+mkdir "$mf_work/empty"
+check "empty directory" 1 "^mf_print: $mf_work/empty: no profiles here" "$mf_work/empty"
+check "a file instead of a directory" 1 "^mf_print: $prof: not a directory" "$prof"
+d=$(bad magic); f=$(ls "$d"/*.prof); patch "$f" 0 101
+check "not a profile (bad magic)" 1 "^mf_print: $f: not a malloc_freq file \(bad magic\)" "$d"
+d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 002
+check "wrong format version" 1 "^mf_print: $f: format version 2; this mf_print reads version 1" "$d"
+d=$(bad order); f=$(ls "$d"/*.prof); patch "$f" 12 001; patch "$f" 13 002; patch "$f" 14 003; patch "$f" 15 004
+check "other byte order" 1 "^mf_print: $f: written on a machine of the other byte order" "$d"
+d=$(bad short); f=$(ls "$d"/*.prof); head -c 100 "$prof" > "$f"
+check "truncated header" 1 "^mf_print: $f: truncated: 100 bytes" "$d"
+d=$(bad nodes); f=$(ls "$d"/*.prof); head -c $((4096 + 32 * 3)) "$prof" > "$f"
+check "truncated nodes" 1 "^mf_print: $f: truncated: the header counts [0-9]+ nodes, the file holds 3" "$d"
+d=$(bad zero); f=$(ls "$d"/*.prof); : > "$f"
+check "empty file" 1 "^mf_print: $f: empty file" "$d"
+d=$(bad parent); f=$(ls "$d"/*.prof); patch "$f" $((4096 + 32 * 2 + 8)) 077
+check "a node whose parent is not before it" 1 "^mf_print: $f: corrupt node 2 \(parent" "$d"
+d=$(bad modules); patch "$d/modules" 0 101
+check "a bad module map is named" 1 "$d/modules: not a malloc_freq file \(bad magic\); frames are shown as module\+offset" "$d"
+d=$(bad nomap); rm "$d/modules"
+check "a missing module map is a warning, the report goes on" 0 "$d/modules: No such file or directory; frames are shown as module\+offset" "$d"
+like "$(cat "$mf_work/out")" "^malloc_freq: [0-9]+ calls" "... and the report is printed"
+d=$(bad mixed); cp "$prof" "$d/99999.prof"; patch "$d/99999.prof" 0 101
+check "one bad file among good ones: exit 1" 1 "$d/99999.prof: not a malloc_freq file" "$d"
+like "$(cat "$mf_work/out")" "^malloc_freq: [0-9]+ calls" "... and the good files are still reported"
+check "--threshold not a number" 2 "^mf_print: --threshold 'abc': give a percentage from 0 to 100" --threshold abc "$good"
+check "--threshold out of range" 2 "^mf_print: --threshold '101'" --threshold 101 "$good"
+check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls' or 'bytes'" --sort size "$good"
+check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate "$good"
+check "missing option value" 2 "^mf_print: --dir needs a value" --dir
+check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
+check "two reports at once" 2 "^mf_print: choose one of --collapsed and --threads" --collapsed --threads "$good"
+check "--thread not a number" 2 "^mf_print: --thread 'x'" --thread x "$good"
+"$MF_PRINT" --help > "$mf_work/help"; rc=$?
+is "$rc" 0 "--help exits 0"
+for o in --dir --threshold --sort --caller --collapsed --threads --bytes --lines --thread --debuginfod --version; do
+	grep -q -- "$o" "$mf_work/help" || missing="$missing $o"
+done
+is "${missing:-}" "" "--help documents every option"
+like "$("$MF_PRINT" --version)" "^mf_print \(malloc_freq\) [0-9]" "--version"
+done_testing

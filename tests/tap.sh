@@ -1,0 +1,43 @@
+# A tiny TAP helper for the shell tests (sourced). Environment from Makefile.am:
+# MF_LIB (libmalloc_freq.so), MF_PRINT (mf_print), MF_TESTS (built test programs).
+mf_n=0
+plan() { echo "1..$1"; }
+pass() { mf_n=$((mf_n + 1)); echo "ok $mf_n - $1"; }
+fail() { mf_n=$((mf_n + 1)); echo "not ok $mf_n - $1"; }
+# ok STATUS DESC: passes when STATUS is 0
+ok() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
+# is GOT WANT DESC
+is() {
+	if [ "$1" = "$2" ]; then pass "$3"; else
+		fail "$3"
+		printf '%s\n' "$1" | sed 's/^/#   got: /' | head -20
+		printf '%s\n' "$2" | sed 's/^/#  want: /' | head -20
+	fi
+}
+# like TEXT REGEX DESC (grep -E)
+like() {
+	if printf '%s\n' "$1" | grep -Eq -- "$2"; then pass "$3"; else
+		fail "$3"
+		printf '%s\n' "$1" | sed 's/^/#   got: /' | head -20
+		echo "#  want: /$2/"
+	fi
+}
+bail() { echo "Bail out! $*"; exit 99; }
+skip_all() { echo "1..0 # SKIP $*"; exit 0; }
+
+for v in MF_LIB MF_PRINT MF_TESTS; do
+	eval "[ -n \"\${$v}\" ]" || bail "$v is not set (run through make check)"
+done
+[ -f "$MF_LIB" ] || bail "no library at $MF_LIB"
+
+# A fresh directory for this test, removed at exit.
+mf_work=$(mktemp -d "${TMPDIR:-/tmp}/mf_test.XXXXXX") || bail "mktemp failed"
+trap 'rm -rf "$mf_work"' EXIT
+
+# profile CMD...: runs CMD under the profiler with profiles in $mf_work
+profile() { MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@"; }
+
+# calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX
+calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { print s + 0 }' "$1"; }
+# done_testing: the plan, printed last (TAP allows it at the end)
+done_testing() { echo "1..$mf_n"; }
