@@ -26,7 +26,7 @@ enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS };
 struct mf_args {
 	enum mf_mode mode;
 	struct mf_report_options report;
-	int bytes, lines, debuginfod, have_thread;
+	int bytes, lines, debuginfod, have_thread, full_names;
 	unsigned long long thread;
 	char **dirs;
 	size_t ndirs;
@@ -76,6 +76,9 @@ static void mf_usage(FILE *out)
 	      "      --bytes           --collapsed counts bytes instead of calls\n"
 	      "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	      "      --thread TID      only the thread(s) with this thread id\n"
+	      "      --full-names      C++ names with template arguments and parameter lists\n"
+	      "                        (by default std::vector<int>::push_back(int const&) shows\n"
+	      "                        as std::vector::push_back)\n"
 	      "      --debuginfod      let elfutils fetch missing debug info from DEBUGINFOD_URLS\n"
 	      "                        (off by default: mf_print works offline)\n"
 	      "  -h, --help            this text\n"
@@ -105,7 +108,8 @@ static int mf_usage_error(const char *fmt, ...)
 
 static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 {
-	enum { OPT_COLLAPSED = 256, OPT_THREADS, OPT_BYTES, OPT_LINES, OPT_THREAD, OPT_DEBUGINFOD };
+	enum { OPT_COLLAPSED = 256, OPT_THREADS, OPT_BYTES, OPT_LINES, OPT_THREAD, OPT_DEBUGINFOD,
+	       OPT_FULL_NAMES };
 	static const struct option opts[] = {
 		{ "dir", required_argument, NULL, 'd' },
 		{ "threshold", required_argument, NULL, 't' },
@@ -117,6 +121,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		{ "lines", no_argument, NULL, OPT_LINES },
 		{ "thread", required_argument, NULL, OPT_THREAD },
 		{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
+		{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
@@ -177,6 +182,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case OPT_DEBUGINFOD:
 			a->debuginfod = 1;
+			break;
+		case OPT_FULL_NAMES:
+			a->full_names = 1;
 			break;
 		case 'h':
 			mf_usage(stdout);
@@ -444,7 +452,7 @@ int main(int argc, char **argv)
 	if (!r && in.count) {
 		enum mf_label_style style = a.mode == MF_MODE_COLLAPSED && !a.lines ? MF_LABEL_FUNCTION
 										     : MF_LABEL_LINE;
-		r = mf_stacks_build(&set, in.profiles, in.count, sym, style);
+		r = mf_stacks_build(&set, in.profiles, in.count, sym, style, a.full_names);
 		mf_sym_warnings(sym, mf_print_warning, NULL);
 		a.report.files = in.files;
 		a.report.dirs = in.dirs;

@@ -3,6 +3,7 @@
  * propagates to one cleanup in main. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdio.h>
@@ -69,13 +70,87 @@ static const char *mf_basename(const char *p)
 	return s ? s + 1 : p;
 }
 
-static int mf_frame_text(char *buf, size_t size, const struct mf_sym_frame *f,
-			 enum mf_label_style style)
+/* After "operator" at in[i]: the length of the operator's symbol ("<<", "()", "[]", " new"). In
+ * "operator<<int>" the last '<' opens template arguments of operator<. */
+static size_t mf_operator_len(const char *in)
 {
+	if (!strncmp(in, "()", 2))
+		return 2;
+	size_t n = 0;
+	while (in[n] && strchr("+-*/%^&|~!=<>,[]", in[n]))
+		n++;
+	if (n >= 2 && in[n - 1] == '<' && (isalnum((unsigned char)in[n]) || in[n] == '_'))
+		n--;
+	return n;
+}
+
+/*
+ * "std::vector<int, std::allocator<int> >::push_back(int const&)" -> "std::vector::push_back":
+ * template arguments and the parameter list go, as in pprof's simplified names. Operators
+ * (operator<, operator()), "(anonymous namespace)" and lambdas keep their brackets.
+ */
+void mf_simplify_name(const char *in, char *out, size_t size)
+{
+	size_t o = 0, len = strlen(in);
+	for (size_t i = 0; i < len && o + 1 < size; i++) {
+		char c = in[i];
+		if (!strncmp(in + i, "operator", 8) && (i == 0 || !isalnum((unsigned char)in[i - 1]))) {
+			size_t n = 8 + mf_operator_len(in + i + 8);
+			for (size_t k = 0; k < n && o + 1 < size; k++)
+				out[o++] = in[i + k];
+			i += n - 1;
+			continue;
+		}
+		int keep = !strncmp(in + i, "(anonymous namespace)", 21) ||
+			   (c == '(' && i >= 7 && !strncmp(in + i - 7, "{lambda", 7));
+		if ((c == '<' || c == '(') && !keep) {
+			int depth = 0; /* skip the balanced group */
+			size_t k = i;
+			for (; k < len; k++) {
+				if (in[k] == '<' || in[k] == '(')
+					depth++;
+				else if (in[k] == '>' || in[k] == ')')
+					depth--;
+				if (depth == 0)
+					break;
+			}
+			if (k >= len)
+				break; /* unbalanced: keep what we have */
+			i = k;
+			continue;
+		}
+		if (keep && c == '(') {
+			/* copy the kept group whole */
+			size_t end = strchr(in + i, ')') ? (size_t)(strchr(in + i, ')') - in) : len - 1;
+			for (; i <= end && o + 1 < size; i++)
+				out[o++] = in[i];
+			i--;
+			continue;
+		}
+		out[o++] = c;
+	}
+	/* "f() const" leaves " const" behind */
+	while (o > 0 && out[o - 1] == ' ')
+		o--;
+	if (o >= 6 && !strncmp(out + o - 6, " const", 6))
+		o -= 6;
+	out[o] = 0;
+}
+
+static int mf_frame_text(char *buf, size_t size, const struct mf_sym_frame *f,
+			 enum mf_label_style style, int full_names)
+{
+	char name[4096];
+	const char *fn = f->function;
+	if (!full_names && (strchr(fn, '<') || strchr(fn, '(')) && fn[0] != '[') {
+		mf_simplify_name(fn, name, sizeof(name));
+		if (name[0])
+			fn = name;
+	}
 	if (style == MF_LABEL_FUNCTION || !f->file)
-		return snprintf(buf, size, "%s%s", f->function,
+		return snprintf(buf, size, "%s%s", fn,
 				style == MF_LABEL_LINE && f->inlined ? " [inlined]" : "");
-	return snprintf(buf, size, "%s%s %s:%d", f->function, f->inlined ? " [inlined]" : "",
+	return snprintf(buf, size, "%s%s %s:%d", fn, f->inlined ? " [inlined]" : "",
 			mf_basename(f->file), f->line);
 }
 
@@ -124,7 +199,7 @@ static int mf_node_labels(struct mf_stackset *set, const struct mf_profile *p, u
 	const struct mf_sym_frame *frames;
 	int nf = mf_sym_lookup(sym, m->path, m->build_id, m->build_id_len, n->rel_pc, 1, &frames);
 	for (int k = nf - 1; k >= 0; k--) {
-		mf_frame_text(text, sizeof(text), &frames[k], style);
+		mf_frame_text(text, sizeof(text), &frames[k], style, set->full_names);
 		if ((r = mf_label(set, text, &id)) || (r = mf_pool_push(pool, id)))
 			return r;
 	}
@@ -200,9 +275,10 @@ static int mf_stacks_profile(struct mf_stackset *set, const struct mf_profile *p
 }
 
 int mf_stacks_build(struct mf_stackset *set, const struct mf_profile *profiles, size_t count,
-		    struct mf_symbolizer *sym, enum mf_label_style style)
+		    struct mf_symbolizer *sym, enum mf_label_style style, int full_names)
 {
 	memset(set, 0, sizeof(*set));
+	set->full_names = full_names;
 	int r;
 	for (int e = 0; e < MF_ENTRY_COUNT; e++)
 		if ((r = mf_label(set, mf_entry_names[e], &set->entry_label[e])))

@@ -37,6 +37,7 @@ struct mf_stackset {
 	uint64_t lost, nested; /* from the headers, unscaled */
 	size_t incomplete;
 	int estimated; /* some file was sampled: counts are estimates */
+	int full_names; /* C++ names with template arguments and parameters */
 };
 
 enum mf_label_style {
@@ -47,7 +48,10 @@ enum mf_label_style {
 /* Builds the set from profiles (all already validated against their module maps). Returns 0
  * or -ENOMEM. */
 int mf_stacks_build(struct mf_stackset *set, const struct mf_profile *profiles, size_t count,
-		    struct mf_symbolizer *sym, enum mf_label_style style);
+		    struct mf_symbolizer *sym, enum mf_label_style style, int full_names);
+
+/* Drops template arguments and parameter lists from a demangled C++ name. */
+void mf_simplify_name(const char *in, char *out, size_t size);
 void mf_stacks_free(struct mf_stackset *set);
 
 /* The label of the function that called the allocator (the innermost frame). */
