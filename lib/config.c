@@ -4,13 +4,16 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "mf_internal.h"
 
-struct mf_config mf_config = { .depth = MF_DEPTH_DEFAULT };
+#define MF_SAMPLE_MAX 1000000000ul
+
+struct mf_config mf_config = { .depth = MF_DEPTH_DEFAULT, .sample = 1 };
 
 static int mf_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
@@ -76,5 +79,26 @@ void mf_config_load(void)
 		else
 			mf_log("MALLOC_FREQ_DEPTH=\"%s\" is not a whole number from 1 to %d; using %d",
 			       s, MF_DEPTH_MAX, MF_DEPTH_DEFAULT);
+	}
+	s = secure_getenv("MALLOC_FREQ_SAMPLE");
+	if (s) {
+		if (mf_parse_uint(s, 1, MF_SAMPLE_MAX, &v) == 0)
+			mf_config.sample = v;
+		else
+			mf_log("MALLOC_FREQ_SAMPLE=\"%s\" is not a whole number from 1 to %lu; "
+			       "recording every call",
+			       s, MF_SAMPLE_MAX);
+	}
+	mf_config.sample_log = mf_config.sample > 1 ? log1p(-1.0 / (double)mf_config.sample) : 0;
+	s = secure_getenv("MALLOC_FREQ_SEED");
+	if (s) {
+		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {
+			mf_config.seed = v;
+			mf_config.have_seed = 1;
+		} else {
+			mf_log("MALLOC_FREQ_SEED=\"%s\" is not a whole number; sampling is seeded "
+			       "from the clock",
+			       s);
+		}
 	}
 }

@@ -40,6 +40,21 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 	return mf_thread_start();
 }
 
+/* A call the countdown chose (every call without sampling): record it. */
+static MF_NOINLINE void mf_sample(enum mf_entry e, size_t bytes)
+{
+	int saved = errno;
+	mf_tls.recording = 1;
+	struct mf_thread *t = mf_tls.thread;
+	/* A new thread's first countdown counts this call too: sampled only if it is 1. */
+	if (mf_unlikely(!t) && (t = mf_enter_slow()) && --mf_tls.countdown > 0)
+		t = NULL;
+	if (mf_likely(t != NULL))
+		mf_thread_record(t, e, bytes);
+	mf_tls.recording = 0;
+	errno = saved;
+}
+
 /* Every entry point starts here; mf_leave() must follow the real call. */
 static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size_t bytes)
 {
@@ -50,15 +65,9 @@ static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size
 			mf_thread_count_nested();
 		return;
 	}
-	int saved = errno;
-	mf_tls.recording = 1;
-	struct mf_thread *t = mf_tls.thread;
-	if (mf_unlikely(!t))
-		t = mf_enter_slow();
-	if (mf_likely(t != NULL))
-		mf_thread_record(t, e, bytes);
-	mf_tls.recording = 0;
-	errno = saved;
+	if (mf_likely(--mf_tls.countdown > 0))
+		return; /* sampled out: one decrement, one branch */
+	mf_sample(e, bytes);
 }
 
 static inline __attribute__((always_inline)) void mf_leave(void)

@@ -23,6 +23,10 @@
 struct mf_config {
 	char dir[MF_PATH_LEN]; /* absolute directory the profile directory goes into */
 	unsigned depth;        /* frames kept per stack */
+	uint64_t sample;       /* record on average one call in this many; 1: every call */
+	double sample_log;     /* log(1 - 1/sample), for drawing geometric intervals */
+	uint64_t seed;         /* with have_seed: sampling is reproducible */
+	int have_seed;
 };
 extern struct mf_config mf_config;
 void mf_config_load(void);
@@ -124,6 +128,7 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
 /* thread.c: per-thread state. */
 struct mf_thread;
 struct mf_tls {
+	long countdown;           /* calls until the next recorded one; <= 0: record now */
 	unsigned depth;           /* > 0: an entry point is running in this thread */
 	unsigned recording;       /* the profiler itself is running in this thread */
 	unsigned disabled;        /* recording stopped for this thread */
@@ -131,7 +136,8 @@ struct mf_tls {
 };
 extern MF_TLS struct mf_tls mf_tls;
 void mf_thread_init(void);
-struct mf_thread *mf_thread_start(void); /* NULL: this thread does not record */
+/* NULL: this thread does not record. Otherwise mf_tls.countdown holds the first interval. */
+struct mf_thread *mf_thread_start(void);
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes);
 void mf_thread_count_nested(void);
 void mf_thread_process_exit(void);

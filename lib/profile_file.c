@@ -124,7 +124,7 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	h->max_depth = mf_config.depth;
 	h->pid = (uint64_t)getpid();
 	h->tid = (uint64_t)tid;
-	h->sample_rate = 1;
+	h->sample_rate = mf_config.sample;
 	h->start_ns = mf_now_ns();
 	prctl(PR_GET_NAME, h->thread_name);
 	h->thread_name[MF_THREAD_NAME_LEN - 1] = 0;

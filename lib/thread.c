@@ -5,6 +5,8 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <math.h>
+#include <time.h>
 #include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -17,6 +19,8 @@ struct mf_thread {
 	struct mf_prof_file file;
 	pid_t tid;
 	unsigned exit_rounds;
+	uint64_t rng;  /* xorshift64* state for the sampling intervals */
+	long interval; /* the countdown's current interval: calls it stands for */
 	unsigned generation; /* mf_modules_generation the trie's index was built under */
 	struct mf_thread *prev, *next;
 };
@@ -28,6 +32,47 @@ static struct mf_thread *mf_threads;
 static pthread_key_t mf_thread_key;
 static int mf_thread_key_ok;
 static int mf_stopped; /* recording off for the whole process after a fatal setup error */
+
+static uint64_t mf_splitmix64(uint64_t x)
+{
+	x += 0x9e3779b97f4a7c15ull;
+	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
+	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
+	return x ^ (x >> 31);
+}
+
+/* Calls until the next recorded one: geometric with mean mf_config.sample, so each call is
+ * recorded with probability 1/sample independently of the others (no aliasing with periodic
+ * allocation patterns), and calls x sample is an unbiased estimate. */
+static long mf_thread_draw(struct mf_thread *t)
+{
+	if (mf_config.sample <= 1)
+		return 1;
+	uint64_t x = t->rng;
+	x ^= x >> 12;
+	x ^= x << 25;
+	x ^= x >> 27;
+	t->rng = x;
+	double u = (double)(((x * 0x2545f4914f6cdd1dull) >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
+	double k = floor(log(u) / mf_config.sample_log);
+	return k >= 1e12 ? 1000000000000l : 1 + (long)k;
+}
+
+static void mf_thread_seed(struct mf_thread *t)
+{
+	static uint64_t started;
+	uint64_t n = __atomic_fetch_add(&started, 1, __ATOMIC_RELAXED);
+	if (mf_config.have_seed) {
+		t->rng = mf_splitmix64(mf_config.seed + n); /* threads in start order */
+	} else {
+		struct timespec ts;
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		t->rng = mf_splitmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
+				       ((uint64_t)t->tid << 20) ^ (uintptr_t)t ^ n);
+	}
+	if (!t->rng)
+		t->rng = 1;
+}
 
 static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
 {
@@ -142,6 +187,9 @@ struct mf_thread *mf_thread_start(void)
 		return NULL;
 	}
 	t->generation = mf_modules_generation;
+	mf_thread_seed(t);
+	t->interval = mf_thread_draw(t);
+	mf_tls.countdown = t->interval;
 	pthread_mutex_lock(&mf_threads_lock);
 	t->next = mf_threads;
 	if (mf_threads)
@@ -167,7 +215,9 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes)
 	struct mf_prof_header *h = t->file.header;
 	unsigned depth = mf_config.depth;
 	void *pcs[depth + 16]; /* + our own frames, + 1 to see that a stack was cut */
-	h->calls_total++;
+	h->calls_total += (uint64_t)t->interval;
+	t->interval = mf_thread_draw(t);
+	mf_tls.countdown = t->interval;
 	if (mf_unlikely(t->generation != mf_modules_generation)) {
 		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
 		t->generation = mf_modules_generation;

@@ -1,5 +1,6 @@
 #!/bin/sh
-# make bench: each workload plain, under malloc_freq, and under heaptrack (if installed), in
+# make bench: each workload plain, under malloc_freq (every call, and sampled with
+# MALLOC_FREQ_SAMPLE=100), and under heaptrack (if installed), in
 # interleaved repetitions; prints the median CPU time, wall time and peak RSS of each as a
 # ratio to the plain run, and the size of what each profiler wrote. Ratios, not seconds: the
 # machine is shared and noisy. Environment: MF_LIB, MF_BUILD (build dir), REPS (default 5).
@@ -21,6 +22,7 @@ measure() {
 	case $config in
 	plain) r=$("$run" "$@" 2>/dev/null | tail -1) ;;
 	malloc_freq) r=$("$run" env MALLOC_FREQ_DIR="$out" LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
+	sampled) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_SAMPLE=100 LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	heaptrack) r=$("$run" heaptrack -o "$out/ht" "$@" 2>/dev/null | tail -1) ;;
 	esac
 	size=$(du -sk "$out" | cut -f1)
@@ -30,7 +32,7 @@ measure() {
 # bench NAME CMD...
 bench() {
 	name=$1; shift
-	configs="plain malloc_freq"
+	configs="plain malloc_freq sampled"
 	[ -n "$have_heaptrack" ] && configs="$configs heaptrack"
 	i=0
 	while [ $i -lt "$reps" ]; do

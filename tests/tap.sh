@@ -38,6 +38,6 @@ trap 'rm -rf "$mf_work"' EXIT
 profile() { MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@"; }
 
 # calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX
-calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { print s + 0 }' "$1"; }
+calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
 # done_testing: the plan, printed last (TAP allows it at the end)
 done_testing() { echo "1..$mf_n"; }

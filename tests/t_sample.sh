@@ -1,0 +1,38 @@
+#!/bin/sh
+# MALLOC_FREQ_SAMPLE=100: estimates of every site with >= 1% of the calls within +-5% of the
+# exact counts (known by construction), for several fixed seeds; a periodic call pattern must
+# not alias. 200M calls: the 1% site gets ~20000 samples, so +-5% is ~7 standard deviations.
+. "$srcdir/tests/tap.sh"
+threads=2 rounds=1000000
+total=$((threads * rounds * 100))
+for seed in 1 2 3; do
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_SAMPLE=100 MALLOC_FREQ_SEED=$seed profile "$MF_TESTS/prog_sample" $threads $rounds
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+	"$MF_PRINT" --collapsed --bytes "$mf_work"/malloc_freq.* > "$mf_work/b.txt"
+	for p in 1 4 15 30 50; do
+		want=$((total / 100 * p))
+		size=$(case $p in 1) echo 100;; 4) echo 200;; 15) echo 300;; 30) echo 400;; 50) echo 500;; esac)
+		got=$(calls "$mf_work/c.txt" ";site_p$p;malloc\$")
+		gotb=$(calls "$mf_work/b.txt" ";site_p$p;malloc\$")
+		if awk -v g="$got" -v w="$want" -v gb="$gotb" -v wb="$((want * size))" \
+			'BEGIN { exit !(g >= w * 0.95 && g <= w * 1.05 && gb >= wb * 0.95 && gb <= wb * 1.05) }'; then
+			pass "seed $seed: site_p$p ($p%) estimated $got calls, exact $want (bytes $gotb, exact $((want * size)))"
+		else
+			fail "seed $seed: site_p$p ($p%) estimated $got calls, exact $want (bytes $gotb, exact $((want * size)))"
+		fi
+	done
+	like "$("$MF_PRINT" "$mf_work"/malloc_freq.*)" "^malloc_freq: ~[0-9]+ calls.*
+.*
+  estimates: some files were sampled" "seed $seed: the report says its counts are estimates"
+done
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_SAMPLE=abc profile "$MF_TESTS/prog_sample" 1 1000 2> "$mf_work/err"
+is "$(cat "$mf_work/err")" 'malloc_freq: MALLOC_FREQ_SAMPLE="abc" is not a whole number from 1 to 1000000000; recording every call' "a bad MALLOC_FREQ_SAMPLE is named on stderr, once"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ';site_p1;malloc$')" 1000 "... and every call is recorded exactly"
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_SAMPLE=1 profile "$MF_TESTS/prog_sample" 1 1000
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ';site_p50;malloc$')" 50000 "MALLOC_FREQ_SAMPLE=1 records every call"
+done_testing
