@@ -172,34 +172,42 @@ MF_EXPORT void free(void *p)
 	mf_real.free(p);
 }
 
-/* Loading and unloading code changes the module map; unloading also invalidates pcs. */
+/* Loading and unloading code changes the module map; unloading also invalidates pcs. The
+ * real dlopen/dlclose must be known before they can be called. */
+static void mf_dl_begin(void)
+{
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE) {
+		mf_tls.depth++;
+		mf_init();
+		mf_tls.depth--;
+	}
+}
+
+static void mf_dl_end(void)
+{
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
+		return;
+	int saved = errno;
+	mf_tls.depth++;
+	mf_modules_refresh();
+	mf_tls.depth--;
+	errno = saved;
+}
+
 MF_EXPORT void *dlopen(const char *file, int mode)
 {
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
-		mf_init();
+	mf_dl_begin();
 	void *h = mf_real.dlopen(file, mode);
-	if (h && __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
-		int saved = errno;
-		mf_tls.depth++;
-		mf_modules_refresh();
-		mf_tls.depth--;
-		errno = saved;
-	}
+	if (h)
+		mf_dl_end();
 	return h;
 }
 
 MF_EXPORT int dlclose(void *handle)
 {
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
-		mf_init();
+	mf_dl_begin();
 	int r = mf_real.dlclose(handle);
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
-		int saved = errno;
-		mf_tls.depth++;
-		mf_modules_refresh();
-		mf_tls.depth--;
-		errno = saved;
-	}
+	mf_dl_end();
 	return r;
 }
 

@@ -93,24 +93,30 @@ static const char *mf_errno_text(int e)
 	return e == EISDIR ? "not a regular file" : e == EFBIG ? "too large" : strerror(e);
 }
 
+/* Reads path whole; fails unless it holds at least a header of header_size bytes. */
+static int mf_load(const char *path, size_t header_size, unsigned char **data, size_t *size,
+		   char *err, size_t errlen)
+{
+	int r = mf_read_file(path, MF_FILE_MAX, data, size);
+	if (r)
+		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
+	if (*size >= header_size)
+		return 0;
+	free(*data);
+	if (*size == 0)
+		return mf_fail(err, errlen, "empty file");
+	return mf_fail(err, errlen, "truncated: %zu bytes, the header needs %zu", *size,
+		       header_size);
+}
+
 int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
 	unsigned char *data;
 	size_t size;
-	int r = mf_read_file(path, MF_FILE_MAX, &data, &size);
-	if (r)
-		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
-	struct mf_prof_header h;
-	if (size == 0) {
-		free(data);
-		return mf_fail(err, errlen, "empty file");
-	}
-	if (size < sizeof(h)) {
-		free(data);
-		return mf_fail(err, errlen, "truncated: %zu bytes, a profile header needs %u", size,
-			       MF_HEADER_SIZE);
-	}
+	struct mf_prof_header h; /* the header occupies a whole page */
+	if (mf_load(path, MF_HEADER_SIZE, &data, &size, err, errlen))
+		return -1;
 	memcpy(&h, data, sizeof(h));
 	if (mf_check_common(h.magic, MF_PROF_MAGIC, h.version, h.byte_order, err, errlen))
 		goto bad;
@@ -228,15 +234,9 @@ int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t e
 	memset(out, 0, sizeof(*out));
 	unsigned char *data;
 	size_t size;
-	int r = mf_read_file(path, MF_FILE_MAX, &data, &size);
-	if (r)
-		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
 	struct mf_modules_header h;
-	if (size < sizeof(h)) {
-		free(data);
-		return mf_fail(err, errlen, "truncated: %zu bytes, the header needs %zu", size,
-			       sizeof(h));
-	}
+	if (mf_load(path, sizeof(h), &data, &size, err, errlen))
+		return -1;
 	memcpy(&h, data, sizeof(h));
 	if (mf_check_common(h.magic, MF_MODULES_MAGIC, h.version, h.byte_order, err, errlen))
 		goto bad;
