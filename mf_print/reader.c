@@ -93,29 +93,23 @@ static const char *mf_errno_text(int e)
 	return e == EISDIR ? "not a regular file" : e == EFBIG ? "too large" : strerror(e);
 }
 
-/* Reads path whole; fails unless it holds at least a header of header_size bytes. */
-static int mf_load(const char *path, size_t header_size, unsigned char **data, size_t *size,
-		   char *err, size_t errlen)
+/* Checks that a file of size bytes holds at least header_size bytes. */
+static int mf_check_size(size_t size, size_t header_size, char *err, size_t errlen)
 {
-	int r = mf_read_file(path, MF_FILE_MAX, data, size);
-	if (r)
-		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
-	if (*size >= header_size)
+	if (size >= header_size)
 		return 0;
-	free(*data);
-	if (*size == 0)
+	if (size == 0)
 		return mf_fail(err, errlen, "empty file");
-	return mf_fail(err, errlen, "truncated: %zu bytes, the header needs %zu", *size,
+	return mf_fail(err, errlen, "truncated: %zu bytes, the header needs %zu", size,
 		       header_size);
 }
 
-int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen)
+int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
+		     struct mf_profile *out, char *err, size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	unsigned char *data;
-	size_t size;
 	struct mf_prof_header h; /* the header occupies a whole page */
-	if (mf_load(path, MF_HEADER_SIZE, &data, &size, err, errlen))
+	if (mf_check_size(size, MF_HEADER_SIZE, err, errlen))
 		return -1;
 	memcpy(&h, data, sizeof(h));
 	if (mf_check_common(h.magic, MF_PROF_MAGIC, h.version, h.byte_order, err, errlen))
@@ -190,7 +184,6 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
 		mf_fail(err, errlen, "corrupt root node");
 		goto bad_nodes;
 	}
-	free(data);
 	h.thread_name[MF_THREAD_NAME_LEN - 1] = 0;
 	out->path = strdup(path);
 	if (!out->path) {
@@ -205,8 +198,20 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
 bad_nodes:
 	free(nodes);
 bad:
-	free(data);
 	return -1;
+}
+
+int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t size;
+	memset(out, 0, sizeof(*out));
+	int r = mf_read_file(path, MF_FILE_MAX, &data, &size);
+	if (r)
+		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
+	r = mf_parse_profile(data, size, path, out, err, errlen);
+	free(data);
+	return r;
 }
 
 int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err,
@@ -229,13 +234,12 @@ void mf_profile_free(struct mf_profile *p)
 	memset(p, 0, sizeof(*p));
 }
 
-int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t errlen)
+int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *out, char *err,
+		     size_t errlen)
 {
 	memset(out, 0, sizeof(*out));
-	unsigned char *data;
-	size_t size;
 	struct mf_modules_header h;
-	if (mf_load(path, sizeof(h), &data, &size, err, errlen))
+	if (mf_check_size(size, sizeof(h), err, errlen))
 		return -1;
 	memcpy(&h, data, sizeof(h));
 	if (mf_check_common(h.magic, MF_MODULES_MAGIC, h.version, h.byte_order, err, errlen))
@@ -262,11 +266,22 @@ int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t e
 		if (m->build_id_len > MF_BUILD_ID_LEN)
 			m->build_id_len = 0;
 	}
-	free(data);
 	return 0;
 bad:
-	free(data);
 	return -1;
+}
+
+int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t size;
+	memset(out, 0, sizeof(*out));
+	int r = mf_read_file(path, MF_FILE_MAX, &data, &size);
+	if (r)
+		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
+	r = mf_parse_modules(data, size, out, err, errlen);
+	free(data);
+	return r;
 }
 
 void mf_modmap_free(struct mf_modmap *m)

@@ -25,10 +25,15 @@ struct mf_profile {
 
 /* Reads and validates one .prof file. Returns 0, or -1 with a message (no file name) in err. */
 int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen);
+/* The same for a file's contents already in memory (path is only remembered). */
+int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
+		     struct mf_profile *out, char *err, size_t errlen);
 void mf_profile_free(struct mf_profile *p);
 
 /* Same for a module map; the map may then index frames of profiles of that directory. */
 int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t errlen);
+int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *out, char *err,
+		     size_t errlen);
 void mf_modmap_free(struct mf_modmap *m);
 
 /* Checks a profile's nodes against its module map (count modules). 0 or -1 with err. */

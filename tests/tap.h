@@ -9,7 +9,7 @@
 
 static int tap_count, tap_failed;
 
-__attribute__((format(printf, 2, 3))) static int tap_ok(int cond, const char *fmt, ...)
+__attribute__((format(printf, 2, 3), unused)) static int tap_ok(int cond, const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -21,7 +21,7 @@ __attribute__((format(printf, 2, 3))) static int tap_ok(int cond, const char *fm
 	return cond;
 }
 
-__attribute__((format(printf, 1, 2))) static void tap_diag(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), unused)) static void tap_diag(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
@@ -31,13 +31,13 @@ __attribute__((format(printf, 1, 2))) static void tap_diag(const char *fmt, ...)
 	va_end(ap);
 }
 
-__attribute__((noreturn)) static void tap_bail(const char *why)
+__attribute__((noreturn, unused)) static void tap_bail(const char *why)
 {
 	printf("Bail out! %s\n", why);
 	exit(99);
 }
 
-static int tap_done(void)
+__attribute__((unused)) static int tap_done(void)
 {
 	printf("1..%d\n", tap_count);
 	fflush(stdout);
