@@ -1,0 +1,67 @@
+/* Run with an allocator preloaded after the profiler: calls seven entry points a known number
+ * of times from their own sites (SITE_CALLS(i) each), then asks the allocator itself whether
+ * it served the memory (jemalloc's thread.allocated, tcmalloc's current_allocated_bytes) and
+ * prints what it found. Usage: prog_allocator */
+#include <dlfcn.h>
+#include <malloc.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#define SITE_CALLS(i) (50 * ((i) + 1))
+static void *volatile sink;
+static void keep(void *p) { sink = p; free(sink); }
+
+__attribute__((noinline)) static void site_malloc(void) { keep(malloc(100)); }
+__attribute__((noinline)) static void site_calloc(void) { keep(calloc(10, 10)); }
+__attribute__((noinline)) static void site_realloc(void) { keep(realloc(NULL, 100)); }
+__attribute__((noinline)) static void site_posix_memalign(void)
+{
+	void *p;
+	if (!posix_memalign(&p, 64, 100))
+		keep(p);
+}
+__attribute__((noinline)) static void site_aligned_alloc(void) { keep(aligned_alloc(64, 128)); }
+__attribute__((noinline)) static void site_memalign(void) { keep(memalign(64, 100)); }
+__attribute__((noinline)) static void site_valloc(void) { keep(valloc(100)); }
+
+static void (*const sites[])(void) = { site_malloc, site_calloc, site_realloc,
+				       site_posix_memalign, site_aligned_alloc, site_memalign,
+				       site_valloc };
+
+/* Bytes the preloaded allocator says it has handed out, or -1 if it is not one we know. */
+static long long allocator_bytes(const char **name)
+{
+	int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
+		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
+	int (*tc)(const char *, size_t *) =
+		(int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+	if (mallctl) {
+		uint64_t v = 0;
+		size_t len = sizeof(v);
+		*name = "jemalloc";
+		return mallctl("thread.allocated", &v, &len, NULL, 0) == 0 ? (long long)v : -1;
+	}
+	if (tc) {
+		size_t v = 0;
+		*name = "tcmalloc";
+		return tc("generic.current_allocated_bytes", &v) ? (long long)v : -1;
+	}
+	*name = "glibc";
+	return -1;
+}
+
+int main(void)
+{
+	for (unsigned i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
+		for (int k = 0; k < SITE_CALLS(i); k++)
+			sites[i]();
+	const char *name;
+	long long before = allocator_bytes(&name);
+	void *big = malloc(1 << 22);
+	long long after = allocator_bytes(&name);
+	printf("allocator %s served the memory: %s\n", name,
+	       before >= 0 && after - before >= (1 << 22) ? "yes" : "no");
+	free(big);
+	return 0;
+}
