@@ -1,7 +1,6 @@
 /* The allocation entry points and the library's only constructor and destructor. Each entry
  * point counts its call once, then calls the next allocator; a call made while another runs in
- * the same thread is that call forwarded, or a signal handler's (counted apart when it
- * interrupts the profiler).
+ * the same thread is a signal handler's (counted apart when it interrupts the profiler).
  * Runs inside malloc: no malloc, no stdio, errno preserved. */
 #include "config.h"
 
@@ -44,25 +43,26 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 static MF_NOINLINE void mf_sample(enum mf_entry e, size_t bytes)
 {
 	int saved = errno;
-	mf_tls.recording = 1;
+	mf_tls.recording++;
 	struct mf_thread *t = mf_tls.thread;
 	/* A new thread's first countdown counts this call too: sampled only if it is 1. */
 	if (mf_unlikely(!t) && (t = mf_enter_slow()) && --mf_tls.countdown > 0)
 		t = NULL;
 	if (mf_likely(t != NULL))
 		mf_thread_record(t, e, bytes);
-	mf_tls.recording = 0;
+	mf_tls.recording--;
 	errno = saved;
 }
 
 /* Every entry point starts here; mf_leave() must follow the real call. */
 static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size_t bytes)
 {
-	if (mf_unlikely(mf_tls.depth++ != 0)) {
-		/* Inside the real allocator this is the same call forwarded (glibc's reallocarray
-		 * calls realloc): already counted. Inside the profiler it is a signal handler's. */
-		if (mf_tls.recording)
-			mf_thread_count_nested();
+	/* Another entry point is running in this thread: a signal handler interrupted it. While
+	 * the profiler itself runs, the trie is mid-update: count the call apart. While the real
+	 * allocator runs, the profiler is idle: record the call like any other. (No entry point
+	 * reaches another through us: reallocarray is done here with realloc.) */
+	if (mf_unlikely(mf_tls.depth++ != 0) && mf_tls.recording) {
+		mf_thread_count_nested();
 		return;
 	}
 	if (mf_likely(--mf_tls.countdown > 0))
@@ -106,21 +106,19 @@ MF_EXPORT void *realloc(void *old, size_t n)
 	return p;
 }
 
+/* As glibc does it, overflow check then realloc; calling the real reallocarray instead would
+ * come back through our realloc. */
 MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {
 	mf_enter(MF_ENTRY_REALLOCARRAY, mf_product(n, m));
-	void *p;
-	if (mf_unlikely(mf_real_is_bootstrap(old))) {
-		size_t total;
-		if (__builtin_mul_overflow(n, m, &total)) {
-			errno = ENOMEM;
-			p = NULL;
-		} else {
-			p = mf_real_move_bootstrap(old, total);
-		}
-	} else {
-		p = mf_real.reallocarray(old, n, m);
-	}
+	size_t total;
+	void *p = NULL;
+	if (__builtin_mul_overflow(n, m, &total))
+		errno = ENOMEM;
+	else if (mf_unlikely(mf_real_is_bootstrap(old)))
+		p = mf_real_move_bootstrap(old, total);
+	else
+		p = mf_real.realloc(old, total);
 	mf_leave();
 	return p;
 }
@@ -177,9 +175,9 @@ MF_EXPORT void free(void *p)
 static void mf_dl_begin(void)
 {
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE) {
-		mf_tls.depth++;
+		mf_busy_enter();
 		mf_init();
-		mf_tls.depth--;
+		mf_busy_leave();
 	}
 }
 
@@ -188,9 +186,9 @@ static void mf_dl_end(void)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
 		return;
 	int saved = errno;
-	mf_tls.depth++;
+	mf_busy_enter();
 	mf_modules_refresh();
-	mf_tls.depth--;
+	mf_busy_leave();
 	errno = saved;
 }
 
@@ -218,17 +216,17 @@ MF_EXPORT const char *malloc_freq_dir(void)
 
 __attribute__((constructor)) static void mf_constructor(void)
 {
-	mf_tls.depth++;
+	mf_busy_enter();
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
 		mf_init();
-	mf_tls.depth--;
+	mf_busy_leave();
 }
 
 __attribute__((destructor)) static void mf_destructor(void)
 {
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
 		return;
-	mf_tls.depth++;
+	mf_busy_enter();
 	mf_thread_process_exit();
-	mf_tls.depth--;
+	mf_busy_leave();
 }

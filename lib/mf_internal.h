@@ -42,7 +42,6 @@ struct mf_real {
 	void *(*malloc)(size_t);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
-	void *(*reallocarray)(void *, size_t, size_t);
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
@@ -130,11 +129,23 @@ struct mf_thread;
 struct mf_tls {
 	long countdown;           /* calls until the next recorded one; <= 0: record now */
 	unsigned depth;           /* > 0: an entry point is running in this thread */
-	unsigned recording;       /* the profiler itself is running in this thread */
+	unsigned recording;       /* > 0: the profiler itself is running in this thread */
 	unsigned disabled;        /* recording stopped for this thread */
 	struct mf_thread *thread; /* NULL until the thread's first call */
 };
 extern MF_TLS struct mf_tls mf_tls;
+/* Brackets the profiler's own work outside an entry point (init, dlopen, exit): allocations in
+ * between are not the program's to record. */
+static inline void mf_busy_enter(void)
+{
+	mf_tls.depth++;
+	mf_tls.recording++;
+}
+static inline void mf_busy_leave(void)
+{
+	mf_tls.recording--;
+	mf_tls.depth--;
+}
 void mf_thread_init(void);
 /* NULL: this thread does not record. Otherwise mf_tls.countdown holds the first interval. */
 struct mf_thread *mf_thread_start(void);

@@ -58,15 +58,6 @@ static void *mf_boot_realloc(void *p, size_t n)
 	}
 	return q;
 }
-static void *mf_boot_reallocarray(void *p, size_t n, size_t m)
-{
-	size_t total;
-	if (__builtin_mul_overflow(n, m, &total)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return mf_boot_realloc(p, total);
-}
 static int mf_boot_posix_memalign(void **out, size_t align, size_t n)
 {
 	if (align % sizeof(void *) || (align & (align - 1)))
@@ -87,7 +78,6 @@ struct mf_real mf_real = {
 	.malloc = mf_boot_malloc,
 	.calloc = mf_boot_calloc,
 	.realloc = mf_boot_realloc,
-	.reallocarray = mf_boot_reallocarray,
 	.posix_memalign = mf_boot_posix_memalign,
 	.aligned_alloc = mf_boot_aligned_alloc,
 	.memalign = mf_boot_aligned_alloc,
@@ -127,7 +117,6 @@ int mf_real_init(void)
 	MF_RESOLVE(malloc);
 	MF_RESOLVE(calloc);
 	MF_RESOLVE(realloc);
-	MF_RESOLVE(reallocarray);
 	MF_RESOLVE(posix_memalign);
 	MF_RESOLVE(aligned_alloc);
 	MF_RESOLVE(memalign);

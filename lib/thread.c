@@ -108,14 +108,14 @@ static void mf_thread_key_destructor(void *arg)
 		pthread_setspecific(mf_thread_key, t);
 		return;
 	}
-	mf_tls.depth++;
+	mf_busy_enter();
 	pthread_mutex_lock(&mf_threads_lock);
 	mf_thread_unlink(t);
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
 	mf_tls.thread = NULL;
 	mf_thread_free(t);
-	mf_tls.depth--;
+	mf_busy_leave();
 }
 
 static void mf_thread_prefork(void)
