@@ -1,14 +1,193 @@
-/* Stack capture: the only file that includes <libunwind.h>. Runs inside malloc: libunwind's
- * local unwinder with per-thread caching, no malloc of our own. */
-#define UNW_LOCAL_ONLY
+/* Stack capture: the only file that includes <libunwind.h> or knows how libunwind behaves.
+ * Runs inside malloc: libunwind's local unwinder with per-thread caching, no malloc of ours.
+ *
+ * libunwind (1.6, as Debian builds it) validates memory by writing it to a pipe it opens in
+ * the process, and when that pipe's descriptors look closed it closes them again and reopens:
+ * in a program that closed its descriptors and reused the numbers, that closes the program's
+ * files. So before libunwind starts, its calls to pipe2, read, write, close and syscall point
+ * (in its own GOT, nobody else's) to the functions below: no pipe is made, and the check
+ * "is this address readable" is done with process_vm_readv, which needs no descriptor. */
 #include "config.h"
 
+#define UNW_LOCAL_ONLY
+#include <elf.h>
+#include <errno.h>
 #include <libunwind.h>
+#include <link.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "mf_internal.h"
 
+/* The two ends of libunwind's validation "pipe": numbers no descriptor can have. */
+#define MF_FAKE_READ_FD (-1000)
+#define MF_FAKE_WRITE_FD (-1001)
+
+static int mf_unw_pipe2(int fds[2], int flags)
+{
+	(void)flags;
+	fds[0] = MF_FAKE_READ_FD;
+	fds[1] = MF_FAKE_WRITE_FD;
+	return 0;
+}
+
+static ssize_t mf_unw_read(int fd, void *buf, size_t n)
+{
+	if (fd == MF_FAKE_READ_FD) {
+		errno = EAGAIN; /* "the pipe is empty": it stays open */
+		return -1;
+	}
+	return read(fd, buf, n);
+}
+
+static int mf_unw_close(int fd)
+{
+	if (fd == MF_FAKE_READ_FD || fd == MF_FAKE_WRITE_FD)
+		return 0;
+	return close(fd);
+}
+
+/* Writing one byte of addr to the pipe is libunwind's test that addr is readable: ask the
+ * kernel to copy it instead, which fails with EFAULT where the write would have. */
+static long mf_unw_readable(const void *addr)
+{
+	char byte;
+	struct iovec local = { &byte, 1 }, remote = { (void *)addr, 1 };
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1)
+		return 1;
+	errno = EFAULT;
+	return -1;
+}
+
+static ssize_t mf_unw_write(int fd, const void *buf, size_t n)
+{
+	if (fd == MF_FAKE_WRITE_FD)
+		return mf_unw_readable(buf);
+	return write(fd, buf, n);
+}
+
+/* libunwind may write through syscall() to keep sanitizers quiet. */
+static long mf_unw_syscall(long n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	long a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_write && (int)a[0] == MF_FAKE_WRITE_FD) /* an int: only its low half is set */
+		return mf_unw_readable((const void *)a[1]);
+	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+static const struct {
+	const char *name;
+	void *fn;
+} mf_unw_hooks[] = {
+	{ "pipe2", (void *)mf_unw_pipe2 },
+	{ "read", (void *)mf_unw_read },
+	{ "close", (void *)mf_unw_close },
+	{ "write", (void *)mf_unw_write },
+	{ "syscall", (void *)mf_unw_syscall },
+};
+
+struct mf_patch {
+	int found; /* libunwind's object was seen */
+	int patched; /* GOT slots rewritten */
+	int failed;
+};
+
+static uintptr_t mf_dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+	return v < info->dlpi_addr ? info->dlpi_addr + v : v; /* glibc relocates most in place */
+}
+
+/* Points one GOT slot at fn, lifting RELRO protection for the write if needed. */
+static int mf_patch_slot(void **slot, void *fn)
+{
+	uintptr_t page = (uintptr_t)slot & ~(uintptr_t)(getpagesize() - 1);
+	if (mprotect((void *)page, (size_t)getpagesize(), PROT_READ | PROT_WRITE))
+		return -1;
+	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	return 0; /* left writable: the slot must stay ours, and it is libunwind's page only */
+}
+
+static void mf_patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) *rel, size_t size,
+			    const ElfW(Sym) *symtab, const char *strtab, struct mf_patch *p)
+{
+	for (size_t i = 0; i < size / sizeof(*rel); i++) {
+		unsigned long type = ELF64_R_TYPE(rel[i].r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		const char *name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
+		for (size_t h = 0; h < sizeof(mf_unw_hooks) / sizeof(mf_unw_hooks[0]); h++) {
+			if (strcmp(name, mf_unw_hooks[h].name))
+				continue;
+			void **slot = (void **)(info->dlpi_addr + rel[i].r_offset);
+			if (mf_patch_slot(slot, mf_unw_hooks[h].fn))
+				p->failed = 1;
+			else
+				p->patched++;
+		}
+	}
+}
+
+static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct mf_patch *p = arg;
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (strncmp(base, "libunwind.so", 12) && strncmp(base, "libunwind-x86_64.so", 19))
+		return 0;
+	p->found = 1;
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn) {
+		p->failed = 1;
+		return 0;
+	}
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *jmprel = NULL, *rela = NULL;
+	size_t jmprel_size = 0, rela_size = 0;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB: symtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
+		case DT_STRTAB: strtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
+		case DT_JMPREL: jmprel = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
+		case DT_PLTRELSZ: jmprel_size = dyn->d_un.d_val; break;
+		case DT_RELA: rela = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
+		case DT_RELASZ: rela_size = dyn->d_un.d_val; break;
+		}
+	}
+	if (!symtab || !strtab) {
+		p->failed = 1;
+		return 0;
+	}
+	if (jmprel)
+		mf_patch_relocs(info, jmprel, jmprel_size, symtab, strtab, p);
+	if (rela)
+		mf_patch_relocs(info, rela, rela_size, symtab, strtab, p);
+	return 0;
+}
+
 void mf_unwind_init(void)
 {
+	struct mf_patch p = { 0 };
+	dl_iterate_phdr(mf_patch_object, &p);
+	if (!p.found || p.failed || p.patched < 5)
+		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
+		       "that closes and reuses its descriptors may be disturbed",
+		       !p.found ? "libunwind not found" : p.failed ? "GOT not writable"
+								 : "calls not found");
+	/* Starts libunwind (its pipe2 now ours) and makes its caches per thread. */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
