@@ -1,0 +1,103 @@
+/* Thread lifecycles, each with counts known by construction:
+ *   many N       N short-lived threads, 50 at a time, each calling site_short 10 times
+ *   detached     a detached thread allocates (site_detached) until main returns
+ *   exit_thread  a thread calls site_exiter 500 times, then exit(0) while main blocks
+ *   atexit       an atexit handler starts a thread that calls site_from_atexit 700 times
+ * Usage: prog_threads MODE [N] */
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static __thread void *volatile sink;
+static sem_t started;
+
+#define SITE(name, size)                                                                           \
+	__attribute__((noinline)) static void name(void)                                          \
+	{                                                                                          \
+		sink = malloc(size);                                                               \
+		free(sink);                                                                        \
+	}
+SITE(site_short, 16)
+SITE(site_detached, 24)
+SITE(site_exiter, 32)
+SITE(site_from_atexit, 40)
+
+static void *short_lived(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 10; i++)
+		site_short();
+	return NULL;
+}
+
+static void *detached(void *arg)
+{
+	(void)arg;
+	sem_post(&started);
+	for (;;)
+		site_detached();
+	return NULL;
+}
+
+static void *exiter(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 500; i++)
+		site_exiter();
+	exit(0);
+}
+
+static void *from_atexit(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 700; i++)
+		site_from_atexit();
+	return NULL;
+}
+
+static void at_exit(void)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, from_atexit, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "many";
+	sem_init(&started, 0, 0);
+	pthread_t t[50];
+	if (!strcmp(mode, "many")) {
+		int n = argc > 2 ? atoi(argv[2]) : 2000;
+		for (int done = 0; done < n; done += 50) {
+			int batch = n - done < 50 ? n - done : 50;
+			for (int i = 0; i < batch; i++)
+				if (pthread_create(&t[i], NULL, short_lived, NULL))
+					return 3;
+			for (int i = 0; i < batch; i++)
+				pthread_join(t[i], NULL);
+		}
+		return 0;
+	}
+	if (!strcmp(mode, "detached")) {
+		pthread_attr_t a;
+		pthread_attr_init(&a);
+		pthread_attr_setdetachstate(&a, PTHREAD_CREATE_DETACHED);
+		pthread_create(&t[0], &a, detached, NULL);
+		sem_wait(&started);
+		usleep(20000);
+		return 0;
+	}
+	if (!strcmp(mode, "exit_thread")) {
+		pthread_create(&t[0], NULL, exiter, NULL);
+		for (;;)
+			pause();
+	}
+	if (!strcmp(mode, "atexit")) {
+		atexit(at_exit);
+		return 0;
+	}
+	return 2;
+}

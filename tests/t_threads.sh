@@ -1,0 +1,35 @@
+#!/bin/sh
+# Thread lifecycles: thousands of short-lived threads (tids reused: no file overwritten),
+# a detached thread still allocating at exit, exit() from a thread, a thread started from an
+# atexit handler. Counts known by construction; files finalized.
+. "$srcdir/tests/tap.sh"
+n=2500
+profile "$MF_TESTS/prog_threads" many $n; rc=$?
+is "$rc" 0 "$n short-lived threads: exits 0"
+files=$(ls "$mf_work"/malloc_freq.*/ | grep -c '\.prof$')
+[ "$files" -ge $((n + 1)) ]; ok $? "one file per thread, none overwritten ($files files for $n threads + main)"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"; ok $? "mf_print reads $files files"
+is "$(calls "$mf_work/c.txt" ';site_short;malloc$')" $((n * 10)) "every thread's 10 calls: $((n * 10))"
+report=$("$MF_PRINT" "$mf_work"/malloc_freq.*)
+if printf '%s\n' "$report" | grep -q "not finalized\|lost"; then fail "all finalized, nothing lost"; else pass "all finalized, nothing lost"; fi
+
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_threads" detached; rc=$?
+is "$rc" 0 "detached thread allocating when main returns: exits 0"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+d=$(calls "$mf_work/c.txt" ';site_detached;malloc$')
+[ "$d" -gt 0 ]; ok $? "the detached thread's calls are there ($d)"
+if "$MF_PRINT" "$mf_work"/malloc_freq.* | grep -q "not finalized"; then fail "its file was finalized at exit"; else pass "its file was finalized at exit"; fi
+
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_threads" exit_thread; rc=$?
+is "$rc" 0 "exit() from a thread: exits 0"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ';site_exiter;malloc$')" 500 "the exiting thread's 500 calls"
+
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_threads" atexit; rc=$?
+is "$rc" 0 "thread started from an atexit handler: exits 0"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ';site_from_atexit;malloc$')" 700 "its 700 calls"
+done_testing
