@@ -2,6 +2,7 @@
 #include <stdlib.h>
 
 static void *volatile sink;
+static __thread long plugin_tls[64]; /* a library with TLS, loaded and unloaded at run time */
 
 __attribute__((noinline)) static void plugin_site(void)
 {
@@ -11,6 +12,8 @@ __attribute__((noinline)) static void plugin_site(void)
 
 void plugin_run(long n)
 {
-	for (long i = 0; i < n; i++)
+	for (long i = 0; i < n; i++) {
+		plugin_tls[i % 64] += i;
 		plugin_site();
+	}
 }

@@ -44,5 +44,21 @@ int main(void)
 	errno = 4242;
 	free(NULL);
 	printf("%-36s errno=%d\n", "free(NULL)", errno);
+	/* usable sizes of every kind of block, as the allocator reports them */
+	void *blocks[] = { malloc(10), calloc(3, 7), realloc(NULL, 30), aligned_alloc(64, 64),
+			   memalign(128, 10), valloc(10), pvalloc(10) };
+	for (unsigned i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
+		printf("malloc_usable_size(block %u) = %zu\n", i, malloc_usable_size(blocks[i]));
+		free(blocks[i]);
+	}
+	/* under a small RLIMIT_AS (the test sets it) large requests fail: same NULL, same errno */
+	errno = 4242;
+	void *big = malloc((size_t)1 << 30);
+	printf("%-36s %s errno=%d\n", "malloc(1 GiB)", big ? "ptr" : "NULL", errno);
+	free(big);
+	errno = 4242;
+	big = calloc((size_t)1 << 20, 1024);
+	printf("%-36s %s errno=%d\n", "calloc(1 Mi, 1 KiB)", big ? "ptr" : "NULL", errno);
+	free(big);
 	return 0;
 }

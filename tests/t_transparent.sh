@@ -14,6 +14,7 @@ same() { # DESC CMD...: stdout, stderr and status equal with and without the pro
 	fi
 }
 same "return values and errno of every entry point on edge values" "$MF_TESTS/prog_errno"
+same "the same under RLIMIT_AS, where large allocations fail" sh -c "ulimit -v 200000; exec '$MF_TESTS/prog_errno'"
 same "a shell's output and exit status" sh -c 'echo out; echo err >&2; exit 3'
 same "sort's output" sort -r "$srcdir/tests/tap.sh"
 same "a program killed by a signal" sh -c 'kill -TERM $$'
