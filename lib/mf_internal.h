@@ -33,6 +33,13 @@ void mf_config_load(void);
 
 /* log.c: one line on stderr, with write(2); never allocates. */
 void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* mf_log the first time this line is reached in the process, never again. */
+#define MF_LOG_ONCE(...)                                                                           \
+	do {                                                                                       \
+		static int said_;                                                                  \
+		if (!__atomic_exchange_n(&said_, 1, __ATOMIC_RELAXED))                             \
+			mf_log(__VA_ARGS__);                                                       \
+	} while (0)
 /* Formats like snprintf for %s %d %u %lu %lx %zu only; never allocates. Returns the length. */
 int mf_format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

@@ -162,8 +162,8 @@ static void mf_modules_write_locked(void)
 	unlink(tmp);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		mf_log("cannot create %s: %s; frames will not be symbolized", tmp,
-		       strerrordesc_np(errno));
+		MF_LOG_ONCE("cannot create %s: %s; frames will show as module numbers", tmp,
+			    strerrordesc_np(errno));
 		return;
 	}
 	struct mf_modules_header h;
@@ -189,8 +189,8 @@ static void mf_modules_write_locked(void)
 	}
 	close(fd);
 	if (!ok || rename(tmp, path) != 0) {
-		mf_log("cannot write %s: %s; frames will not be symbolized", path,
-		       strerrordesc_np(errno));
+		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
+			    strerrordesc_np(errno));
 		unlink(tmp);
 	}
 }

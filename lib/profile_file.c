@@ -9,6 +9,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -67,6 +68,11 @@ void mf_prof_dir_forget(void)
 
 static int mf_prof_reserve(int fd, off_t size)
 {
+	/* Past RLIMIT_FSIZE the kernel would answer with SIGXFSZ, which kills the program. */
+	struct rlimit lim;
+	if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
+	    (rlim_t)size > lim.rlim_cur)
+		return -EFBIG;
 	int err = posix_fallocate(fd, 0, size);
 	/* Filesystems without fallocate: glibc emulates it; EOPNOTSUPP only from odd ones, where
 	 * ftruncate is the best left (a full disk may then fault). */
@@ -149,15 +155,17 @@ struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
 		err = mf_prof_reserve(fd, MF_HEADER_SIZE + cap * sizeof(struct mf_node));
 	close(fd);
 	if (err) {
-		mf_log("cannot grow %s: %s; this thread's further calls are counted as lost",
-		       f->path, strerrordesc_np(-err));
+		MF_LOG_ONCE("cannot grow %s: %s; this thread's further new call stacks are counted "
+			    "as lost (said once for all threads)",
+			    f->path, strerrordesc_np(-err));
 		return NULL;
 	}
 	void *p = mremap(f->nodes, f->capacity * sizeof(struct mf_node),
 			 cap * sizeof(struct mf_node), MREMAP_MAYMOVE);
 	if (p == MAP_FAILED) {
-		mf_log("cannot map more of %s: %s; this thread's further calls are counted as lost",
-		       f->path, strerrordesc_np(errno));
+		MF_LOG_ONCE("cannot map more of %s: %s; this thread's further new call stacks are "
+			    "counted as lost (said once for all threads)",
+			    f->path, strerrordesc_np(errno));
 		return NULL;
 	}
 	f->nodes = p;

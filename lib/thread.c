@@ -169,7 +169,9 @@ struct mf_thread *mf_thread_start(void)
 	struct mf_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
 				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED) {
-		mf_log("out of memory for thread %d; it is not recorded", (int)gettid());
+		MF_LOG_ONCE("out of memory for thread %d; it and any other thread in the same "
+			    "state are not recorded (said once)",
+			    (int)gettid());
 		mf_tls.disabled = 1;
 		return NULL;
 	}
@@ -180,8 +182,9 @@ struct mf_thread *mf_thread_start(void)
 				 &t->file))
 		err = -ENOMEM;
 	if (err) {
-		mf_log("cannot create the profile of thread %d in %s: %s; it is not recorded",
-		       (int)t->tid, mf_prof_dir(), strerrordesc_np(-err));
+		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "
+			    "create their file are not recorded (said once)",
+			    (int)t->tid, mf_prof_dir(), strerrordesc_np(-err));
 		mf_thread_free(t);
 		mf_tls.disabled = 1;
 		return NULL;

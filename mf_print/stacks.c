@@ -292,6 +292,7 @@ int mf_stacks_build(struct mf_stackset *set, const struct mf_profile *profiles, 
 		set->threads[i].profile = p;
 		set->lost += p->header.calls_lost;
 		set->nested += p->header.calls_nested;
+		set->seen += p->header.calls_total;
 		set->incomplete += !p->complete;
 		set->estimated |= p->header.sample_rate > 1;
 		if ((r = mf_stacks_profile(set, p, (uint32_t)i, sym, style)))

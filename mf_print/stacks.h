@@ -35,6 +35,7 @@ struct mf_stackset {
 	uint64_t calls, bytes;
 	uint64_t entry_calls[MF_ENTRY_COUNT], entry_bytes[MF_ENTRY_COUNT];
 	uint64_t lost, nested; /* from the headers, unscaled */
+	uint64_t seen;         /* calls the threads saw, recorded or not (headers' calls_total) */
 	size_t incomplete;
 	int estimated; /* some file was sampled: counts are estimates */
 	int full_names; /* C++ names with template arguments and parameters */

@@ -68,8 +68,9 @@ int mf_report_summary(FILE *out, const struct mf_stackset *set, const struct mf_
 			set->incomplete, set->incomplete == 1 ? "" : "s",
 			set->incomplete == 1 ? "its thread" : "their threads");
 	if (set->lost)
-		fprintf(out, "  %" PRIu64 " calls lost: a profile file could not grow (disk full?)\n",
-			set->lost);
+		fprintf(out, "  %" PRIu64 " of %" PRIu64 " calls lost: a profile file could not grow (disk "
+			     "full, or a file size limit); the rest are in the report\n",
+			set->lost, set->seen);
 	if (set->nested)
 		fprintf(out, "  %" PRIu64 " calls arrived while the profiler was recording in the same "
 			     "thread (signal handlers): counted, not attributed to a stack\n",

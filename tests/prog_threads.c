@@ -3,6 +3,7 @@
  *   detached     a detached thread allocates (site_detached) until main returns
  *   exit_thread  a thread calls site_exiter 500 times, then exit(0) while main blocks
  *   atexit       an atexit handler starts a thread that calls site_from_atexit 700 times
+ *   nofds        use up every descriptor, then start 4 threads calling site_short 10 times
  * Usage: prog_threads MODE [N] */
 #include <pthread.h>
 #include <semaphore.h>
@@ -94,6 +95,15 @@ int main(int argc, char **argv)
 		pthread_create(&t[0], NULL, exiter, NULL);
 		for (;;)
 			pause();
+	}
+	if (!strcmp(mode, "nofds")) {
+		while (dup(0) >= 0)
+			;
+		for (int i = 0; i < 4; i++)
+			pthread_create(&t[i], NULL, short_lived, NULL);
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		return 0;
 	}
 	if (!strcmp(mode, "atexit")) {
 		atexit(at_exit);

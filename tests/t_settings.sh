@@ -1,0 +1,76 @@
+#!/bin/sh
+# Bad settings and bad places: every unusable MALLOC_FREQ_* value is named on stderr once and
+# its default used; a directory that cannot be made, too few descriptors, a file size limit:
+# the program runs on unharmed (same output, same status) and the profiler says once what
+# happened. Files are never world-writable; a relative directory is fixed at start.
+. "$srcdir/tests/tap.sh"
+command -v prlimit > /dev/null || bail "no prlimit (util-linux)"
+plain=$("$MF_TESTS/prog_deep" 3)
+# settle DESC WANT_STDERR ENV...: runs prog_deep 3 with the settings in ENV
+settle() {
+	desc=$1 want=$2; shift 2
+	rm -rf "$mf_work"/malloc_freq.*
+	got=$(env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" "$MF_TESTS/prog_deep" 3 2> "$mf_work/err"); rc=$?
+	is "$rc:$got:$(cat "$mf_work/err")" "0:$plain:$want" "$desc"
+}
+for v in abc 0 1025 "" -5 12x; do
+	settle "MALLOC_FREQ_DEPTH='$v': named once, default used" \
+		"malloc_freq: MALLOC_FREQ_DEPTH=\"$v\" is not a whole number from 1 to 1024; using 128" MALLOC_FREQ_DEPTH="$v"
+done
+for v in "" 0 1000000001 1e3; do
+	settle "MALLOC_FREQ_SAMPLE='$v': named once, every call recorded" \
+		"malloc_freq: MALLOC_FREQ_SAMPLE=\"$v\" is not a whole number from 1 to 1000000000; recording every call" MALLOC_FREQ_SAMPLE="$v"
+done
+settle "MALLOC_FREQ_SEED='x': named once" \
+	'malloc_freq: MALLOC_FREQ_SEED="x" is not a whole number; sampling is seeded from the clock' MALLOC_FREQ_SEED=x
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ';site_leaf;malloc$')" 3000 "with bad values the default settings record every call"
+
+# a depth limit cuts stacks and says so, counts stay exact
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_DEPTH=4 profile "$MF_TESTS/prog_deep" 10 > /dev/null
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" '^\[truncated stack\];.*;site_leaf;malloc$')" 10000 "MALLOC_FREQ_DEPTH=4: all 10000 stacks marked truncated, counted exactly"
+
+# places that cannot be used
+for place in "$mf_work/does/not/exist" /etc/passwd; do
+	got=$(MALLOC_FREQ_DIR="$place" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_deep" 3 2> "$mf_work/err"); rc=$?
+	is "$rc:$got" "0:$plain" "MALLOC_FREQ_DIR=$place: the program runs on unharmed"
+	like "$(cat "$mf_work/err")" "^malloc_freq: cannot create a profile directory in $place: .*; not recording$" "... and it is said"
+	is "$(wc -l < "$mf_work/err")" 1 "... once"
+done
+rm -rf "$mf_work"/malloc_freq.*
+got=$(cd "$mf_work" && MALLOC_FREQ_DIR= LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_deep" 3 2> "$mf_work/err")
+is "$(cat "$mf_work/err")" "malloc_freq: MALLOC_FREQ_DIR is empty; using the current directory" "an empty MALLOC_FREQ_DIR is named"
+ls -d "$mf_work"/malloc_freq.* > /dev/null 2>&1; ok $? "... and the current directory used"
+
+# too few descriptors: a program that used them all up starts threads
+got=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_threads" nofds 2> "$mf_work/err"); rc=$?
+is "$rc:$got" "0:" "descriptors used up: the program runs on unharmed"
+is "$(grep -c 'malloc_freq: cannot create the profile of thread .*Too many open files; threads that cannot create their file are not recorded (said once)' "$mf_work/err")" 1 "... and it is said once for its threads"
+is "$(sed 's/[0-9][0-9]*//g' "$mf_work/err" | sort | uniq -d)" "" "... no message repeats"
+
+# a file size limit below what the profile needs: no SIGXFSZ, new stacks counted as lost
+rm -rf "$mf_work"/malloc_freq.*
+want=$("$MF_TESTS/prog_deep" 10)
+got=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" prlimit --fsize=131072 "$MF_TESTS/prog_deep" 10 2> "$mf_work/err"); rc=$?
+is "$rc:$got" "0:$want" "RLIMIT_FSIZE=128 KiB: the program runs on unharmed (no SIGXFSZ)"
+like "$(cat "$mf_work/err")" "^malloc_freq: cannot grow .*: File too large; .*said once" "... the profiler says it could not grow"
+is "$(wc -l < "$mf_work/err")" 1 "... once"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+all=$(calls "$mf_work/c.txt" '.')
+summary=$("$MF_PRINT" "$mf_work"/malloc_freq.*)
+lost=$(printf '%s\n' "$summary" | sed -n 's/^  \([0-9]*\) of \([0-9]*\) calls lost.*/\1/p')
+seen=$(printf '%s\n' "$summary" | sed -n 's/^  \([0-9]*\) of \([0-9]*\) calls lost.*/\2/p')
+is "$((all + ${lost:-0}))" "${seen:-none}" "every call is recorded ($all) or counted as lost (${lost:-0}) of $seen"
+[ "$(calls "$mf_work/c.txt" ';site_leaf;malloc$')" -lt 10000 ] && [ "${lost:-0}" -gt 0 ]; ok $? "... and some were lost"
+
+# permissions and a relative directory fixed at start
+rm -rf "$mf_work"/malloc_freq.* "$mf_work/rel"
+mkdir "$mf_work/rel"
+(cd "$mf_work" && umask 000 && MALLOC_FREQ_DIR=rel LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_deep" 2 chdir > /dev/null)
+set -- "$mf_work"/rel/malloc_freq.*
+[ -d "$1" ]; ok $? "a relative MALLOC_FREQ_DIR is resolved at start (the program then chdir'd to /)"
+ww=$(find "$mf_work/rel" -perm -o+w | wc -l)
+is "$ww" 0 "with umask 000, nothing the profiler made is world-writable"
+done_testing
