@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 
 #include "malloc_freq.h"
@@ -44,12 +45,18 @@ static MF_NOINLINE void mf_sample(enum mf_entry e, size_t bytes)
 {
 	int saved = errno;
 	mf_tls.recording++;
+	pthread_rwlock_rdlock(&mf_fork_lock);
 	struct mf_thread *t = mf_tls.thread;
 	/* A new thread's first countdown counts this call too: sampled only if it is 1. */
-	if (mf_unlikely(!t) && (t = mf_enter_slow()) && --mf_tls.countdown > 0)
-		t = NULL;
+	if (mf_unlikely(!t)) {
+		int cancel = mf_nocancel_begin();
+		if ((t = mf_enter_slow()) && --mf_tls.countdown > 0)
+			t = NULL;
+		mf_nocancel_end(cancel);
+	}
 	if (mf_likely(t != NULL))
 		mf_thread_record(t, e, bytes);
+	pthread_rwlock_unlock(&mf_fork_lock);
 	mf_tls.recording--;
 	errno = saved;
 }
@@ -65,6 +72,10 @@ static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size
 		mf_thread_count_nested();
 		return;
 	}
+	if (mf_unlikely(mf_tls.in_dl_iterate)) {
+		mf_thread_count_nested(); /* see dl_iterate_phdr below */
+		return;
+	}
 	if (mf_likely(--mf_tls.countdown > 0))
 		return; /* sampled out: one decrement, one branch */
 	mf_sample(e, bytes);
@@ -75,10 +86,11 @@ static inline __attribute__((always_inline)) void mf_leave(void)
 	mf_tls.depth--;
 }
 
+/* n * m, or 0 when it overflows (the call then fails and requests nothing) */
 static size_t mf_product(size_t n, size_t m)
 {
 	size_t r;
-	return __builtin_mul_overflow(n, m, &r) ? SIZE_MAX : r;
+	return __builtin_mul_overflow(n, m, &r) ? 0 : r;
 }
 
 MF_EXPORT void *malloc(size_t n)
@@ -170,42 +182,49 @@ MF_EXPORT void free(void *p)
 	mf_real.free(p);
 }
 
-/* Loading and unloading code changes the module map; unloading also invalidates pcs. The
- * real dlopen/dlclose must be known before they can be called. */
+/* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc
+ * takes its caller's RUNPATH and namespace from the return address, which would be ours; a
+ * newly loaded object is found when one of its addresses is first met.) */
 static void mf_dl_begin(void)
 {
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE) {
+	int state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE);
+	if (state == MF_INIT_NONE) {
 		mf_busy_enter();
 		mf_init();
 		mf_busy_leave();
 	}
-}
-
-static void mf_dl_end(void)
-{
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
-		return;
-	int saved = errno;
-	mf_busy_enter();
-	mf_modules_refresh();
-	mf_busy_leave();
-	errno = saved;
-}
-
-MF_EXPORT void *dlopen(const char *file, int mode)
-{
-	mf_dl_begin();
-	void *h = mf_real.dlopen(file, mode);
-	if (h)
-		mf_dl_end();
-	return h;
+	/* another thread is initializing: the real dlclose is known only once it is done */
+	while (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_RUNNING)
+		sched_yield();
 }
 
 MF_EXPORT int dlclose(void *handle)
 {
 	mf_dl_begin();
 	int r = mf_real.dlclose(handle);
-	mf_dl_end();
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
+		int saved = errno, cancel = mf_nocancel_begin();
+		mf_busy_enter();
+		pthread_rwlock_rdlock(&mf_fork_lock);
+		mf_modules_refresh();
+		pthread_rwlock_unlock(&mf_fork_lock);
+		mf_busy_leave();
+		mf_nocancel_end(cancel);
+		errno = saved;
+	}
+	return r;
+}
+
+/* While a thread is inside dl_iterate_phdr it holds the loader's lock; unwinding an allocation
+ * made in its callback could wait for a lock (libunwind's) whose holder waits for the loader's.
+ * Such calls are counted, not unwound. */
+MF_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	if (mf_unlikely(!mf_real.dl_iterate_phdr))
+		mf_dl_begin();
+	mf_tls.in_dl_iterate++;
+	int r = mf_real.dl_iterate_phdr(cb, arg);
+	mf_tls.in_dl_iterate--;
 	return r;
 }
 

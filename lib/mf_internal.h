@@ -4,6 +4,8 @@
 #ifndef MF_INTERNAL_H
 #define MF_INTERNAL_H
 
+#include <link.h>
+#include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -55,8 +57,8 @@ struct mf_real {
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	void (*free)(void *);
-	void *(*dlopen)(const char *, int);
 	int (*dlclose)(void *);
+	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 };
 extern struct mf_real mf_real;
 /* Returns 0, or -1 when an allocation function could not be found (then the bootstrap arena
@@ -75,7 +77,7 @@ int mf_unwind(void **pcs, int max);
 void mf_modules_init(void);
 /* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Takes a lock. */
 uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc);
-/* Rescans the loaded objects (after dlopen/dlclose) and rewrites the file. */
+/* Rescans the loaded objects (after dlclose) and rewrites the file. */
 void mf_modules_refresh(void);
 /* Writes the map into the process directory (after it was created). */
 void mf_modules_write(void);
@@ -120,6 +122,7 @@ struct mf_prof_file {
 	uint64_t capacity;
 	dev_t dev;
 	ino_t ino;
+	int grow_failed; /* the file could not grow once: do not retry for every new node */
 	char path[MF_PATH_LEN];
 };
 /* Creates the process directory if this process has none yet; 0 or -errno. */
@@ -127,6 +130,8 @@ int mf_prof_dir_ensure(void);
 const char *mf_prof_dir(void);
 void mf_prof_dir_forget(void); /* in a forked child: the next file goes into a new directory */
 int mf_prof_open(struct mf_prof_file *f, pid_t tid); /* 0 or -errno */
+/* 0 if a file may grow to size without the kernel sending SIGXFSZ (RLIMIT_FSIZE); -EFBIG. */
+int mf_prof_size_allowed(off_t size);
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity); /* an mf_trie_grow_fn */
 void mf_prof_close(struct mf_prof_file *f);
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
@@ -137,11 +142,12 @@ struct mf_tls {
 	long countdown;           /* calls until the next recorded one; <= 0: record now */
 	unsigned depth;           /* > 0: an entry point is running in this thread */
 	unsigned recording;       /* > 0: the profiler itself is running in this thread */
-	unsigned disabled;        /* recording stopped for this thread */
+	unsigned in_dl_iterate;   /* > 0: inside dl_iterate_phdr, the loader's lock held */
+	unsigned disabled;        /* recording stopped for this thread (or it has ended) */
 	struct mf_thread *thread; /* NULL until the thread's first call */
 };
 extern MF_TLS struct mf_tls mf_tls;
-/* Brackets the profiler's own work outside an entry point (init, dlopen, exit): allocations in
+/* Brackets the profiler's own work outside an entry point (init, dlclose, exit): allocations in
  * between are not the program's to record. */
 static inline void mf_busy_enter(void)
 {
@@ -159,5 +165,22 @@ struct mf_thread *mf_thread_start(void);
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes);
 void mf_thread_count_nested(void);
 void mf_thread_process_exit(void);
+/* Held for reading while the profiler unwinds or scans objects, for writing across fork():
+ * so no thread is inside libunwind or dl_iterate_phdr (and holds their locks) when the child
+ * is made. Writer-preferring, so a fork is not starved by allocating threads. */
+extern pthread_rwlock_t mf_fork_lock;
+
+/* The profiler's slow paths open, write and close files: cancellation points that must not
+ * make malloc one. */
+static inline int mf_nocancel_begin(void)
+{
+	int old;
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+static inline void mf_nocancel_end(int old)
+{
+	pthread_setcancelstate(old, &old);
+}
 
 #endif

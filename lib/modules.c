@@ -1,7 +1,8 @@
 /* The process's module map: every object ever loaded (path, build-id, load bias, address range),
  * append-only so that frames of unloaded libraries still name their module; kept in anonymous
  * memory and rewritten to `modules` in the process directory after each change. Called from
- * inside malloc on the slow path (new trie node): no malloc, a mutex, no stdio. */
+ * inside malloc on the slow path (new trie node): no malloc, no stdio. Our lock is never held
+ * while the loader's is taken (dl_iterate_phdr): objects are collected first, merged after. */
 #include "config.h"
 
 #include <elf.h>
@@ -19,9 +20,17 @@
 static pthread_mutex_t mf_modules_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mf_module *mf_mods;
 static uint32_t mf_mods_count, mf_mods_capacity;
-static unsigned long long mf_seen_adds = ~0ull, mf_seen_subs = ~0ull;
+static unsigned long long mf_seen_adds, mf_seen_subs; /* loader counters of the last merge */
+static int mf_seen_any;
 static uintptr_t mf_self_start, mf_self_end;
 volatile unsigned mf_modules_generation;
+
+/* What one pass over the loaded objects found. */
+struct mf_scan {
+	struct mf_module *mods;
+	uint32_t count, capacity;
+	int nth;
+};
 
 static int mf_modules_reserve(uint32_t need)
 {
@@ -87,43 +96,43 @@ static void mf_module_path(const struct dl_phdr_info *info, int is_main, struct 
 		strcpy(m->path, is_main ? "[main]" : "[vdso]");
 }
 
-static int mf_modules_visit(struct dl_phdr_info *info, size_t size, void *arg)
+static int mf_scan_count(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info, (void)size;
+	(*(uint32_t *)arg)++;
+	return 0;
+}
+
+static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
-	int *nth = arg;
-	struct mf_module m;
-	memset(&m, 0, sizeof(m));
-	m.bias = info->dlpi_addr;
-	m.start = UINTPTR_MAX;
+	struct mf_scan *s = arg;
+	int is_main = s->nth++ == 0;
+	if (s->count >= s->capacity)
+		return 1;
+	struct mf_module *m = &s->mods[s->count];
+	memset(m, 0, sizeof(*m));
+	m->bias = info->dlpi_addr;
+	m->start = UINTPTR_MAX;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-		if (lo < m.start)
-			m.start = lo;
-		if (hi > m.end)
-			m.end = hi;
+		if (lo < m->start)
+			m->start = lo;
+		if (hi > m->end)
+			m->end = hi;
 	}
-	if (m.start >= m.end)
+	if (m->start >= m->end)
 		return 0;
-	mf_module_path(info, (*nth)++ == 0, &m);
-	for (uint32_t i = 0; i < mf_mods_count; i++) {
-		struct mf_module *o = &mf_mods[i];
-		if (o->bias == m.bias && o->start == m.start && o->end == m.end &&
-		    o->loaded == 1 && !strcmp(o->path, m.path)) {
-			o->loaded |= 2; /* still here */
-			return 0;
-		}
-	}
-	mf_build_id(info, &m);
-	m.loaded = 2;
-	if (mf_modules_reserve(mf_mods_count + 1) == 0)
-		mf_mods[mf_mods_count++] = m;
+	mf_module_path(info, is_main, m);
+	mf_build_id(info, m);
+	s->count++;
 	return 0;
 }
 
-static int mf_modules_counters(struct dl_phdr_info *info, size_t size, void *arg)
+static int mf_scan_counters(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	unsigned long long *c = arg;
@@ -132,23 +141,42 @@ static int mf_modules_counters(struct dl_phdr_info *info, size_t size, void *arg
 	return 1;
 }
 
-/* Under the lock. Returns 1 if anything changed. */
-static int mf_modules_scan(void)
+static int mf_same_object(const struct mf_module *a, const struct mf_module *b)
 {
-	unsigned long long c[2] = { 0, 0 };
-	dl_iterate_phdr(mf_modules_counters, c);
-	if (c[0] == mf_seen_adds && c[1] == mf_seen_subs)
-		return 0;
-	int unloaded = c[1] != mf_seen_subs && mf_seen_subs != ~0ull;
-	mf_seen_adds = c[0];
-	mf_seen_subs = c[1];
-	int nth = 0;
-	dl_iterate_phdr(mf_modules_visit, &nth);
+	return a->bias == b->bias && a->start == b->start && a->end == b->end &&
+	       a->build_id_len == b->build_id_len &&
+	       !memcmp(a->build_id, b->build_id, a->build_id_len) && !strcmp(a->path, b->path);
+}
+
+/* Under the lock: makes the map say what the scan saw. A reloaded object gets its old record
+ * back. Returns 1 if anything changed. */
+static int mf_modules_merge(const struct mf_scan *s)
+{
+	int changed = 0, unloaded = 0;
 	for (uint32_t i = 0; i < mf_mods_count; i++)
-		mf_mods[i].loaded = (mf_mods[i].loaded & 2) ? 1 : 0;
+		mf_mods[i].loaded &= 1; /* bit 0: loaded before; bit 1: seen now */
+	for (uint32_t k = 0; k < s->count; k++) {
+		uint32_t i;
+		for (i = 0; i < mf_mods_count; i++)
+			if (!(mf_mods[i].loaded & 2) && mf_same_object(&mf_mods[i], &s->mods[k]))
+				break;
+		if (i == mf_mods_count) {
+			if (mf_modules_reserve(mf_mods_count + 1))
+				continue;
+			mf_mods[mf_mods_count++] = s->mods[k];
+			mf_mods[i].loaded = 0;
+		}
+		mf_mods[i].loaded |= 2;
+	}
+	for (uint32_t i = 0; i < mf_mods_count; i++) {
+		int was = mf_mods[i].loaded & 1, now = (mf_mods[i].loaded & 2) != 0;
+		changed |= was != now;
+		unloaded |= was && !now;
+		mf_mods[i].loaded = (uint32_t)now;
+	}
 	if (unloaded)
 		__atomic_add_fetch(&mf_modules_generation, 1, __ATOMIC_RELEASE);
-	return 1;
+	return changed;
 }
 
 static void mf_modules_write_locked(void)
@@ -156,9 +184,17 @@ static void mf_modules_write_locked(void)
 	const char *dir = mf_prof_dir();
 	if (!dir)
 		return;
-	char tmp[MF_PATH_LEN], path[MF_PATH_LEN];
+	static char tmp[MF_PATH_LEN], path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
 	mf_format(tmp, sizeof(tmp), "%s/modules.tmp", dir);
 	mf_format(path, sizeof(path), "%s/modules", dir);
+	size_t left = (size_t)mf_mods_count * sizeof(*mf_mods);
+	struct mf_modules_header h;
+	int err = mf_prof_size_allowed((off_t)(sizeof(h) + left));
+	if (err) {
+		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
+			    strerrordesc_np(-err));
+		return;
+	}
 	unlink(tmp);
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 	if (fd < 0) {
@@ -166,7 +202,6 @@ static void mf_modules_write_locked(void)
 			    strerrordesc_np(errno));
 		return;
 	}
-	struct mf_modules_header h;
 	memset(&h, 0, sizeof(h));
 	memcpy(h.magic, MF_MODULES_MAGIC, sizeof(h.magic));
 	h.version = MF_FORMAT_VERSION;
@@ -176,7 +211,6 @@ static void mf_modules_write_locked(void)
 	h.pid = (uint64_t)getpid();
 	int ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h);
 	const char *p = (const char *)mf_mods;
-	size_t left = (size_t)mf_mods_count * sizeof(*mf_mods);
 	while (ok && left) {
 		ssize_t w = write(fd, p, left);
 		if (w < 0 && errno == EINTR)
@@ -195,20 +229,51 @@ static void mf_modules_write_locked(void)
 	}
 }
 
+/* Looks at the loaded objects (without our lock) and merges what changed (with it). */
+static void mf_modules_scan(void)
+{
+	unsigned long long c[2] = { 0, 0 };
+	dl_iterate_phdr(mf_scan_counters, c);
+	if (__atomic_load_n(&mf_seen_any, __ATOMIC_ACQUIRE) &&
+	    c[0] == __atomic_load_n(&mf_seen_adds, __ATOMIC_RELAXED) &&
+	    c[1] == __atomic_load_n(&mf_seen_subs, __ATOMIC_RELAXED))
+		return;
+	uint32_t n = 0;
+	dl_iterate_phdr(mf_scan_count, &n);
+	n += 16; /* objects loaded between the two passes */
+	struct mf_scan s = { .capacity = n };
+	s.mods = mmap(NULL, (size_t)n * sizeof(struct mf_module), PROT_READ | PROT_WRITE,
+		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s.mods == MAP_FAILED)
+		return;
+	dl_iterate_phdr(mf_scan_visit, &s);
+	pthread_mutex_lock(&mf_modules_lock);
+	/* A scan older than the last merge (counters only grow) would bring back the unloaded. */
+	if (!mf_seen_any || c[0] + c[1] > mf_seen_adds + mf_seen_subs) {
+		if (mf_modules_merge(&s) || !mf_seen_any)
+			mf_modules_write_locked();
+		__atomic_store_n(&mf_seen_adds, c[0], __ATOMIC_RELAXED);
+		__atomic_store_n(&mf_seen_subs, c[1], __ATOMIC_RELAXED);
+		__atomic_store_n(&mf_seen_any, 1, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&mf_modules_lock);
+	munmap(s.mods, (size_t)n * sizeof(struct mf_module));
+}
+
 void mf_modules_init(void)
 {
+	mf_modules_scan();
 	Dl_info info;
-	if (dladdr((void *)mf_modules_init, &info)) {
-		pthread_mutex_lock(&mf_modules_lock);
-		mf_modules_scan();
-		for (uint32_t i = 0; i < mf_mods_count; i++)
-			if (mf_mods[i].bias == (uintptr_t)info.dli_fbase ||
-			    mf_mods[i].start == (uintptr_t)info.dli_fbase) {
-				mf_self_start = mf_mods[i].start;
-				mf_self_end = mf_mods[i].end;
-			}
-		pthread_mutex_unlock(&mf_modules_lock);
-	}
+	if (!dladdr((void *)mf_modules_init, &info))
+		return;
+	pthread_mutex_lock(&mf_modules_lock);
+	for (uint32_t i = 0; i < mf_mods_count; i++)
+		if (mf_mods[i].loaded && (uintptr_t)info.dli_fbase >= mf_mods[i].start &&
+		    (uintptr_t)info.dli_fbase < mf_mods[i].end) {
+			mf_self_start = mf_mods[i].start;
+			mf_self_end = mf_mods[i].end;
+		}
+	pthread_mutex_unlock(&mf_modules_lock);
 }
 
 int mf_modules_is_self(uintptr_t pc)
@@ -228,8 +293,10 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 {
 	pthread_mutex_lock(&mf_modules_lock);
 	int i = mf_modules_find(pc);
-	if (i < 0 && mf_modules_scan()) {
-		mf_modules_write_locked();
+	if (i < 0) { /* an object loaded since the last look (dlopen) */
+		pthread_mutex_unlock(&mf_modules_lock);
+		mf_modules_scan();
+		pthread_mutex_lock(&mf_modules_lock);
 		i = mf_modules_find(pc);
 	}
 	*rel_pc = i < 0 ? pc : pc - mf_mods[i].bias;
@@ -239,10 +306,7 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 
 void mf_modules_refresh(void)
 {
-	pthread_mutex_lock(&mf_modules_lock);
-	if (mf_modules_scan())
-		mf_modules_write_locked();
-	pthread_mutex_unlock(&mf_modules_lock);
+	mf_modules_scan();
 }
 
 void mf_modules_write(void)

@@ -6,6 +6,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/prctl.h>
@@ -21,6 +22,7 @@
 
 static char mf_dir[MF_PATH_LEN];
 static pid_t mf_dir_pid; /* the process mf_dir was made for; 0: none yet */
+static pthread_mutex_t mf_dir_lock = PTHREAD_MUTEX_INITIALIZER; /* first calls of two threads */
 
 static uint64_t mf_now_ns(void)
 {
@@ -29,12 +31,22 @@ static uint64_t mf_now_ns(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+static int mf_prof_dir_make(pid_t pid);
+
 int mf_prof_dir_ensure(void)
 {
 	pid_t pid = getpid();
-	if (mf_dir_pid == pid)
+	if (__atomic_load_n(&mf_dir_pid, __ATOMIC_ACQUIRE) == pid)
 		return 0;
-	char path[MF_PATH_LEN];
+	pthread_mutex_lock(&mf_dir_lock);
+	int r = mf_dir_pid == pid ? 0 : mf_prof_dir_make(pid);
+	pthread_mutex_unlock(&mf_dir_lock);
+	return r;
+}
+
+static int mf_prof_dir_make(pid_t pid)
+{
+	static char path[MF_PATH_LEN]; /* under mf_dir_lock: off the caller's stack */
 	for (unsigned n = 0; n < MF_SUFFIX_MAX; n++) {
 		if (n == 0)
 			mf_format(path, sizeof(path), "%s/malloc_freq.%d", mf_config.dir, (int)pid);
@@ -43,7 +55,7 @@ int mf_prof_dir_ensure(void)
 				  (int)pid, n);
 		if (mkdir(path, 0755) == 0) {
 			memcpy(mf_dir, path, sizeof(mf_dir));
-			mf_dir_pid = pid;
+			__atomic_store_n(&mf_dir_pid, pid, __ATOMIC_RELEASE);
 			mf_modules_write();
 			return 0;
 		}
@@ -64,16 +76,25 @@ const char *mf_prof_dir(void)
 void mf_prof_dir_forget(void)
 {
 	mf_dir_pid = 0;
+	pthread_mutex_init(&mf_dir_lock, NULL); /* in a forked child: whatever its state was */
 }
 
-static int mf_prof_reserve(int fd, off_t size)
+int mf_prof_size_allowed(off_t size)
 {
 	/* Past RLIMIT_FSIZE the kernel would answer with SIGXFSZ, which kills the program. */
 	struct rlimit lim;
 	if (getrlimit(RLIMIT_FSIZE, &lim) == 0 && lim.rlim_cur != RLIM_INFINITY &&
 	    (rlim_t)size > lim.rlim_cur)
 		return -EFBIG;
-	int err = posix_fallocate(fd, 0, size);
+	return 0;
+}
+
+static int mf_prof_reserve(int fd, off_t size)
+{
+	int err = mf_prof_size_allowed(size);
+	if (err)
+		return err;
+	err = posix_fallocate(fd, 0, size);
 	/* Filesystems without fallocate: glibc emulates it; EOPNOTSUPP only from odd ones, where
 	 * ftruncate is the best left (a full disk may then fault). */
 	if (err == EOPNOTSUPP)
@@ -138,11 +159,24 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	return 0;
 }
 
+static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity);
+
 /* Reopens the file by name to extend it: no descriptor is kept between calls, so a host that
  * closes or dup2()s over every descriptor cannot hurt us, and we never write to one of its. */
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
 {
 	struct mf_prof_file *f = file;
+	if (f->grow_failed)
+		return NULL;
+	int cancel = mf_nocancel_begin();
+	struct mf_node *nodes = mf_prof_grow_file(f, capacity);
+	mf_nocancel_end(cancel);
+	f->grow_failed = nodes == NULL;
+	return nodes;
+}
+
+static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity)
+{
 	uint64_t cap = f->capacity * 2;
 	int fd = open(f->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
@@ -190,6 +224,7 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid)
 {
 	if (h->state != MF_STATE_RECORDING)
 		return;
+	int cancel = mf_nocancel_begin();
 	char name[MF_THREAD_NAME_LEN] = "";
 	if (tid == gettid()) {
 		prctl(PR_GET_NAME, name);
@@ -210,4 +245,5 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid)
 	h->thread_name[MF_THREAD_NAME_LEN - 1] = 0;
 	h->end_ns = mf_now_ns();
 	__atomic_store_n(&h->state, state, __ATOMIC_RELEASE);
+	mf_nocancel_end(cancel);
 }

@@ -71,7 +71,6 @@ static int mf_boot_posix_memalign(void **out, size_t align, size_t n)
 static void *mf_boot_aligned_alloc(size_t align, size_t n) { return mf_bootstrap_aligned(align, n); }
 static void *mf_boot_valloc(size_t n) { return mf_bootstrap_aligned(4096, n); }
 static void mf_boot_free(void *p) { (void)p; }
-static void *mf_boot_dlopen(const char *f, int m) { (void)f, (void)m; return NULL; }
 static int mf_boot_dlclose(void *h) { (void)h; return -1; }
 
 struct mf_real mf_real = {
@@ -84,7 +83,6 @@ struct mf_real mf_real = {
 	.valloc = mf_boot_valloc,
 	.pvalloc = mf_boot_valloc,
 	.free = mf_boot_free,
-	.dlopen = mf_boot_dlopen,
 	.dlclose = mf_boot_dlclose,
 };
 
@@ -123,11 +121,14 @@ int mf_real_init(void)
 	MF_RESOLVE(valloc);
 	MF_RESOLVE(pvalloc);
 	MF_RESOLVE(free);
-	MF_RESOLVE(dlopen);
 	MF_RESOLVE(dlclose);
+	MF_RESOLVE(dl_iterate_phdr);
 #undef MF_RESOLVE
+	/* The program's dlclose and dl_iterate_phdr must work even if we do not record. */
+	mf_real.dlclose = r.dlclose;
+	mf_real.dl_iterate_phdr = r.dl_iterate_phdr;
 	if (r.malloc == mf_boot_malloc || r.free == mf_boot_free || r.calloc == mf_boot_calloc ||
-	    r.realloc == mf_boot_realloc) {
+	    r.realloc == mf_boot_realloc || !r.dl_iterate_phdr) {
 		mf_log("cannot find the next malloc/free with dlsym(RTLD_NEXT); not recording");
 		return -1;
 	}

@@ -21,11 +21,13 @@ struct mf_thread {
 	unsigned exit_rounds;
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
 	long interval; /* the countdown's current interval: calls it stands for */
+	void *pcs[MF_DEPTH_MAX + 16]; /* the capture buffer: here, not on the program's stack */
 	unsigned generation; /* mf_modules_generation the trie's index was built under */
 	struct mf_thread *prev, *next;
 };
 
 MF_TLS struct mf_tls mf_tls;
+pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 static pthread_mutex_t mf_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mf_thread *mf_threads;
@@ -77,7 +79,9 @@ static void mf_thread_seed(struct mf_thread *t)
 static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
 {
 	uint64_t rel;
+	int cancel = mf_nocancel_begin(); /* it may rescan and rewrite the module map */
 	node->module = mf_modules_resolve(pc, &rel);
+	mf_nocancel_end(cancel);
 	node->rel_pc = rel;
 }
 
@@ -114,12 +118,17 @@ static void mf_thread_key_destructor(void *arg)
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
 	mf_tls.thread = NULL;
+	mf_tls.disabled = 1; /* the thread is ending: a new file now would never be finalized */
 	mf_thread_free(t);
 	mf_busy_leave();
 }
 
+/* No thread may be inside the profiler (libunwind, dl_iterate_phdr, our locks) at fork: the
+ * child would inherit their locks held. */
 static void mf_thread_prefork(void)
 {
+	mf_busy_enter(); /* a signal handler's allocation here must not wait for our own lock */
+	pthread_rwlock_wrlock(&mf_fork_lock);
 	mf_modules_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
 }
@@ -128,6 +137,8 @@ static void mf_thread_postfork_parent(void)
 {
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_modules_postfork();
+	pthread_rwlock_unlock(&mf_fork_lock);
+	mf_busy_leave();
 }
 
 /* The child starts from zero in a directory of its own: drop the parent's files (shared
@@ -147,6 +158,11 @@ static void mf_thread_postfork_child(void)
 	mf_prof_dir_forget();
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_modules_postfork();
+	/* Not unlocked: the parent's waiting readers are registered in the lock word and do not
+	 * exist here. The child has one thread; a fresh lock is the honest state. */
+	pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
+	mf_busy_leave();
 }
 
 void mf_thread_init(void)
@@ -217,7 +233,7 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes)
 {
 	struct mf_prof_header *h = t->file.header;
 	unsigned depth = mf_config.depth;
-	void *pcs[depth + 16]; /* + our own frames, + 1 to see that a stack was cut */
+	void **pcs = t->pcs; /* depth + our own frames + 1 to see that a stack was cut */
 	h->calls_total += (uint64_t)t->interval;
 	t->interval = mf_thread_draw(t);
 	mf_tls.countdown = t->interval;
@@ -230,6 +246,11 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes)
 	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
 		skip++;
 	int frames = n - skip;
+	for (int i = skip; i < n; i++)
+		if ((uintptr_t)pcs[i] < MF_TRIE_KEY_SPECIAL_MAX) {
+			frames = i - skip; /* not code: the end of what can be trusted */
+			break;
+		}
 	uint32_t node = 0;
 	int ok = 1;
 	if (mf_unlikely(frames > (int)depth)) {

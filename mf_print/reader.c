@@ -28,7 +28,8 @@ static int mf_fail(char *err, size_t errlen, const char *fmt, ...)
 
 int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size)
 {
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	/* O_NONBLOCK: a FIFO planted under a profile's name must not hang us before the check */
+	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	struct stat st;

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -229,6 +230,12 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 	/* No file to open: anonymous code, or a pseudo-module like "[vdso]". */
 	if (!m->path[0] || m->path[0] == '[')
 		return;
+	/* A FIFO or device under a module's name would block or feed us garbage. */
+	struct stat st;
+	if (stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+		mf_sym_warn(sym, "%s: cannot open: not a regular file", m->path);
+		return;
+	}
 
 	dwfl = dwfl_begin(&mf_sym_callbacks);
 	if (!dwfl) {

@@ -3,7 +3,7 @@
 . "$srcdir/tests/tap.sh"
 command -v nm > /dev/null || skip_all "no nm (binutils)"
 got=$(nm -D --defined-only "$MF_LIB" | awk '{ print $3 }' | sort | tr '\n' ' ')
-want=$(printf '%s\n' aligned_alloc calloc dlclose dlopen free malloc malloc_freq_dir memalign \
+want=$(printf '%s\n' aligned_alloc calloc dl_iterate_phdr dlclose free malloc malloc_freq_dir memalign \
 	posix_memalign pvalloc realloc reallocarray valloc | sort | tr '\n' ' ')
 is "$got" "$want" "exported symbols are exactly the entry points and the public API"
 done_testing

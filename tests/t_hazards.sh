@@ -1,0 +1,56 @@
+#!/bin/sh
+# Hazards found in review, each a program that hung, crashed or changed behaviour under the
+# profiler before: now it must behave as without it. Bounded by timeouts so a regression fails
+# instead of hanging the suite.
+. "$srcdir/tests/tap.sh"
+plugin="$MF_TESTS/.libs/plugin.so"
+# same DESC CMD...: output and status equal with and without the profiler, within 120 s
+# (output goes to files: a hung grandchild holding a pipe open would outlive the timeout)
+same() {
+	desc=$1; shift
+	timeout 120 "$@" > "$mf_work/plain.out" 2>&1; prc=$?
+	timeout 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" > "$mf_work/prof.out" 2>&1; rc=$?
+	is "$rc:$(cat "$mf_work/prof.out")" "$prc:$(cat "$mf_work/plain.out")" "$desc"
+}
+same "fork from 8 threads while one dlopens: no child hangs on an inherited lock" "$MF_TESTS/prog_hazard" forkdl "$plugin"
+same "allocations in dl_iterate_phdr callbacks while dlopen/dlclose run: no deadlock" "$MF_TESTS/prog_hazard" abba "$plugin" 300
+same "a pending cancellation does not act inside malloc" "$MF_TESTS/prog_hazard" cancel
+rm -rf "$mf_work"/malloc_freq.*
+same "key destructors that allocate after ours: the program is unchanged" "$MF_TESTS/prog_hazard" keys 200
+files=$(ls "$mf_work"/malloc_freq.*/ | grep -c '\.prof$')
+is "$files" 201 "... and no thread leaves a second file (or mappings) behind"
+same "a thread with a 16 KiB stack, MALLOC_FREQ_DEPTH=1024" env MALLOC_FREQ_DEPTH=1024 "$MF_TESTS/prog_hazard" smallstack
+rm -rf "$mf_work"/malloc_freq.*
+same "2000 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 2000
+size=$(wc -c < "$(ls "$mf_work"/malloc_freq.*/modules)")
+[ $(( (size - 64) / 4152 )) -lt 30 ]; ok $? "... the module map holds each object once ($(( (size - 64) / 4152 )) records), not once per cycle"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ';plugin_run;plugin_site;malloc$')" 2000 "... and every call from the reloaded plugin is symbolized"
+
+# a program with RUNPATH $ORIGIN/plugins that dlopens a plugin by name
+mkdir -p "$mf_work/app/plugins"
+cp "$plugin" "$mf_work/app/plugins/libmfplug.so"
+cat > "$mf_work/app/main.c" <<'C'
+#include <dlfcn.h>
+#include <stdio.h>
+int main(void)
+{
+	void *h = dlopen("libmfplug.so", RTLD_NOW);
+	printf("%s\n", h ? "loaded through RUNPATH" : dlerror());
+	return h ? 0 : 1;
+}
+C
+${CC:-cc} -o "$mf_work/app/main" "$mf_work/app/main.c" -ldl -Wl,-rpath,'$ORIGIN/plugins' || bail "cannot compile"
+same "dlopen by name through the caller's RUNPATH (\$ORIGIN) still finds the library" "$mf_work/app/main"
+
+# a FIFO where a profile should be: mf_print says so instead of hanging
+mkdir -p "$mf_work/fifo/malloc_freq.1"
+mkfifo "$mf_work/fifo/malloc_freq.1/1.prof"
+timeout 20 "$MF_PRINT" "$mf_work/fifo/malloc_freq.1" > /dev/null 2> "$mf_work/err"; rc=$?
+is "$rc:$(cat "$mf_work/err" | grep -c 'not a regular file')" "1:1" "mf_print on a FIFO named like a profile: an error, no hang"
+
+# the module map under a file size limit: no SIGXFSZ from it either
+rm -rf "$mf_work"/malloc_freq.*
+got=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" prlimit --fsize=20000 "$MF_TESTS/prog_deep" 1 2>/dev/null); rc=$?
+is "$rc:$got" "0:done" "RLIMIT_FSIZE below the module map's size: the program runs on (no SIGXFSZ)"
+done_testing
