@@ -278,7 +278,12 @@ static int mf_read_dir(struct mf_input *in, const struct mf_args *a, const char 
 		struct mf_profile p;
 		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
 		in->files++;
-		if (mf_read_profile(path, &p, err, sizeof(err))) {
+		int r = mf_read_profile(path, &p, err, sizeof(err));
+		if (r > 0) {
+			fprintf(stderr, "mf_print: warning: %s: %s\n", path, err);
+			continue;
+		}
+		if (r < 0) {
 			mf_error(path, "%s", err);
 			in->failed = 1;
 			continue;

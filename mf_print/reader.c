@@ -110,6 +110,14 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 {
 	memset(out, 0, sizeof(*out));
 	struct mf_prof_header h; /* the header occupies a whole page */
+	/* The writer creates the file, reserves its space, then writes the header: a thread
+	 * stopped in between (the process was killed) leaves an empty or all-zero file. */
+	static const char zero[sizeof(h.magic)];
+	if (size == 0 || (size >= sizeof(h.magic) && !memcmp(data, zero, sizeof(zero)))) {
+		snprintf(err, errlen, "%s: the thread was stopped while its file was being made; "
+			 "nothing was recorded in it", size ? "no header" : "empty");
+		return 1;
+	}
 	if (mf_check_size(size, MF_HEADER_SIZE, err, errlen))
 		return -1;
 	memcpy(&h, data, sizeof(h));

@@ -23,7 +23,9 @@ struct mf_profile {
 	int complete; /* finalized at thread or process exit */
 };
 
-/* Reads and validates one .prof file. Returns 0, or -1 with a message (no file name) in err. */
+/* Reads and validates one .prof file. Returns 0; 1 for a file its thread never got to write
+ * (empty or no header: nothing recorded, not an error), with a message in err; or -1 with a
+ * message (no file name) in err. */
 int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen);
 /* The same for a file's contents already in memory (path is only remembered). */
 int mf_parse_profile(const unsigned char *data, size_t size, const char *path,

@@ -33,32 +33,48 @@ mkdir "$work/profiles"
 # One line per module: "ok - MODULE: N cases, the same both times" or what differs.
 "$py" - "$work/plain.xml" "$work/prof.xml" $modules > "$work/compare" <<'PY'
 import sys, xml.etree.ElementTree as ET
+mods = sys.argv[3:]
+def kind(tc):
+    for child in tc:
+        if child.tag in ("failure", "error", "skipped"):
+            return child.tag
+    return "ok"
 def cases(path):
-    out = {}
+    """module -> {test case: outcome}; each <testsuite> is one module's run (unnamed, so it
+    is told by its cases: test.test_os.*, or ctypes.test.* for test_ctypes)"""
     try:
         root = ET.parse(path).getroot()
-    except Exception as e:
+    except Exception:
         return None
-    for tc in root.iter("testcase"):
-        kind = "ok"
-        for child in tc:
-            if child.tag in ("failure", "error", "skipped"):
-                kind = child.tag
-        out[tc.get("name")] = kind
+    out = {}
+    for suite in root.iter("testsuite"):
+        names = [tc.get("name") or "" for tc in suite.iter("testcase")]
+        mod = next((m for m in mods if any((".%s." % m) in n for n in names)), None)
+        if mod is None and any(n.startswith("ctypes.test.") for n in names):
+            mod = "test_ctypes"
+        for tc in suite.iter("testcase"):
+            out.setdefault(mod, {})[tc.get("name")] = kind(tc)
     return out
+# Cases whose outcome varies between plain runs too, and why.
+FLAKY = {
+    "test.test_os.FileTests.test_closerange":
+        "skips when two consecutive descriptors cannot be had, which depends on timing",
+}
 plain, prof = cases(sys.argv[1]), cases(sys.argv[2])
-for m in sys.argv[3:]:
+for m in mods:
     if plain is None or prof is None:
         print("not ok - %s: no JUnit report" % m)
         continue
-    a = {k: v for k, v in plain.items() if (".%s." % m) in k}
-    b = {k: v for k, v in prof.items() if (".%s." % m) in k}
-    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k))
+    a, b = plain.get(m, {}), prof.get(m, {})
+    diff = sorted(k for k in set(a) | set(b) if a.get(k) != b.get(k) and k not in FLAKY)
+    for k in sorted(set(a) | set(b)):
+        if k in FLAKY and a.get(k) != b.get(k):
+            print("# %s: plain %s, profiled %s (known to vary: %s)" % (k, a.get(k), b.get(k), FLAKY[k]))
     if not a:
         print("not ok - %s: no test cases ran" % m)
     elif diff:
-        print("not ok - %s: %d cases differ, e.g. %s: plain %s, profiled %s" %
-              (m, len(diff), diff[0], a.get(diff[0]), b.get(diff[0])))
+        print("not ok - %s: %d cases differ: %s" % (m, len(diff), "; ".join(
+            "%s: plain %s, profiled %s" % (k, a.get(k), b.get(k)) for k in diff[:8])))
     else:
         kinds = {}
         for v in a.values():

@@ -65,6 +65,23 @@ seen=$(printf '%s\n' "$summary" | sed -n 's/^  \([0-9]*\) of \([0-9]*\) calls lo
 is "$((all + ${lost:-0}))" "${seen:-none}" "every call is recorded ($all) or counted as lost (${lost:-0}) of $seen"
 [ "$(calls "$mf_work/c.txt" ';site_leaf;malloc$')" -lt 10000 ] && [ "${lost:-0}" -gt 0 ]; ok $? "... and some were lost"
 
+# a full disk (a 96 KiB tmpfs, where mounting is allowed): the same as the size limit
+mkdir -p "$mf_work/full"
+if mount -t tmpfs -o size=96k tmpfs "$mf_work/full" 2>/dev/null; then
+	got=$(MALLOC_FREQ_DIR="$mf_work/full" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_deep" 10 2> "$mf_work/err"); rc=$?
+	is "$rc:$got" "0:$want" "a full disk: the program runs on unharmed"
+	like "$(cat "$mf_work/err")" "No space left on device" "... the profiler says the disk is full"
+	"$MF_PRINT" --collapsed "$mf_work/full" > "$mf_work/c.txt" 2>/dev/null
+	all=$(calls "$mf_work/c.txt" '.')
+	summary=$("$MF_PRINT" "$mf_work/full" 2>/dev/null)
+	lost=$(printf '%s\n' "$summary" | sed -n 's/^  \([0-9]*\) of \([0-9]*\) calls lost.*/\1/p')
+	seen=$(printf '%s\n' "$summary" | sed -n 's/^  \([0-9]*\) of \([0-9]*\) calls lost.*/\2/p')
+	is "$((all + ${lost:-0}))" "${seen:-none}" "... what was recorded ($all) and what was lost (${lost:-0}) add up to every call"
+	umount "$mf_work/full"
+else
+	echo "# cannot mount a small tmpfs here: the full-disk case is covered by the size limit above"
+fi
+
 # permissions and a relative directory fixed at start
 rm -rf "$mf_work"/malloc_freq.* "$mf_work/rel"
 mkdir "$mf_work/rel"
