@@ -29,15 +29,15 @@
  * processes of the same binary are equal. MF_MODULE_NONE frames keep the absolute address.
  */
 
-#define MF_PROF_MAGIC "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
-#define MF_MODULES_MAGIC "MFMODS\r\n"
-#define MF_FORMAT_VERSION 1u
+#define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
+#define MF_MODULES_MAGIC   "MFMODS\r\n"
+#define MF_FORMAT_VERSION  1u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
-#define MF_HEADER_SIZE 4096u           /* the header occupies one page; nodes start here */
+#define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
 enum mf_state {
-	MF_STATE_RECORDING = 1, /* the thread was running when the file was last written */
-	MF_STATE_THREAD_EXIT = 2, /* finalized at thread exit */
+	MF_STATE_RECORDING = 1,	   /* the thread was running when the file was last written */
+	MF_STATE_THREAD_EXIT = 2,  /* finalized at thread exit */
 	MF_STATE_PROCESS_EXIT = 3, /* finalized by exit() while the thread was alive */
 };
 
@@ -56,17 +56,19 @@ enum mf_entry {
 };
 
 #define MF_ENTRY_NAMES                                                                             \
-	{ "malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",       \
-	  "memalign", "valloc", "pvalloc" }
+	{                                                                                          \
+		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",  \
+		    "memalign", "valloc", "pvalloc"                                                \
+	}
 
-#define MF_MODULE_ENTRY 0xffffffffu     /* leaf: rel_pc is an enum mf_entry */
+#define MF_MODULE_ENTRY	    0xffffffffu /* leaf: rel_pc is an enum mf_entry */
 #define MF_MODULE_TRUNCATED 0xfffffffeu /* the stack was cut at the depth limit */
-#define MF_MODULE_NONE 0xfffffffdu      /* no module maps the address; rel_pc is absolute */
-#define MF_MODULE_MAX 0xfffffff0u       /* real module indexes are below this */
+#define MF_MODULE_NONE	    0xfffffffdu /* no module maps the address; rel_pc is absolute */
+#define MF_MODULE_MAX	    0xfffffff0u /* real module indexes are below this */
 
 #define MF_THREAD_NAME_LEN 16
-#define MF_PATH_LEN 4096
-#define MF_BUILD_ID_LEN 20 /* GNU build-ids are 20 bytes (SHA-1); longer ones are cut */
+#define MF_PATH_LEN	   4096
+#define MF_BUILD_ID_LEN	   20 /* GNU build-ids are 20 bytes (SHA-1); longer ones are cut */
 
 struct mf_prof_header {
 	char magic[8];
@@ -74,20 +76,20 @@ struct mf_prof_header {
 	uint32_t byte_order;
 	uint32_t header_size; /* MF_HEADER_SIZE: offset of node 0 */
 	uint32_t node_size;   /* sizeof(struct mf_node) */
-	uint32_t state;       /* enum mf_state */
+	uint32_t state;	      /* enum mf_state */
 	uint32_t max_depth;   /* frames kept per stack (MALLOC_FREQ_DEPTH) */
 	uint64_t pid;
 	uint64_t tid;
-	uint64_t sample_rate;    /* 1: every call recorded; N: on average one call in N */
-	uint64_t node_count;     /* nodes written, root included */
-	uint64_t start_ns;       /* CLOCK_REALTIME at file creation */
-	uint64_t end_ns;         /* at finalization; 0 while recording */
-	uint64_t calls_total;    /* calls seen by this thread, recorded or not */
-	uint64_t calls_lost;     /* calls not in the trie: the file could not grow, or
-				  * recording stopped after an error */
-	uint64_t calls_nested;   /* calls that arrived while the profiler was recording in
-				  * this thread (a signal handler's): counted here, not
-				  * attributed to a stack */
+	uint64_t sample_rate;  /* 1: every call recorded; N: on average one call in N */
+	uint64_t node_count;   /* nodes written, root included */
+	uint64_t start_ns;     /* CLOCK_REALTIME at file creation */
+	uint64_t end_ns;       /* at finalization; 0 while recording */
+	uint64_t calls_total;  /* calls seen by this thread, recorded or not */
+	uint64_t calls_lost;   /* calls not in the trie: the file could not grow, or
+				* recording stopped after an error */
+	uint64_t calls_nested; /* calls that arrived while the profiler was recording in
+				* this thread (a signal handler's): counted here, not
+				* attributed to a stack */
 	char thread_name[MF_THREAD_NAME_LEN];
 	uint64_t reserved[32]; /* zero */
 };
@@ -96,8 +98,8 @@ struct mf_node {
 	uint64_t rel_pc;
 	uint32_t parent; /* index of the parent node, < own index; 0 for frames under the root */
 	uint32_t module; /* module map index, or an MF_MODULE_* value */
-	uint64_t calls;  /* calls whose stack ends here (leaves only) */
-	uint64_t bytes;  /* bytes those calls requested */
+	uint64_t calls;	 /* calls whose stack ends here (leaves only) */
+	uint64_t bytes;	 /* bytes those calls requested */
 };
 
 struct mf_modules_header {
@@ -105,15 +107,15 @@ struct mf_modules_header {
 	uint32_t version;
 	uint32_t byte_order;
 	uint32_t record_size; /* sizeof(struct mf_module) */
-	uint32_t count;       /* records that follow */
+	uint32_t count;	      /* records that follow */
 	uint64_t pid;
 	uint64_t reserved[4];
 };
 
 struct mf_module {
-	uint64_t bias;  /* load bias: runtime address = bias + ELF virtual address */
-	uint64_t start; /* lowest runtime address of its PT_LOAD segments */
-	uint64_t end;   /* one past the highest */
+	uint64_t bias;	 /* load bias: runtime address = bias + ELF virtual address */
+	uint64_t start;	 /* lowest runtime address of its PT_LOAD segments */
+	uint64_t end;	 /* one past the highest */
 	uint32_t loaded; /* 1 while mapped at the last update, 0 once unloaded */
 	uint32_t build_id_len;
 	uint8_t build_id[MF_BUILD_ID_LEN];
@@ -123,8 +125,8 @@ struct mf_module {
 
 /* A compile-time check that writer and reader agree on layout. */
 #define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
-	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");  \
-	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                         \
+	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
+	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_module) == 4152, "module record is 4152 bytes")
 
 #endif

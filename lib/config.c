@@ -13,7 +13,7 @@
 
 #define MF_SAMPLE_MAX 1000000000ul
 
-struct mf_config mf_config = { .depth = MF_DEPTH_DEFAULT, .sample = 1 };
+struct mf_config mf_config = {.depth = MF_DEPTH_DEFAULT, .sample = 1};
 
 static int mf_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
@@ -77,8 +77,9 @@ void mf_config_load(void)
 		if (mf_parse_uint(s, 1, MF_DEPTH_MAX, &v) == 0)
 			mf_config.depth = (unsigned)v;
 		else
-			mf_log("MALLOC_FREQ_DEPTH=\"%s\" is not a whole number from 1 to %d; using %d",
-			       s, MF_DEPTH_MAX, MF_DEPTH_DEFAULT);
+			mf_log(
+			    "MALLOC_FREQ_DEPTH=\"%s\" is not a whole number from 1 to %d; using %d",
+			    s, MF_DEPTH_MAX, MF_DEPTH_DEFAULT);
 	}
 	s = secure_getenv("MALLOC_FREQ_SAMPLE");
 	if (s) {

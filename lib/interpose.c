@@ -113,7 +113,7 @@ MF_EXPORT void *realloc(void *old, size_t n)
 {
 	mf_enter(MF_ENTRY_REALLOC, n);
 	void *p = mf_unlikely(mf_real_is_bootstrap(old)) ? mf_real_move_bootstrap(old, n)
-							  : mf_real.realloc(old, n);
+							 : mf_real.realloc(old, n);
 	mf_leave();
 	return p;
 }

@@ -17,8 +17,7 @@ static size_t mf_put(char *buf, size_t size, size_t at, const char *s, size_t n)
 	return at;
 }
 
-static size_t mf_put_num(char *buf, size_t size, size_t at, unsigned long v, unsigned base,
-			 int neg)
+static size_t mf_put_num(char *buf, size_t size, size_t at, unsigned long v, unsigned base, int neg)
 {
 	char tmp[24];
 	int n = 0;
@@ -63,7 +62,8 @@ static int mf_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 		}
 		case 'u':
 		case 'x': {
-			unsigned long v = is_long ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
+			unsigned long v =
+			    is_long ? va_arg(ap, unsigned long) : va_arg(ap, unsigned);
 			at = mf_put_num(buf, size, at, v, *p == 'x' ? 16 : 10, 0);
 			break;
 		}
@@ -71,7 +71,8 @@ static int mf_vformat(char *buf, size_t size, const char *fmt, va_list ap)
 			at = mf_put(buf, size, at, "%", 1);
 			break;
 		default:
-			return -1; /* a format this formatter does not know: a bug, caught by tests */
+			return -1; /* a format this formatter does not know: a bug, caught by tests
+				    */
 		}
 	}
 	if (size)

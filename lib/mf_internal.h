@@ -12,22 +12,22 @@
 
 #include "malloc_freq_format.h"
 
-#define MF_EXPORT __attribute__((visibility("default")))
-#define MF_NOINLINE __attribute__((noinline))
-#define MF_TLS __thread __attribute__((tls_model("initial-exec")))
-#define mf_likely(x) __builtin_expect(!!(x), 1)
+#define MF_EXPORT      __attribute__((visibility("default")))
+#define MF_NOINLINE    __attribute__((noinline))
+#define MF_TLS	       __thread __attribute__((tls_model("initial-exec")))
+#define mf_likely(x)   __builtin_expect(!!(x), 1)
 #define mf_unlikely(x) __builtin_expect(!!(x), 0)
 
 #define MF_DEPTH_DEFAULT 128
-#define MF_DEPTH_MAX 1024
+#define MF_DEPTH_MAX	 1024
 
 /* config.c: settings from the environment, read once at start. */
 struct mf_config {
 	char dir[MF_PATH_LEN]; /* absolute directory the profile directory goes into */
-	unsigned depth;        /* frames kept per stack */
+	unsigned depth;	       /* frames kept per stack */
 	uint64_t sample;       /* record on average one call in this many; 1: every call */
 	double sample_log;     /* log(1 - 1/sample), for drawing geometric intervals */
-	uint64_t seed;         /* with have_seed: sampling is reproducible */
+	uint64_t seed;	       /* with have_seed: sampling is reproducible */
 	int have_seed;
 };
 extern struct mf_config mf_config;
@@ -81,7 +81,7 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc);
 void mf_modules_refresh(void);
 /* Writes the map into the process directory (after it was created). */
 void mf_modules_write(void);
-int mf_modules_is_self(uintptr_t pc); /* pc lies in libmalloc_freq itself */
+int mf_modules_is_self(uintptr_t pc);		/* pc lies in libmalloc_freq itself */
 extern volatile unsigned mf_modules_generation; /* bumped when an object is unloaded */
 void mf_modules_prefork(void);
 void mf_modules_postfork(void);
@@ -102,8 +102,8 @@ struct mf_trie {
 	void *grow_arg;
 };
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
-#define MF_TRIE_KEY_ENTRY(e) ((uintptr_t)(e) + 1)
-#define MF_TRIE_KEY_TRUNCATED ((uintptr_t)64)
+#define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
+#define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
 /* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1. */
 int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, uint64_t *count,
@@ -118,7 +118,7 @@ void mf_trie_forget_index(struct mf_trie *t);
 /* profile_file.c: the process directory and the per-thread files. */
 struct mf_prof_file {
 	struct mf_prof_header *header; /* one page; never moves */
-	struct mf_node *nodes;         /* grows with mremap */
+	struct mf_node *nodes;	       /* grows with mremap */
 	uint64_t capacity;
 	dev_t dev;
 	ino_t ino;
@@ -139,11 +139,11 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
 /* thread.c: per-thread state. */
 struct mf_thread;
 struct mf_tls {
-	long countdown;           /* calls until the next recorded one; <= 0: record now */
-	unsigned depth;           /* > 0: an entry point is running in this thread */
-	unsigned recording;       /* > 0: the profiler itself is running in this thread */
-	unsigned in_dl_iterate;   /* > 0: inside dl_iterate_phdr, the loader's lock held */
-	unsigned disabled;        /* recording stopped for this thread (or it has ended) */
+	long countdown;		  /* calls until the next recorded one; <= 0: record now */
+	unsigned depth;		  /* > 0: an entry point is running in this thread */
+	unsigned recording;	  /* > 0: the profiler itself is running in this thread */
+	unsigned in_dl_iterate;	  /* > 0: inside dl_iterate_phdr, the loader's lock held */
+	unsigned disabled;	  /* recording stopped for this thread (or it has ended) */
 	struct mf_thread *thread; /* NULL until the thread's first call */
 };
 extern MF_TLS struct mf_tls mf_tls;

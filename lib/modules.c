@@ -69,8 +69,8 @@ static void mf_build_id(const struct dl_phdr_info *info, struct mf_module *m)
 				break;
 			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4)) {
-				m->build_id_len = n->n_descsz < MF_BUILD_ID_LEN ? n->n_descsz
-										: MF_BUILD_ID_LEN;
+				m->build_id_len =
+				    n->n_descsz < MF_BUILD_ID_LEN ? n->n_descsz : MF_BUILD_ID_LEN;
 				memcpy(m->build_id, desc, m->build_id_len);
 				return;
 			}
@@ -184,7 +184,8 @@ static void mf_modules_write_locked(void)
 	const char *dir = mf_prof_dir();
 	if (!dir)
 		return;
-	static char tmp[MF_PATH_LEN], path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
+	static char tmp[MF_PATH_LEN],
+	    path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
 	mf_format(tmp, sizeof(tmp), "%s/modules.tmp", dir);
 	mf_format(path, sizeof(path), "%s/modules", dir);
 	size_t left = (size_t)mf_mods_count * sizeof(*mf_mods);
@@ -232,7 +233,7 @@ static void mf_modules_write_locked(void)
 /* Looks at the loaded objects (without our lock) and merges what changed (with it). */
 static void mf_modules_scan(void)
 {
-	unsigned long long c[2] = { 0, 0 };
+	unsigned long long c[2] = {0, 0};
 	dl_iterate_phdr(mf_scan_counters, c);
 	if (__atomic_load_n(&mf_seen_any, __ATOMIC_ACQUIRE) &&
 	    c[0] == __atomic_load_n(&mf_seen_adds, __ATOMIC_RELAXED) &&
@@ -241,7 +242,7 @@ static void mf_modules_scan(void)
 	uint32_t n = 0;
 	dl_iterate_phdr(mf_scan_count, &n);
 	n += 16; /* objects loaded between the two passes */
-	struct mf_scan s = { .capacity = n };
+	struct mf_scan s = {.capacity = n};
 	s.mods = mmap(NULL, (size_t)n * sizeof(struct mf_module), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s.mods == MAP_FAILED)
@@ -316,5 +317,11 @@ void mf_modules_write(void)
 	pthread_mutex_unlock(&mf_modules_lock);
 }
 
-void mf_modules_prefork(void) { pthread_mutex_lock(&mf_modules_lock); }
-void mf_modules_postfork(void) { pthread_mutex_unlock(&mf_modules_lock); }
+void mf_modules_prefork(void)
+{
+	pthread_mutex_lock(&mf_modules_lock);
+}
+void mf_modules_postfork(void)
+{
+	pthread_mutex_unlock(&mf_modules_lock);
+}

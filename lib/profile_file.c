@@ -18,7 +18,7 @@
 #include "mf_internal.h"
 
 #define MF_NODES_INITIAL 256
-#define MF_SUFFIX_MAX 100000
+#define MF_SUFFIX_MAX	 100000
 
 static char mf_dir[MF_PATH_LEN];
 static pid_t mf_dir_pid; /* the process mf_dir was made for; 0: none yet */
@@ -129,8 +129,8 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 		err = -errno;
 	if (!err && !(f->header = mf_prof_map(fd, MF_HEADER_SIZE, 0)))
 		err = -errno;
-	if (!err && !(f->nodes = mf_prof_map(fd, f->capacity * sizeof(struct mf_node),
-					     MF_HEADER_SIZE)))
+	if (!err &&
+	    !(f->nodes = mf_prof_map(fd, f->capacity * sizeof(struct mf_node), MF_HEADER_SIZE)))
 		err = -errno;
 	close(fd);
 	if (err) {

@@ -10,7 +10,7 @@
 
 #include "mf_internal.h"
 
-#define MF_BOOTSTRAP_SIZE (64 * 1024)
+#define MF_BOOTSTRAP_SIZE  (64 * 1024)
 #define MF_BOOTSTRAP_ALIGN 16
 
 static _Alignas(4096) unsigned char mf_bootstrap[MF_BOOTSTRAP_SIZE];
@@ -39,7 +39,10 @@ static void *mf_bootstrap_aligned(size_t align, size_t size)
 	return mf_bootstrap + start; /* static storage: already zero */
 }
 
-static void *mf_boot_malloc(size_t n) { return mf_bootstrap_aligned(0, n); }
+static void *mf_boot_malloc(size_t n)
+{
+	return mf_bootstrap_aligned(0, n);
+}
 static void *mf_boot_calloc(size_t n, size_t m)
 {
 	size_t total;
@@ -68,22 +71,35 @@ static int mf_boot_posix_memalign(void **out, size_t align, size_t n)
 	*out = p;
 	return 0;
 }
-static void *mf_boot_aligned_alloc(size_t align, size_t n) { return mf_bootstrap_aligned(align, n); }
-static void *mf_boot_valloc(size_t n) { return mf_bootstrap_aligned(4096, n); }
-static void mf_boot_free(void *p) { (void)p; }
-static int mf_boot_dlclose(void *h) { (void)h; return -1; }
+static void *mf_boot_aligned_alloc(size_t align, size_t n)
+{
+	return mf_bootstrap_aligned(align, n);
+}
+static void *mf_boot_valloc(size_t n)
+{
+	return mf_bootstrap_aligned(4096, n);
+}
+static void mf_boot_free(void *p)
+{
+	(void)p;
+}
+static int mf_boot_dlclose(void *h)
+{
+	(void)h;
+	return -1;
+}
 
 struct mf_real mf_real = {
-	.malloc = mf_boot_malloc,
-	.calloc = mf_boot_calloc,
-	.realloc = mf_boot_realloc,
-	.posix_memalign = mf_boot_posix_memalign,
-	.aligned_alloc = mf_boot_aligned_alloc,
-	.memalign = mf_boot_aligned_alloc,
-	.valloc = mf_boot_valloc,
-	.pvalloc = mf_boot_valloc,
-	.free = mf_boot_free,
-	.dlclose = mf_boot_dlclose,
+    .malloc = mf_boot_malloc,
+    .calloc = mf_boot_calloc,
+    .realloc = mf_boot_realloc,
+    .posix_memalign = mf_boot_posix_memalign,
+    .aligned_alloc = mf_boot_aligned_alloc,
+    .memalign = mf_boot_aligned_alloc,
+    .valloc = mf_boot_valloc,
+    .pvalloc = mf_boot_valloc,
+    .free = mf_boot_free,
+    .dlclose = mf_boot_dlclose,
 };
 
 int mf_real_is_bootstrap(const void *p)

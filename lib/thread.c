@@ -19,10 +19,10 @@ struct mf_thread {
 	struct mf_prof_file file;
 	pid_t tid;
 	unsigned exit_rounds;
-	uint64_t rng;  /* xorshift64* state for the sampling intervals */
-	long interval; /* the countdown's current interval: calls it stands for */
+	uint64_t rng;		      /* xorshift64* state for the sampling intervals */
+	long interval;		      /* the countdown's current interval: calls it stands for */
 	void *pcs[MF_DEPTH_MAX + 16]; /* the capture buffer: here, not on the program's stack */
-	unsigned generation; /* mf_modules_generation the trie's index was built under */
+	unsigned generation;	      /* mf_modules_generation the trie's index was built under */
 	struct mf_thread *prev, *next;
 };
 
@@ -182,8 +182,8 @@ struct mf_thread *mf_thread_start(void)
 		mf_stopped = 1;
 		return NULL;
 	}
-	struct mf_thread *t = mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE,
-				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct mf_thread *t =
+	    mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED) {
 		MF_LOG_ONCE("out of memory for thread %d; it and any other thread in the same "
 			    "state are not recorded (said once)",
@@ -193,9 +193,9 @@ struct mf_thread *mf_thread_start(void)
 	}
 	t->tid = gettid();
 	err = mf_prof_open(&t->file, t->tid);
-	if (!err && mf_trie_init(&t->trie, t->file.nodes, t->file.capacity,
-				 &t->file.header->node_count, mf_prof_grow, mf_thread_resolve,
-				 &t->file))
+	if (!err &&
+	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
+			 mf_prof_grow, mf_thread_resolve, &t->file))
 		err = -ENOMEM;
 	if (err) {
 		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "

@@ -18,7 +18,8 @@ struct mf_trie_slot {
 
 static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
 {
-	uint64_t h = (uint64_t)pc * 0x9e3779b97f4a7c15ull ^ (uint64_t)parent * 0xc2b2ae3d27d4eb4full;
+	uint64_t h =
+	    (uint64_t)pc * 0x9e3779b97f4a7c15ull ^ (uint64_t)parent * 0xc2b2ae3d27d4eb4full;
 	return h ^ (h >> 29);
 }
 
@@ -35,7 +36,7 @@ static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_
 	uint64_t i = mf_trie_hash(parent, pc) & mask;
 	while (index[i].node)
 		i = (i + 1) & mask;
-	index[i] = (struct mf_trie_slot){ .pc = pc, .parent = parent, .node = node };
+	index[i] = (struct mf_trie_slot){.pc = pc, .parent = parent, .node = node};
 }
 
 /* Doubles the index; on failure the old one stays (just fuller). */

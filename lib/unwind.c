@@ -24,7 +24,7 @@
 #include "mf_internal.h"
 
 /* The two ends of libunwind's validation "pipe": numbers no descriptor can have. */
-#define MF_FAKE_READ_FD (-1000)
+#define MF_FAKE_READ_FD	 (-1000)
 #define MF_FAKE_WRITE_FD (-1001)
 
 static int mf_unw_pipe2(int fds[2], int flags)
@@ -56,7 +56,7 @@ static int mf_unw_close(int fd)
 static long mf_unw_readable(const void *addr)
 {
 	char byte;
-	struct iovec local = { &byte, 1 }, remote = { (void *)addr, 1 };
+	struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
 	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1)
 		return 1;
 	errno = EFAULT;
@@ -88,15 +88,13 @@ static const struct {
 	const char *name;
 	void *fn;
 } mf_unw_hooks[] = {
-	{ "pipe2", (void *)mf_unw_pipe2 },
-	{ "read", (void *)mf_unw_read },
-	{ "close", (void *)mf_unw_close },
-	{ "write", (void *)mf_unw_write },
-	{ "syscall", (void *)mf_unw_syscall },
+    {"pipe2", (void *)mf_unw_pipe2},	 {"read", (void *)mf_unw_read},
+    {"close", (void *)mf_unw_close},	 {"write", (void *)mf_unw_write},
+    {"syscall", (void *)mf_unw_syscall},
 };
 
 struct mf_patch {
-	int found; /* libunwind's object was seen */
+	int found;   /* libunwind's object was seen */
 	int patched; /* GOT slots rewritten */
 	int failed;
 };
@@ -116,8 +114,8 @@ static int mf_patch_slot(void **slot, void *fn)
 	return 0; /* left writable: the slot must stay ours, and it is libunwind's page only */
 }
 
-static void mf_patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) *rel, size_t size,
-			    const ElfW(Sym) *symtab, const char *strtab, struct mf_patch *p)
+static void mf_patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) * rel, size_t size,
+			    const ElfW(Sym) * symtab, const char *strtab, struct mf_patch *p)
 {
 	for (size_t i = 0; i < size / sizeof(*rel); i++) {
 		unsigned long type = ELF64_R_TYPE(rel[i].r_info);
@@ -159,12 +157,24 @@ static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 	size_t jmprel_size = 0, rela_size = 0;
 	for (; dyn->d_tag != DT_NULL; dyn++) {
 		switch (dyn->d_tag) {
-		case DT_SYMTAB: symtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
-		case DT_STRTAB: strtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
-		case DT_JMPREL: jmprel = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
-		case DT_PLTRELSZ: jmprel_size = dyn->d_un.d_val; break;
-		case DT_RELA: rela = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr); break;
-		case DT_RELASZ: rela_size = dyn->d_un.d_val; break;
+		case DT_SYMTAB:
+			symtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			strtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_JMPREL:
+			jmprel = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			jmprel_size = dyn->d_un.d_val;
+			break;
+		case DT_RELA:
+			rela = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			rela_size = dyn->d_un.d_val;
+			break;
 		}
 	}
 	if (!symtab || !strtab) {
@@ -180,13 +190,14 @@ static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 
 void mf_unwind_init(void)
 {
-	struct mf_patch p = { 0 };
+	struct mf_patch p = {0};
 	dl_iterate_phdr(mf_patch_object, &p);
 	if (!p.found || p.failed || p.patched < 5)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",
-		       !p.found ? "libunwind not found" : p.failed ? "GOT not writable"
-								 : "calls not found");
+		       !p.found	  ? "libunwind not found"
+		       : p.failed ? "GOT not writable"
+				  : "calls not found");
 	/* Starts libunwind (its pipe2 now ours) and makes its caches per thread. */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }

@@ -86,8 +86,7 @@ int mf_report_collapsed(FILE *out, const struct mf_stackset *set, int bytes)
 	}
 	free(v);
 	free(buf);
-	HASH_ITER(hh, lines, l, tmp)
-	{
+	HASH_ITER (hh, lines, l, tmp) {
 		HASH_DEL(lines, l);
 		free(l);
 	}

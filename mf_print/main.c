@@ -53,46 +53,48 @@ static void mf_error(const char *what, const char *fmt, ...)
 
 static void mf_usage(FILE *out)
 {
-	fputs("Usage: mf_print [OPTIONS] --dir DIR [--dir DIR]...\n"
-	      "       mf_print [OPTIONS] DIR...\n"
-	      "Reads the profiles that libmalloc_freq.so wrote to DIR (malloc_freq.<pid>, one\n"
-	      "<tid>.prof per thread plus the module map), merges threads and processes,\n"
-	      "symbolizes offline (function, file:line, inlined frames, demangled names) and prints\n"
-	      "which call stacks call the allocator how often.\n"
-	      "\n"
-	      "Reports (default: summary and tree):\n"
-	      "      (none)            the allocation function at the root, its callers below\n"
-	      "  -c, --caller          the tree top-down: outermost caller first\n"
-	      "      --collapsed       one line per stack, 'main;f;g;malloc 42', for flamegraph.pl\n"
-	      "                        and speedscope\n"
-	      "      --threads         calls per thread for each function that calls the allocator\n"
-	      "\n"
-	      "Options:\n"
-	      "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
-	      "                        malloc_freq.* directories (a fork or exec tree) reads them all\n"
-	      "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
-	      "                        (default 1.0; 0 shows everything)\n"
-	      "  -s, --sort calls|bytes  order and threshold by calls (default) or requested bytes\n"
-	      "      --bytes           --collapsed counts bytes instead of calls\n"
-	      "      --lines           --collapsed frames carry file:line (the tree always does)\n"
-	      "      --thread TID      only the thread(s) with this thread id\n"
-	      "      --full-names      C++ names with template arguments and parameter lists\n"
-	      "                        (by default std::vector<int>::push_back(int const&) shows\n"
-	      "                        as std::vector::push_back)\n"
-	      "      --debuginfod      let elfutils fetch missing debug info from DEBUGINFOD_URLS\n"
-	      "                        (off by default: mf_print works offline)\n"
-	      "  -h, --help            this text\n"
-	      "  -V, --version         the version\n"
-	      "\n"
-	      "Examples:\n"
-	      "  LD_PRELOAD=/usr/local/lib/libmalloc_freq.so ./app\n"
-	      "  mf_print --dir malloc_freq.1234 --threshold 0.2\n"
-	      "  mf_print --dir malloc_freq.1234 --collapsed | flamegraph.pl > flame.svg\n"
-	      "  mf_print --threads malloc_freq.1234\n"
-	      "\n"
-	      "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
-	      "reported); 2 usage error.\n",
-	      out);
+	fputs(
+	    "Usage: mf_print [OPTIONS] --dir DIR [--dir DIR]...\n"
+	    "       mf_print [OPTIONS] DIR...\n"
+	    "Reads the profiles that libmalloc_freq.so wrote to DIR (malloc_freq.<pid>, one\n"
+	    "<tid>.prof per thread plus the module map), merges threads and processes,\n"
+	    "symbolizes offline (function, file:line, inlined frames, demangled names) and prints\n"
+	    "which call stacks call the allocator how often.\n"
+	    "\n"
+	    "Reports (default: summary and tree):\n"
+	    "      (none)            the allocation function at the root, its callers below\n"
+	    "  -c, --caller          the tree top-down: outermost caller first\n"
+	    "      --collapsed       one line per stack, 'main;f;g;malloc 42', for flamegraph.pl\n"
+	    "                        and speedscope\n"
+	    "      --threads         calls per thread for each function that calls the allocator\n"
+	    "\n"
+	    "Options:\n"
+	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
+	    "                        malloc_freq.* directories (a fork or exec tree) reads them "
+	    "all\n"
+	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
+	    "                        (default 1.0; 0 shows everything)\n"
+	    "  -s, --sort calls|bytes  order and threshold by calls (default) or requested bytes\n"
+	    "      --bytes           --collapsed counts bytes instead of calls\n"
+	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
+	    "      --thread TID      only the thread(s) with this thread id\n"
+	    "      --full-names      C++ names with template arguments and parameter lists\n"
+	    "                        (by default std::vector<int>::push_back(int const&) shows\n"
+	    "                        as std::vector::push_back)\n"
+	    "      --debuginfod      let elfutils fetch missing debug info from DEBUGINFOD_URLS\n"
+	    "                        (off by default: mf_print works offline)\n"
+	    "  -h, --help            this text\n"
+	    "  -V, --version         the version\n"
+	    "\n"
+	    "Examples:\n"
+	    "  LD_PRELOAD=/usr/local/lib/libmalloc_freq.so ./app\n"
+	    "  mf_print --dir malloc_freq.1234 --threshold 0.2\n"
+	    "  mf_print --dir malloc_freq.1234 --collapsed | flamegraph.pl > flame.svg\n"
+	    "  mf_print --threads malloc_freq.1234\n"
+	    "\n"
+	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
+	    "reported); 2 usage error.\n",
+	    out);
 }
 
 static int mf_usage_error(const char *fmt, ...)
@@ -108,23 +110,30 @@ static int mf_usage_error(const char *fmt, ...)
 
 static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 {
-	enum { OPT_COLLAPSED = 256, OPT_THREADS, OPT_BYTES, OPT_LINES, OPT_THREAD, OPT_DEBUGINFOD,
-	       OPT_FULL_NAMES };
+	enum {
+		OPT_COLLAPSED = 256,
+		OPT_THREADS,
+		OPT_BYTES,
+		OPT_LINES,
+		OPT_THREAD,
+		OPT_DEBUGINFOD,
+		OPT_FULL_NAMES
+	};
 	static const struct option opts[] = {
-		{ "dir", required_argument, NULL, 'd' },
-		{ "threshold", required_argument, NULL, 't' },
-		{ "sort", required_argument, NULL, 's' },
-		{ "caller", no_argument, NULL, 'c' },
-		{ "collapsed", no_argument, NULL, OPT_COLLAPSED },
-		{ "threads", no_argument, NULL, OPT_THREADS },
-		{ "bytes", no_argument, NULL, OPT_BYTES },
-		{ "lines", no_argument, NULL, OPT_LINES },
-		{ "thread", required_argument, NULL, OPT_THREAD },
-		{ "debuginfod", no_argument, NULL, OPT_DEBUGINFOD },
-		{ "full-names", no_argument, NULL, OPT_FULL_NAMES },
-		{ "help", no_argument, NULL, 'h' },
-		{ "version", no_argument, NULL, 'V' },
-		{ NULL, 0, NULL, 0 },
+	    {"dir", required_argument, NULL, 'd'},
+	    {"threshold", required_argument, NULL, 't'},
+	    {"sort", required_argument, NULL, 's'},
+	    {"caller", no_argument, NULL, 'c'},
+	    {"collapsed", no_argument, NULL, OPT_COLLAPSED},
+	    {"threads", no_argument, NULL, OPT_THREADS},
+	    {"bytes", no_argument, NULL, OPT_BYTES},
+	    {"lines", no_argument, NULL, OPT_LINES},
+	    {"thread", required_argument, NULL, OPT_THREAD},
+	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
+	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
 	};
 	memset(a, 0, sizeof(*a));
 	a->report.threshold = 1.0;
@@ -144,8 +153,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->report.threshold = strtod(optarg, &end);
 			if (errno || end == optarg || *end || !isfinite(a->report.threshold) ||
 			    a->report.threshold < 0 || a->report.threshold > 100)
-				return mf_usage_error("--threshold '%s': give a percentage from 0 to 100",
-						      optarg);
+				return mf_usage_error(
+				    "--threshold '%s': give a percentage from 0 to 100", optarg);
 			break;
 		case 's':
 			if (!strcmp(optarg, "calls"))
@@ -153,7 +162,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			else if (!strcmp(optarg, "bytes"))
 				a->report.by_bytes = 1;
 			else
-				return mf_usage_error("--sort '%s': give 'calls' or 'bytes'", optarg);
+				return mf_usage_error("--sort '%s': give 'calls' or 'bytes'",
+						      optarg);
 			break;
 		case 'c':
 			a->report.caller_first = 1;
@@ -294,7 +304,8 @@ static int mf_read_dir(struct mf_input *in, const struct mf_args *a, const char 
 				if (p.nodes[k].module < MF_MODULE_MAX && p.nodes[k].module >= need)
 					need = p.nodes[k].module + 1;
 			if (mf_placeholder_map(map, need)) {
-				mf_error(path, "names module %u and there is no module map", need - 1);
+				mf_error(path, "names module %u and there is no module map",
+					 need - 1);
 				in->failed = 1;
 				mf_profile_free(&p);
 				continue;
@@ -442,8 +453,8 @@ int main(int argc, char **argv)
 	}
 	if (!a.debuginfod)
 		unsetenv("DEBUGINFOD_URLS");
-	struct mf_input in = { 0 };
-	struct mf_stackset set = { 0 };
+	struct mf_input in = {0};
+	struct mf_stackset set = {0};
 	struct mf_symbolizer *sym = mf_sym_new();
 	int status = 0;
 	if (!sym)
@@ -451,12 +462,13 @@ int main(int argc, char **argv)
 	for (size_t i = 0; !r && i < a.ndirs; i++)
 		r = mf_read_input(&in, &a, a.dirs[i]);
 	if (!r && a.have_thread && !in.count && in.files) {
-		fprintf(stderr, "mf_print: no thread with id %llu in the profiles read\n", a.thread);
+		fprintf(stderr, "mf_print: no thread with id %llu in the profiles read\n",
+			a.thread);
 		status = 1;
 	}
 	if (!r && in.count) {
-		enum mf_label_style style = a.mode == MF_MODE_COLLAPSED && !a.lines ? MF_LABEL_FUNCTION
-										     : MF_LABEL_LINE;
+		enum mf_label_style style =
+		    a.mode == MF_MODE_COLLAPSED && !a.lines ? MF_LABEL_FUNCTION : MF_LABEL_LINE;
 		r = mf_stacks_build(&set, in.profiles, in.count, sym, style, a.full_names);
 		mf_sym_warnings(sym, mf_print_warning, NULL);
 		a.report.files = in.files;
@@ -466,15 +478,18 @@ int main(int argc, char **argv)
 		else if (!r) {
 			r = mf_report_summary(stdout, &set, &a.report);
 			if (!r)
-				r = a.mode == MF_MODE_THREADS ? mf_report_threads(stdout, &set, &a.report)
-							      : mf_report_tree(stdout, &set, &a.report);
+				r = a.mode == MF_MODE_THREADS
+					? mf_report_threads(stdout, &set, &a.report)
+					: mf_report_tree(stdout, &set, &a.report);
 		}
 	}
 	if (!r && fflush(stdout))
 		r = -errno;
 	if (r) {
 		fprintf(stderr, "mf_print: %s\n",
-			r == -ENOMEM ? "out of memory" : r == -EIO ? "write error" : strerror(-r));
+			r == -ENOMEM ? "out of memory"
+			: r == -EIO  ? "write error"
+				     : strerror(-r));
 		status = 1;
 	}
 	if (in.failed || (!in.count && !status && !r))

@@ -114,8 +114,10 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	 * stopped in between (the process was killed) leaves an empty or all-zero file. */
 	static const char zero[sizeof(h.magic)];
 	if (size == 0 || (size >= sizeof(h.magic) && !memcmp(data, zero, sizeof(zero)))) {
-		snprintf(err, errlen, "%s: the thread was stopped while its file was being made; "
-			 "nothing was recorded in it", size ? "no header" : "empty");
+		snprintf(err, errlen,
+			 "%s: the thread was stopped while its file was being made; "
+			 "nothing was recorded in it",
+			 size ? "no header" : "empty");
 		return 1;
 	}
 	if (mf_check_size(size, MF_HEADER_SIZE, err, errlen))
@@ -124,8 +126,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	if (mf_check_common(h.magic, MF_PROF_MAGIC, h.version, h.byte_order, err, errlen))
 		goto bad;
 	if (h.header_size != MF_HEADER_SIZE || h.node_size != sizeof(struct mf_node)) {
-		mf_fail(err, errlen, "corrupt header (header size %u, node size %u)",
-			h.header_size, h.node_size);
+		mf_fail(err, errlen, "corrupt header (header size %u, node size %u)", h.header_size,
+			h.node_size);
 		goto bad;
 	}
 	if (h.state > MF_STATE_PROCESS_EXIT) {
@@ -136,14 +138,16 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		mf_fail(err, errlen, "corrupt header (sample rate 0)");
 		goto bad;
 	}
-	uint64_t room = size < MF_HEADER_SIZE ? 0 : (size - MF_HEADER_SIZE) / sizeof(struct mf_node);
+	uint64_t room =
+	    size < MF_HEADER_SIZE ? 0 : (size - MF_HEADER_SIZE) / sizeof(struct mf_node);
 	if (h.node_count > room) {
 		mf_fail(err, errlen, "truncated: the header counts %llu nodes, the file holds %llu",
 			(unsigned long long)h.node_count, (unsigned long long)room);
 		goto bad;
 	}
 	if (h.node_count > UINT32_MAX) {
-		mf_fail(err, errlen, "corrupt header (%llu nodes)", (unsigned long long)h.node_count);
+		mf_fail(err, errlen, "corrupt header (%llu nodes)",
+			(unsigned long long)h.node_count);
 		goto bad;
 	}
 	/* A thread killed while its file was being made has a header but no root yet. */
@@ -178,7 +182,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			goto bad_nodes;
 		}
 		if (x->module != MF_MODULE_ENTRY && (x->calls || x->bytes)) {
-			mf_fail(err, errlen, "corrupt node %llu (counts on a frame that is not a leaf)",
+			mf_fail(err, errlen,
+				"corrupt node %llu (counts on a frame that is not a leaf)",
 				(unsigned long long)i);
 			goto bad_nodes;
 		}
@@ -223,8 +228,7 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
 	return r;
 }
 
-int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err,
-			     size_t errlen)
+int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen)
 {
 	for (uint64_t i = 1; i < p->node_count; i++) {
 		uint32_t m = p->nodes[i].module;

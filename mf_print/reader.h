@@ -18,9 +18,9 @@ struct mf_profile {
 	char *path;
 	struct mf_prof_header header; /* validated copy */
 	uint64_t node_count;
-	struct mf_node *nodes; /* validated: parent < index, modules in range */
+	struct mf_node *nodes;		 /* validated: parent < index, modules in range */
 	const struct mf_modmap *modules; /* of its directory; count 0 when missing */
-	int complete; /* finalized at thread or process exit */
+	int complete;			 /* finalized at thread or process exit */
 };
 
 /* Reads and validates one .prof file. Returns 0; 1 for a file its thread never got to write
@@ -39,8 +39,7 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 void mf_modmap_free(struct mf_modmap *m);
 
 /* Checks a profile's nodes against its module map (count modules). 0 or -1 with err. */
-int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err,
-			     size_t errlen);
+int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen);
 
 /* Reads a whole file into memory (at most max bytes). Returns 0 or -errno; *data is malloc'd. */
 int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size);

@@ -9,9 +9,9 @@
 
 struct mf_report_options {
 	double threshold; /* percent of the total of the sort key; smaller paths are folded */
-	int by_bytes;     /* sort and threshold by bytes, not calls */
+	int by_bytes;	  /* sort and threshold by bytes, not calls */
 	int caller_first; /* top-down tree: outermost caller first */
-	size_t files;     /* files read, for the summary */
+	size_t files;	  /* files read, for the summary */
 	size_t dirs;
 };
 

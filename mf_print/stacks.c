@@ -94,7 +94,8 @@ void mf_simplify_name(const char *in, char *out, size_t size)
 	size_t o = 0, len = strlen(in);
 	for (size_t i = 0; i < len && o + 1 < size; i++) {
 		char c = in[i];
-		if (!strncmp(in + i, "operator", 8) && (i == 0 || !isalnum((unsigned char)in[i - 1]))) {
+		if (!strncmp(in + i, "operator", 8) &&
+		    (i == 0 || !isalnum((unsigned char)in[i - 1]))) {
 			size_t n = 8 + mf_operator_len(in + i + 8);
 			for (size_t k = 0; k < n && o + 1 < size; k++)
 				out[o++] = in[i + k];
@@ -121,7 +122,8 @@ void mf_simplify_name(const char *in, char *out, size_t size)
 		}
 		if (keep && c == '(') {
 			/* copy the kept group whole */
-			size_t end = strchr(in + i, ')') ? (size_t)(strchr(in + i, ')') - in) : len - 1;
+			size_t end =
+			    strchr(in + i, ')') ? (size_t)(strchr(in + i, ')') - in) : len - 1;
 			for (; i <= end && o + 1 < size; i++)
 				out[o++] = in[i];
 			i--;
@@ -227,7 +229,7 @@ static int mf_stacks_profile(struct mf_stackset *set, const struct mf_profile *p
 	uint64_t rate = p->header.sample_rate;
 	struct mf_node_labels *memo = calloc(p->node_count ? p->node_count : 1, sizeof(*memo));
 	uint64_t *path = malloc((p->node_count ? p->node_count : 1) * sizeof(*path));
-	struct mf_pool pool = { 0 };
+	struct mf_pool pool = {0};
 	int r = memo && path ? 0 : -ENOMEM;
 	for (uint64_t i = 1; !r && i < p->node_count; i++) {
 		const struct mf_node *leaf = &p->nodes[i];
@@ -241,11 +243,11 @@ static int mf_stacks_profile(struct mf_stackset *set, const struct mf_profile *p
 			nlabels += memo[j].count;
 		}
 		struct mf_stack s = {
-			.depth = (uint32_t)nlabels,
-			.entry = (uint32_t)leaf->rel_pc,
-			.thread = thread,
-			.calls = leaf->calls * rate,
-			.bytes = leaf->bytes * rate,
+		    .depth = (uint32_t)nlabels,
+		    .entry = (uint32_t)leaf->rel_pc,
+		    .thread = thread,
+		    .calls = leaf->calls * rate,
+		    .bytes = leaf->bytes * rate,
 		};
 		if (r || !(s.labels = malloc((nlabels ? nlabels : 1) * sizeof(uint32_t)))) {
 			r = r ? r : -ENOMEM;
@@ -312,8 +314,7 @@ void mf_stacks_free(struct mf_stackset *set)
 		free(set->stacks[i].labels);
 	free(set->stacks);
 	struct mf_label_entry *e, *tmp;
-	HASH_ITER(hh, set->label_index, e, tmp)
-	{
+	HASH_ITER (hh, set->label_index, e, tmp) {
 		HASH_DEL(set->label_index, e);
 		free(e);
 	}

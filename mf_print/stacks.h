@@ -12,9 +12,9 @@
 struct mf_stack {
 	uint32_t *labels; /* outermost frame first; the entry point is not among them */
 	uint32_t depth;
-	uint32_t entry;  /* enum mf_entry */
+	uint32_t entry;	 /* enum mf_entry */
 	uint32_t thread; /* index into mf_stackset.threads */
-	uint64_t calls;  /* scaled by the file's sample rate */
+	uint64_t calls;	 /* scaled by the file's sample rate */
 	uint64_t bytes;
 };
 
@@ -35,15 +35,15 @@ struct mf_stackset {
 	uint64_t calls, bytes;
 	uint64_t entry_calls[MF_ENTRY_COUNT], entry_bytes[MF_ENTRY_COUNT];
 	uint64_t lost, nested; /* from the headers, unscaled */
-	uint64_t seen;         /* calls the threads saw, recorded or not (headers' calls_total) */
+	uint64_t seen;	       /* calls the threads saw, recorded or not (headers' calls_total) */
 	size_t incomplete;
-	int estimated; /* some file was sampled: counts are estimates */
+	int estimated;	/* some file was sampled: counts are estimates */
 	int full_names; /* C++ names with template arguments and parameters */
 };
 
 enum mf_label_style {
 	MF_LABEL_FUNCTION, /* "function" */
-	MF_LABEL_LINE,     /* "function file:line", "[inlined]" marked */
+	MF_LABEL_LINE,	   /* "function file:line", "[inlined]" marked */
 };
 
 /* Builds the set from profiles (all already validated against their module maps). Returns 0

@@ -28,9 +28,9 @@ struct mf_sym_str {
 
 struct mf_sym_module {
 	UT_hash_handle hh;
-	char *path; /* key */
+	char *path;	  /* key */
 	const char *base; /* interned file name without directories, for fallback names */
-	Dwfl *dwfl; /* NULL: the file cannot be used at all */
+	Dwfl *dwfl;	  /* NULL: the file cannot be used at all */
 	Dwfl_Module *mod;
 	const unsigned char *build_id; /* owned by dwfl */
 	int build_id_len;
@@ -45,7 +45,7 @@ struct mf_sym_key {
 	uint32_t pad; /* zeroed: the key is hashed as bytes */
 };
 
-#define MF_SYM_KEY_RET 1u
+#define MF_SYM_KEY_RET	1u
 #define MF_SYM_KEY_FILE 2u /* the file on disk was used (build-id matched) */
 
 struct mf_sym_result {
@@ -73,13 +73,13 @@ struct mf_sym_vec {
 };
 
 static const Dwfl_Callbacks mf_sym_callbacks = {
-	.find_elf = dwfl_build_id_find_elf,
-	.find_debuginfo = dwfl_standard_find_debuginfo,
-	.section_address = dwfl_offline_section_address,
+    .find_elf = dwfl_build_id_find_elf,
+    .find_debuginfo = dwfl_standard_find_debuginfo,
+    .section_address = dwfl_offline_section_address,
 };
 
 /* Returned when not even a fallback frame could be allocated. */
-static const struct mf_sym_frame mf_sym_oom_frame = { .function = "[out of memory]" };
+static const struct mf_sym_frame mf_sym_oom_frame = {.function = "[out of memory]"};
 
 static const char *mf_sym_intern(struct mf_symbolizer *sym, const char *s)
 {
@@ -104,8 +104,7 @@ static const char *mf_sym_intern(struct mf_symbolizer *sym, const char *s)
 	return e->s;
 }
 
-__attribute__((format(printf, 1, 0)))
-static char *mf_sym_vasprintf(const char *fmt, va_list ap)
+__attribute__((format(printf, 1, 0))) static char *mf_sym_vasprintf(const char *fmt, va_list ap)
 {
 	char *s;
 
@@ -114,8 +113,8 @@ static char *mf_sym_vasprintf(const char *fmt, va_list ap)
 	return s;
 }
 
-__attribute__((format(printf, 2, 3)))
-static const char *mf_sym_intern_fmt(struct mf_symbolizer *sym, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static const char *
+mf_sym_intern_fmt(struct mf_symbolizer *sym, const char *fmt, ...)
 {
 	const char *r;
 	va_list ap;
@@ -131,8 +130,8 @@ static const char *mf_sym_intern_fmt(struct mf_symbolizer *sym, const char *fmt,
 	return r;
 }
 
-__attribute__((format(printf, 2, 3)))
-static void mf_sym_warn(struct mf_symbolizer *sym, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void mf_sym_warn(struct mf_symbolizer *sym,
+							      const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
@@ -190,18 +189,18 @@ void mf_sym_free(struct mf_symbolizer *sym)
 
 	if (!sym)
 		return;
-	HASH_ITER(hh, sym->results, r, rtmp) {
+	HASH_ITER (hh, sym->results, r, rtmp) {
 		HASH_DEL(sym->results, r);
 		free(r);
 	}
-	HASH_ITER(hh, sym->mods, m, mtmp) {
+	HASH_ITER (hh, sym->mods, m, mtmp) {
 		HASH_DEL(sym->mods, m);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->path);
 		free(m);
 	}
-	HASH_ITER(hh, sym->strs, s, stmp) {
+	HASH_ITER (hh, sym->strs, s, stmp) {
 		HASH_DEL(sym->strs, s);
 		free(s);
 	}
@@ -298,13 +297,14 @@ static bool mf_sym_build_id_ok(struct mf_symbolizer *sym, struct mf_sym_module *
 {
 	if (!build_id_len || !build_id)
 		return true;
-	if ((size_t)m->build_id_len >= build_id_len &&
-	    !memcmp(m->build_id, build_id, build_id_len))
+	if ((size_t)m->build_id_len >= build_id_len && !memcmp(m->build_id, build_id, build_id_len))
 		return true;
 	if (!m->warned_build_id) {
 		m->warned_build_id = true;
-		mf_sym_warn(sym, "%s: build-id differs from the profiled one (file changed since "
-			    "the run?); its frames are shown as module+offset", m->path);
+		mf_sym_warn(sym,
+			    "%s: build-id differs from the profiled one (file changed since "
+			    "the run?); its frames are shown as module+offset",
+			    m->path);
 	}
 	return false;
 }
@@ -317,8 +317,10 @@ static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *
 		return;
 	m->dwarf_checked = true;
 	if (!dwfl_module_getdwarf(m->mod, &bias))
-		mf_sym_warn(sym, "%s: no debug info; install its -dbgsym package or rebuild with "
-			    "-g for file:line", m->path);
+		mf_sym_warn(sym,
+			    "%s: no debug info; install its -dbgsym package or rebuild with "
+			    "-g for file:line",
+			    m->path);
 }
 
 static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char *file, int line,
@@ -356,8 +358,8 @@ static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die)
 	Dwarf_Attribute attr;
 	const char *name;
 
-	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr) ?:
-				dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr)
+				    ?: dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
 	if (!name)
 		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
 	return mf_sym_name(sym, name);
@@ -460,7 +462,7 @@ int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *bu
 		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
 		  const struct mf_sym_frame **out)
 {
-	struct mf_sym_vec vec = { 0 };
+	struct mf_sym_vec vec = {0};
 	struct mf_sym_frame fallback;
 	struct mf_sym_result *r;
 	struct mf_sym_module *m;

@@ -23,7 +23,7 @@ struct mf_tnode {
 
 static void mf_human_bytes(char *buf, size_t size, uint64_t b)
 {
-	const char *unit[] = { "B", "KiB", "MiB", "GiB", "TiB", "PiB" };
+	const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
 	double v = (double)b;
 	int u = 0;
 	while (v >= 1024 && u < 5) {
@@ -45,7 +45,9 @@ int mf_report_summary(FILE *out, const struct mf_stackset *set, const struct mf_
 {
 	char bytes[32];
 	mf_human_bytes(bytes, sizeof(bytes), set->bytes);
-	fprintf(out, "malloc_freq: %s%" PRIu64 " calls, %s requested; %zu thread%s in %zu file%s from %zu director%s\n",
+	fprintf(out,
+		"malloc_freq: %s%" PRIu64
+		" calls, %s requested; %zu thread%s in %zu file%s from %zu director%s\n",
 		set->estimated ? "~" : "", set->calls, bytes, set->nthreads,
 		set->nthreads == 1 ? "" : "s", o->files, o->files == 1 ? "" : "s", o->dirs,
 		o->dirs == 1 ? "y" : "ies");
@@ -54,26 +56,31 @@ int mf_report_summary(FILE *out, const struct mf_stackset *set, const struct mf_
 	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
 		if (!set->entry_calls[e])
 			continue;
-		fprintf(out, "%s%s %" PRIu64 " (%.1f%%)", sep, mf_entry_names[e], set->entry_calls[e],
-			mf_pct(set->entry_calls[e], set->calls));
+		fprintf(out, "%s%s %" PRIu64 " (%.1f%%)", sep, mf_entry_names[e],
+			set->entry_calls[e], mf_pct(set->entry_calls[e], set->calls));
 		sep = ", ";
 	}
 	fprintf(out, "%s\n", set->calls ? "" : " no calls recorded");
 	if (set->estimated)
-		fprintf(out, "  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "
-			     "are scaled by the sampling rate\n");
+		fprintf(out,
+			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "
+			"are scaled by the sampling rate\n");
 	if (set->incomplete)
-		fprintf(out, "  %zu file%s not finalized: the process was killed, crashed, exec'd or "
-			     "called _exit while %s ran; everything recorded until then is included\n",
+		fprintf(out,
+			"  %zu file%s not finalized: the process was killed, crashed, exec'd or "
+			"called _exit while %s ran; everything recorded until then is included\n",
 			set->incomplete, set->incomplete == 1 ? "" : "s",
 			set->incomplete == 1 ? "its thread" : "their threads");
 	if (set->lost)
-		fprintf(out, "  %" PRIu64 " of %" PRIu64 " calls lost: a profile file could not grow (disk "
-			     "full, or a file size limit); the rest are in the report\n",
+		fprintf(out,
+			"  %" PRIu64 " of %" PRIu64
+			" calls lost: a profile file could not grow (disk "
+			"full, or a file size limit); the rest are in the report\n",
 			set->lost, set->seen);
 	if (set->nested)
-		fprintf(out, "  %" PRIu64 " calls arrived while the profiler was recording in the same "
-			     "thread (signal handlers): counted, not attributed to a stack\n",
+		fprintf(out,
+			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
+			"thread (signal handlers): counted, not attributed to a stack\n",
 			set->nested);
 	return ferror(out) ? -EIO : 0;
 }
@@ -95,8 +102,7 @@ static int mf_tnode_child(struct mf_tnode *parent, uint32_t label, struct mf_tno
 static void mf_tnode_free(struct mf_tnode *n)
 {
 	struct mf_tnode *c, *tmp;
-	HASH_ITER(hh, n->children, c, tmp)
-	{
+	HASH_ITER (hh, n->children, c, tmp) {
 		HASH_DEL(n->children, c);
 		mf_tnode_free(c);
 		free(c);
@@ -180,7 +186,10 @@ static int mf_tree_children(struct mf_tree_print *tp, const struct mf_tnode *n)
 	int r = 0, top = n->label == UINT32_MAX;
 	for (i = 0; i < shown && !r; i++) {
 		int last = i + 1 == shown && !folded;
-		mf_tree_line(tp, v[i]->calls, v[i]->bytes, top ? "" : last ? "`- " : "|- ",
+		mf_tree_line(tp, v[i]->calls, v[i]->bytes,
+			     top    ? ""
+			     : last ? "`- "
+				    : "|- ",
 			     tp->set->labels[v[i]->label]);
 		size_t keep = tp->prefix_len;
 		r = mf_prefix_push(tp, top ? "" : last ? "   " : "|  ");
@@ -200,26 +209,28 @@ static int mf_tree_children(struct mf_tree_print *tp, const struct mf_tnode *n)
 
 int mf_report_tree(FILE *out, const struct mf_stackset *set, const struct mf_report_options *o)
 {
-	struct mf_tnode root = { .label = UINT32_MAX };
+	struct mf_tnode root = {.label = UINT32_MAX};
 	int r = 0;
 	for (size_t i = 0; i < set->count && !r; i++) {
 		const struct mf_stack *s = &set->stacks[i];
 		struct mf_tnode *n = &root;
 		uint32_t len = s->depth + 1;
 		for (uint32_t k = 0; k < len && !r; k++) {
-			/* callee-first: entry, innermost ... outermost; caller-first: the reverse */
+			/* callee-first: entry, innermost ... outermost; caller-first: the reverse
+			 */
 			uint32_t label;
 			if (o->caller_first)
 				label = k < s->depth ? s->labels[k] : set->entry_label[s->entry];
 			else
-				label = k == 0 ? set->entry_label[s->entry] : s->labels[s->depth - k];
+				label =
+				    k == 0 ? set->entry_label[s->entry] : s->labels[s->depth - k];
 			if (!(r = mf_tnode_child(n, label, &n))) {
 				n->calls += s->calls;
 				n->bytes += s->bytes;
 			}
 		}
 	}
-	struct mf_tree_print tp = { .out = out, .set = set, .o = o };
+	struct mf_tree_print tp = {.out = out, .set = set, .o = o};
 	tp.total = o->by_bytes ? set->bytes : set->calls;
 	if (!r) {
 		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
@@ -309,8 +320,9 @@ int mf_report_threads(FILE *out, const struct mf_stackset *set, const struct mf_
 			v[k++] = s;
 		qsort(v, count, sizeof(*v), mf_site_cmp);
 		uint64_t total = o->by_bytes ? set->bytes : set->calls;
-		fprintf(out, "\n%s per thread, by the function that called the allocator; sites below "
-			     "%.2g%% are folded (--threshold)\n\n",
+		fprintf(out,
+			"\n%s per thread, by the function that called the allocator; sites below "
+			"%.2g%% are folded (--threshold)\n\n",
 			o->by_bytes ? "Bytes" : "Calls", o->threshold);
 		fprintf(out, "%12s", "total");
 		for (size_t c = 0; c < ncols; c++)
@@ -319,11 +331,12 @@ int mf_report_threads(FILE *out, const struct mf_stackset *set, const struct mf_
 			fprintf(out, " %12s", "others");
 		fprintf(out, "  %s\n%12s", "tid", "");
 		for (size_t c = 0; c < ncols; c++)
-			fprintf(out, " %12.12s", set->threads[order[c]].profile->header.thread_name);
+			fprintf(out, " %12.12s",
+				set->threads[order[c]].profile->header.thread_name);
 		if (others)
 			fprintf(out, " %9zu th", n - ncols);
 		fprintf(out, "  %s\n", "thread name / allocation site");
-		uint64_t fold_total = 0, fold_cols[MF_THREAD_COLUMNS + 1] = { 0 };
+		uint64_t fold_total = 0, fold_cols[MF_THREAD_COLUMNS + 1] = {0};
 		size_t folded = 0;
 		for (size_t i = 0; i < count; i++) {
 			if (mf_pct(v[i]->total, total) < o->threshold) {
@@ -346,13 +359,12 @@ int mf_report_threads(FILE *out, const struct mf_stackset *set, const struct mf_
 				fprintf(out, " %12" PRIu64, fold_cols[c]);
 			if (others)
 				fprintf(out, " %12" PRIu64, fold_cols[MF_THREAD_COLUMNS]);
-			fprintf(out, "  (%zu more site%s below %.2g%%)\n", folded, folded == 1 ? "" : "s",
-				o->threshold);
+			fprintf(out, "  (%zu more site%s below %.2g%%)\n", folded,
+				folded == 1 ? "" : "s", o->threshold);
 		}
 	}
 	free(v);
-	HASH_ITER(hh, sites, s, tmp)
-	{
+	HASH_ITER (hh, sites, s, tmp) {
 		HASH_DEL(sites, s);
 		free(s);
 	}

@@ -10,10 +10,26 @@ static __thread void *volatile sink;
 
 #define NOINLINE __attribute__((noinline))
 
-NOINLINE static void site_a(size_t n) { sink = malloc(n); free(sink); }
-NOINLINE static void site_b(size_t n) { sink = malloc(n + 16); free(sink); }
-NOINLINE static void site_c(size_t n) { sink = calloc(1, n + 32); free(sink); }
-NOINLINE static void site_d(size_t n) { sink = malloc(n + 48); free(sink); }
+NOINLINE static void site_a(size_t n)
+{
+	sink = malloc(n);
+	free(sink);
+}
+NOINLINE static void site_b(size_t n)
+{
+	sink = malloc(n + 16);
+	free(sink);
+}
+NOINLINE static void site_c(size_t n)
+{
+	sink = calloc(1, n + 32);
+	free(sink);
+}
+NOINLINE static void site_d(size_t n)
+{
+	sink = malloc(n + 48);
+	free(sink);
+}
 
 /* Recursion gives the sites distinct stack depths (5, 10, 15, 20 frames above them). */
 NOINLINE static void descend(int depth, long i)
@@ -24,10 +40,18 @@ NOINLINE static void descend(int depth, long i)
 		return;
 	}
 	switch (i & 3) {
-	case 0: site_a(16 + (i & 63)); break;
-	case 1: site_b(8); break;
-	case 2: site_c(24); break;
-	default: site_d(40); break;
+	case 0:
+		site_a(16 + (i & 63));
+		break;
+	case 1:
+		site_b(8);
+		break;
+	case 2:
+		site_c(24);
+		break;
+	default:
+		site_d(40);
+		break;
 	}
 }
 

@@ -10,32 +10,54 @@
 
 #define SITE_CALLS(i) (50 * ((i) + 1))
 static void *volatile sink;
-static void keep(void *p) { sink = p; free(sink); }
+static void keep(void *p)
+{
+	sink = p;
+	free(sink);
+}
 
-__attribute__((noinline)) static void site_malloc(void) { keep(malloc(100)); }
-__attribute__((noinline)) static void site_calloc(void) { keep(calloc(10, 10)); }
-__attribute__((noinline)) static void site_realloc(void) { keep(realloc(NULL, 100)); }
+__attribute__((noinline)) static void site_malloc(void)
+{
+	keep(malloc(100));
+}
+__attribute__((noinline)) static void site_calloc(void)
+{
+	keep(calloc(10, 10));
+}
+__attribute__((noinline)) static void site_realloc(void)
+{
+	keep(realloc(NULL, 100));
+}
 __attribute__((noinline)) static void site_posix_memalign(void)
 {
 	void *p;
 	if (!posix_memalign(&p, 64, 100))
 		keep(p);
 }
-__attribute__((noinline)) static void site_aligned_alloc(void) { keep(aligned_alloc(64, 128)); }
-__attribute__((noinline)) static void site_memalign(void) { keep(memalign(64, 100)); }
-__attribute__((noinline)) static void site_valloc(void) { keep(valloc(100)); }
+__attribute__((noinline)) static void site_aligned_alloc(void)
+{
+	keep(aligned_alloc(64, 128));
+}
+__attribute__((noinline)) static void site_memalign(void)
+{
+	keep(memalign(64, 100));
+}
+__attribute__((noinline)) static void site_valloc(void)
+{
+	keep(valloc(100));
+}
 
-static void (*const sites[])(void) = { site_malloc, site_calloc, site_realloc,
-				       site_posix_memalign, site_aligned_alloc, site_memalign,
-				       site_valloc };
+static void (*const sites[])(void) = {site_malloc,	   site_calloc,	       site_realloc,
+				      site_posix_memalign, site_aligned_alloc, site_memalign,
+				      site_valloc};
 
 /* Bytes the preloaded allocator says it has handed out, or -1 if it is not one we know. */
 static long long allocator_bytes(const char **name)
 {
 	int (*mallctl)(const char *, void *, size_t *, void *, size_t) =
-		(int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
-	int (*tc)(const char *, size_t *) =
-		(int (*)(const char *, size_t *))dlsym(RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
+	    (int (*)(const char *, void *, size_t *, void *, size_t))dlsym(RTLD_DEFAULT, "mallctl");
+	int (*tc)(const char *, size_t *) = (int (*)(const char *, size_t *))dlsym(
+	    RTLD_DEFAULT, "MallocExtension_GetNumericProperty");
 	if (mallctl) {
 		uint64_t v = 0;
 		size_t len = sizeof(v);

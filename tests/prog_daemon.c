@@ -11,7 +11,7 @@
 #include <unistd.h>
 
 #define THREADS 4
-#define LINES 2000
+#define LINES	2000
 
 static int fds[8];
 

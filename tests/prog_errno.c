@@ -45,8 +45,8 @@ int main(void)
 	free(NULL);
 	printf("%-36s errno=%d\n", "free(NULL)", errno);
 	/* usable sizes of every kind of block, as the allocator reports them */
-	void *blocks[] = { malloc(10), calloc(3, 7), realloc(NULL, 30), aligned_alloc(64, 64),
-			   memalign(128, 10), valloc(10), pvalloc(10) };
+	void *blocks[] = {malloc(10),	     calloc(3, 7), realloc(NULL, 30), aligned_alloc(64, 64),
+			  memalign(128, 10), valloc(10),   pvalloc(10)};
 	for (unsigned i = 0; i < sizeof(blocks) / sizeof(blocks[0]); i++) {
 		printf("malloc_usable_size(block %u) = %zu\n", i, malloc_usable_size(blocks[i]));
 		free(blocks[i]);

@@ -9,7 +9,7 @@ static __thread void *volatile sink;
 static long rounds;
 
 #define SITE(name, size)                                                                           \
-	__attribute__((noinline)) static void name(void)                                          \
+	__attribute__((noinline)) static void name(void)                                           \
 	{                                                                                          \
 		sink = malloc(size);                                                               \
 		free(sink);                                                                        \

@@ -40,11 +40,11 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = { { 0, 50 }, { 0, 50 } };
+	struct itimerval it = {{0, 50}, {0, 50}};
 	setitimer(ITIMER_REAL, &it, NULL);
 	for (long i = 0; i < n; i++)
 		site_main_loop();
-	struct itimerval off = { { 0, 0 }, { 0, 0 } };
+	struct itimerval off = {{0, 0}, {0, 0}};
 	setitimer(ITIMER_REAL, &off, NULL);
 	printf("handled %d\n", (int)handled);
 	return 0;

@@ -10,7 +10,7 @@
 
 #define SITE_CALLS(i) (100 * ((i) + 1))
 #define SITE_BYTES(i) (64 * ((i) + 1))
-#define NOINLINE __attribute__((noinline))
+#define NOINLINE      __attribute__((noinline))
 
 static __thread void *volatile sink; /* per thread: keep() must free what it stored */
 
@@ -20,24 +20,48 @@ static void keep(void *p)
 	free(sink);
 }
 
-NOINLINE static void site_malloc(size_t n) { keep(malloc(n)); }
-NOINLINE static void site_calloc(size_t n) { keep(calloc(n / 8, 8)); }
-NOINLINE static void site_realloc(size_t n) { keep(realloc(NULL, n)); }
-NOINLINE static void site_reallocarray(size_t n) { keep(reallocarray(NULL, n / 4, 4)); }
+NOINLINE static void site_malloc(size_t n)
+{
+	keep(malloc(n));
+}
+NOINLINE static void site_calloc(size_t n)
+{
+	keep(calloc(n / 8, 8));
+}
+NOINLINE static void site_realloc(size_t n)
+{
+	keep(realloc(NULL, n));
+}
+NOINLINE static void site_reallocarray(size_t n)
+{
+	keep(reallocarray(NULL, n / 4, 4));
+}
 NOINLINE static void site_posix_memalign(size_t n)
 {
 	void *p = NULL;
 	if (posix_memalign(&p, 64, n) == 0)
 		keep(p);
 }
-NOINLINE static void site_aligned_alloc(size_t n) { keep(aligned_alloc(64, n)); }
-NOINLINE static void site_memalign(size_t n) { keep(memalign(64, n)); }
-NOINLINE static void site_valloc(size_t n) { keep(valloc(n)); }
-NOINLINE static void site_pvalloc(size_t n) { keep(pvalloc(n)); }
+NOINLINE static void site_aligned_alloc(size_t n)
+{
+	keep(aligned_alloc(64, n));
+}
+NOINLINE static void site_memalign(size_t n)
+{
+	keep(memalign(64, n));
+}
+NOINLINE static void site_valloc(size_t n)
+{
+	keep(valloc(n));
+}
+NOINLINE static void site_pvalloc(size_t n)
+{
+	keep(pvalloc(n));
+}
 
 static void (*const sites[9])(size_t) = {
-	site_malloc,  site_calloc,	  site_realloc, site_reallocarray, site_posix_memalign,
-	site_aligned_alloc, site_memalign, site_valloc,	 site_pvalloc,
+    site_malloc,	site_calloc,   site_realloc, site_reallocarray, site_posix_memalign,
+    site_aligned_alloc, site_memalign, site_valloc,  site_pvalloc,
 };
 
 static void *worker(void *arg)

@@ -18,7 +18,7 @@ static __thread void *volatile sink;
 static long forks;
 
 #define SITE(name, size)                                                                           \
-	__attribute__((noinline)) static void name(void)                                          \
+	__attribute__((noinline)) static void name(void)                                           \
 	{                                                                                          \
 		sink = malloc(size);                                                               \
 		free(sink);                                                                        \
@@ -66,7 +66,7 @@ int main(int argc, char **argv)
 		return 0;
 	}
 	if (!strcmp(argv[1], "spawn")) {
-		char *args[] = { argv[2], "321", "_exit", NULL };
+		char *args[] = {argv[2], "321", "_exit", NULL};
 		pid_t pid;
 		int ok = posix_spawn(&pid, argv[2], NULL, NULL, args, environ) == 0 && wait_ok(pid);
 		pid = vfork();

@@ -15,7 +15,7 @@ static __thread void *volatile sink;
 static sem_t started;
 
 #define SITE(name, size)                                                                           \
-	__attribute__((noinline)) static void name(void)                                          \
+	__attribute__((noinline)) static void name(void)                                           \
 	{                                                                                          \
 		sink = malloc(size);                                                               \
 		free(sink);                                                                        \

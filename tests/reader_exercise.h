@@ -16,7 +16,7 @@
 static int mf_exercise_profile(const unsigned char *data, size_t size, char *err, size_t errlen)
 {
 	static struct mf_module mods[MF_EXERCISE_MODULES];
-	static struct mf_modmap map = { MF_EXERCISE_MODULES, mods };
+	static struct mf_modmap map = {MF_EXERCISE_MODULES, mods};
 	static FILE *null;
 	if (!null) {
 		null = fopen("/dev/null", "w");
@@ -32,7 +32,8 @@ static int mf_exercise_profile(const unsigned char *data, size_t size, char *err
 		struct mf_symbolizer *sym = mf_sym_new();
 		for (int style = 0; style < 2 && sym; style++) {
 			struct mf_stackset set;
-			struct mf_report_options o = { .threshold = style ? 0.0 : 1.0, .files = 1, .dirs = 1 };
+			struct mf_report_options o = {
+			    .threshold = style ? 0.0 : 1.0, .files = 1, .dirs = 1};
 			if (mf_stacks_build(&set, &p, 1, sym, style, style) == 0) {
 				mf_report_summary(null, &set, &o);
 				mf_report_tree(null, &set, &o);

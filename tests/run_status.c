@@ -9,7 +9,7 @@ int main(int argc, char **argv)
 {
 	if (argc < 2)
 		return 2;
-	struct rlimit core = { RLIM_INFINITY, RLIM_INFINITY };
+	struct rlimit core = {RLIM_INFINITY, RLIM_INFINITY};
 	setrlimit(RLIMIT_CORE, &core);
 	pid_t pid = fork();
 	if (pid == 0) {

@@ -36,9 +36,11 @@ int main(void)
 	snprintf(link, sizeof(link), "%s/malloc_freq.%d", dir, pid);
 	if (symlink(victim, link))
 		tap_bail("symlink");
-	tap_ok(mf_prof_dir_ensure() == 0, "a directory is made although its name is a planted symlink");
+	tap_ok(mf_prof_dir_ensure() == 0,
+	       "a directory is made although its name is a planted symlink");
 	snprintf(path, sizeof(path), "%s/malloc_freq.%d.1", dir, pid);
-	tap_ok(mf_prof_dir() && !strcmp(mf_prof_dir(), path), "it is the next name, %s", mf_prof_dir());
+	tap_ok(mf_prof_dir() && !strcmp(mf_prof_dir(), path), "it is the next name, %s",
+	       mf_prof_dir());
 	tap_ok(empty_dir(victim), "nothing was written through the symlink");
 
 	char victim_file[4200];
@@ -56,11 +58,13 @@ int main(void)
 
 	struct mf_prof_file f;
 	memset(&f, 0, sizeof(f));
-	tap_ok(mf_prof_open(&f, 4242) == 0, "a thread file is made although its name is a planted symlink");
+	tap_ok(mf_prof_open(&f, 4242) == 0,
+	       "a thread file is made although its name is a planted symlink");
 	snprintf(path, sizeof(path), "%s/4242.1.prof", mf_prof_dir());
 	tap_ok(!strcmp(f.path, path), "it is the next name, 4242.1.prof");
 	struct stat st;
-	tap_ok(stat(victim_file, &st) == 0 && st.st_size == 0, "nothing was written through the symlink");
+	tap_ok(stat(victim_file, &st) == 0 && st.st_size == 0,
+	       "nothing was written through the symlink");
 	struct mf_prof_file g;
 	memset(&g, 0, sizeof(g));
 	tap_ok(mf_prof_open(&g, 4243) == 0, "a thread whose name is taken by a file gets a file");
@@ -74,7 +78,8 @@ int main(void)
 	struct stat sd, sf;
 	int okd = stat(mf_prof_dir(), &sd) == 0, okf = stat(f.path, &sf) == 0;
 	tap_ok(okd && !(sd.st_mode & S_IWOTH) && !(sd.st_mode & S_IWGRP),
-	       "with umask 0 the directory is not group- or world-writable (%o)", sd.st_mode & 0777);
+	       "with umask 0 the directory is not group- or world-writable (%o)",
+	       sd.st_mode & 0777);
 	tap_ok(okf && !(sf.st_mode & S_IWOTH) && !(sf.st_mode & S_IWGRP),
 	       "nor is the thread file (%o)", sf.st_mode & 0777);
 	mf_prof_close(&f);

@@ -47,7 +47,8 @@ int main(void)
 		if (s % 100 == 99)
 			node = mf_trie_child(&t, 0, MF_TRIE_KEY_TRUNCATED);
 		for (int d = 0; d < depth; d++)
-			node = mf_trie_child(&t, node, 0x1000 + 16 * (uintptr_t)(d == 0 ? 1 : (s * 31 + d) % 997));
+			node = mf_trie_child(
+			    &t, node, 0x1000 + 16 * (uintptr_t)(d == 0 ? 1 : (s * 31 + d) % 997));
 		leaf[s] = mf_trie_child(&t, node, MF_TRIE_KEY_ENTRY(s % MF_ENTRY_COUNT));
 		t.nodes[leaf[s]].calls += (uint64_t)s + 1;
 		t.nodes[leaf[s]].bytes += 8 * ((uint64_t)s + 1);
@@ -73,11 +74,13 @@ int main(void)
 	tap_ok(r == 0, "the reader accepts the file (%s)", err);
 	if (r)
 		tap_bail("cannot go on");
-	tap_ok(p.header.tid == 4242 && p.header.pid == (uint64_t)getpid(), "pid and tid round-trip");
+	tap_ok(p.header.tid == 4242 && p.header.pid == (uint64_t)getpid(),
+	       "pid and tid round-trip");
 	tap_ok(p.header.state == MF_STATE_THREAD_EXIT && p.complete, "state round-trips: complete");
 	tap_ok(p.header.sample_rate == 1 && p.header.max_depth == mf_config.depth,
 	       "sample rate and depth round-trip");
-	tap_ok(p.node_count == written, "node count round-trips (%llu)", (unsigned long long)written);
+	tap_ok(p.node_count == written, "node count round-trips (%llu)",
+	       (unsigned long long)written);
 	tap_ok(memcmp(p.nodes, copy, written * sizeof(*copy)) == 0, "every node round-trips");
 	/* Stacks with equal frames and entry share a leaf: expect the sums. */
 	uint64_t *want = calloc(written, sizeof(*want));
@@ -86,8 +89,9 @@ int main(void)
 	int good = 1;
 	for (int s = 0; s < STACKS && good; s++) {
 		const struct mf_node *l = &p.nodes[leaf[s]];
-		good = l->module == MF_MODULE_ENTRY && l->rel_pc == (uint64_t)(s % MF_ENTRY_COUNT) &&
-		       l->calls == want[leaf[s]] && l->bytes == 8 * want[leaf[s]];
+		good = l->module == MF_MODULE_ENTRY &&
+		       l->rel_pc == (uint64_t)(s % MF_ENTRY_COUNT) && l->calls == want[leaf[s]] &&
+		       l->bytes == 8 * want[leaf[s]];
 		int depth = 0;
 		for (uint32_t n = l->parent; n; n = p.nodes[n].parent)
 			depth++;

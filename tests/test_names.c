@@ -17,8 +17,10 @@ static void check(const char *in, const char *want)
 
 int main(void)
 {
-	check("std::vector<int, std::allocator<int> >::push_back(int const&)", "std::vector::push_back");
-	check("std::_Hashtable<int, std::pair<int const, int> >::_M_rehash(unsigned long, unsigned long const&)",
+	check("std::vector<int, std::allocator<int> >::push_back(int const&)",
+	      "std::vector::push_back");
+	check("std::_Hashtable<int, std::pair<int const, int> >::_M_rehash(unsigned long, unsigned "
+	      "long const&)",
 	      "std::_Hashtable::_M_rehash");
 	check("operator new(unsigned long)", "operator new");
 	check("Foo::operator()(int) const", "Foo::operator()");

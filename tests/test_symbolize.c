@@ -21,8 +21,7 @@
 static int test_num;
 static int test_failed;
 
-__attribute__((format(printf, 2, 3)))
-static void check(int cond, const char *fmt, ...)
+__attribute__((format(printf, 2, 3))) static void check(int cond, const char *fmt, ...)
 {
 	va_list ap;
 
@@ -35,8 +34,7 @@ static void check(int cond, const char *fmt, ...)
 		test_failed = 1;
 }
 
-__attribute__((format(printf, 1, 2), noreturn))
-static void bail(const char *fmt, ...)
+__attribute__((format(printf, 1, 2), noreturn)) static void bail(const char *fmt, ...)
 {
 	va_list ap;
 
@@ -215,7 +213,7 @@ static void collect(const char *msg, void *arg)
 
 static struct warnings take_warnings(struct mf_symbolizer *sym)
 {
-	struct warnings w = { .n = 0 };
+	struct warnings w = {.n = 0};
 
 	mf_sym_warnings(sym, collect, &w);
 	return w;
@@ -246,11 +244,11 @@ static void test_demangle(void)
 	static const struct {
 		const char *in, *out;
 	} cases[] = {
-		{ "_ZNSt6vectorIiSaIiEE9push_backERKi",
-		  "std::vector<int, std::allocator<int> >::push_back(int const&)" },
-		{ "_ZN4core3ptr13drop_in_place17h7ea3e3e2e7e2a1b2E", "core::ptr::drop_in_place" },
-		{ "_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar" },
-		{ "malloc", NULL },
+	    {"_ZNSt6vectorIiSaIiEE9push_backERKi",
+	     "std::vector<int, std::allocator<int> >::push_back(int const&)"},
+	    {"_ZN4core3ptr13drop_in_place17h7ea3e3e2e7e2a1b2E", "core::ptr::drop_in_place"},
+	    {"_RNvNtCs1234_7mycrate3foo3bar", "mycrate::foo::bar"},
+	    {"malloc", NULL},
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
@@ -330,10 +328,10 @@ int main(int argc, char **argv)
 	print_frames(f, n);
 	check(n == 2, "inlined call: two frames (got %d)", n);
 	check(n >= 1 && streq(f[0].function, "inner_alloc") && f[0].inlined == 1 &&
-	      ends_with(f[0].file, "symbolize_target.c") && f[0].line == inline_line,
+		  ends_with(f[0].file, "symbolize_target.c") && f[0].line == inline_line,
 	      "inlined call: inner_alloc at symbolize_target.c:%d, inlined", inline_line);
 	check(n >= 2 && streq(f[1].function, "outer_alloc") && f[1].inlined == 0 &&
-	      ends_with(f[1].file, "symbolize_target.c") && f[1].line == outer_line,
+		  ends_with(f[1].file, "symbolize_target.c") && f[1].line == outer_line,
 	      "inlined call: then outer_alloc at symbolize_target.c:%d", outer_line);
 
 	n2 = mf_sym_lookup(sym, bin, id, id_len, outer_ret, 1, &f2);
