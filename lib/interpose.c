@@ -72,10 +72,6 @@ static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size
 		mf_thread_count_nested();
 		return;
 	}
-	if (mf_unlikely(mf_tls.in_dl_iterate)) {
-		mf_thread_count_nested(); /* see dl_iterate_phdr below */
-		return;
-	}
 	if (mf_likely(--mf_tls.countdown > 0))
 		return; /* sampled out: one decrement, one branch */
 	mf_sample(e, bytes);
@@ -217,14 +213,14 @@ MF_EXPORT int dlclose(void *handle)
 
 /* While a thread is inside dl_iterate_phdr it holds the loader's lock; unwinding an allocation
  * made in its callback could wait for a lock (libunwind's) whose holder waits for the loader's.
- * Such calls are counted, not unwound. */
+ * Marked busy like the profiler's own work, such calls are counted, not unwound. */
 MF_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 {
 	if (mf_unlikely(!mf_real.dl_iterate_phdr))
 		mf_dl_begin();
-	mf_tls.in_dl_iterate++;
+	mf_busy_enter();
 	int r = mf_real.dl_iterate_phdr(cb, arg);
-	mf_tls.in_dl_iterate--;
+	mf_busy_leave();
 	return r;
 }
 

@@ -70,7 +70,9 @@ void *mf_real_move_bootstrap(void *p, size_t size);
 
 /* unwind.c: the only user of libunwind. */
 void mf_unwind_init(void);
-/* Fills pcs[] with return addresses, innermost first; returns how many. */
+/* Fills pcs[] with the program's return addresses, innermost first, and returns how many:
+ * libmalloc_freq's own frames are left out, and the capture ends at the first address that
+ * cannot be code. max bounds the raw capture, our frames included. */
 int mf_unwind(void **pcs, int max);
 
 /* modules.c: the process's module map, in memory and in the file `modules`. */
@@ -142,13 +144,12 @@ struct mf_tls {
 	long countdown;		  /* calls until the next recorded one; <= 0: record now */
 	unsigned depth;		  /* > 0: an entry point is running in this thread */
 	unsigned recording;	  /* > 0: the profiler itself is running in this thread */
-	unsigned in_dl_iterate;	  /* > 0: inside dl_iterate_phdr, the loader's lock held */
 	unsigned disabled;	  /* recording stopped for this thread (or it has ended) */
 	struct mf_thread *thread; /* NULL until the thread's first call */
 };
 extern MF_TLS struct mf_tls mf_tls;
-/* Brackets the profiler's own work outside an entry point (init, dlclose, exit): allocations in
- * between are not the program's to record. */
+/* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
+ * program's dl_iterate_phdr: allocations in between are counted apart, not recorded. */
 static inline void mf_busy_enter(void)
 {
 	mf_tls.depth++;

@@ -231,7 +231,7 @@ static void mf_modules_write_locked(void)
 }
 
 /* Looks at the loaded objects (without our lock) and merges what changed (with it). */
-static void mf_modules_scan(void)
+void mf_modules_refresh(void)
 {
 	unsigned long long c[2] = {0, 0};
 	dl_iterate_phdr(mf_scan_counters, c);
@@ -263,7 +263,7 @@ static void mf_modules_scan(void)
 
 void mf_modules_init(void)
 {
-	mf_modules_scan();
+	mf_modules_refresh();
 	Dl_info info;
 	if (!dladdr((void *)mf_modules_init, &info))
 		return;
@@ -296,18 +296,13 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 	int i = mf_modules_find(pc);
 	if (i < 0) { /* an object loaded since the last look (dlopen) */
 		pthread_mutex_unlock(&mf_modules_lock);
-		mf_modules_scan();
+		mf_modules_refresh();
 		pthread_mutex_lock(&mf_modules_lock);
 		i = mf_modules_find(pc);
 	}
 	*rel_pc = i < 0 ? pc : pc - mf_mods[i].bias;
 	pthread_mutex_unlock(&mf_modules_lock);
 	return i < 0 ? MF_MODULE_NONE : (uint32_t)i;
-}
-
-void mf_modules_refresh(void)
-{
-	mf_modules_scan();
 }
 
 void mf_modules_write(void)

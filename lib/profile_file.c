@@ -159,22 +159,8 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	return 0;
 }
 
-static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity);
-
 /* Reopens the file by name to extend it: no descriptor is kept between calls, so a host that
  * closes or dup2()s over every descriptor cannot hurt us, and we never write to one of its. */
-struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
-{
-	struct mf_prof_file *f = file;
-	if (f->grow_failed)
-		return NULL;
-	int cancel = mf_nocancel_begin();
-	struct mf_node *nodes = mf_prof_grow_file(f, capacity);
-	mf_nocancel_end(cancel);
-	f->grow_failed = nodes == NULL;
-	return nodes;
-}
-
 static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity)
 {
 	uint64_t cap = f->capacity * 2;
@@ -206,6 +192,18 @@ static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capac
 	f->capacity = cap;
 	*capacity = cap;
 	return p;
+}
+
+struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
+{
+	struct mf_prof_file *f = file;
+	if (f->grow_failed)
+		return NULL;
+	int cancel = mf_nocancel_begin();
+	struct mf_node *nodes = mf_prof_grow_file(f, capacity);
+	mf_nocancel_end(cancel);
+	f->grow_failed = nodes == NULL;
+	return nodes;
 }
 
 void mf_prof_close(struct mf_prof_file *f)

@@ -241,23 +241,14 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes)
 		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
 		t->generation = mf_modules_generation;
 	}
-	int n = mf_unwind(pcs, (int)depth + 16);
-	int skip = 0;
-	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
-		skip++;
-	int frames = n - skip;
-	for (int i = skip; i < n; i++)
-		if ((uintptr_t)pcs[i] < MF_TRIE_KEY_SPECIAL_MAX) {
-			frames = i - skip; /* not code: the end of what can be trusted */
-			break;
-		}
+	int frames = mf_unwind(pcs, (int)depth + 16);
 	uint32_t node = 0;
 	int ok = 1;
 	if (mf_unlikely(frames > (int)depth)) {
 		frames = (int)depth;
 		ok = (node = mf_trie_child(&t->trie, 0, MF_TRIE_KEY_TRUNCATED)) != 0;
 	}
-	for (int i = skip + frames - 1; ok && i >= skip; i--)
+	for (int i = frames - 1; ok && i >= 0; i--)
 		ok = (node = mf_trie_child(&t->trie, node, (uintptr_t)pcs[i])) != 0;
 	if (ok)
 		ok = (node = mf_trie_child(&t->trie, node, MF_TRIE_KEY_ENTRY(e))) != 0;

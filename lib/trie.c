@@ -112,7 +112,7 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	__atomic_store_n(t->count, n + 1, __ATOMIC_RELEASE);
 	if (2 * (t->index_used + 1) > t->index_mask + 1)
 		mf_trie_index_grow(t);
-	if (2 * (t->index_used + 1) <= t->index_mask + 1 || t->index_used < t->index_mask) {
+	if (t->index_used < t->index_mask) { /* one slot stays empty: probes end */
 		mf_trie_index_put(t->index, t->index_mask, parent, pc, (uint32_t)n);
 		t->index_used++;
 	}

@@ -204,6 +204,10 @@ void mf_unwind_init(void)
 
 int mf_unwind(void **pcs, int max)
 {
-	int n = unw_backtrace(pcs, max);
-	return n < 0 ? 0 : n;
+	int n = unw_backtrace(pcs, max), skip = 0, k = 0;
+	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
+		skip++;
+	for (int i = skip; i < n && (uintptr_t)pcs[i] >= MF_TRIE_KEY_SPECIAL_MAX; i++)
+		pcs[k++] = pcs[i];
+	return k;
 }
