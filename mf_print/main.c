@@ -14,6 +14,7 @@
 #include <string.h>
 #include <sys/stat.h>
 
+#include "array.h"
 #include "reader.h"
 #include "report.h"
 #include "stacks.h"
@@ -251,14 +252,10 @@ static int mf_placeholder_map(struct mf_modmap *m, uint32_t need)
 
 static int mf_add_profile(struct mf_input *in, struct mf_profile *p)
 {
-	if (in->count == in->capacity) {
-		size_t cap = in->capacity ? in->capacity * 2 : 64;
-		struct mf_profile *v = realloc(in->profiles, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		in->profiles = v;
-		in->capacity = cap;
-	}
+	struct mf_profile *v = mf_array_room(in->profiles, in->count, &in->capacity, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	in->profiles = v;
 	in->profiles[in->count++] = *p;
 	return 0;
 }
@@ -353,15 +350,12 @@ static int mf_list(const char *dir, const char *suffix, const char *prefix, char
 				   : !strncmp(e->d_name, prefix, strlen(prefix));
 		if (!match)
 			continue;
-		if (count == cap) {
-			cap = cap ? cap * 2 : 64;
-			char **v = realloc(names, cap * sizeof(*v));
-			if (!v) {
-				r = -ENOMEM;
-				break;
-			}
-			names = v;
+		char **v = mf_array_room(names, count, &cap, sizeof(*v));
+		if (!v) {
+			r = -ENOMEM;
+			break;
 		}
+		names = v;
 		if (!(names[count] = strdup(e->d_name))) {
 			r = -ENOMEM;
 			break;

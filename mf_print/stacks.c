@@ -14,6 +14,7 @@
 #define uthash_fatal(msg) return -ENOMEM
 #include <uthash.h>
 
+#include "array.h"
 #include "stacks.h"
 
 const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
@@ -45,14 +46,10 @@ static int mf_label(struct mf_stackset *set, const char *raw, uint32_t *id)
 		*id = e->id;
 		return 0;
 	}
-	if (set->nlabels == set->labels_capacity) {
-		size_t cap = set->labels_capacity ? set->labels_capacity * 2 : 256;
-		char **l = realloc(set->labels, cap * sizeof(*l));
-		if (!l)
-			return -ENOMEM;
-		set->labels = l;
-		set->labels_capacity = cap;
-	}
+	char **l = mf_array_room(set->labels, set->nlabels, &set->labels_capacity, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	set->labels = l;
 	e = malloc(sizeof(*e) + len + 1);
 	if (!e)
 		return -ENOMEM;
@@ -163,14 +160,10 @@ struct mf_pool {
 
 static int mf_pool_push(struct mf_pool *pool, uint32_t id)
 {
-	if (pool->count == pool->capacity) {
-		size_t cap = pool->capacity ? pool->capacity * 2 : 1024;
-		uint32_t *p = realloc(pool->ids, cap * sizeof(*p));
-		if (!p)
-			return -ENOMEM;
-		pool->ids = p;
-		pool->capacity = cap;
-	}
+	uint32_t *p = mf_array_room(pool->ids, pool->count, &pool->capacity, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	pool->ids = p;
 	pool->ids[pool->count++] = id;
 	return 0;
 }
@@ -211,14 +204,10 @@ static int mf_node_labels(struct mf_stackset *set, const struct mf_profile *p, u
 
 static int mf_push_stack(struct mf_stackset *set, const struct mf_stack *s)
 {
-	if (set->count == set->capacity) {
-		size_t cap = set->capacity ? set->capacity * 2 : 256;
-		struct mf_stack *st = realloc(set->stacks, cap * sizeof(*st));
-		if (!st)
-			return -ENOMEM;
-		set->stacks = st;
-		set->capacity = cap;
-	}
+	struct mf_stack *st = mf_array_room(set->stacks, set->count, &set->capacity, sizeof(*st));
+	if (!st)
+		return -ENOMEM;
+	set->stacks = st;
 	set->stacks[set->count++] = *s;
 	return 0;
 }

@@ -1,0 +1,24 @@
+/* mf_print's growable arrays: one place that doubles a capacity and checks the allocation. */
+#ifndef MF_ARRAY_H
+#define MF_ARRAY_H
+
+#include <stdint.h>
+#include <stdlib.h>
+
+/* Room for element number count in v (capacity *capacity, elements of elem bytes): returns v,
+ * or v moved to a larger block with *capacity updated, or NULL (v untouched) when out of
+ * memory. */
+static inline void *mf_array_room(void *v, size_t count, size_t *capacity, size_t elem)
+{
+	if (count < *capacity)
+		return v;
+	size_t cap = *capacity ? *capacity * 2 : 64;
+	if (cap > SIZE_MAX / elem)
+		return NULL;
+	void *grown = realloc(v, cap * elem);
+	if (grown)
+		*capacity = cap;
+	return grown;
+}
+
+#endif
