@@ -8,6 +8,7 @@
 #include <math.h>
 #include <time.h>
 #include <pthread.h>
+#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
@@ -124,10 +125,16 @@ static void mf_thread_key_destructor(void *arg)
 }
 
 /* No thread may be inside the profiler (libunwind, dl_iterate_phdr, our locks) at fork: the
- * child would inherit their locks held. */
+ * child would inherit their locks held. The program's own dlopen/dlclose in another thread
+ * holds the loader's lock too, with _r_debug.r_state away from RT_CONSISTENT: wait (bounded)
+ * for that to end first, and the child checks what it inherited. */
 static void mf_thread_prefork(void)
 {
 	mf_busy_enter(); /* a signal handler's allocation here must not wait for our own lock */
+	for (int i = 0;
+	     i < 100000 && __atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT;
+	     i++)
+		sched_yield();
 	pthread_rwlock_wrlock(&mf_fork_lock);
 	mf_modules_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
@@ -156,6 +163,13 @@ static void mf_thread_postfork_child(void)
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
 	mf_prof_dir_forget();
+	if (_r_debug.r_state != RT_CONSISTENT) {
+		/* The loader's lock may be held for ever here: unwinding would wait on it. */
+		mf_stopped = 1;
+		MF_LOG_ONCE("process %d was forked while another thread loaded or unloaded a "
+			    "library; it is not recorded (unwinding would wait for the loader)",
+			    (int)getpid());
+	}
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_modules_postfork();
 	/* Not unlocked: the parent's waiting readers are registered in the lock word and do not
