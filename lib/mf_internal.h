@@ -88,6 +88,13 @@ extern volatile unsigned mf_modules_generation; /* bumped when an object is unlo
 void mf_modules_prefork(void);
 void mf_modules_postfork(void);
 
+/* loader.c: the dynamic loader's write lock, as a forked child inherited it. */
+void mf_loader_init(void);
+void mf_loader_postfork_child(void); /* sets mf_loader_stuck */
+/* In a child forked while another thread held the loader's lock: dl_iterate_phdr (and so
+ * unwinding, and looking at the loaded objects) would wait for ever. */
+extern int mf_loader_stuck;
+
 /* trie.c: the stack trie over a node array that the owner may grow. */
 struct mf_trie;
 typedef struct mf_node *(*mf_trie_grow_fn)(void *arg, uint64_t *capacity);

@@ -233,6 +233,8 @@ static void mf_modules_write_locked(void)
 /* Looks at the loaded objects (without our lock) and merges what changed (with it). */
 void mf_modules_refresh(void)
 {
+	if (mf_loader_stuck)
+		return;
 	unsigned long long c[2] = {0, 0};
 	dl_iterate_phdr(mf_scan_counters, c);
 	if (__atomic_load_n(&mf_seen_any, __ATOMIC_ACQUIRE) &&

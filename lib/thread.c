@@ -127,7 +127,7 @@ static void mf_thread_key_destructor(void *arg)
 /* No thread may be inside the profiler (libunwind, dl_iterate_phdr, our locks) at fork: the
  * child would inherit their locks held. The program's own dlopen/dlclose in another thread
  * holds the loader's lock too, with _r_debug.r_state away from RT_CONSISTENT: wait (bounded)
- * for that to end first, and the child checks what it inherited. */
+ * for that to end, so the child can unwind; the child checks what it inherited (loader.c). */
 static void mf_thread_prefork(void)
 {
 	mf_busy_enter(); /* a signal handler's allocation here must not wait for our own lock */
@@ -163,13 +163,11 @@ static void mf_thread_postfork_child(void)
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
 	mf_prof_dir_forget();
-	if (_r_debug.r_state != RT_CONSISTENT) {
-		/* The loader's lock may be held for ever here: unwinding would wait on it. */
-		mf_stopped = 1;
-		MF_LOG_ONCE("process %d was forked while another thread loaded or unloaded a "
-			    "library; it is not recorded (unwinding would wait for the loader)",
+	mf_loader_postfork_child();
+	if (mf_loader_stuck)
+		MF_LOG_ONCE("process %d was forked while another thread held the loader's lock; "
+			    "its calls are counted without stacks (unwinding would wait for ever)",
 			    (int)getpid());
-	}
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_modules_postfork();
 	/* Not unlocked: the parent's waiting readers are registered in the lock word and do not

@@ -204,6 +204,8 @@ void mf_unwind_init(void)
 
 int mf_unwind(void **pcs, int max)
 {
+	if (mf_unlikely(mf_loader_stuck))
+		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
 	int n = unw_backtrace(pcs, max), skip = 0, k = 0;
 	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
 		skip++;

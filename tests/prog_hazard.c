@@ -1,6 +1,8 @@
 /* Hazards found in review, each a mode:
  *   forkdl PLUGIN    8 threads fork in loops (children allocate) while one dlopens and
  *                    dlcloses PLUGIN: no child may inherit a lock held by the profiler
+ *   forkheld N       N times: a thread waits inside a dl_iterate_phdr callback (holding
+ *                    the loader's lock) while main forks a child that allocates 5 times
  *   abba PLUGIN N    threads allocate inside dl_iterate_phdr callbacks while main dlopens
  *                    and dlcloses PLUGIN N times: no lock-order deadlock with the loader
  *   cancel           a thread with a cancellation pending calls malloc: not a cancellation
@@ -74,6 +76,28 @@ static void *iterate(void *arg)
 static pthread_barrier_t barrier;
 static volatile int returned;
 
+/* Holds the loader's lock (inside the callback) from the first barrier to the second. */
+static int parked(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info, (void)size, (void)arg;
+	pthread_barrier_wait(&barrier);
+	pthread_barrier_wait(&barrier);
+	return 1;
+}
+
+static void *park(void *arg)
+{
+	(void)arg;
+	dl_iterate_phdr(parked, NULL);
+	return NULL;
+}
+
+/* A call site the child alone uses: no unwind cache inherited from the parent knows it. */
+static __attribute__((noinline)) void child_site(int i)
+{
+	free(rec(i + 41));
+}
+
 static void *cancelled(void *arg)
 {
 	(void)arg;
@@ -121,6 +145,28 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 8; i++)
 			pthread_join(t[i], NULL);
 		puts("forkdl done");
+		return 0;
+	}
+	if (!strcmp(mode, "forkheld")) {
+		int n = argc > 2 ? atoi(argv[2]) : 1;
+		pthread_barrier_init(&barrier, NULL, 2);
+		for (int r = 0; r < n; r++) {
+			pthread_t t;
+			pthread_create(&t, NULL, park, NULL);
+			pthread_barrier_wait(&barrier); /* t is inside the callback */
+			pid_t p = fork();
+			if (p == 0) {
+				for (int i = 0; i < 5; i++)
+					child_site(i);
+				_exit(0);
+			}
+			int st;
+			if (p < 0 || waitpid(p, &st, 0) != p || !WIFEXITED(st) || WEXITSTATUS(st))
+				return 4;
+			pthread_barrier_wait(&barrier);
+			pthread_join(t, NULL);
+		}
+		puts("forkheld done");
 		return 0;
 	}
 	if (!strcmp(mode, "abba") || !strcmp(mode, "dlloop")) {
