@@ -91,6 +91,19 @@ void mf_config_load(void)
 			       s, MF_SAMPLE_MAX);
 	}
 	mf_config.sample_log = mf_config.sample > 1 ? log1p(-1.0 / (double)mf_config.sample) : 0;
+	s = secure_getenv("MALLOC_FREQ_UNWIND");
+	if (s) {
+		if (!strcmp(s, "cached"))
+			mf_config.unwind = MF_UNWIND_CACHED;
+		else if (!strcmp(s, "libunwind"))
+			mf_config.unwind = MF_UNWIND_LIBUNWIND;
+		else if (!strcmp(s, "check"))
+			mf_config.unwind = MF_UNWIND_CHECK;
+		else
+			mf_log("MALLOC_FREQ_UNWIND=\"%s\" is not one of cached, libunwind, check; "
+			       "using cached",
+			       s);
+	}
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {
 		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {

@@ -41,9 +41,13 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 	return mf_thread_start();
 }
 
-/* A call the countdown chose (every call without sampling): record it. */
-static MF_NOINLINE void mf_sample(enum mf_entry e, size_t bytes)
+/* A call the countdown chose (every call without sampling): record it. Entered through
+ * mf_sample_here(), which gives it the entry point's frame to start unwinding from. */
+void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+    __attribute__((visibility("hidden"), used));
+void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 {
+	const struct mf_frame from = {pc, sp, bp};
 	int saved = errno;
 	mf_tls.recording++;
 	pthread_rwlock_rdlock(&mf_fork_lock);
@@ -56,11 +60,14 @@ static MF_NOINLINE void mf_sample(enum mf_entry e, size_t bytes)
 		mf_nocancel_end(cancel);
 	}
 	if (mf_likely(t != NULL))
-		mf_thread_record(t, e, bytes);
+		mf_thread_record(t, e, bytes, &from);
 	pthread_rwlock_unlock(&mf_fork_lock);
 	mf_tls.recording--;
 	errno = saved;
 }
+
+void mf_sample_here(enum mf_entry e, size_t bytes) __attribute__((visibility("hidden")));
+MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
 
 /* Every entry point starts here; mf_leave() must follow the real call. */
 static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size_t bytes)
@@ -75,7 +82,7 @@ static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size
 	}
 	if (mf_likely(--mf_tls.countdown > 0))
 		return; /* sampled out: one decrement, one branch */
-	mf_sample(e, bytes);
+	mf_sample_here(e, bytes);
 }
 
 static inline __attribute__((always_inline)) void mf_leave(void)
@@ -198,7 +205,9 @@ static void mf_dl_begin(void)
 MF_EXPORT int dlclose(void *handle)
 {
 	mf_dl_begin();
+	mf_walk_forget(); /* its code may be unmapped, and other code mapped there */
 	int r = mf_real.dlclose(handle);
+	mf_walk_forget();
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
 		int saved = errno, cancel = mf_nocancel_begin();
 		mf_busy_enter();
@@ -244,5 +253,6 @@ __attribute__((destructor)) static void mf_destructor(void)
 		return;
 	mf_busy_enter();
 	mf_thread_process_exit();
+	mf_unwind_report();
 	mf_busy_leave();
 }

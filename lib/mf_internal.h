@@ -29,6 +29,12 @@ struct mf_config {
 	double sample_log;     /* log(1 - 1/sample), for drawing geometric intervals */
 	uint64_t seed;	       /* with have_seed: sampling is reproducible */
 	int have_seed;
+	int unwind; /* enum mf_unwind_mode */
+};
+enum mf_unwind_mode {
+	MF_UNWIND_CACHED,    /* rules confirmed by libunwind, walked without it */
+	MF_UNWIND_LIBUNWIND, /* unw_backtrace for every capture */
+	MF_UNWIND_CHECK,     /* cached, and every capture compared with unw_backtrace */
 };
 extern struct mf_config mf_config;
 void mf_config_load(void);
@@ -69,11 +75,57 @@ int mf_real_is_bootstrap(const void *p);
 void *mf_real_move_bootstrap(void *p, size_t size);
 
 /* unwind.c: the only user of libunwind. */
+struct mf_frame;
 void mf_unwind_init(void);
 /* Fills pcs[] with the program's return addresses, innermost first, and returns how many:
  * libmalloc_freq's own frames are left out, and the capture ends at the first address that
- * cannot be code. max bounds the raw capture, our frames included. */
-int mf_unwind(void **pcs, int max);
+ * cannot be code. max bounds the raw capture, our frames included. scratch (max entries) is
+ * used by MALLOC_FREQ_UNWIND=check. */
+int mf_unwind(void **pcs, void **scratch, int max, const struct mf_frame *from);
+/* The cached walk's slow path: libunwind steps from the frame whose return address is first
+ * (one of the caller's callers), filling pcs as unw_backtrace would, and each frame's rule
+ * from .eh_frame is kept for the walk if it leads exactly where libunwind went; if it does
+ * not, the address is kept as one that needs libunwind. Returns the count (0 on failure). */
+int mf_unwind_learn(void **pcs, int max, uintptr_t first);
+void mf_unwind_report(void); /* at exit, MALLOC_FREQ_UNWIND=check: what it compared */
+
+/* cfi.c: how to reach a frame's caller, from the object's .eh_frame. */
+enum { MF_CFI_UNKNOWN, MF_CFI_STEP, MF_CFI_END };
+struct mf_cfi_rule {
+	int32_t cfa_off; /* CFA = (cfa_rbp ? rbp : rsp) + cfa_off; the return address at CFA - 8 */
+	int16_t rbp_off; /* the caller's rbp is saved at CFA + rbp_off; 0: rbp is unchanged */
+	uint8_t cfa_rbp;
+	uint8_t kind; /* MF_CFI_END: the outermost frame; MF_CFI_UNKNOWN: ask libunwind */
+};
+/* The rule at pc (an address inside the instruction: a return address minus one). 0, or -1
+ * with kind MF_CFI_UNKNOWN when the frame is not of the simple kinds understood here. */
+int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
+
+/* walk.c: the cached unwinder. Rules live in a process-wide table keyed by return address,
+ * filled (by unwind.c) only with rules that gave libunwind's answer; walking needs no lock. */
+/* A frame as the cached walk sees it: the return address into it, and the registers it
+ * left (sp just above the return address; rbp as it was). */
+struct mf_frame {
+	uintptr_t pc, sp, bp;
+};
+/* Walks from frame f, filling pcs like unw_backtrace (f.pc first), and returns the count.
+ * When a frame's rule is not in the table, mf_unwind_learn() fills pcs instead; when a frame
+ * needs libunwind, MF_WALK_SLOW is returned and pcs holds nothing of use. */
+enum { MF_WALK_SLOW = -2 };
+int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+/* Defines the function `name(a, b)` that calls target(a, b, pc, sp, bp) with the frame of
+ * name's caller as it will be once name returns (a and b: integers or pointers). */
+#define MF_WITH_CALLER_FRAME(name, target)                                                         \
+	__asm__(".text\n.p2align 4\n.type " #name ", @function\n" #name ":\n"                      \
+		".cfi_startproc\n"                                                                 \
+		"movq (%rsp), %rdx\n"  /* pc: the return address */                                \
+		"leaq 8(%rsp), %rcx\n" /* sp once returned */                                      \
+		"movq %rbp, %r8\n"     /* bp, untouched here */                                    \
+		"jmp " #target "\n"                                                                \
+		".cfi_endproc\n.size " #name ", .-" #name "\n")
+void mf_walk_remember(uintptr_t ra, const struct mf_cfi_rule *rule);
+/* Everything cached may be wrong from now on (code may be unloaded and other code mapped). */
+void mf_walk_forget(void);
 
 /* modules.c: the process's module map, in memory and in the file `modules`. */
 void mf_modules_init(void);
@@ -170,7 +222,8 @@ static inline void mf_busy_leave(void)
 void mf_thread_init(void);
 /* NULL: this thread does not record. Otherwise mf_tls.countdown holds the first interval. */
 struct mf_thread *mf_thread_start(void);
-void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes);
+void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
+		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
 void mf_thread_process_exit(void);
 /* Held for reading while the profiler unwinds or scans objects, for writing across fork():

@@ -20,10 +20,11 @@ struct mf_thread {
 	struct mf_prof_file file;
 	pid_t tid;
 	unsigned exit_rounds;
-	uint64_t rng;		      /* xorshift64* state for the sampling intervals */
-	long interval;		      /* the countdown's current interval: calls it stands for */
-	void *pcs[MF_DEPTH_MAX + 16]; /* the capture buffer: here, not on the program's stack */
-	unsigned generation;	      /* mf_modules_generation the trie's index was built under */
+	uint64_t rng;			/* xorshift64* state for the sampling intervals */
+	long interval;			/* the countdown's current interval: calls it stands for */
+	void *pcs[MF_DEPTH_MAX + 16];	/* the capture buffer: here, not on the program's stack */
+	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */
+	unsigned generation;		/* mf_modules_generation the trie's index was built under */
 	struct mf_thread *prev, *next;
 };
 
@@ -241,7 +242,8 @@ void mf_thread_count_nested(void)
 }
 
 /* The hot path: capture, walk the trie from the outermost frame, count at the entry's leaf. */
-void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes)
+void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
+		      const struct mf_frame *from)
 {
 	struct mf_prof_header *h = t->file.header;
 	unsigned depth = mf_config.depth;
@@ -253,7 +255,7 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes)
 		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
 		t->generation = mf_modules_generation;
 	}
-	int frames = mf_unwind(pcs, (int)depth + 16);
+	int frames = mf_unwind(pcs, t->check, (int)depth + 16, from);
 	uint32_t node = 0;
 	int ok = 1;
 	if (mf_unlikely(frames > (int)depth)) {

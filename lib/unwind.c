@@ -202,14 +202,117 @@ void mf_unwind_init(void)
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
-int mf_unwind(void **pcs, int max)
+/* Does rule, applied to the frame (sp, bp), reach the caller libunwind reached? Reads
+ * only where libunwind read: the return address below the CFA it found, and the saved rbp
+ * between the two stack pointers. */
+static int mf_rule_agrees(const struct mf_cfi_rule *r, unw_word_t sp, unw_word_t bp,
+			  unw_word_t next_ip, unw_word_t next_sp, unw_word_t next_bp)
 {
-	if (mf_unlikely(mf_loader_stuck))
-		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
-	int n = unw_backtrace(pcs, max), skip = 0, k = 0;
+	if (r->kind != MF_CFI_STEP || (r->cfa_rbp ? bp : sp) + (unw_word_t)r->cfa_off != next_sp)
+		return 0;
+	if (*(const unw_word_t *)(next_sp - 8) != next_ip)
+		return 0;
+	if (!r->rbp_off)
+		return bp == next_bp;
+	unw_word_t at = next_sp + (unw_word_t)(intptr_t)r->rbp_off;
+	return at >= sp && *(const unw_word_t *)at == next_bp;
+}
+
+static MF_TLS int mf_unwind_learned; /* for the check's statistics */
+
+int mf_unwind_learn(void **pcs, int max, uintptr_t first)
+{
+	mf_unwind_learned = 1;
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t ip = 0, sp, bp;
+	if (unw_getcontext(&uc) || unw_init_local(&c, &uc))
+		return 0;
+	for (int i = 0; i < 16 && ip != first; i++) /* up to the walk's first frame */
+		if (unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_IP, &ip))
+			return 0;
+	if (ip != first)
+		return 0;
+	unw_get_reg(&c, UNW_REG_SP, &sp);
+	unw_get_reg(&c, UNW_X86_64_RBP, &bp);
+	int n = 0;
+	while (n < max && ip) {
+		pcs[n++] = (void *)ip;
+		int signal = unw_is_signal_frame(&c) > 0;
+		int step = unw_step(&c);
+		struct mf_cfi_rule r;
+		mf_cfi_find(ip - 1, &r);
+		if (signal)
+			r.kind = MF_CFI_UNKNOWN;
+		if (step <= 0) { /* libunwind ends the stack here: so will the walk */
+			if (!signal) {
+				r.kind = MF_CFI_END;
+				mf_walk_remember(ip, &r);
+			}
+			break;
+		}
+		unw_word_t nip, nsp, nbp;
+		unw_get_reg(&c, UNW_REG_IP, &nip);
+		unw_get_reg(&c, UNW_REG_SP, &nsp);
+		unw_get_reg(&c, UNW_X86_64_RBP, &nbp);
+		if (!mf_rule_agrees(&r, sp, bp, nip, nsp, nbp))
+			r.kind = MF_CFI_UNKNOWN;
+		mf_walk_remember(ip, &r);
+		ip = nip, sp = nsp, bp = nbp;
+	}
+	return n;
+}
+
+/* Leaves out libmalloc_freq's own frames (innermost) and ends at the first address that
+ * cannot be code. Returns the new count. */
+static int mf_unwind_trim(void **pcs, int n)
+{
+	int skip = 0, k = 0;
 	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
 		skip++;
 	for (int i = skip; i < n && (uintptr_t)pcs[i] >= MF_TRIE_KEY_SPECIAL_MAX; i++)
 		pcs[k++] = pcs[i];
 	return k;
+}
+
+static unsigned long mf_checked, mf_checked_walked, mf_checked_differ;
+
+/* MALLOC_FREQ_UNWIND=check: the stack must be unw_backtrace's. */
+static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
+{
+	int m = mf_unwind_trim(ref, unw_backtrace(ref, max));
+	int i = 0;
+	while (i < n && i < m && pcs[i] == ref[i])
+		i++;
+	__atomic_add_fetch(&mf_checked, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&mf_checked_walked, walked, __ATOMIC_RELAXED);
+	if ((i < n || i < m) && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
+		mf_log(
+		    "unwind check: frame %d differs: cached walk %p (of %d frames), libunwind %p "
+		    "(of %d)",
+		    i, i < n ? pcs[i] : NULL, n, i < m ? ref[i] : NULL, m);
+}
+
+int mf_unwind(void **pcs, void **scratch, int max, const struct mf_frame *from)
+{
+	if (mf_unlikely(mf_loader_stuck))
+		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
+		return mf_unwind_trim(pcs, unw_backtrace(pcs, max));
+	mf_unwind_learned = 0;
+	int n = mf_walk(pcs, max, from->pc, from->sp, from->bp);
+	int walked = n >= 0 && !mf_unwind_learned;
+	if (mf_unlikely(n == MF_WALK_SLOW))
+		n = unw_backtrace(pcs, max);
+	n = mf_unwind_trim(pcs, n);
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
+		mf_unwind_check(pcs, n, scratch, max, walked);
+	return n;
+}
+
+void mf_unwind_report(void)
+{
+	if (mf_config.unwind == MF_UNWIND_CHECK)
+		mf_log("unwind check: %lu stacks compared, %lu by the cached walk, %lu differed",
+		       mf_checked, mf_checked_walked, mf_checked_differ);
 }

@@ -23,6 +23,10 @@ for v in "" 0 1000000001 1e3; do
 done
 settle "MALLOC_FREQ_SEED='x': named once" \
 	'malloc_freq: MALLOC_FREQ_SEED="x" is not a whole number; sampling is seeded from the clock' MALLOC_FREQ_SEED=x
+for v in "" fast CACHED; do
+	settle "MALLOC_FREQ_UNWIND='$v': named once, cached used" \
+		"malloc_freq: MALLOC_FREQ_UNWIND=\"$v\" is not one of cached, libunwind, check; using cached" MALLOC_FREQ_UNWIND="$v"
+done
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 is "$(calls "$mf_work/c.txt" ';site_leaf;malloc$')" 3000 "with bad values the default settings record every call"
 

@@ -1,0 +1,464 @@
+/* Call frame information: for a code address, the rule that leads from its frame to its
+ * caller's, read from the object's .eh_frame (found through .eh_frame_hdr with the loader's
+ * lock-free _dl_find_object). Understood is what compilers emit for ordinary x86-64
+ * functions: CFA = rsp or rbp + offset, rbp saved at an offset from the CFA or untouched, the
+ * return address at CFA - 8. Anything else (signal trampolines, stack realignment, DWARF
+ * expressions, registers saved in registers) is answered MF_CFI_UNKNOWN and left to libunwind.
+ * Runs inside malloc: no allocation, no locks; reads only the loaded objects' unwind tables. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "mf_internal.h"
+
+/* DWARF register numbers on x86-64 */
+enum { MF_DW_RBP = 6, MF_DW_RSP = 7, MF_DW_RA = 16 };
+
+/* Pointer encodings (DW_EH_PE_*) */
+enum {
+	MF_PE_ABSPTR = 0x00,
+	MF_PE_ULEB128 = 0x01,
+	MF_PE_UDATA2 = 0x02,
+	MF_PE_UDATA4 = 0x03,
+	MF_PE_UDATA8 = 0x04,
+	MF_PE_SLEB128 = 0x09,
+	MF_PE_SDATA2 = 0x0a,
+	MF_PE_SDATA4 = 0x0b,
+	MF_PE_SDATA8 = 0x0c,
+	MF_PE_PCREL = 0x10,
+	MF_PE_DATAREL = 0x30,
+	MF_PE_INDIRECT = 0x80,
+	MF_PE_OMIT = 0xff,
+};
+
+/* A bounded reader over [p, end): any read past the end sets bad. */
+struct mf_rd {
+	const uint8_t *p, *end;
+	int bad;
+};
+
+static uint64_t mf_rd_fixed(struct mf_rd *r, int size)
+{
+	if (r->bad || r->end - r->p < size) {
+		r->bad = 1;
+		return 0;
+	}
+	uint64_t v = 0;
+	memcpy(&v, r->p, (size_t)size); /* little-endian */
+	r->p += size;
+	return v;
+}
+
+static void mf_rd_skip(struct mf_rd *r, uint64_t n)
+{
+	if (r->bad || n > (uint64_t)(r->end - r->p))
+		r->bad = 1;
+	else
+		r->p += n;
+}
+
+static uint64_t mf_rd_uleb(struct mf_rd *r)
+{
+	uint64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t b = (uint8_t)mf_rd_fixed(r, 1);
+		v |= (uint64_t)(b & 0x7f) << shift;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->bad = 1;
+	return 0;
+}
+
+static int64_t mf_rd_sleb(struct mf_rd *r)
+{
+	int64_t v = 0;
+	for (int shift = 0; shift < 64; shift += 7) {
+		uint8_t b = (uint8_t)mf_rd_fixed(r, 1);
+		v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
+		if (!(b & 0x80)) {
+			if (shift + 7 < 64 && (b & 0x40))
+				v |= -((int64_t)1 << (shift + 7));
+			return v;
+		}
+	}
+	r->bad = 1;
+	return 0;
+}
+
+/* A pointer in encoding enc; datarel is relative to base (.eh_frame_hdr). */
+static uintptr_t mf_rd_encoded(struct mf_rd *r, uint8_t enc, uintptr_t base)
+{
+	uintptr_t at = (uintptr_t)r->p;
+	uint64_t v;
+	switch (enc & 0x0f) {
+	case MF_PE_ABSPTR:
+	case MF_PE_UDATA8:
+	case MF_PE_SDATA8:
+		v = mf_rd_fixed(r, 8);
+		break;
+	case MF_PE_ULEB128:
+		v = mf_rd_uleb(r);
+		break;
+	case MF_PE_SLEB128:
+		v = (uint64_t)mf_rd_sleb(r);
+		break;
+	case MF_PE_UDATA2:
+		v = mf_rd_fixed(r, 2);
+		break;
+	case MF_PE_SDATA2:
+		v = (uint64_t)(int64_t)(int16_t)mf_rd_fixed(r, 2);
+		break;
+	case MF_PE_UDATA4:
+		v = mf_rd_fixed(r, 4);
+		break;
+	case MF_PE_SDATA4:
+		v = (uint64_t)(int64_t)(int32_t)mf_rd_fixed(r, 4);
+		break;
+	default:
+		r->bad = 1;
+		return 0;
+	}
+	switch (enc & 0x70) {
+	case 0:
+		break;
+	case MF_PE_PCREL:
+		v += at;
+		break;
+	case MF_PE_DATAREL:
+		v += base;
+		break;
+	default:
+		r->bad = 1;
+		return 0;
+	}
+	if (enc & MF_PE_INDIRECT)
+		r->bad = 1; /* not used for the fields read here */
+	return (uintptr_t)v;
+}
+
+/* How a register of the caller is found: unchanged, saved at CFA + off, or unknowable here. */
+enum { MF_REG_SAME, MF_REG_AT_CFA, MF_REG_UNDEFINED, MF_REG_OTHER };
+struct mf_reg_rule {
+	uint8_t how;
+	int64_t off;
+};
+struct mf_cfa_row {
+	int cfa_reg; /* DWARF number; -1: an expression */
+	int64_t cfa_off;
+	struct mf_reg_rule rbp, ra, rsp;
+};
+
+struct mf_cie {
+	uint64_t code_align;
+	int64_t data_align;
+	uint64_t ra_reg;
+	uint8_t fde_enc;
+	int has_aug_data, signal_frame;
+	const uint8_t *insns, *end;
+};
+
+static int mf_parse_cie(const uint8_t *p, const uint8_t *limit, uintptr_t base, struct mf_cie *c)
+{
+	struct mf_rd r = {p, limit, 0};
+	uint64_t len = mf_rd_fixed(&r, 4);
+	if (r.bad || len == 0xffffffffu || len > (uint64_t)(limit - r.p))
+		return -1;
+	r.end = r.p + len;
+	if (mf_rd_fixed(&r, 4) != 0) /* CIE id */
+		return -1;
+	uint8_t version = (uint8_t)mf_rd_fixed(&r, 1);
+	const char *aug = (const char *)r.p;
+	size_t aug_len = strnlen(aug, (size_t)(r.end - r.p));
+	if (r.bad || (size_t)(r.end - r.p) == aug_len || (version != 1 && version != 3))
+		return -1;
+	r.p += aug_len + 1;
+	memset(c, 0, sizeof(*c));
+	c->fde_enc = MF_PE_ABSPTR;
+	c->code_align = mf_rd_uleb(&r);
+	c->data_align = mf_rd_sleb(&r);
+	c->ra_reg = version == 1 ? mf_rd_fixed(&r, 1) : mf_rd_uleb(&r);
+	if (aug[0] == 'z') {
+		c->has_aug_data = 1;
+		uint64_t n = mf_rd_uleb(&r);
+		if (r.bad || n > (uint64_t)(r.end - r.p))
+			return -1;
+		struct mf_rd a = {r.p, r.p + n, 0}; /* the augmentation data */
+		for (size_t i = 1; i < aug_len; i++) {
+			switch (aug[i]) {
+			case 'R':
+				c->fde_enc = (uint8_t)mf_rd_fixed(&a, 1);
+				break;
+			case 'L':
+				mf_rd_fixed(&a, 1);
+				break;
+			case 'P': {
+				uint8_t enc = (uint8_t)mf_rd_fixed(&a, 1);
+				mf_rd_encoded(&a, enc & 0x7f, base); /* skipped, never followed */
+				break;
+			}
+			case 'S':
+				c->signal_frame = 1;
+				break;
+			default:
+				return -1; /* unknown augmentation: the rest cannot be parsed */
+			}
+		}
+		if (a.bad)
+			return -1;
+		r.p += n;
+	} else if (aug[0]) {
+		return -1;
+	}
+	if (r.bad || c->code_align == 0)
+		return -1;
+	c->insns = r.p;
+	c->end = r.end;
+	return 0;
+}
+
+static void mf_rule_set(struct mf_cfa_row *row, uint64_t reg, uint8_t how, int64_t off)
+{
+	struct mf_reg_rule rule = {how, off};
+	if (reg == MF_DW_RBP)
+		row->rbp = rule;
+	else if (reg == MF_DW_RA)
+		row->ra = rule;
+	else if (reg == MF_DW_RSP)
+		row->rsp = rule;
+}
+
+static void mf_rule_restore(struct mf_cfa_row *row, const struct mf_cfa_row *init, uint64_t reg)
+{
+	if (reg == MF_DW_RBP)
+		row->rbp = init->rbp;
+	else if (reg == MF_DW_RA)
+		row->ra = init->ra;
+	else if (reg == MF_DW_RSP)
+		row->rsp = init->rsp;
+}
+
+enum { MF_CFI_STACK = 8 };
+
+/* Runs the instructions in [p, end) while the location stays at or below target. init is
+ * the row after the CIE's instructions (NULL while running those). 0, or -1 when they use
+ * what is not understood here for the CFA itself. */
+static int mf_cfa_run(const uint8_t *p, const uint8_t *end, const struct mf_cie *c, uintptr_t loc,
+		      uintptr_t target, uintptr_t base, struct mf_cfa_row *row,
+		      const struct mf_cfa_row *init)
+{
+	struct mf_cfa_row stack[MF_CFI_STACK];
+	int depth = 0;
+	struct mf_rd r = {p, end, 0};
+	while (r.p < r.end && !r.bad) {
+		uint8_t op = (uint8_t)mf_rd_fixed(&r, 1);
+		uint64_t reg, delta = 0;
+		int64_t off;
+		switch (op >> 6) {
+		case 1: /* advance_loc */
+			delta = (op & 0x3f) * c->code_align;
+			goto advance;
+		case 2: /* offset */
+			off = (int64_t)mf_rd_uleb(&r) * c->data_align;
+			mf_rule_set(row, op & 0x3f, MF_REG_AT_CFA, off);
+			continue;
+		case 3: /* restore */
+			if (!init)
+				return -1;
+			mf_rule_restore(row, init, op & 0x3f);
+			continue;
+		}
+		switch (op) {
+		case 0x00: /* nop */
+			break;
+		case 0x01: /* set_loc */
+			loc = mf_rd_encoded(&r, c->fde_enc, base);
+			if (loc > target)
+				return 0;
+			break;
+		case 0x02:
+			delta = mf_rd_fixed(&r, 1) * c->code_align;
+			goto advance;
+		case 0x03:
+			delta = mf_rd_fixed(&r, 2) * c->code_align;
+			goto advance;
+		case 0x04:
+			delta = mf_rd_fixed(&r, 4) * c->code_align;
+			goto advance;
+		case 0x05: /* offset_extended */
+			reg = mf_rd_uleb(&r);
+			off = (int64_t)mf_rd_uleb(&r) * c->data_align;
+			mf_rule_set(row, reg, MF_REG_AT_CFA, off);
+			break;
+		case 0x06: /* restore_extended */
+			reg = mf_rd_uleb(&r);
+			if (!init)
+				return -1;
+			mf_rule_restore(row, init, reg);
+			break;
+		case 0x07: /* undefined */
+			mf_rule_set(row, mf_rd_uleb(&r), MF_REG_UNDEFINED, 0);
+			break;
+		case 0x08: /* same_value */
+			mf_rule_set(row, mf_rd_uleb(&r), MF_REG_SAME, 0);
+			break;
+		case 0x09: /* register */
+			reg = mf_rd_uleb(&r);
+			mf_rd_uleb(&r);
+			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			break;
+		case 0x0a: /* remember_state */
+			if (depth == MF_CFI_STACK)
+				return -1;
+			stack[depth++] = *row;
+			break;
+		case 0x0b: /* restore_state (the CFA too, as libgcc and libunwind do) */
+			if (depth == 0)
+				return -1;
+			*row = stack[--depth];
+			break;
+		case 0x0c: /* def_cfa */
+			row->cfa_reg = (int)mf_rd_uleb(&r);
+			row->cfa_off = (int64_t)mf_rd_uleb(&r);
+			break;
+		case 0x0d: /* def_cfa_register */
+			row->cfa_reg = (int)mf_rd_uleb(&r);
+			break;
+		case 0x0e: /* def_cfa_offset */
+			row->cfa_off = (int64_t)mf_rd_uleb(&r);
+			break;
+		case 0x0f: /* def_cfa_expression */
+			row->cfa_reg = -1;
+			mf_rd_skip(&r, mf_rd_uleb(&r));
+			break;
+		case 0x10: /* expression */
+		case 0x16: /* val_expression */
+			reg = mf_rd_uleb(&r);
+			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			mf_rd_skip(&r, mf_rd_uleb(&r));
+			break;
+		case 0x11: /* offset_extended_sf */
+			reg = mf_rd_uleb(&r);
+			off = mf_rd_sleb(&r) * c->data_align;
+			mf_rule_set(row, reg, MF_REG_AT_CFA, off);
+			break;
+		case 0x12: /* def_cfa_sf */
+			row->cfa_reg = (int)mf_rd_uleb(&r);
+			row->cfa_off = mf_rd_sleb(&r) * c->data_align;
+			break;
+		case 0x13: /* def_cfa_offset_sf */
+			row->cfa_off = mf_rd_sleb(&r) * c->data_align;
+			break;
+		case 0x14: /* val_offset */
+			reg = mf_rd_uleb(&r);
+			mf_rd_uleb(&r);
+			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			break;
+		case 0x15: /* val_offset_sf */
+			reg = mf_rd_uleb(&r);
+			mf_rd_sleb(&r);
+			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			break;
+		case 0x2e: /* GNU_args_size */
+			mf_rd_uleb(&r);
+			break;
+		case 0x2f: /* GNU_negative_offset_extended */
+			reg = mf_rd_uleb(&r);
+			off = -(int64_t)mf_rd_uleb(&r) * c->data_align;
+			mf_rule_set(row, reg, MF_REG_AT_CFA, off);
+			break;
+		default:
+			return -1;
+		}
+		continue;
+	advance:
+		if (loc + delta > target)
+			return 0;
+		loc += delta;
+	}
+	return r.bad ? -1 : 0;
+}
+
+/* The FDE covering pc, by binary search in .eh_frame_hdr's table. NULL if none. */
+static const uint8_t *mf_find_fde(const uint8_t *hdr, const uint8_t *limit, uintptr_t pc)
+{
+	if (limit - hdr < 4 + 16)
+		return NULL;
+	if (hdr[0] != 1 || hdr[3] != (MF_PE_DATAREL | MF_PE_SDATA4) || hdr[2] == MF_PE_OMIT)
+		return NULL;
+	struct mf_rd r = {hdr + 4, hdr + 4 + 16, 0}; /* two encoded words at most */
+	mf_rd_encoded(&r, hdr[1], (uintptr_t)hdr);
+	uint64_t count = mf_rd_encoded(&r, hdr[2], (uintptr_t)hdr);
+	if (r.bad || count == 0 || count > (uint64_t)(limit - r.p) / 8)
+		return NULL;
+	const int32_t *table = (const int32_t *)(const void *)r.p;
+	uint64_t lo = 0, hi = count;
+	while (hi - lo > 1) {
+		uint64_t mid = lo + (hi - lo) / 2;
+		if ((uintptr_t)hdr + (intptr_t)table[2 * mid] <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if ((uintptr_t)hdr + (intptr_t)table[2 * lo] > pc)
+		return NULL;
+	return hdr + (intptr_t)table[2 * lo + 1];
+}
+
+int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
+{
+	out->kind = MF_CFI_UNKNOWN;
+	struct dl_find_object obj;
+	if (_dl_find_object((void *)pc, &obj) != 0 || !obj.dlfo_eh_frame)
+		return -1;
+	/* The object's ends bound every read: its unwind tables lie inside its mapping. */
+	const uint8_t *hdr = obj.dlfo_eh_frame, *limit = (const uint8_t *)obj.dlfo_map_end;
+	const uint8_t *fde = mf_find_fde(hdr, limit, pc);
+	if (!fde || fde < (const uint8_t *)obj.dlfo_map_start || fde + 8 > limit)
+		return -1;
+	struct mf_rd r = {fde, limit, 0};
+	uint64_t len = mf_rd_fixed(&r, 4);
+	if (len == 0 || len == 0xffffffffu || len > (uint64_t)(limit - r.p))
+		return -1;
+	r.end = r.p + len;
+	const uint8_t *id_at = r.p;
+	uint64_t cie_off = mf_rd_fixed(&r, 4);
+	if (cie_off == 0 || cie_off > (uint64_t)(id_at - (const uint8_t *)obj.dlfo_map_start))
+		return -1;
+	struct mf_cie c;
+	if (mf_parse_cie(id_at - cie_off, limit, (uintptr_t)hdr, &c) || c.signal_frame ||
+	    c.ra_reg != MF_DW_RA)
+		return -1;
+	uintptr_t start = mf_rd_encoded(&r, c.fde_enc, (uintptr_t)hdr);
+	uintptr_t range = mf_rd_encoded(&r, c.fde_enc & 0x0f, (uintptr_t)hdr);
+	if (c.has_aug_data)
+		mf_rd_skip(&r, mf_rd_uleb(&r));
+	if (r.bad || pc < start || pc - start >= range)
+		return -1;
+	struct mf_cfa_row init = {.cfa_reg = MF_DW_RSP, .cfa_off = 8}, row;
+	if (mf_cfa_run(c.insns, c.end, &c, start, start, (uintptr_t)hdr, &init, NULL))
+		return -1;
+	row = init;
+	if (mf_cfa_run(r.p, r.end, &c, start, pc, (uintptr_t)hdr, &row, &init))
+		return -1;
+	if (row.ra.how == MF_REG_UNDEFINED) {
+		out->kind = MF_CFI_END; /* the outermost frame (_start, a thread's start) */
+		return 0;
+	}
+	if ((row.cfa_reg != MF_DW_RSP && row.cfa_reg != MF_DW_RBP) || row.cfa_off <= 0 ||
+	    row.cfa_off > INT32_MAX || row.ra.how != MF_REG_AT_CFA || row.ra.off != -8 ||
+	    row.rsp.how != MF_REG_SAME)
+		return -1;
+	if (row.rbp.how == MF_REG_AT_CFA && row.rbp.off < 0 && row.rbp.off >= INT16_MIN)
+		out->rbp_off = (int16_t)row.rbp.off;
+	else if (row.rbp.how == MF_REG_SAME)
+		out->rbp_off = 0;
+	else
+		return -1;
+	out->cfa_rbp = row.cfa_reg == MF_DW_RBP;
+	out->cfa_off = (int32_t)row.cfa_off;
+	out->kind = MF_CFI_STEP;
+	return 0;
+}

@@ -1,0 +1,89 @@
+#!/bin/sh
+# The cached unwinder against libunwind. MALLOC_FREQ_UNWIND=check walks every stack both ways
+# and names on stderr any frame where they differ; each program below must run with no
+# difference, unchanged, and (where its stacks are deterministic) leave the same report as
+# MALLOC_FREQ_UNWIND=libunwind. Test programs cover threads, C++ exceptions, Rust, signal
+# handlers, dlopen/dlclose of reloaded code and deep recursion; real programs an interpreter,
+# a database shell and multi-threaded tools.
+. "$srcdir/tests/tap.sh"
+plugin="$MF_TESTS/.libs/plugin.so"
+
+# checked NAME CMD...: same stdout and status as plain, and no difference reported
+# (stdout less what varies between runs: pids, counts of timer signals). At exit the check
+# says how many stacks it compared and how many of them the cached walk took (unless the
+# program closed stderr first, as sort and xz do).
+checked() {
+	name=$1; shift
+	rm -rf "$mf_work"/malloc_freq.*
+	"$@" > "$mf_work/plain.out" 2> /dev/null; prc=$?
+	MALLOC_FREQ_UNWIND=check MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" \
+		> "$mf_work/check.out" 2> "$mf_work/check.err"; rc=$?
+	is "$rc:$(sed "$vary" "$mf_work/check.out" | cksum)" "$prc:$(sed "$vary" "$mf_work/plain.out" | cksum)" "$name: same output and status"
+	summary=$(grep 'unwind check: .* stacks compared' "$mf_work/check.err" | head -1 | sed 's/.*check: //')
+	is "$(grep -c 'unwind check: frame' "$mf_work/check.err")" 0 "$name: every stack equals libunwind's (${summary:-no summary})"
+	grep 'unwind check: frame' "$mf_work/check.err" | head -5 | sed 's/^/# /'
+	ls "$mf_work"/malloc_freq.*/*.prof > /dev/null 2>&1 || fail "$name: no profile written"
+}
+
+# walked NAME: the last checked program's stacks mostly came from the cached walk
+walked() {
+	like "$summary" "^[0-9]+ stacks compared, [1-9][0-9]* by the cached walk, 0 differed" "$1: the cached walk was used"
+}
+
+# same_report NAME CMD...: the collapsed report is the same with either unwinder
+same_report() {
+	name=$1; shift
+	for mode in cached libunwind; do
+		rm -rf "$mf_work"/malloc_freq.*
+		MALLOC_FREQ_UNWIND=$mode MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" > /dev/null 2>&1
+		"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> /dev/null | sort > "$mf_work/$mode.txt"
+	done
+	[ -s "$mf_work/cached.txt" ] && cmp -s "$mf_work/cached.txt" "$mf_work/libunwind.txt"
+	ok $? "$name: the same report as with MALLOC_FREQ_UNWIND=libunwind ($(wc -l < "$mf_work/cached.txt") stacks)"
+}
+
+vary='s/^\(child\|handled\) [0-9]*$/\1 N/'
+checked "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
+same_report "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
+checked "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5
+walked "1000 sites at 5 depths"
+same_report "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5
+checked "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
+same_report "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
+checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
+checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
+same_report "200 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
+checked "fork from 4 threads" "$MF_TESTS/prog_fork" storm
+if command -v rustc > /dev/null; then
+	rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/prog_rust.rs" 2> /dev/null || bail "rustc failed"
+	checked "Rust" "$mf_work/prog_rust"
+	same_report "Rust" "$mf_work/prog_rust"
+fi
+
+# real programs from Debian packages
+cat > "$mf_work/work.py" <<'PY'
+import json, re, collections
+d = collections.Counter()
+for i in range(20000):
+    s = json.dumps({"k": i, "v": [i, str(i) * 3]})
+    d[re.sub(r"\d", "x", s)[:12]] += len(json.loads(s)["v"])
+print(len(d), sum(d.values()))
+PY
+[ -x /usr/bin/python3 ] && checked "python3 (json, re)" /usr/bin/python3 "$mf_work/work.py" &&
+	walked "python3"
+if command -v sqlite3 > /dev/null; then
+	cat > "$mf_work/work.sql" <<'SQL'
+CREATE TABLE t(a INTEGER, b TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 20000)
+INSERT INTO t SELECT x, printf('row %d', x) FROM c;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(length(b)) FROM t WHERE b LIKE 'row 1%';
+SQL
+	checked "sqlite3 shell" sqlite3 :memory: ".read $mf_work/work.sql"
+	walked "sqlite3 shell"
+fi
+checked "perl" perl -e 'my %h; $h{$_ % 977} .= "x$_" for 1 .. 100000; print scalar(keys %h), "\n"'
+seq 1 200000 > "$mf_work/numbers"
+checked "sort --parallel=2" sort --parallel=2 -S 1M -r "$mf_work/numbers"
+checked "xz -T2" xz -T2 -1 -c "$mf_work/numbers"
+done_testing
