@@ -179,6 +179,35 @@ static int mf_modules_merge(const struct mf_scan *s)
 	return changed;
 }
 
+/* Writes header and records to fd; 0 or -errno. The records go first: a file cut short
+ * before its header is whole reads as no map at all, never as a wrong one. */
+static int mf_modules_put(int fd)
+{
+	struct mf_modules_header h;
+	memset(&h, 0, sizeof(h));
+	memcpy(h.magic, MF_MODULES_MAGIC, sizeof(h.magic));
+	h.version = MF_FORMAT_VERSION;
+	h.byte_order = MF_BYTE_ORDER_MARK;
+	h.record_size = sizeof(struct mf_module);
+	h.count = mf_mods_count;
+	h.pid = (uint64_t)getpid();
+	const char *p = (const char *)mf_mods;
+	size_t left = (size_t)mf_mods_count * sizeof(*mf_mods);
+	off_t at = sizeof(h);
+	while (left) {
+		ssize_t w = pwrite(fd, p, left, at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w, at += w, left -= (size_t)w;
+	}
+	ssize_t w = pwrite(fd, &h, sizeof(h), 0);
+	return w == (ssize_t)sizeof(h) ? 0 : w < 0 ? -errno : -EIO;
+}
+
+/* The first map of a directory is written in place (creating a file costs more than all the
+ * rest of starting); later ones replace it whole, through a rename. */
 static void mf_modules_write_locked(void)
 {
 	const char *dir = mf_prof_dir();
@@ -188,44 +217,34 @@ static void mf_modules_write_locked(void)
 	    path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
 	mf_format(tmp, sizeof(tmp), "%s/modules.tmp", dir);
 	mf_format(path, sizeof(path), "%s/modules", dir);
-	size_t left = (size_t)mf_mods_count * sizeof(*mf_mods);
-	struct mf_modules_header h;
-	int err = mf_prof_size_allowed((off_t)(sizeof(h) + left));
+	int err = mf_prof_size_allowed(
+	    (off_t)(sizeof(struct mf_modules_header) + (size_t)mf_mods_count * sizeof(*mf_mods)));
 	if (err) {
 		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
 			    strerrordesc_np(-err));
 		return;
 	}
+	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
+	int fd = open(path, flags, 0644);
+	if (fd >= 0) {
+		err = mf_modules_put(fd);
+		close(fd);
+		if (err)
+			MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
+				    strerrordesc_np(-err));
+		return;
+	}
 	unlink(tmp);
-	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
-	if (fd < 0) {
+	if ((fd = open(tmp, flags, 0644)) < 0) {
 		MF_LOG_ONCE("cannot create %s: %s; frames will show as module numbers", tmp,
 			    strerrordesc_np(errno));
 		return;
 	}
-	memset(&h, 0, sizeof(h));
-	memcpy(h.magic, MF_MODULES_MAGIC, sizeof(h.magic));
-	h.version = MF_FORMAT_VERSION;
-	h.byte_order = MF_BYTE_ORDER_MARK;
-	h.record_size = sizeof(struct mf_module);
-	h.count = mf_mods_count;
-	h.pid = (uint64_t)getpid();
-	int ok = write(fd, &h, sizeof(h)) == (ssize_t)sizeof(h);
-	const char *p = (const char *)mf_mods;
-	while (ok && left) {
-		ssize_t w = write(fd, p, left);
-		if (w < 0 && errno == EINTR)
-			continue;
-		ok = w > 0;
-		if (ok) {
-			p += w;
-			left -= (size_t)w;
-		}
-	}
+	err = mf_modules_put(fd);
 	close(fd);
-	if (!ok || rename(tmp, path) != 0) {
+	if (err || rename(tmp, path) != 0) {
 		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
-			    strerrordesc_np(errno));
+			    strerrordesc_np(err ? -err : errno));
 		unlink(tmp);
 	}
 }
