@@ -76,17 +76,16 @@ void *mf_real_move_bootstrap(void *p, size_t size);
 
 /* unwind.c: the only user of libunwind. */
 struct mf_frame;
+struct mf_cfi_rule;
 void mf_unwind_init(void);
 /* Fills pcs[] with the program's return addresses, innermost first, and returns how many:
  * libmalloc_freq's own frames are left out, and the capture ends at the first address that
  * cannot be code. max bounds the raw capture, our frames included. scratch (max entries) is
  * used by MALLOC_FREQ_UNWIND=check. */
 int mf_unwind(void **pcs, void **scratch, int max, const struct mf_frame *from);
-/* The cached walk's slow path: libunwind steps from the frame whose return address is first
- * (one of the caller's callers), filling pcs as unw_backtrace would, and each frame's rule
- * from .eh_frame is kept for the walk if it leads exactly where libunwind went; if it does
- * not, the address is kept as one that needs libunwind. Returns the count (0 on failure). */
-int mf_unwind_learn(void **pcs, int max, uintptr_t first);
+/* Does libunwind, stepping from the frame of return address pc (registers sp, bp), reach the
+ * caller (or the end of the stack) that rule leads to? */
+int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
 void mf_unwind_report(void); /* at exit, MALLOC_FREQ_UNWIND=check: what it compared */
 
 /* cfi.c: how to reach a frame's caller, from the object's .eh_frame. */
@@ -108,9 +107,10 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
 struct mf_frame {
 	uintptr_t pc, sp, bp;
 };
-/* Walks from frame f, filling pcs like unw_backtrace (f.pc first), and returns the count.
- * When a frame's rule is not in the table, mf_unwind_learn() fills pcs instead; when a frame
- * needs libunwind, MF_WALK_SLOW is returned and pcs holds nothing of use. */
+/* Walks from the frame of return address pc, filling pcs like unw_backtrace (pc first), and
+ * returns the count. A return address new to the table has its rule read (cfi.c) and
+ * confirmed (mf_unwind_agrees) first. When a frame needs libunwind, MF_WALK_SLOW is returned
+ * and pcs holds nothing of use. */
 enum { MF_WALK_SLOW = -2 };
 int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 /* Defines the function `name(a, b)` that calls target(a, b, pc, sp, bp) with the frame of
@@ -123,7 +123,6 @@ int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 		"movq %rbp, %r8\n"     /* bp, untouched here */                                    \
 		"jmp " #target "\n"                                                                \
 		".cfi_endproc\n.size " #name ", .-" #name "\n")
-void mf_walk_remember(uintptr_t ra, const struct mf_cfi_rule *rule);
 /* Everything cached may be wrong from now on (code may be unloaded and other code mapped). */
 void mf_walk_forget(void);
 

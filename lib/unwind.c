@@ -6,7 +6,11 @@
  * in a program that closed its descriptors and reused the numbers, that closes the program's
  * files. So before libunwind starts, its calls to pipe2, read, write, close and syscall point
  * (in its own GOT, nobody else's) to the functions below: no pipe is made, and the check
- * "is this address readable" is done with process_vm_readv, which needs no descriptor. */
+ * "is this address readable" is done with process_vm_readv, which needs no descriptor. Its
+ * sigprocmask is redirected too (below).
+ *
+ * libunwind is used to confirm the cached walker's rules (one step per new return address)
+ * and for the stacks those rules cannot describe. */
 #include "config.h"
 
 #define UNW_LOCAL_ONLY
@@ -14,6 +18,7 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <link.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -84,13 +89,26 @@ static long mf_unw_syscall(long n, ...)
 	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+/* libunwind blocks every signal around each dl_iterate_phdr it makes (two system calls, about
+ * ten per step), so that a signal handler cannot enter it there. When the profiler is the
+ * caller no handler can: an allocation that interrupts the profiler is counted apart and
+ * never unwound. The program's own calls to libunwind keep their masks. */
+static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (!mf_tls.recording)
+		return sigprocmask(how, set, old);
+	if (old)
+		sigemptyset(old); /* only ever handed back to this function */
+	return 0;
+}
+
 static const struct {
 	const char *name;
 	void *fn;
 } mf_unw_hooks[] = {
     {"pipe2", (void *)mf_unw_pipe2},	 {"read", (void *)mf_unw_read},
     {"close", (void *)mf_unw_close},	 {"write", (void *)mf_unw_write},
-    {"syscall", (void *)mf_unw_syscall},
+    {"syscall", (void *)mf_unw_syscall}, {"sigprocmask", (void *)mf_unw_sigprocmask},
 };
 
 struct mf_patch {
@@ -192,7 +210,7 @@ void mf_unwind_init(void)
 {
 	struct mf_patch p = {0};
 	dl_iterate_phdr(mf_patch_object, &p);
-	if (!p.found || p.failed || p.patched < 5)
+	if (!p.found || p.failed || p.patched < 6)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",
 		       !p.found	  ? "libunwind not found"
@@ -202,65 +220,32 @@ void mf_unwind_init(void)
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
-/* Does rule, applied to the frame (sp, bp), reach the caller libunwind reached? Reads
- * only where libunwind read: the return address below the CFA it found, and the saved rbp
- * between the two stack pointers. */
-static int mf_rule_agrees(const struct mf_cfi_rule *r, unw_word_t sp, unw_word_t bp,
-			  unw_word_t next_ip, unw_word_t next_sp, unw_word_t next_bp)
+int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *r)
 {
-	if (r->kind != MF_CFI_STEP || (r->cfa_rbp ? bp : sp) + (unw_word_t)r->cfa_off != next_sp)
-		return 0;
-	if (*(const unw_word_t *)(next_sp - 8) != next_ip)
-		return 0;
-	if (!r->rbp_off)
-		return bp == next_bp;
-	unw_word_t at = next_sp + (unw_word_t)(intptr_t)r->rbp_off;
-	return at >= sp && *(const unw_word_t *)at == next_bp;
-}
-
-static MF_TLS int mf_unwind_learned; /* for the check's statistics */
-
-int mf_unwind_learn(void **pcs, int max, uintptr_t first)
-{
-	mf_unwind_learned = 1;
 	unw_context_t uc;
 	unw_cursor_t c;
-	unw_word_t ip = 0, sp, bp;
-	if (unw_getcontext(&uc) || unw_init_local(&c, &uc))
+	unw_word_t nip, nsp, nbp;
+	memset(&uc, 0, sizeof(uc));
+	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
+	if (unw_init_local(&c, &uc) < 0) /* pc is taken as a return address, as here */
 		return 0;
-	for (int i = 0; i < 16 && ip != first; i++) /* up to the walk's first frame */
-		if (unw_step(&c) <= 0 || unw_get_reg(&c, UNW_REG_IP, &ip))
-			return 0;
-	if (ip != first)
+	int step = unw_step(&c);
+	if (r->kind == MF_CFI_END)
+		return step <= 0; /* unw_backtrace ends its stacks there too */
+	if (r->kind != MF_CFI_STEP || step <= 0 || unw_get_reg(&c, UNW_REG_IP, &nip) ||
+	    unw_get_reg(&c, UNW_REG_SP, &nsp) || unw_get_reg(&c, UNW_X86_64_RBP, &nbp))
 		return 0;
-	unw_get_reg(&c, UNW_REG_SP, &sp);
-	unw_get_reg(&c, UNW_X86_64_RBP, &bp);
-	int n = 0;
-	while (n < max && ip) {
-		pcs[n++] = (void *)ip;
-		int signal = unw_is_signal_frame(&c) > 0;
-		int step = unw_step(&c);
-		struct mf_cfi_rule r;
-		mf_cfi_find(ip - 1, &r);
-		if (signal)
-			r.kind = MF_CFI_UNKNOWN;
-		if (step <= 0) { /* libunwind ends the stack here: so will the walk */
-			if (!signal) {
-				r.kind = MF_CFI_END;
-				mf_walk_remember(ip, &r);
-			}
-			break;
-		}
-		unw_word_t nip, nsp, nbp;
-		unw_get_reg(&c, UNW_REG_IP, &nip);
-		unw_get_reg(&c, UNW_REG_SP, &nsp);
-		unw_get_reg(&c, UNW_X86_64_RBP, &nbp);
-		if (!mf_rule_agrees(&r, sp, bp, nip, nsp, nbp))
-			r.kind = MF_CFI_UNKNOWN;
-		mf_walk_remember(ip, &r);
-		ip = nip, sp = nsp, bp = nbp;
-	}
-	return n;
+	/* libunwind read the return address below the CFA, and the saved rbp between the two
+	 * stack pointers: reading them again here is safe once the CFA is the same. */
+	if ((r->cfa_rbp ? bp : sp) + (uintptr_t)r->cfa_off != nsp ||
+	    *(const uintptr_t *)(nsp - 8) != nip)
+		return 0;
+	if (!r->rbp_off)
+		return bp == nbp;
+	uintptr_t at = nsp + (uintptr_t)(intptr_t)r->rbp_off;
+	return at >= sp && *(const uintptr_t *)at == nbp;
 }
 
 /* Leaves out libmalloc_freq's own frames (innermost) and ends at the first address that
@@ -299,9 +284,7 @@ int mf_unwind(void **pcs, void **scratch, int max, const struct mf_frame *from)
 		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
 		return mf_unwind_trim(pcs, unw_backtrace(pcs, max));
-	mf_unwind_learned = 0;
-	int n = mf_walk(pcs, max, from->pc, from->sp, from->bp);
-	int walked = n >= 0 && !mf_unwind_learned;
+	int n = mf_walk(pcs, max, from->pc, from->sp, from->bp), walked = n >= 0;
 	if (mf_unlikely(n == MF_WALK_SLOW))
 		n = unw_backtrace(pcs, max);
 	n = mf_unwind_trim(pcs, n);

@@ -2,19 +2,24 @@
  * it, kept in a process-wide table; a capture whose every frame has a rule there is walked
  * here in a few instructions per frame, without libunwind, a lock or a system call.
  *
- * The table is open addressing over a fixed array, filled with compare-and-swap and never
- * cleared: a slot holds one address for ever, and its rule word carries the epoch it was
- * confirmed in. Unloading code may let other code take its addresses, so every possible
- * unload (our dlclose, before and after; the module map noticing one) starts a new epoch,
- * and rules of older epochs are not used. Runs inside malloc: no allocation. */
+ * The table is open addressing, filled with compare-and-swap: a slot holds one address for
+ * ever, and its rule word carries the epoch it was confirmed in. Unloading code may let other
+ * code take its addresses, so every possible unload (our dlclose, before and after; the
+ * module map noticing one) starts a new epoch, and rules of older epochs are not used. The
+ * table starts small (a short process touches a few pages) and is replaced by one four times
+ * larger when half full; old tables stay mapped, as a walk may still be reading one, and a
+ * rule written to an old table meanwhile is merely learned again. Runs inside malloc: no
+ * allocation but mmap. */
 #include "config.h"
 
 #include <stdint.h>
+#include <sys/mman.h>
 
 #include "mf_internal.h"
 
 enum {
-	MF_WALK_BITS = 15, /* 32768 slots, 512 KiB of zero pages until used */
+	MF_WALK_FIRST_SLOTS = 1024,  /* 16 KiB, in .bss */
+	MF_WALK_MAX_SLOTS = 1 << 18, /* 4 MiB: beyond, new addresses are learned each time */
 	MF_WALK_PROBES = 8,
 	MF_WALK_MAX_FRAME = 256 << 20, /* a frame larger than this is taken as a wrong rule */
 };
@@ -24,7 +29,16 @@ struct mf_walk_slot {
 	uint64_t rule; /* 0: not yet written; else mf_walk_pack() */
 };
 
-static struct mf_walk_slot mf_walk_table[1 << MF_WALK_BITS];
+struct mf_walk_table {
+	uint64_t mask;
+	unsigned used; /* slots claimed */
+	struct mf_walk_slot *slots;
+};
+
+static struct mf_walk_slot mf_walk_first[MF_WALK_FIRST_SLOTS];
+static struct mf_walk_table mf_walk_tables[8] = {{MF_WALK_FIRST_SLOTS - 1, 0, mf_walk_first}};
+static struct mf_walk_table *mf_walk_current = &mf_walk_tables[0];
+static int mf_walk_growing;
 static unsigned mf_walk_epoch_count;
 
 static uint64_t mf_walk_epoch(void)
@@ -45,44 +59,93 @@ static uint64_t mf_walk_pack(const struct mf_cfi_rule *r, uint64_t epoch)
 
 static inline uint64_t mf_walk_hash(uintptr_t ra)
 {
-	return (ra * 0x9e3779b97f4a7c15ull) >> (64 - MF_WALK_BITS);
+	return (ra * 0x9e3779b97f4a7c15ull) >> 40;
 }
 
-static struct mf_walk_slot *mf_walk_slot(uintptr_t ra, int claim)
+/* ra's slot in t, NULL if absent; with claim, a free one is taken (and *claimed set). */
+static struct mf_walk_slot *mf_walk_slot(const struct mf_walk_table *t, uintptr_t ra, int *claimed)
 {
 	uint64_t h = mf_walk_hash(ra);
 	for (int i = 0; i < MF_WALK_PROBES; i++) {
-		struct mf_walk_slot *s = &mf_walk_table[(h + i) & ((1 << MF_WALK_BITS) - 1)];
+		struct mf_walk_slot *s = &t->slots[(h + i) & t->mask];
 		uintptr_t have = __atomic_load_n(&s->ra, __ATOMIC_ACQUIRE);
 		if (have == ra)
 			return s;
 		if (have == 0) {
-			if (!claim)
+			if (!claimed)
 				return NULL;
 			if (__atomic_compare_exchange_n(&s->ra, &have, ra, 0, __ATOMIC_ACQ_REL,
-							__ATOMIC_ACQUIRE) ||
-			    have == ra)
+							__ATOMIC_ACQUIRE)) {
+				*claimed = 1;
+				return s;
+			}
+			if (have == ra)
 				return s;
 		}
 	}
 	return NULL;
 }
 
-/* The current rule word of ra, or 0. */
-static uint64_t mf_walk_lookup(uintptr_t ra, uint64_t epoch)
+/* The current rule word of ra in t, or 0. */
+static uint64_t mf_walk_lookup(const struct mf_walk_table *t, uintptr_t ra, uint64_t epoch)
 {
-	struct mf_walk_slot *s = mf_walk_slot(ra, 0);
+	struct mf_walk_slot *s = mf_walk_slot(t, ra, NULL);
 	if (!s)
 		return 0;
 	uint64_t w = __atomic_load_n(&s->rule, __ATOMIC_ACQUIRE);
 	return w >> 43 == epoch ? w : 0;
 }
 
-void mf_walk_remember(uintptr_t ra, const struct mf_cfi_rule *r)
+/* Replaces a half-full table by one four times larger holding the same rules. */
+static void mf_walk_grow(struct mf_walk_table *old)
 {
-	struct mf_walk_slot *s = mf_walk_slot(ra, 1);
-	if (s) /* else the table is full there: this address keeps taking the slow path */
-		__atomic_store_n(&s->rule, mf_walk_pack(r, mf_walk_epoch()), __ATOMIC_RELEASE);
+	if (__atomic_exchange_n(&mf_walk_growing, 1, __ATOMIC_ACQUIRE))
+		return; /* another thread is at it */
+	uint64_t slots = (old->mask + 1) * 4;
+	struct mf_walk_table *t = old + 1;
+	if (slots <= MF_WALK_MAX_SLOTS && t < mf_walk_tables + 8 &&
+	    __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE) == old) {
+		void *p = mmap(NULL, slots * sizeof(struct mf_walk_slot), PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p != MAP_FAILED) {
+			t->slots = p;
+			t->mask = slots - 1;
+			for (uint64_t i = 0; i <= old->mask; i++) {
+				uintptr_t ra = __atomic_load_n(&old->slots[i].ra, __ATOMIC_ACQUIRE);
+				uint64_t w = __atomic_load_n(&old->slots[i].rule, __ATOMIC_ACQUIRE);
+				int claimed = 0;
+				struct mf_walk_slot *s =
+				    ra && w ? mf_walk_slot(t, ra, &claimed) : NULL;
+				if (s)
+					s->rule = w;
+				t->used += (unsigned)claimed;
+			}
+			__atomic_store_n(&mf_walk_current, t, __ATOMIC_RELEASE);
+		}
+	}
+	__atomic_store_n(&mf_walk_growing, 0, __ATOMIC_RELEASE);
+}
+
+/* A return address new in this epoch, in the frame (sp, bp): its rule from .eh_frame, kept
+ * if libunwind agrees, else kept as one that needs libunwind. Returns the rule word. */
+static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
+{
+	struct mf_cfi_rule r;
+	if (mf_cfi_find(ra - 1, &r))
+		r.kind =
+		    MF_CFI_END; /* no rule: where libunwind stops too (ld.so's entry), an end */
+	if (!mf_unwind_agrees(ra, sp, bp, &r))
+		r.kind = MF_CFI_UNKNOWN;
+	uint64_t w = mf_walk_pack(&r, epoch);
+	struct mf_walk_table *t = __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE);
+	int claimed = 0;
+	struct mf_walk_slot *s = mf_walk_slot(t, ra, &claimed);
+	if (s) /* else the table is full there: this address is learned each time */
+		__atomic_store_n(&s->rule, w, __ATOMIC_RELEASE);
+	if ((!s || claimed) &&
+	    __atomic_add_fetch(&t->used, 1, __ATOMIC_RELAXED) > (t->mask + 1) / 2)
+		mf_walk_grow(t);
+	return w;
 }
 
 void mf_walk_forget(void)
@@ -93,22 +156,23 @@ void mf_walk_forget(void)
 int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 {
 	const uint64_t epoch = mf_walk_epoch(), step = epoch << 43 | (MF_CFI_STEP + 1);
-	const uintptr_t first = pc;
+	const struct mf_walk_table *t = __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE);
 	int n = 0;
 	while (n < max && pc) {
 		pcs[n++] = (void *)pc;
 		/* the first probe, inline: a rule is found there nearly always */
-		const struct mf_walk_slot *s = &mf_walk_table[mf_walk_hash(pc)];
+		const struct mf_walk_slot *s = &t->slots[mf_walk_hash(pc) & t->mask];
 		uint64_t w = mf_likely(s->ra == pc) ? __atomic_load_n(&s->rule, __ATOMIC_ACQUIRE)
-						    : mf_walk_lookup(pc, epoch);
+						    : mf_walk_lookup(t, pc, epoch);
 		if (mf_unlikely((w & (~0ull << 43 | 3)) != step)) {
 			if (!w || w >> 43 != epoch)
-				return mf_unwind_learn(pcs, max, first);
-			return (w & 3) == MF_CFI_END + 1 ? n : MF_WALK_SLOW;
+				w = mf_walk_learn(pc, sp, bp, epoch);
+			if ((w & 3) != MF_CFI_STEP + 1)
+				return (w & 3) == MF_CFI_END + 1 ? n : MF_WALK_SLOW;
 		}
 		uintptr_t cfa = ((w & 4) ? bp : sp) + (w >> 19 & 0xffffff);
 		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME || (cfa & 7))) /* not above sp */
-			return mf_unwind_learn(pcs, max, first);
+			return MF_WALK_SLOW;
 		int16_t rbp_off = (int16_t)(uint16_t)(w >> 3);
 		if (rbp_off)
 			bp = *(const uintptr_t *)(cfa + rbp_off);

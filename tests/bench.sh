@@ -1,9 +1,14 @@
 #!/bin/sh
 # make bench: each workload plain, under malloc_freq (every call, and sampled with
-# MALLOC_FREQ_SAMPLE=100), and under heaptrack (if installed), in
-# interleaved repetitions; prints the median CPU time, wall time and peak RSS of each as a
-# ratio to the plain run, and the size of what each profiler wrote. Ratios, not seconds: the
-# machine is shared and noisy. Environment: MF_LIB, MF_BUILD (build dir), REPS (default 5).
+# MALLOC_FREQ_SAMPLE=100), and under heaptrack (if installed), in interleaved repetitions;
+# prints the median CPU time, wall time and peak RSS of each as a ratio to the plain run, and
+# the size of what each profiler wrote. Ratios, not seconds: the machine is shared and noisy.
+# Workloads: the synthetic worst case (threads that only malloc and free, at several depths;
+# also with MALLOC_FREQ_UNWIND=libunwind, to show what the cached unwinder buys), an
+# interpreter (python3), a database shell (sqlite3), a multi-threaded tool (sort --parallel)
+# and 300 short processes (the cost of starting and finishing a profile). Then callgrind's
+# instructions per call on the synthetic program, plain and profiled.
+# Environment: MF_LIB, MF_BUILD (build dir), REPS (default 5), WORKLOADS (default all).
 set -u
 reps=${REPS:-5}
 run=$MF_BUILD/tests/bench_run
@@ -23,17 +28,18 @@ measure() {
 	plain) r=$("$run" "$@" 2>/dev/null | tail -1) ;;
 	malloc_freq) r=$("$run" env MALLOC_FREQ_DIR="$out" LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	sampled) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_SAMPLE=100 LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
+	libunwind) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_UNWIND=libunwind LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	heaptrack) r=$("$run" heaptrack -o "$out/ht" "$@" 2>/dev/null | tail -1) ;;
 	esac
 	size=$(du -sk "$out" | cut -f1)
 	echo "$r $size" >> "$work/$name.$config"
 }
 
-# bench NAME CMD...
+# bench NAME CONFIGS CMD...: CONFIGS among malloc_freq sampled libunwind heaptrack
 bench() {
-	name=$1; shift
-	configs="plain malloc_freq sampled"
-	[ -n "$have_heaptrack" ] && configs="$configs heaptrack"
+	name=$1 configs="plain $2"; shift 2
+	case " $wanted " in *" $name "*) ;; *) return ;; esac
+	[ -n "$have_heaptrack" ] || configs=$(echo "$configs" | sed 's/ heaptrack//')
 	i=0
 	while [ $i -lt "$reps" ]; do
 		for c in $configs; do measure "$name" "$c" "$@"; done
@@ -54,9 +60,65 @@ bench() {
 	done
 }
 
+wanted=${WORKLOADS:-synthetic python3 sqlite3 sort startup}
+# inputs of the real programs
+cat > "$work/work.py" <<'PY'
+import json, re, collections
+d = collections.Counter()
+for i in range(60000):
+    s = json.dumps({"k": i, "v": [i, str(i) * 3], "w": {"x": i % 7}})
+    d[re.sub(r"\d", "x", s)[:12]] += len(json.loads(s)["v"])
+print(len(d), sum(d.values()))
+PY
+cat > "$work/work.sql" <<'SQL'
+CREATE TABLE t(a INTEGER, b TEXT);
+WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 150000)
+INSERT INTO t SELECT x, printf('row %d %x', x, x * 7919) FROM c;
+CREATE INDEX tb ON t(b);
+SELECT count(*), sum(length(b)) FROM t WHERE b LIKE 'row 1%';
+SELECT a % 100, count(*) FROM t GROUP BY a % 100 ORDER BY 2 DESC LIMIT 3;
+SQL
+awk 'BEGIN { srand(7); for (i = 0; i < 1000000; i++) printf "%d %s\n", int(rand() * 1e9), i }' > "$work/lines"
+cat > "$work/startup.sh" <<'SH'
+i=0
+while [ $i -lt 300 ]; do /bin/ls / > /dev/null; i=$((i + 1)); done
+SH
+
 echo "median of $reps interleaved runs; ratios to the plain run"
 [ -n "$have_heaptrack" ] || echo "(heaptrack is not installed: its column is skipped; apt-get install heaptrack)"
 echo
 echo "| workload     | config       |  cpu (s) | cpu/plain | wall/plain | rss/plain | profile   |"
 echo "|--------------|--------------|----------|-----------|------------|-----------|-----------|"
-bench synthetic "$MF_BUILD/tests/bench_alloc" 2 2000000
+bench synthetic "malloc_freq sampled libunwind heaptrack" "$MF_BUILD/tests/bench_alloc" 2 2000000
+if [ -x /usr/bin/python3 ]; then
+	bench python3 "malloc_freq sampled heaptrack" /usr/bin/python3 "$work/work.py"
+else echo "| python3      | (not installed: apt-get install python3) |"; fi
+if command -v sqlite3 > /dev/null; then
+	bench sqlite3 "malloc_freq sampled heaptrack" sqlite3 :memory: ".read $work/work.sql"
+else echo "| sqlite3      | (not installed: apt-get install sqlite3) |"; fi
+bench sort "malloc_freq sampled heaptrack" sort --parallel=2 -S 64M -o "$work/sorted" "$work/lines"
+bench startup "malloc_freq sampled" sh "$work/startup.sh"
+if [ -f "$work/startup.plain" ]; then
+	p=$(cut -d' ' -f1 "$work/startup.plain" | median)
+	m=$(cut -d' ' -f1 "$work/startup.malloc_freq" | median)
+	awk -v p="$p" -v m="$m" 'BEGIN { printf "\nstartup: %.3f ms of cpu more per profiled process (300 runs of ls, and their shell)\n", (m - p) * 1000 / 301 }'
+fi
+
+# instructions per call, stable on a noisy machine
+case " $wanted " in *" synthetic "*)
+if command -v valgrind > /dev/null; then
+	n=200000
+	irefs() { valgrind --tool=callgrind --trace-children=yes --callgrind-out-file="$work/cg.%p" "$@" 2>&1 |
+		awk '/refs:/ { gsub(",", "", $4); s += $4 } END { printf "%.0f", s }'; }
+	plain=$(irefs "$MF_BUILD/tests/bench_alloc" 1 $n)
+	prof=$(irefs env MALLOC_FREQ_DIR="$work" LD_PRELOAD="$MF_LIB" "$MF_BUILD/tests/bench_alloc" 1 $n)
+	lu=$(irefs env MALLOC_FREQ_DIR="$work" MALLOC_FREQ_UNWIND=libunwind LD_PRELOAD="$MF_LIB" "$MF_BUILD/tests/bench_alloc" 1 $n)
+	awk -v p="$plain" -v m="$prof" -v l="$lu" -v n=$n 'BEGIN {
+		printf "\ncallgrind, synthetic, 1 thread, %d malloc+free (each recorded): instructions per call\n", n
+		printf "  plain %.0f; malloc_freq %.0f (%.0f added); with MALLOC_FREQ_UNWIND=libunwind %.0f\n",
+			p / n, m / n, (m - p) / n, l / n }'
+	rm -rf "$work"/malloc_freq.* "$work"/cg.*
+else
+	echo "(valgrind not installed: no instruction counts; apt-get install valgrind)"
+fi ;;
+esac
