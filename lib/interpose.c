@@ -50,10 +50,10 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	const struct mf_frame from = {pc, sp, bp};
 	int saved = errno;
 	mf_tls.recording++;
-	pthread_rwlock_rdlock(&mf_fork_lock);
 	struct mf_thread *t = mf_tls.thread;
 	/* A new thread's first countdown counts this call too: sampled only if it is 1. */
 	if (mf_unlikely(!t)) {
+		mf_fork_hold();
 		int cancel = mf_nocancel_begin();
 		if ((t = mf_enter_slow()) && --mf_tls.countdown > 0)
 			t = NULL;
@@ -61,7 +61,8 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	}
 	if (mf_likely(t != NULL))
 		mf_thread_record(t, e, bytes, &from);
-	pthread_rwlock_unlock(&mf_fork_lock);
+	if (mf_unlikely(mf_tls.fork_held))
+		mf_fork_release();
 	mf_tls.recording--;
 	errno = saved;
 }

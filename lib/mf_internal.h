@@ -78,11 +78,11 @@ void *mf_real_move_bootstrap(void *p, size_t size);
 struct mf_frame;
 struct mf_cfi_rule;
 void mf_unwind_init(void);
-/* Fills pcs[] with the program's return addresses, innermost first, and returns how many:
- * libmalloc_freq's own frames are left out, and the capture ends at the first address that
- * cannot be code. max bounds the raw capture, our frames included. scratch (max entries) is
- * used by MALLOC_FREQ_UNWIND=check. */
-int mf_unwind(void **pcs, void **scratch, int max, const struct mf_frame *from);
+/* Fills the array *pcs with the program's return addresses from frame `from` outwards, and
+ * returns how many: *pcs is moved past libmalloc_freq's own frames, and the capture ends at
+ * the first address that cannot be code. max bounds the raw capture, our frames included.
+ * scratch (max entries) is used by MALLOC_FREQ_UNWIND=check. */
+int mf_unwind(void ***pcs, void **scratch, int max, const struct mf_frame *from);
 /* Does libunwind, stepping from the frame of return address pc (registers sp, bp), reach the
  * caller (or the end of the stack) that rule leads to? */
 int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
@@ -125,6 +125,7 @@ int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 		".cfi_endproc\n.size " #name ", .-" #name "\n")
 /* Everything cached may be wrong from now on (code may be unloaded and other code mapped). */
 void mf_walk_forget(void);
+void mf_walk_postfork_child(void);
 
 /* modules.c: the process's module map, in memory and in the file `modules`. */
 void mf_modules_init(void);
@@ -155,6 +156,7 @@ struct mf_trie {
 	uint64_t capacity;
 	uint64_t *count; /* where node_count is published (the file header) */
 	struct mf_trie_slot *index;
+	struct mf_trie_memo *memo;
 	uint64_t index_mask;
 	uint64_t index_used;
 	mf_trie_grow_fn grow;
@@ -172,6 +174,9 @@ void mf_trie_destroy(struct mf_trie *t);
 /* The child of parent for pc, created if absent. Returns its index, or 0 when the node array
  * could not grow (the call then goes uncounted in the trie). */
 uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc);
+/* The leaf for a whole stack: the truncation marker if truncated, then pcs[n-1] (outermost)
+ * to pcs[0], then leaf (an entry key); created if absent. 0 when the array could not grow. */
+uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf);
 /* Forgets the pc index (not the nodes): after an unload, pcs may name other code. */
 void mf_trie_forget_index(struct mf_trie *t);
 
@@ -203,6 +208,7 @@ struct mf_tls {
 	unsigned depth;		  /* > 0: an entry point is running in this thread */
 	unsigned recording;	  /* > 0: the profiler itself is running in this thread */
 	unsigned disabled;	  /* recording stopped for this thread (or it has ended) */
+	unsigned fork_held;	  /* this call holds mf_fork_lock for reading */
 	struct mf_thread *thread; /* NULL until the thread's first call */
 };
 extern MF_TLS struct mf_tls mf_tls;
@@ -225,10 +231,25 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
 void mf_thread_process_exit(void);
-/* Held for reading while the profiler unwinds or scans objects, for writing across fork():
- * so no thread is inside libunwind or dl_iterate_phdr (and holds their locks) when the child
- * is made. Writer-preferring, so a fork is not starved by allocating threads. */
+/* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes
+ * one of its locks or creates or grows a file; for writing across fork(): so no thread holds
+ * such a lock (its own, libunwind's, the loader's) when the child is made. Writer-preferring,
+ * so a fork is not starved by allocating threads. A recorded call whose stack, rules and trie
+ * nodes are all known takes none of those steps, and does not take this lock either: each
+ * slow step calls mf_fork_hold() first, and the entry point releases it at the end. */
 extern pthread_rwlock_t mf_fork_lock;
+static inline void mf_fork_hold(void)
+{
+	if (!mf_tls.fork_held) {
+		pthread_rwlock_rdlock(&mf_fork_lock);
+		mf_tls.fork_held = 1;
+	}
+}
+static inline void mf_fork_release(void)
+{
+	mf_tls.fork_held = 0;
+	pthread_rwlock_unlock(&mf_fork_lock);
+}
 
 /* The profiler's slow paths open, write and close files: cancellation points that must not
  * make malloc one. */

@@ -80,11 +80,18 @@ static void mf_thread_seed(struct mf_thread *t)
 
 static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
 {
+	mf_fork_hold(); /* the module map's lock, maybe a rescan of the loaded objects */
 	uint64_t rel;
 	int cancel = mf_nocancel_begin(); /* it may rescan and rewrite the module map */
 	node->module = mf_modules_resolve(pc, &rel);
 	mf_nocancel_end(cancel);
 	node->rel_pc = rel;
+}
+
+static struct mf_node *mf_thread_grow(void *file, uint64_t *capacity)
+{
+	mf_fork_hold(); /* reopens the file */
+	return mf_prof_grow(file, capacity);
 }
 
 static void mf_thread_unlink(struct mf_thread *t)
@@ -165,6 +172,7 @@ static void mf_thread_postfork_child(void)
 		pthread_setspecific(mf_thread_key, NULL);
 	mf_prof_dir_forget();
 	mf_loader_postfork_child();
+	mf_walk_postfork_child();
 	if (mf_loader_stuck)
 		MF_LOG_ONCE("process %d was forked while another thread held the loader's lock; "
 			    "its calls are counted without stacks (unwinding would wait for ever)",
@@ -208,7 +216,7 @@ struct mf_thread *mf_thread_start(void)
 	err = mf_prof_open(&t->file, t->tid);
 	if (!err &&
 	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
-			 mf_prof_grow, mf_thread_resolve, &t->file))
+			 mf_thread_grow, mf_thread_resolve, &t->file))
 		err = -ENOMEM;
 	if (err) {
 		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "
@@ -248,6 +256,7 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	struct mf_prof_header *h = t->file.header;
 	unsigned depth = mf_config.depth;
 	void **pcs = t->pcs; /* depth + our own frames + 1 to see that a stack was cut */
+	/* (mf_unwind moves pcs past our own frames) */
 	h->calls_total += (uint64_t)t->interval;
 	t->interval = mf_thread_draw(t);
 	mf_tls.countdown = t->interval;
@@ -255,18 +264,11 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
 		t->generation = mf_modules_generation;
 	}
-	int frames = mf_unwind(pcs, t->check, (int)depth + 16, from);
-	uint32_t node = 0;
-	int ok = 1;
-	if (mf_unlikely(frames > (int)depth)) {
-		frames = (int)depth;
-		ok = (node = mf_trie_child(&t->trie, 0, MF_TRIE_KEY_TRUNCATED)) != 0;
-	}
-	for (int i = frames - 1; ok && i >= 0; i--)
-		ok = (node = mf_trie_child(&t->trie, node, (uintptr_t)pcs[i])) != 0;
-	if (ok)
-		ok = (node = mf_trie_child(&t->trie, node, MF_TRIE_KEY_ENTRY(e))) != 0;
-	if (mf_unlikely(!ok)) {
+	int frames = mf_unwind(&pcs, t->check, (int)depth + 16, from);
+	int truncated = frames > (int)depth;
+	uint32_t node = mf_trie_stack(&t->trie, pcs, truncated ? (int)depth : frames, truncated,
+				      MF_TRIE_KEY_ENTRY(e));
+	if (mf_unlikely(!node)) {
 		h->calls_lost++;
 		return;
 	}

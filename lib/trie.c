@@ -1,6 +1,8 @@
 /* The stack trie: nodes in an array the owner provides (the thread's file mapping), found
- * through an open-addressing index keyed by (parent, pc) in anonymous memory. Pure data
- * structure: no I/O but the owner's grow callback; no malloc; one thread at a time. */
+ * through an open-addressing index keyed by (parent, pc) in anonymous memory, and a memo of
+ * whole stacks' leaves (most calls come from a stack seen before: one lookup then replaces
+ * one index probe per frame). Pure data structure: no I/O but the owner's grow callback; no
+ * malloc; one thread at a time. */
 #include "config.h"
 
 #include <string.h>
@@ -15,6 +17,16 @@ struct mf_trie_slot {
 };
 
 #define MF_TRIE_INDEX_MIN 1024
+
+/* A stack's leaf, by a 64-bit hash of its keys; the frame count and both ends are checked
+ * too, so a wrong leaf would need all of them to agree. */
+struct mf_trie_memo {
+	uint64_t hash;
+	uintptr_t inner, outer;
+	uint32_t node;	/* 0: empty */
+	uint32_t shape; /* frames, and 1 << 31 if truncated */
+};
+#define MF_TRIE_MEMO_SLOTS 1024
 
 static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
 {
@@ -63,6 +75,12 @@ int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, ui
 	if (!t->index || capacity < 1)
 		return -1;
 	t->index_mask = MF_TRIE_INDEX_MIN - 1;
+	t->memo = mmap(NULL, MF_TRIE_MEMO_SLOTS * sizeof(struct mf_trie_memo),
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (t->memo == MAP_FAILED) {
+		t->memo = NULL;
+		return -1;
+	}
 	t->nodes = nodes;
 	t->capacity = capacity;
 	t->count = count;
@@ -78,12 +96,16 @@ void mf_trie_destroy(struct mf_trie *t)
 {
 	if (t->index)
 		munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	if (t->memo)
+		munmap(t->memo, MF_TRIE_MEMO_SLOTS * sizeof(struct mf_trie_memo));
 	t->index = NULL;
+	t->memo = NULL;
 }
 
 void mf_trie_forget_index(struct mf_trie *t)
 {
 	memset(t->index, 0, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	memset(t->memo, 0, MF_TRIE_MEMO_SLOTS * sizeof(struct mf_trie_memo));
 	t->index_used = 0;
 }
 
@@ -130,4 +152,34 @@ uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc)
 			return mf_trie_add(t, parent, pc);
 		i = (i + 1) & t->index_mask;
 	}
+}
+
+uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf)
+{
+	uint32_t shape = (uint32_t)n | (truncated ? 1u << 31 : 0);
+	uint64_t h = leaf * 0xc2b2ae3d27d4eb4full ^ shape;
+	for (int i = 0; i < n; i++) {
+		h = (h ^ (uintptr_t)pcs[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 29;
+	}
+	h = (h ^ h >> 32) * 0xd6e8feb86659fd93ull;
+	h ^= h >> 32;
+	uintptr_t inner = n ? (uintptr_t)pcs[0] : 0, outer = n ? (uintptr_t)pcs[n - 1] : 0;
+	struct mf_trie_memo *m = &t->memo[h & (MF_TRIE_MEMO_SLOTS - 2)]; /* two ways */
+	for (int way = 0; way < 2; way++)
+		if (m[way].hash == h && m[way].node && m[way].shape == shape &&
+		    m[way].inner == inner && m[way].outer == outer)
+			return m[way].node;
+	uint32_t node = truncated ? mf_trie_child(t, 0, MF_TRIE_KEY_TRUNCATED) : 0;
+	if (truncated && !node)
+		return 0;
+	for (int i = n - 1; i >= 0; i--)
+		if (!(node = mf_trie_child(t, node, (uintptr_t)pcs[i])))
+			return 0;
+	if (!(node = mf_trie_child(t, node, leaf)))
+		return 0;
+	if (m[0].node)
+		m[1] = m[0]; /* the older way goes */
+	m[0] = (struct mf_trie_memo){h, inner, outer, node, shape};
+	return node;
 }

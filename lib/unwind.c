@@ -278,18 +278,30 @@ static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 		    i, i < n ? pcs[i] : NULL, n, i < m ? ref[i] : NULL, m);
 }
 
-int mf_unwind(void **pcs, void **scratch, int max, const struct mf_frame *from)
+int mf_unwind(void ***at, void **scratch, int max, const struct mf_frame *from)
 {
+	void **pcs = *at;
 	if (mf_unlikely(mf_loader_stuck))
 		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
+	if (mf_unlikely(mf_config.unwind != MF_UNWIND_CACHED))
+		mf_fork_hold(); /* libunwind */
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
 		return mf_unwind_trim(pcs, unw_backtrace(pcs, max));
 	int n = mf_walk(pcs, max, from->pc, from->sp, from->bp), walked = n >= 0;
-	if (mf_unlikely(n == MF_WALK_SLOW))
-		n = unw_backtrace(pcs, max);
-	n = mf_unwind_trim(pcs, n);
+	if (mf_likely(n >= 2) && mf_modules_is_self((uintptr_t)pcs[0]) &&
+	    mf_likely(!mf_modules_is_self((uintptr_t)pcs[1]))) {
+		*at =
+		    pcs + 1; /* the walk starts at the entry point's frame: the only one of ours */
+		n--;
+	} else {
+		if (mf_unlikely(n == MF_WALK_SLOW)) {
+			mf_fork_hold();
+			n = unw_backtrace(pcs, max);
+		}
+		n = mf_unwind_trim(pcs, n);
+	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
-		mf_unwind_check(pcs, n, scratch, max, walked);
+		mf_unwind_check(*at, n, scratch, max, walked);
 	return n;
 }
 

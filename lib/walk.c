@@ -130,6 +130,7 @@ static void mf_walk_grow(struct mf_walk_table *old)
  * if libunwind agrees, else kept as one that needs libunwind. Returns the rule word. */
 static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
 {
+	mf_fork_hold(); /* libunwind */
 	struct mf_cfi_rule r;
 	if (mf_cfi_find(ra - 1, &r))
 		r.kind =
@@ -148,6 +149,11 @@ static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t 
 	return w;
 }
 
+void mf_walk_postfork_child(void)
+{
+	mf_walk_growing = 0; /* only ever set under the fork lock, but to be sure */
+}
+
 void mf_walk_forget(void)
 {
 	__atomic_add_fetch(&mf_walk_epoch_count, 1, __ATOMIC_ACQ_REL);
@@ -158,7 +164,7 @@ int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 	const uint64_t epoch = mf_walk_epoch(), step = epoch << 43 | (MF_CFI_STEP + 1);
 	const struct mf_walk_table *t = __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE);
 	int n = 0;
-	while (n < max && pc) {
+	while (n < max && pc >= MF_TRIE_KEY_SPECIAL_MAX) { /* below: not code, as in mf_unwind */
 		pcs[n++] = (void *)pc;
 		/* the first probe, inline: a rule is found there nearly always */
 		const struct mf_walk_slot *s = &t->slots[mf_walk_hash(pc) & t->mask];
@@ -171,7 +177,7 @@ int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 				return (w & 3) == MF_CFI_END + 1 ? n : MF_WALK_SLOW;
 		}
 		uintptr_t cfa = ((w & 4) ? bp : sp) + (w >> 19 & 0xffffff);
-		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME || (cfa & 7))) /* not above sp */
+		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME)) /* not above sp */
 			return MF_WALK_SLOW;
 		int16_t rbp_off = (int16_t)(uint16_t)(w >> 3);
 		if (rbp_off)
