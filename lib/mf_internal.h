@@ -78,11 +78,14 @@ void *mf_real_move_bootstrap(void *p, size_t size);
 struct mf_frame;
 struct mf_cfi_rule;
 void mf_unwind_init(void);
-/* Fills the array *pcs with the program's return addresses from frame `from` outwards, and
- * returns how many: *pcs is moved past libmalloc_freq's own frames, and the capture ends at
- * the first address that cannot be code. max bounds the raw capture, our frames included.
- * scratch (max entries) is used by MALLOC_FREQ_UNWIND=check. */
-int mf_unwind(void ***pcs, void **scratch, int max, const struct mf_frame *from);
+/* Captures the program's return addresses from frame `from` outwards into ws and returns how
+ * many: *pcs points at them, past libmalloc_freq's own frames, and the capture ends at the
+ * first address that cannot be code. *hash is their mf_stack_hash_step fold, or 0 if not
+ * known. max bounds the raw capture, our frames included. scratch (max entries) is used by
+ * MALLOC_FREQ_UNWIND=check. */
+struct mf_walk_stacks;
+int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct mf_frame *from,
+	      void ***pcs, uint64_t *hash);
 /* Does libunwind, stepping from the frame of return address pc (registers sp, bp), reach the
  * caller (or the end of the stack) that rule leads to? */
 int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
@@ -102,17 +105,40 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
 
 /* walk.c: the cached unwinder. Rules live in a process-wide table keyed by return address,
  * filled (by unwind.c) only with rules that gave libunwind's answer; walking needs no lock. */
+/* The hash of a stack, folded from its outermost frame in: the trie's memo key. */
+#define MF_STACK_HASH_SEED 0x2545f4914f6cdd1dull
+static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
+{
+	h = (h ^ pc) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
+
 /* A frame as the cached walk sees it: the return address into it, and the registers it
  * left (sp just above the return address; rbp as it was). */
 struct mf_frame {
 	uintptr_t pc, sp, bp;
 };
-/* Walks from the frame of return address pc, filling pcs like unw_backtrace (pc first), and
- * returns the count. A return address new to the table has its rule read (cfi.c) and
- * confirmed (mf_unwind_agrees) first. When a frame needs libunwind, MF_WALK_SLOW is returned
- * and pcs holds nothing of use. */
+/* The frames of the last two captures of a thread, as the walk saw them: frame i entered
+ * with pc, sp, bp and left by rule; hash[i] folds pc[n-1] (the outermost) down to pc[i].
+ * count: frames of a capture that ended at the outermost frame (0: not reusable). */
+struct mf_walk_meta {
+	uintptr_t sp, bp;
+	uint64_t rule, hash;
+};
+struct mf_walk_stacks {
+	uintptr_t pc[2][MF_DEPTH_MAX + 16]; /* (pcs apart: the trie reads them as an array) */
+	struct mf_walk_meta meta[2][MF_DEPTH_MAX + 16];
+	uint64_t epoch[2];
+	int count[2];
+	int cur; /* the capture being made, or just made */
+};
+/* Walks from the frame of return address pc, filling ws's pc[cur] like unw_backtrace (pc
+ * first), and returns the count. A return address new to the table has its rule read
+ * (cfi.c) and confirmed (mf_unwind_agrees) first. Where a frame is one of the last capture's
+ * and nothing above it has changed, the rest is taken from that capture. When a frame needs
+ * libunwind, MF_WALK_SLOW is returned and pc[cur] holds nothing of use. */
 enum { MF_WALK_SLOW = -2 };
-int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 /* Defines the function `name(a, b)` that calls target(a, b, pc, sp, bp) with the frame of
  * name's caller as it will be once name returns (a and b: integers or pointers). */
 #define MF_WITH_CALLER_FRAME(name, target)                                                         \
@@ -175,8 +201,10 @@ void mf_trie_destroy(struct mf_trie *t);
  * could not grow (the call then goes uncounted in the trie). */
 uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc);
 /* The leaf for a whole stack: the truncation marker if truncated, then pcs[n-1] (outermost)
- * to pcs[0], then leaf (an entry key); created if absent. 0 when the array could not grow. */
-uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf);
+ * to pcs[0], then leaf (an entry key); created if absent. 0 when the array could not grow.
+ * hash: the pcs' mf_stack_hash_step fold if the caller has it, else 0. */
+uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf,
+		       uint64_t hash);
 /* Forgets the pc index (not the nodes): after an unload, pcs may name other code. */
 void mf_trie_forget_index(struct mf_trie *t);
 

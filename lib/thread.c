@@ -22,7 +22,7 @@ struct mf_thread {
 	unsigned exit_rounds;
 	uint64_t rng;			/* xorshift64* state for the sampling intervals */
 	long interval;			/* the countdown's current interval: calls it stands for */
-	void *pcs[MF_DEPTH_MAX + 16];	/* the capture buffer: here, not on the program's stack */
+	struct mf_walk_stacks ws;	/* the capture buffers: here, not on the program's stack */
 	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */
 	unsigned generation;		/* mf_modules_generation the trie's index was built under */
 	struct mf_thread *prev, *next;
@@ -255,8 +255,6 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 {
 	struct mf_prof_header *h = t->file.header;
 	unsigned depth = mf_config.depth;
-	void **pcs = t->pcs; /* depth + our own frames + 1 to see that a stack was cut */
-	/* (mf_unwind moves pcs past our own frames) */
 	h->calls_total += (uint64_t)t->interval;
 	t->interval = mf_thread_draw(t);
 	mf_tls.countdown = t->interval;
@@ -264,10 +262,13 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
 		t->generation = mf_modules_generation;
 	}
-	int frames = mf_unwind(&pcs, t->check, (int)depth + 16, from);
+	void **pcs;
+	uint64_t hash;
+	/* depth + our own frames + 1 to see that a stack was cut */
+	int frames = mf_unwind(&t->ws, t->check, (int)depth + 16, from, &pcs, &hash);
 	int truncated = frames > (int)depth;
 	uint32_t node = mf_trie_stack(&t->trie, pcs, truncated ? (int)depth : frames, truncated,
-				      MF_TRIE_KEY_ENTRY(e));
+				      MF_TRIE_KEY_ENTRY(e), truncated ? 0 : hash);
 	if (mf_unlikely(!node)) {
 		h->calls_lost++;
 		return;

@@ -154,15 +154,16 @@ uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc)
 	}
 }
 
-uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf)
+uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf,
+		       uint64_t hash)
 {
 	uint32_t shape = (uint32_t)n | (truncated ? 1u << 31 : 0);
-	uint64_t h = leaf * 0xc2b2ae3d27d4eb4full ^ shape;
-	for (int i = 0; i < n; i++) {
-		h = (h ^ (uintptr_t)pcs[i]) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 29;
+	if (!hash) {
+		hash = MF_STACK_HASH_SEED;
+		for (int i = n - 1; i >= 0; i--)
+			hash = mf_stack_hash_step(hash, (uintptr_t)pcs[i]);
 	}
-	h = (h ^ h >> 32) * 0xd6e8feb86659fd93ull;
+	uint64_t h = (hash ^ leaf * 0xc2b2ae3d27d4eb4full ^ shape) * 0xd6e8feb86659fd93ull;
 	h ^= h >> 32;
 	uintptr_t inner = n ? (uintptr_t)pcs[0] : 0, outer = n ? (uintptr_t)pcs[n - 1] : 0;
 	struct mf_trie_memo *m = &t->memo[h & (MF_TRIE_MEMO_SLOTS - 2)]; /* two ways */

@@ -278,26 +278,36 @@ static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 		    i, i < n ? pcs[i] : NULL, n, i < m ? ref[i] : NULL, m);
 }
 
-int mf_unwind(void ***at, void **scratch, int max, const struct mf_frame *from)
+int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct mf_frame *from,
+	      void ***at, uint64_t *hash)
 {
-	void **pcs = *at;
-	if (mf_unlikely(mf_loader_stuck))
+	*hash = 0;
+	if (mf_unlikely(mf_loader_stuck)) {
+		*at = (void **)ws->pc[ws->cur];
 		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
+	}
+	int n, walked = 0;
 	if (mf_unlikely(mf_config.unwind != MF_UNWIND_CACHED))
 		mf_fork_hold(); /* libunwind */
-	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
-		return mf_unwind_trim(pcs, unw_backtrace(pcs, max));
-	int n = mf_walk(pcs, max, from->pc, from->sp, from->bp), walked = n >= 0;
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND)) {
+		ws->count[ws->cur] = 0; /* its buffer no longer holds a walk */
+		n = MF_WALK_SLOW;
+	} else {
+		walked = (n = mf_walk(ws, max, from->pc, from->sp, from->bp)) >= 0;
+	}
+	void **pcs = (void **)ws->pc[ws->cur];
 	if (mf_likely(n >= 2) && mf_modules_is_self((uintptr_t)pcs[0]) &&
 	    mf_likely(!mf_modules_is_self((uintptr_t)pcs[1]))) {
 		*at =
 		    pcs + 1; /* the walk starts at the entry point's frame: the only one of ours */
+		*hash = ws->meta[ws->cur][1].hash;
 		n--;
 	} else {
-		if (mf_unlikely(n == MF_WALK_SLOW)) {
+		if (n == MF_WALK_SLOW) {
 			mf_fork_hold();
 			n = unw_backtrace(pcs, max);
 		}
+		*at = pcs;
 		n = mf_unwind_trim(pcs, n);
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))

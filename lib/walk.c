@@ -13,6 +13,7 @@
 #include "config.h"
 
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
 
 #include "mf_internal.h"
@@ -159,13 +160,58 @@ void mf_walk_forget(void)
 	__atomic_add_fetch(&mf_walk_epoch_count, 1, __ATOMIC_ACQ_REL);
 }
 
-int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+/* Are the frames k..m-1 of the previous capture p (the last ended by an END rule) still on the
+ * stack as they were? Each was left by reading its caller's return address, and with an rbp
+ * rule its caller's rbp, from the stack: if those words are unchanged, walking on from frame
+ * k would read them again and arrive at the same frames. */
+static int mf_walk_unchanged(const struct mf_walk_stacks *ws, int p, int k, int m)
+{
+	const uintptr_t *pc = ws->pc[p];
+	const struct mf_walk_meta *f = ws->meta[p];
+	for (int i = k; i < m - 1; i++) {
+		int16_t rbp_off = (int16_t)(uint16_t)(f[i].rule >> 3);
+		if (*(const uintptr_t *)(f[i + 1].sp - 8) != pc[i + 1] ||
+		    (rbp_off && *(const uintptr_t *)(f[i + 1].sp + rbp_off) != f[i + 1].bp))
+			return 0;
+	}
+	return 1;
+}
+
+/* hash of frames from-1 down to 0, each folding its pc into the hash of the frame above */
+static void mf_walk_fold(struct mf_walk_stacks *ws, int c, int from, int n)
+{
+	uint64_t h = from < n ? ws->meta[c][from].hash : MF_STACK_HASH_SEED;
+	for (int i = from - 1; i >= 0; i--)
+		ws->meta[c][i].hash = h = mf_stack_hash_step(h, ws->pc[c][i]);
+}
+
+int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 {
 	const uint64_t epoch = mf_walk_epoch(), step = epoch << 43 | (MF_CFI_STEP + 1);
 	const struct mf_walk_table *t = __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE);
-	int n = 0;
+	const int c = ws->cur ^= 1, p = c ^ 1;
+	const int m = ws->epoch[p] == epoch ? ws->count[p] : 0; /* the last capture, reusable */
+	uintptr_t *opc = ws->pc[c];
+	struct mf_walk_meta *of = ws->meta[c];
+	const struct mf_walk_meta *pf = ws->meta[p];
+	int n = 0, k = 0;
+	ws->count[c] = 0;
 	while (n < max && pc >= MF_TRIE_KEY_SPECIAL_MAX) { /* below: not code, as in mf_unwind */
-		pcs[n++] = (void *)pc;
+		/* The same frame as one of the last capture's, with all above it unchanged: those
+		 * are the rest of this stack. (Both captures' sp grow outwards.) */
+		while (k < m && pf[k].sp < sp)
+			k++;
+		if (k < m && pf[k].sp == sp && ws->pc[p][k] == pc && pf[k].bp == bp &&
+		    n + (m - k) <= max && mf_walk_unchanged(ws, p, k, m)) {
+			memcpy(opc + n, ws->pc[p] + k, (size_t)(m - k) * sizeof(*opc));
+			memcpy(of + n, pf + k, (size_t)(m - k) * sizeof(*of));
+			mf_walk_fold(ws, c, n, n + m - k);
+			ws->count[c] = n + m - k;
+			ws->epoch[c] = epoch;
+			return n + m - k;
+		}
+		opc[n] = pc;
+		of[n].sp = sp, of[n].bp = bp;
 		/* the first probe, inline: a rule is found there nearly always */
 		const struct mf_walk_slot *s = &t->slots[mf_walk_hash(pc) & t->mask];
 		uint64_t w = mf_likely(s->ra == pc) ? __atomic_load_n(&s->rule, __ATOMIC_ACQUIRE)
@@ -173,9 +219,17 @@ int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 		if (mf_unlikely((w & (~0ull << 43 | 3)) != step)) {
 			if (!w || w >> 43 != epoch)
 				w = mf_walk_learn(pc, sp, bp, epoch);
+			if ((w & 3) == MF_CFI_END + 1) {
+				of[n++].rule = w;
+				mf_walk_fold(ws, c, n, n);
+				ws->count[c] = n; /* complete: the next capture may reuse it */
+				ws->epoch[c] = epoch;
+				return n;
+			}
 			if ((w & 3) != MF_CFI_STEP + 1)
-				return (w & 3) == MF_CFI_END + 1 ? n : MF_WALK_SLOW;
+				return MF_WALK_SLOW;
 		}
+		of[n++].rule = w;
 		uintptr_t cfa = ((w & 4) ? bp : sp) + (w >> 19 & 0xffffff);
 		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME)) /* not above sp */
 			return MF_WALK_SLOW;
@@ -185,5 +239,6 @@ int mf_walk(void **pcs, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 		pc = *(const uintptr_t *)(cfa - 8);
 		sp = cfa;
 	}
+	mf_walk_fold(ws, c, n, n);
 	return n;
 }

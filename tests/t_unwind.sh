@@ -50,6 +50,17 @@ walked "1000 sites at 5 depths"
 same_report "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5
 checked "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
 same_report "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
+# frames shared with the last stack, and frames that only look shared: exact counts per site
+checked "reused outer frames" "$MF_TESTS/prog_reuse" 3000
+same_report "reused outer frames" "$MF_TESTS/prog_reuse" 3000
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_reuse" 3000 > /dev/null
+"$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+for site in A B C D; do
+	line=$(grep -n "call site $site" "$srcdir/tests/prog_reuse.c" | cut -d: -f1)
+	is "$(calls "$mf_work/c.txt" ";main prog_reuse.c:$line;(framed [^;]*;)?relay [^;]*;leaf [^;]*;malloc$")" 3000 "call site $site of main: its own 3000 calls"
+done
+is "$(calls "$mf_work/c.txt" ";site_one [^;]*;relay [^;]*;leaf [^;]*;malloc$")" 3000 "the same stack 3000 times in a row: 3000 calls"
 checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
 checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
 same_report "200 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
