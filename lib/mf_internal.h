@@ -79,10 +79,10 @@ struct mf_frame;
 struct mf_cfi_rule;
 void mf_unwind_init(void);
 /* Captures the program's return addresses from frame `from` outwards into ws and returns how
- * many: *pcs points at them, past libmalloc_freq's own frames, and the capture ends at the
- * first address that cannot be code. *hash is their mf_stack_hash_step fold, or 0 if not
- * known. max bounds the raw capture, our frames included. scratch (max entries) is used by
- * MALLOC_FREQ_UNWIND=check. */
+ * many: *pcs points at them, outermost first, without libmalloc_freq's own frames; the
+ * capture ends at the first address that cannot be code. *hash is their mf_stack_hash_step
+ * fold, or 0 if not known. max bounds the raw capture, our frames included. scratch (max
+ * entries) is used by MALLOC_FREQ_UNWIND=check. */
 struct mf_walk_stacks;
 int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct mf_frame *from,
 	      void ***pcs, uint64_t *hash);
@@ -118,25 +118,27 @@ static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
 struct mf_frame {
 	uintptr_t pc, sp, bp;
 };
-/* The frames of the last two captures of a thread, as the walk saw them: frame i entered
- * with pc, sp, bp and left by rule; hash[i] folds pc[n-1] (the outermost) down to pc[i].
- * count: frames of a capture that ended at the outermost frame (0: not reusable). */
-struct mf_walk_meta {
+/* A thread's last stack as the walk saw it, outermost frame first: frame i entered with pc[i],
+ * f[i].sp and f[i].bp and left by f[i].rule; f[i].hash folds pc[0] to pc[i] in turn. The
+ * fresh arrays take a walk's new frames, innermost first, until it knows where they go. */
+struct mf_walk_frame {
 	uintptr_t sp, bp;
 	uint64_t rule, hash;
 };
 struct mf_walk_stacks {
-	uintptr_t pc[2][MF_DEPTH_MAX + 16]; /* (pcs apart: the trie reads them as an array) */
-	struct mf_walk_meta meta[2][MF_DEPTH_MAX + 16];
-	uint64_t epoch[2];
-	int count[2];
-	int cur; /* the capture being made, or just made */
+	uintptr_t pc[MF_DEPTH_MAX + 16]; /* (apart from f: the trie reads them as an array) */
+	struct mf_walk_frame f[MF_DEPTH_MAX + 16];
+	uintptr_t fresh_pc[MF_DEPTH_MAX + 16];
+	struct mf_walk_frame fresh[MF_DEPTH_MAX + 16];
+	uint64_t epoch;
+	int count;    /* frames in pc and f */
+	int reusable; /* the stack ended at its outermost frame, under epoch */
 };
-/* Walks from the frame of return address pc, filling ws's pc[cur] like unw_backtrace (pc
- * first), and returns the count. A return address new to the table has its rule read
- * (cfi.c) and confirmed (mf_unwind_agrees) first. Where a frame is one of the last capture's
- * and nothing above it has changed, the rest is taken from that capture. When a frame needs
- * libunwind, MF_WALK_SLOW is returned and pc[cur] holds nothing of use. */
+/* Walks from the frame of return address pc and returns the frame count: ws->pc[0..count)
+ * holds the return addresses, outermost first (pc last). A return address new to the table
+ * has its rule read (cfi.c) and confirmed (mf_unwind_agrees) first. Where a frame is one of
+ * the last stack's and nothing above it has changed, the frames above are kept. When a frame
+ * needs libunwind, MF_WALK_SLOW is returned and ws->pc is left as it was. */
 enum { MF_WALK_SLOW = -2 };
 int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 /* Defines the function `name(a, b)` that calls target(a, b, pc, sp, bp) with the frame of
@@ -200,9 +202,9 @@ void mf_trie_destroy(struct mf_trie *t);
 /* The child of parent for pc, created if absent. Returns its index, or 0 when the node array
  * could not grow (the call then goes uncounted in the trie). */
 uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc);
-/* The leaf for a whole stack: the truncation marker if truncated, then pcs[n-1] (outermost)
- * to pcs[0], then leaf (an entry key); created if absent. 0 when the array could not grow.
- * hash: the pcs' mf_stack_hash_step fold if the caller has it, else 0. */
+/* The leaf for a whole stack: the truncation marker if truncated, then pcs[0] (outermost) to
+ * pcs[n-1], then leaf (an entry key); created if absent. 0 when the array could not grow.
+ * hash: the pcs' mf_stack_hash_step fold from pcs[0] if the caller has it, else 0. */
 uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf,
 		       uint64_t hash);
 /* Forgets the pc index (not the nodes): after an unload, pcs may name other code. */

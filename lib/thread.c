@@ -267,8 +267,12 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	/* depth + our own frames + 1 to see that a stack was cut */
 	int frames = mf_unwind(&t->ws, t->check, (int)depth + 16, from, &pcs, &hash);
 	int truncated = frames > (int)depth;
-	uint32_t node = mf_trie_stack(&t->trie, pcs, truncated ? (int)depth : frames, truncated,
-				      MF_TRIE_KEY_ENTRY(e), truncated ? 0 : hash);
+	if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
+		pcs += frames - (int)depth;
+		frames = (int)depth;
+		hash = 0;
+	}
+	uint32_t node = mf_trie_stack(&t->trie, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
 	if (mf_unlikely(!node)) {
 		h->calls_lost++;
 		return;

@@ -160,12 +160,12 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 	uint32_t shape = (uint32_t)n | (truncated ? 1u << 31 : 0);
 	if (!hash) {
 		hash = MF_STACK_HASH_SEED;
-		for (int i = n - 1; i >= 0; i--)
+		for (int i = 0; i < n; i++)
 			hash = mf_stack_hash_step(hash, (uintptr_t)pcs[i]);
 	}
 	uint64_t h = (hash ^ leaf * 0xc2b2ae3d27d4eb4full ^ shape) * 0xd6e8feb86659fd93ull;
 	h ^= h >> 32;
-	uintptr_t inner = n ? (uintptr_t)pcs[0] : 0, outer = n ? (uintptr_t)pcs[n - 1] : 0;
+	uintptr_t outer = n ? (uintptr_t)pcs[0] : 0, inner = n ? (uintptr_t)pcs[n - 1] : 0;
 	struct mf_trie_memo *m = &t->memo[h & (MF_TRIE_MEMO_SLOTS - 2)]; /* two ways */
 	for (int way = 0; way < 2; way++)
 		if (m[way].hash == h && m[way].node && m[way].shape == shape &&
@@ -174,7 +174,7 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 	uint32_t node = truncated ? mf_trie_child(t, 0, MF_TRIE_KEY_TRUNCATED) : 0;
 	if (truncated && !node)
 		return 0;
-	for (int i = n - 1; i >= 0; i--)
+	for (int i = 0; i < n; i++)
 		if (!(node = mf_trie_child(t, node, (uintptr_t)pcs[i])))
 			return 0;
 	if (!(node = mf_trie_child(t, node, leaf)))

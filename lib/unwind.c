@@ -249,7 +249,7 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 }
 
 /* Leaves out libmalloc_freq's own frames (innermost) and ends at the first address that
- * cannot be code. Returns the new count. */
+ * cannot be code; then puts the rest outermost first. Returns the new count. */
 static int mf_unwind_trim(void **pcs, int n)
 {
 	int skip = 0, k = 0;
@@ -257,58 +257,68 @@ static int mf_unwind_trim(void **pcs, int n)
 		skip++;
 	for (int i = skip; i < n && (uintptr_t)pcs[i] >= MF_TRIE_KEY_SPECIAL_MAX; i++)
 		pcs[k++] = pcs[i];
+	for (int i = 0; i < k / 2; i++) {
+		void *x = pcs[i];
+		pcs[i] = pcs[k - 1 - i];
+		pcs[k - 1 - i] = x;
+	}
 	return k;
 }
 
 static unsigned long mf_checked, mf_checked_walked, mf_checked_differ;
 
-/* MALLOC_FREQ_UNWIND=check: the stack must be unw_backtrace's. */
+/* MALLOC_FREQ_UNWIND=check: the stack (outermost first) must be unw_backtrace's. */
 static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 {
 	int m = mf_unwind_trim(ref, unw_backtrace(ref, max));
 	int i = 0;
-	while (i < n && i < m && pcs[i] == ref[i])
+	while (i < n && i < m && pcs[n - 1 - i] == ref[m - 1 - i])
 		i++;
 	__atomic_add_fetch(&mf_checked, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&mf_checked_walked, walked, __ATOMIC_RELAXED);
 	if ((i < n || i < m) && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
 		mf_log(
-		    "unwind check: frame %d differs: cached walk %p (of %d frames), libunwind %p "
+		    "unwind check: frame %d differs: cached walk %lx (of %d frames), libunwind %lx "
 		    "(of %d)",
-		    i, i < n ? pcs[i] : NULL, n, i < m ? ref[i] : NULL, m);
+		    i, i < n ? (unsigned long)pcs[n - 1 - i] : 0ul, n,
+		    i < m ? (unsigned long)ref[m - 1 - i] : 0ul, m);
 }
 
 int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct mf_frame *from,
 	      void ***at, uint64_t *hash)
 {
 	*hash = 0;
-	if (mf_unlikely(mf_loader_stuck)) {
-		*at = (void **)ws->pc[ws->cur];
+	*at = (void **)ws->fresh_pc;
+	if (mf_unlikely(mf_loader_stuck))
 		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
-	}
 	int n, walked = 0;
 	if (mf_unlikely(mf_config.unwind != MF_UNWIND_CACHED))
 		mf_fork_hold(); /* libunwind */
-	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND)) {
-		ws->count[ws->cur] = 0; /* its buffer no longer holds a walk */
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
 		n = MF_WALK_SLOW;
-	} else {
+	else
 		walked = (n = mf_walk(ws, max, from->pc, from->sp, from->bp)) >= 0;
-	}
-	void **pcs = (void **)ws->pc[ws->cur];
-	if (mf_likely(n >= 2) && mf_modules_is_self((uintptr_t)pcs[0]) &&
-	    mf_likely(!mf_modules_is_self((uintptr_t)pcs[1]))) {
-		*at =
-		    pcs + 1; /* the walk starts at the entry point's frame: the only one of ours */
-		*hash = ws->meta[ws->cur][1].hash;
+	void **pcs = (void **)ws->pc;
+	/* The walk starts at the entry point's frame: ours, and the only one. */
+	if (mf_likely(n >= 2) && mf_modules_is_self((uintptr_t)pcs[n - 1]) &&
+	    mf_likely(!mf_modules_is_self((uintptr_t)pcs[n - 2]))) {
+		*at = pcs;
+		*hash = ws->f[n - 2].hash;
 		n--;
 	} else {
-		if (n == MF_WALK_SLOW) {
+		if (n == MF_WALK_SLOW) { /* into the walk's scratch: ws->pc still holds the last */
 			mf_fork_hold();
-			n = unw_backtrace(pcs, max);
+			n = unw_backtrace(*at, max);
+		} else if (n > 0) {
+			memcpy(*at, pcs,
+			       (size_t)n * sizeof(*pcs)); /* trimmed in a copy, innermost */
+			for (int i = 0; i < n / 2; i++) { /* first, as unw_backtrace gives it */
+				void *x = (*at)[i];
+				(*at)[i] = (*at)[n - 1 - i];
+				(*at)[n - 1 - i] = x;
+			}
 		}
-		*at = pcs;
-		n = mf_unwind_trim(pcs, n);
+		n = mf_unwind_trim(*at, n);
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
 		mf_unwind_check(*at, n, scratch, max, walked);

@@ -13,7 +13,6 @@
 #include "config.h"
 
 #include <stdint.h>
-#include <string.h>
 #include <sys/mman.h>
 
 #include "mf_internal.h"
@@ -160,58 +159,53 @@ void mf_walk_forget(void)
 	__atomic_add_fetch(&mf_walk_epoch_count, 1, __ATOMIC_ACQ_REL);
 }
 
-/* Are the frames k..m-1 of the previous capture p (the last ended by an END rule) still on the
- * stack as they were? Each was left by reading its caller's return address, and with an rbp
- * rule its caller's rbp, from the stack: if those words are unchanged, walking on from frame
- * k would read them again and arrive at the same frames. */
-static int mf_walk_unchanged(const struct mf_walk_stacks *ws, int p, int k, int m)
+/* Are the frames of the last stack above frame k still there as they were? Each was reached
+ * by reading its return address, and with an rbp rule below it its rbp, from the stack: if
+ * those words are unchanged, walking on from frame k would read them again and arrive at the
+ * same frames. */
+static int mf_walk_unchanged(const struct mf_walk_stacks *ws, int k)
 {
-	const uintptr_t *pc = ws->pc[p];
-	const struct mf_walk_meta *f = ws->meta[p];
-	for (int i = k; i < m - 1; i++) {
-		int16_t rbp_off = (int16_t)(uint16_t)(f[i].rule >> 3);
-		if (*(const uintptr_t *)(f[i + 1].sp - 8) != pc[i + 1] ||
-		    (rbp_off && *(const uintptr_t *)(f[i + 1].sp + rbp_off) != f[i + 1].bp))
+	for (int i = 0; i < k; i++) {
+		int16_t rbp_off = (int16_t)(uint16_t)(ws->f[i + 1].rule >> 3);
+		if (*(const uintptr_t *)(ws->f[i].sp - 8) != ws->pc[i] ||
+		    (rbp_off && *(const uintptr_t *)(ws->f[i].sp + rbp_off) != ws->f[i].bp))
 			return 0;
 	}
 	return 1;
 }
 
-/* hash of frames from-1 down to 0, each folding its pc into the hash of the frame above */
-static void mf_walk_fold(struct mf_walk_stacks *ws, int c, int from, int n)
+/* Puts the walk's j fresh frames (innermost first) above frame `at` - 1, outermost first,
+ * and folds their hashes. Returns the new frame count. */
+static int mf_walk_place(struct mf_walk_stacks *ws, int at, int j)
 {
-	uint64_t h = from < n ? ws->meta[c][from].hash : MF_STACK_HASH_SEED;
-	for (int i = from - 1; i >= 0; i--)
-		ws->meta[c][i].hash = h = mf_stack_hash_step(h, ws->pc[c][i]);
+	uint64_t h = at ? ws->f[at - 1].hash : MF_STACK_HASH_SEED;
+	for (int i = 0; i < j; i++) {
+		uintptr_t pc = ws->fresh_pc[j - 1 - i];
+		ws->pc[at + i] = pc;
+		ws->f[at + i] = ws->fresh[j - 1 - i];
+		ws->f[at + i].hash = h = mf_stack_hash_step(h, pc);
+	}
+	return ws->count = at + j;
 }
 
 int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 {
 	const uint64_t epoch = mf_walk_epoch(), step = epoch << 43 | (MF_CFI_STEP + 1);
 	const struct mf_walk_table *t = __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE);
-	const int c = ws->cur ^= 1, p = c ^ 1;
-	const int m = ws->epoch[p] == epoch ? ws->count[p] : 0; /* the last capture, reusable */
-	uintptr_t *opc = ws->pc[c];
-	struct mf_walk_meta *of = ws->meta[c];
-	const struct mf_walk_meta *pf = ws->meta[p];
-	int n = 0, k = 0;
-	ws->count[c] = 0;
-	while (n < max && pc >= MF_TRIE_KEY_SPECIAL_MAX) { /* below: not code, as in mf_unwind */
-		/* The same frame as one of the last capture's, with all above it unchanged: those
-		 * are the rest of this stack. (Both captures' sp grow outwards.) */
-		while (k < m && pf[k].sp < sp)
-			k++;
-		if (k < m && pf[k].sp == sp && ws->pc[p][k] == pc && pf[k].bp == bp &&
-		    n + (m - k) <= max && mf_walk_unchanged(ws, p, k, m)) {
-			memcpy(opc + n, ws->pc[p] + k, (size_t)(m - k) * sizeof(*opc));
-			memcpy(of + n, pf + k, (size_t)(m - k) * sizeof(*of));
-			mf_walk_fold(ws, c, n, n + m - k);
-			ws->count[c] = n + m - k;
-			ws->epoch[c] = epoch;
-			return n + m - k;
+	int k = ws->reusable && ws->epoch == epoch ? ws->count - 1 : -1; /* last stack's frame */
+	int j = 0;
+	while (j < max && pc >= MF_TRIE_KEY_SPECIAL_MAX) { /* below: not code, as in mf_unwind */
+		/* The same frame as one of the last stack's, with all above it unchanged: those
+		 * are the rest of this stack. (sp grows outwards in both.) */
+		while (k >= 0 && ws->f[k].sp < sp)
+			k--;
+		if (k >= 0 && ws->f[k].sp == sp && ws->pc[k] == pc && ws->f[k].bp == bp &&
+		    k + 1 + j <= max && mf_walk_unchanged(ws, k)) {
+			ws->epoch = epoch; /* stays reusable */
+			return mf_walk_place(ws, k + 1, j);
 		}
-		opc[n] = pc;
-		of[n].sp = sp, of[n].bp = bp;
+		ws->fresh_pc[j] = pc;
+		ws->fresh[j].sp = sp, ws->fresh[j].bp = bp;
 		/* the first probe, inline: a rule is found there nearly always */
 		const struct mf_walk_slot *s = &t->slots[mf_walk_hash(pc) & t->mask];
 		uint64_t w = mf_likely(s->ra == pc) ? __atomic_load_n(&s->rule, __ATOMIC_ACQUIRE)
@@ -220,16 +214,15 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 			if (!w || w >> 43 != epoch)
 				w = mf_walk_learn(pc, sp, bp, epoch);
 			if ((w & 3) == MF_CFI_END + 1) {
-				of[n++].rule = w;
-				mf_walk_fold(ws, c, n, n);
-				ws->count[c] = n; /* complete: the next capture may reuse it */
-				ws->epoch[c] = epoch;
-				return n;
+				ws->fresh[j++].rule = w;
+				ws->reusable = 1; /* complete: the next walk may keep its frames */
+				ws->epoch = epoch;
+				return mf_walk_place(ws, 0, j);
 			}
 			if ((w & 3) != MF_CFI_STEP + 1)
 				return MF_WALK_SLOW;
 		}
-		of[n++].rule = w;
+		ws->fresh[j++].rule = w;
 		uintptr_t cfa = ((w & 4) ? bp : sp) + (w >> 19 & 0xffffff);
 		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME)) /* not above sp */
 			return MF_WALK_SLOW;
@@ -239,6 +232,6 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 		pc = *(const uintptr_t *)(cfa - 8);
 		sp = cfa;
 	}
-	mf_walk_fold(ws, c, n, n);
-	return n;
+	ws->reusable = 0; /* cut short: what lies above is not known */
+	return mf_walk_place(ws, 0, j);
 }
