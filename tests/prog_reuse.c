@@ -3,8 +3,11 @@
  * something did. Each round: relay() is called from two call sites of main (same stack
  * depth, same frames above relay, different return addresses into main), and through
  * framed() (an rbp frame, alloca) from two sites. Counts per site are known: N each.
- * Prints "done". Usage: prog_reuse N */
+ * Mode "coro": two coroutines on stacks of their own (makecontext) and main take turns,
+ * each allocating N times from its own site: stacks switch between every two captures.
+ * Prints "done". Usage: prog_reuse N [coro] */
 #include <alloca.h>
+#include <ucontext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -41,9 +44,63 @@ NOINLINE static void site_one(long n)
 	}
 }
 
+static ucontext_t main_ctx, coro_ctx[2];
+static long rounds;
+
+/* The coroutines' outermost frame is glibc's __start_context. */
+NOINLINE static void coro_site_0(void)
+{
+	relay(40);
+	__asm__ volatile("" ::: "memory");
+}
+NOINLINE static void coro_site_1(void)
+{
+	relay(48);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void coro(int id)
+{
+	for (long i = 0; i < rounds; i++) {
+		if (id)
+			coro_site_1();
+		else
+			coro_site_0();
+		swapcontext(&coro_ctx[id], &main_ctx);
+	}
+}
+
+NOINLINE static void main_site(void)
+{
+	relay(56);
+	__asm__ volatile("" ::: "memory");
+}
+
+static int coros(long n)
+{
+	static char stacks[2][64 * 1024];
+	rounds = n;
+	for (int id = 0; id < 2; id++) {
+		getcontext(&coro_ctx[id]);
+		coro_ctx[id].uc_stack.ss_sp = stacks[id];
+		coro_ctx[id].uc_stack.ss_size = sizeof(stacks[id]);
+		coro_ctx[id].uc_link = &main_ctx;
+		makecontext(&coro_ctx[id], (void (*)(void))coro, 1, id);
+	}
+	for (long i = 0; i < n; i++)
+		for (int id = 0; id < 2; id++) {
+			main_site();
+			swapcontext(&main_ctx, &coro_ctx[id]);
+		}
+	puts("done");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
+	if (argc > 2 && !strcmp(argv[2], "coro"))
+		return coros(n);
 	for (long i = 0; i < n; i++) {
 		relay(16); /* call site A */
 		__asm__ volatile("" ::: "memory");

@@ -61,6 +61,12 @@ for site in A B C D; do
 	is "$(calls "$mf_work/c.txt" ";main prog_reuse.c:$line;(framed [^;]*;)?relay [^;]*;leaf [^;]*;malloc$")" 3000 "call site $site of main: its own 3000 calls"
 done
 is "$(calls "$mf_work/c.txt" ";site_one [^;]*;relay [^;]*;leaf [^;]*;malloc$")" 3000 "the same stack 3000 times in a row: 3000 calls"
+checked "coroutines on stacks of their own" "$MF_TESTS/prog_reuse" 3000 coro
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+for site in coro_site_0 coro_site_1; do
+	is "$(calls "$mf_work/c.txt" "^[^;]*;coro;$site;relay;leaf;malloc$")" 3000 "$site, on its own stack: 3000 calls"
+done
+is "$(calls "$mf_work/c.txt" ";coros;main_site;relay;leaf;malloc$")" 6000 "main_site, between the switches: 6000 calls"
 checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
 checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
 same_report "200 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
