@@ -63,6 +63,8 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 		mf_thread_record(t, e, bytes, &from);
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
+	if (mf_unlikely(mf_tls.thread != t) && t) /* forked meanwhile, from a signal handler */
+		mf_thread_drop_orphan();
 	mf_tls.recording--;
 	errno = saved;
 }
@@ -212,9 +214,9 @@ MF_EXPORT int dlclose(void *handle)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
 		int saved = errno, cancel = mf_nocancel_begin();
 		mf_busy_enter();
-		pthread_rwlock_rdlock(&mf_fork_lock);
+		mf_fork_hold();
 		mf_modules_refresh();
-		pthread_rwlock_unlock(&mf_fork_lock);
+		mf_fork_release();
 		mf_busy_leave();
 		mf_nocancel_end(cancel);
 		errno = saved;

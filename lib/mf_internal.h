@@ -167,6 +167,7 @@ int mf_modules_is_self(uintptr_t pc);		/* pc lies in libmalloc_freq itself */
 extern volatile unsigned mf_modules_generation; /* bumped when an object is unloaded */
 void mf_modules_prefork(void);
 void mf_modules_postfork(void);
+void mf_modules_reset(void); /* in a child whose parent's threads may have held the lock */
 
 /* loader.c: the dynamic loader's write lock, as a forked child inherited it. */
 void mf_loader_init(void);
@@ -223,6 +224,7 @@ struct mf_prof_file {
 /* Creates the process directory if this process has none yet; 0 or -errno. */
 int mf_prof_dir_ensure(void);
 const char *mf_prof_dir(void);
+int mf_prof_dir_mine(void);    /* the directory is this process's (not a forked parent's) */
 void mf_prof_dir_forget(void); /* in a forked child: the next file goes into a new directory */
 int mf_prof_open(struct mf_prof_file *f, pid_t tid); /* 0 or -errno */
 /* 0 if a file may grow to size without the kernel sending SIGXFSZ (RLIMIT_FSIZE); -EFBIG. */
@@ -261,6 +263,9 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
 void mf_thread_process_exit(void);
+/* After a recorded call, in a child forked by a signal handler that interrupted it: frees the
+ * thread state the call used (the next call starts afresh). */
+void mf_thread_drop_orphan(void);
 /* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes
  * one of its locks or creates or grows a file; for writing across fork(): so no thread holds
  * such a lock (its own, libunwind's, the loader's) when the child is made. Writer-preferring,
@@ -268,17 +273,21 @@ void mf_thread_process_exit(void);
  * nodes are all known takes none of those steps, and does not take this lock either: each
  * slow step calls mf_fork_hold() first, and the entry point releases it at the end. */
 extern pthread_rwlock_t mf_fork_lock;
+/* fork_held is set before the lock is taken and cleared after it is given back, so that a
+ * signal handler's fork in between knows this thread may hold it. */
 static inline void mf_fork_hold(void)
 {
 	if (!mf_tls.fork_held) {
-		pthread_rwlock_rdlock(&mf_fork_lock);
 		mf_tls.fork_held = 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		pthread_rwlock_rdlock(&mf_fork_lock);
 	}
 }
 static inline void mf_fork_release(void)
 {
-	mf_tls.fork_held = 0;
 	pthread_rwlock_unlock(&mf_fork_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_tls.fork_held = 0;
 }
 
 /* The profiler's slow paths open, write and close files: cancellation points that must not

@@ -234,6 +234,10 @@ static void mf_modules_write_locked(void)
 				    strerrordesc_np(-err));
 		return;
 	}
+	/* A child forked by a signal handler in the middle of this goes on here with the
+	 * parent's directory: it leaves the file to the parent. */
+	if (!mf_prof_dir_mine())
+		return;
 	unlink(tmp);
 	if ((fd = open(tmp, flags, 0644)) < 0) {
 		MF_LOG_ONCE("cannot create %s: %s; frames will show as module numbers", tmp,
@@ -242,6 +246,8 @@ static void mf_modules_write_locked(void)
 	}
 	err = mf_modules_put(fd);
 	close(fd);
+	if (!mf_prof_dir_mine())
+		return;
 	if (err || rename(tmp, path) != 0) {
 		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
 			    strerrordesc_np(err ? -err : errno));
@@ -340,4 +346,10 @@ void mf_modules_prefork(void)
 void mf_modules_postfork(void)
 {
 	pthread_mutex_unlock(&mf_modules_lock);
+}
+
+void mf_modules_reset(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&mf_modules_lock, &fresh, sizeof(fresh));
 }

@@ -73,6 +73,11 @@ const char *mf_prof_dir(void)
 	return mf_dir_pid ? mf_dir : NULL;
 }
 
+int mf_prof_dir_mine(void)
+{
+	return __atomic_load_n(&mf_dir_pid, __ATOMIC_ACQUIRE) == getpid();
+}
+
 void mf_prof_dir_forget(void)
 {
 	mf_dir_pid = 0;

@@ -132,12 +132,26 @@ static void mf_thread_key_destructor(void *arg)
 	mf_busy_leave();
 }
 
+/* fork() from a signal handler that interrupted this thread in one of the profiler's slow
+ * steps: it holds mf_fork_lock (or is taking or giving it back; maybe more), so fork cannot
+ * wait for the others. */
+static int mf_fork_in_slow_step;
+/* In a child of such a fork: the lock's state is not known; later forks leave it alone. */
+static int mf_fork_inert;
+/* In a child forked by a signal handler that interrupted a recorded call: that call's
+ * thread state, still in use when the handler returns, freed once the call is done. */
+static struct mf_thread *mf_thread_orphan;
+
 /* No thread may be inside the profiler (libunwind, dl_iterate_phdr, our locks) at fork: the
  * child would inherit their locks held. The program's own dlopen/dlclose in another thread
  * holds the loader's lock too, with _r_debug.r_state away from RT_CONSISTENT: wait (bounded)
  * for that to end, so the child can unwind; the child checks what it inherited (loader.c). */
 static void mf_thread_prefork(void)
 {
+	if (mf_tls.fork_held || mf_fork_inert) {
+		mf_fork_in_slow_step = 1;
+		return;
+	}
 	mf_busy_enter(); /* a signal handler's allocation here must not wait for our own lock */
 	for (int i = 0;
 	     i < 100000 && __atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT;
@@ -150,20 +164,64 @@ static void mf_thread_prefork(void)
 
 static void mf_thread_postfork_parent(void)
 {
+	if (mf_fork_in_slow_step) {
+		mf_fork_in_slow_step = 0;
+		return;
+	}
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_modules_postfork();
 	pthread_rwlock_unlock(&mf_fork_lock);
 	mf_busy_leave();
 }
 
+/* The child of a fork from a signal handler that interrupted a recorded call: the call goes
+ * on when the handler returns, but must not write to the parent's file: private zeroed
+ * memory takes the place of its mappings. */
+static void mf_thread_adopt_orphan(struct mf_thread *t)
+{
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
+	if (mmap(t->file.header, MF_HEADER_SIZE, PROT_READ | PROT_WRITE, flags, -1, 0) ==
+		MAP_FAILED ||
+	    mmap(t->file.nodes, t->file.capacity * sizeof(struct mf_node), PROT_READ | PROT_WRITE,
+		 flags, -1, 0) == MAP_FAILED)
+		mf_stopped = 1;	 /* (cannot happen: the ranges are mapped) */
+	t->file.grow_failed = 1; /* growing reopens the file by its name: the parent's */
+	mf_thread_orphan = t;
+}
+
 /* The child starts from zero in a directory of its own: drop the parent's files (shared
  * mappings: writing there would add the child's calls to the parent's profile). */
 static void mf_thread_postfork_child(void)
 {
+	if (mf_fork_in_slow_step) {
+		/* Other threads may have been in slow steps too: this process is not recorded,
+		 * its mutexes start afresh, mf_fork_lock is left as it is for the interrupted
+		 * step to finish with (and never taken for writing again here), and the
+		 * parent's thread states are left alone. */
+		mf_fork_in_slow_step = 0;
+		mf_fork_inert = 1;
+		mf_stopped = 1;
+		mf_prof_dir_forget();
+		if (mf_tls.thread)
+			mf_thread_adopt_orphan(mf_tls.thread);
+		mf_tls.thread = NULL;
+		mf_threads = NULL;
+		pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
+		memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
+		mf_modules_reset();
+		mf_loader_postfork_child();
+		MF_LOG_ONCE("process %d was forked by a signal handler that interrupted the "
+			    "profiler; it is not recorded",
+			    (int)getpid());
+		return;
+	}
 	struct mf_thread *t = mf_threads;
 	while (t) {
 		struct mf_thread *next = t->next;
-		mf_thread_free(t);
+		if (t == mf_tls.thread && mf_tls.recording)
+			mf_thread_adopt_orphan(t); /* the interrupted call still uses it */
+		else
+			mf_thread_free(t);
 		t = next;
 	}
 	mf_threads = NULL;
@@ -198,6 +256,8 @@ struct mf_thread *mf_thread_start(void)
 {
 	if (mf_tls.disabled || mf_stopped)
 		return NULL;
+	if (mf_tls.recording == 1)
+		mf_thread_drop_orphan(); /* (if the interrupted step was not a recorded call) */
 	int err = mf_prof_dir_ensure();
 	if (err) {
 		mf_stopped = 1;
@@ -231,6 +291,12 @@ struct mf_thread *mf_thread_start(void)
 	t->interval = mf_thread_draw(t);
 	mf_tls.countdown = t->interval;
 	pthread_mutex_lock(&mf_threads_lock);
+	/* A signal handler forked this process meanwhile: its file is the parent's. */
+	if (mf_stopped) {
+		pthread_mutex_unlock(&mf_threads_lock);
+		mf_thread_free(t);
+		return NULL;
+	}
 	t->next = mf_threads;
 	if (mf_threads)
 		mf_threads->prev = t;
@@ -280,6 +346,14 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
 	leaf->bytes += bytes;
+}
+
+void mf_thread_drop_orphan(void)
+{
+	struct mf_thread *t = mf_thread_orphan;
+	mf_thread_orphan = NULL;
+	if (t)
+		mf_thread_free(t);
 }
 
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */

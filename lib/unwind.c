@@ -6,8 +6,10 @@
  * in a program that closed its descriptors and reused the numbers, that closes the program's
  * files. So before libunwind starts, its calls to pipe2, read, write, close and syscall point
  * (in its own GOT, nobody else's) to the functions below: no pipe is made, and the check
- * "is this address readable" is done with process_vm_readv, which needs no descriptor. Its
- * sigprocmask is redirected too (below).
+ * "is this address readable" is done with process_vm_readv, which needs no descriptor.
+ * (Its sigprocmask calls stay: Debian's libunwind keeps one global cache whatever the caching
+ * policy says, under a mutex it takes with every signal blocked, and a program's signal
+ * handler may use libunwind too.)
  *
  * libunwind is used to confirm the cached walker's rules (one step per new return address)
  * and for the stacks those rules cannot describe. */
@@ -18,7 +20,6 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <link.h>
-#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -89,26 +90,13 @@ static long mf_unw_syscall(long n, ...)
 	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-/* libunwind blocks every signal around each dl_iterate_phdr it makes (two system calls, about
- * ten per step), so that a signal handler cannot enter it there. When the profiler is the
- * caller no handler can: an allocation that interrupts the profiler is counted apart and
- * never unwound. The program's own calls to libunwind keep their masks. */
-static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
-{
-	if (!mf_tls.recording)
-		return sigprocmask(how, set, old);
-	if (old)
-		sigemptyset(old); /* only ever handed back to this function */
-	return 0;
-}
-
 static const struct {
 	const char *name;
 	void *fn;
 } mf_unw_hooks[] = {
     {"pipe2", (void *)mf_unw_pipe2},	 {"read", (void *)mf_unw_read},
     {"close", (void *)mf_unw_close},	 {"write", (void *)mf_unw_write},
-    {"syscall", (void *)mf_unw_syscall}, {"sigprocmask", (void *)mf_unw_sigprocmask},
+    {"syscall", (void *)mf_unw_syscall},
 };
 
 struct mf_patch {
@@ -210,13 +198,14 @@ void mf_unwind_init(void)
 {
 	struct mf_patch p = {0};
 	dl_iterate_phdr(mf_patch_object, &p);
-	if (!p.found || p.failed || p.patched < 6)
+	if (!p.found || p.failed || p.patched < 5)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",
 		       !p.found	  ? "libunwind not found"
 		       : p.failed ? "GOT not writable"
 				  : "calls not found");
-	/* Starts libunwind (its pipe2 now ours) and makes its caches per thread. */
+	/* Starts libunwind (its pipe2 now ours); asks for per-thread caches, which Debian's build
+	 * does not have (it keeps one global cache). */
 	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
 }
 
@@ -233,7 +222,7 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 		return 0;
 	int step = unw_step(&c);
 	if (r->kind == MF_CFI_END)
-		return step <= 0; /* unw_backtrace ends its stacks there too */
+		return step == 0; /* (an error may be passing: such a frame is left to libunwind) */
 	if (r->kind != MF_CFI_STEP || step <= 0 || unw_get_reg(&c, UNW_REG_IP, &nip) ||
 	    unw_get_reg(&c, UNW_REG_SP, &nsp) || unw_get_reg(&c, UNW_X86_64_RBP, &nbp))
 		return 0;
@@ -267,16 +256,19 @@ static int mf_unwind_trim(void **pcs, int n)
 
 static unsigned long mf_checked, mf_checked_walked, mf_checked_differ;
 
-/* MALLOC_FREQ_UNWIND=check: the stack (outermost first) must be unw_backtrace's. */
+/* MALLOC_FREQ_UNWIND=check: the stack (outermost first) must be unw_backtrace's, as far as
+ * it is recorded: its innermost MALLOC_FREQ_DEPTH frames, and whether there are more.
+ * (unw_backtrace spends more of max on our own frames, so it may see fewer beyond those.) */
 static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 {
 	int m = mf_unwind_trim(ref, unw_backtrace(ref, max));
-	int i = 0;
-	while (i < n && i < m && pcs[n - 1 - i] == ref[m - 1 - i])
+	int depth = (int)mf_config.depth, i = 0;
+	while (i < n && i < m && i < depth && pcs[n - 1 - i] == ref[m - 1 - i])
 		i++;
+	int same = i == depth ? (n > depth) == (m > depth) : i == n && i == m;
 	__atomic_add_fetch(&mf_checked, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&mf_checked_walked, walked, __ATOMIC_RELAXED);
-	if ((i < n || i < m) && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
+	if (!same && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
 		mf_log(
 		    "unwind check: frame %d differs: cached walk %lx (of %d frames), libunwind %lx "
 		    "(of %d)",

@@ -41,10 +41,27 @@ static struct mf_walk_table *mf_walk_current = &mf_walk_tables[0];
 static int mf_walk_growing;
 static unsigned mf_walk_epoch_count;
 
-static uint64_t mf_walk_epoch(void)
+#define MF_WALK_EPOCH_MASK 0x1fffffu /* 21 bits of the rule word */
+static unsigned mf_walk_era = 0;     /* epoch >> 21 when the rules were last all cleared */
+
+/* Our dlclose calls, and unloads the module map noticed (glibc's own, say, of iconv modules). */
+static unsigned mf_walk_epoch_now(void)
 {
-	return (__atomic_load_n(&mf_walk_epoch_count, __ATOMIC_ACQUIRE) + mf_modules_generation) &
-	       0x1fffff;
+	return __atomic_load_n(&mf_walk_epoch_count, __ATOMIC_ACQUIRE) +
+	       __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE);
+}
+
+/* After two million epochs their numbers in the rule words come round again: a rule that
+ * old would pass for a current one. So every rule word goes then; slots keep their address,
+ * and walks reading meanwhile see a rule or nothing. */
+static void mf_walk_clear_if_wrapped(unsigned now)
+{
+	if (__atomic_load_n(&mf_walk_era, __ATOMIC_ACQUIRE) == now >> 21)
+		return;
+	__atomic_store_n(&mf_walk_era, now >> 21, __ATOMIC_RELEASE);
+	for (struct mf_walk_table *t = mf_walk_tables; t < mf_walk_tables + 8 && t->slots; t++)
+		for (uint64_t i = 0; i <= t->mask; i++)
+			__atomic_store_n(&t->slots[i].rule, 0, __ATOMIC_RELEASE);
 }
 
 /* kind + 1 (so never 0) | cfa_rbp << 2 | rbp_off << 3 | cfa_off << 19 | epoch << 43 */
@@ -131,6 +148,7 @@ static void mf_walk_grow(struct mf_walk_table *old)
 static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
 {
 	mf_fork_hold(); /* libunwind */
+	mf_walk_clear_if_wrapped(mf_walk_epoch_now());
 	struct mf_cfi_rule r;
 	if (mf_cfi_find(ra - 1, &r))
 		r.kind =
@@ -162,13 +180,15 @@ void mf_walk_forget(void)
 /* Are the frames of the last stack above frame k still there as they were? Each was reached
  * by reading its return address, and with an rbp rule below it its rbp, from the stack: if
  * those words are unchanged, walking on from frame k would read them again and arrive at the
- * same frames. */
+ * same frames. Checked from frame k outwards, which is what makes the reads safe: each word
+ * read lies in a frame already shown to be this stack's (the last stack's memory may be gone,
+ * a coroutine's stack unmapped). */
 static int mf_walk_unchanged(const struct mf_walk_stacks *ws, int k)
 {
-	for (int i = 0; i < k; i++) {
+	for (int i = k - 1; i >= 0; i--) {
 		int16_t rbp_off = (int16_t)(uint16_t)(ws->f[i + 1].rule >> 3);
-		if (*(const uintptr_t *)(ws->f[i].sp - 8) != ws->pc[i] ||
-		    (rbp_off && *(const uintptr_t *)(ws->f[i].sp + rbp_off) != ws->f[i].bp))
+		if ((rbp_off && *(const uintptr_t *)(ws->f[i].sp + rbp_off) != ws->f[i].bp) ||
+		    *(const uintptr_t *)(ws->f[i].sp - 8) != ws->pc[i])
 			return 0;
 	}
 	return 1;
@@ -190,9 +210,10 @@ static int mf_walk_place(struct mf_walk_stacks *ws, int at, int j)
 
 int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
 {
-	const uint64_t epoch = mf_walk_epoch(), step = epoch << 43 | (MF_CFI_STEP + 1);
+	const unsigned count = mf_walk_epoch_now();
+	const uint64_t epoch = count & MF_WALK_EPOCH_MASK, step = epoch << 43 | (MF_CFI_STEP + 1);
 	const struct mf_walk_table *t = __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE);
-	int k = ws->reusable && ws->epoch == epoch ? ws->count - 1 : -1; /* last stack's frame */
+	int k = ws->reusable && ws->epoch == count ? ws->count - 1 : -1; /* last stack's frame */
 	int j = 0;
 	while (j < max && pc >= MF_TRIE_KEY_SPECIAL_MAX) { /* below: not code, as in mf_unwind */
 		/* The same frame as one of the last stack's, with all above it unchanged: those
@@ -201,7 +222,7 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 			k--;
 		if (k >= 0 && ws->f[k].sp == sp && ws->pc[k] == pc && ws->f[k].bp == bp &&
 		    k + 1 + j <= max && mf_walk_unchanged(ws, k)) {
-			ws->epoch = epoch; /* stays reusable */
+			ws->epoch = count; /* stays reusable */
 			return mf_walk_place(ws, k + 1, j);
 		}
 		ws->fresh_pc[j] = pc;
@@ -216,7 +237,7 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 			if ((w & 3) == MF_CFI_END + 1) {
 				ws->fresh[j++].rule = w;
 				ws->reusable = 1; /* complete: the next walk may keep its frames */
-				ws->epoch = epoch;
+				ws->epoch = count;
 				return mf_walk_place(ws, 0, j);
 			}
 			if ((w & 3) != MF_CFI_STEP + 1)

@@ -5,12 +5,17 @@
  * framed() (an rbp frame, alloca) from two sites. Counts per site are known: N each.
  * Mode "coro": two coroutines on stacks of their own (makecontext) and main take turns,
  * each allocating N times from its own site: stacks switch between every two captures.
- * Prints "done". Usage: prog_reuse N [coro] */
+ * Mode "remap": a coroutine recurses 5 levels on a stack that is then unmapped; a second,
+ * two levels smaller, is mapped at the same base and recurses 3 levels, so its innermost
+ * frames sit where the first's did and the last stack's outer frames are gone.
+ * Prints "done". Usage: prog_reuse N [coro|remap] */
 #include <alloca.h>
+#include <stdint.h>
 #include <ucontext.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #define NOINLINE __attribute__((noinline))
 static void *volatile sink;
@@ -96,11 +101,62 @@ static int coros(long n)
 	return 0;
 }
 
+static uintptr_t level_at[8];
+static int levels;
+
+NOINLINE static void recurse(int n)
+{
+	volatile char pad[8192];
+	pad[0] = (char)n;
+	level_at[n] = (uintptr_t)__builtin_frame_address(0);
+	if (n > 0)
+		recurse(n - 1);
+	else
+		leaf(24);
+	__asm__ volatile("" ::: "memory");
+}
+
+static void recurse_body(void)
+{
+	recurse(levels);
+}
+
+static void run_on(char *stack, size_t size, int n)
+{
+	levels = n;
+	getcontext(&coro_ctx[0]);
+	coro_ctx[0].uc_stack.ss_sp = stack;
+	coro_ctx[0].uc_stack.ss_size = size;
+	coro_ctx[0].uc_link = &main_ctx;
+	makecontext(&coro_ctx[0], recurse_body, 0);
+	swapcontext(&main_ctx, &coro_ctx[0]);
+}
+
+static int remap(void)
+{
+	size_t size = 1 << 20;
+	char *s = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (s == MAP_FAILED)
+		return 1;
+	run_on(s, size, 5);
+	size_t level = level_at[4] - level_at[3]; /* bytes per level */
+	munmap(s, size);
+	size -= 2 * level;
+	if (mmap(s, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) !=
+	    s)
+		return 1;
+	run_on(s, size, 3);
+	puts("done");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
 	if (argc > 2 && !strcmp(argv[2], "coro"))
 		return coros(n);
+	if (argc > 2 && !strcmp(argv[2], "remap"))
+		return remap();
 	for (long i = 0; i < n; i++) {
 		relay(16); /* call site A */
 		__asm__ volatile("" ::: "memory");

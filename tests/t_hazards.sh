@@ -32,6 +32,16 @@ is "$children" 20 "... each child has its 5 calls, counted without a stack"
 is "$(grep -c "held the loader's lock; its calls are counted without stacks" "$mf_work/prof.err")" 20 "... and each child says so once on stderr"
 same "allocations in dl_iterate_phdr callbacks while dlopen/dlclose run: no deadlock" "$MF_TESTS/prog_hazard" abba "$plugin" 300
 same "a pending cancellation does not act inside malloc" "$MF_TESTS/prog_hazard" cancel
+for run in 1 2 3 4 5; do
+	same "a SIGPROF handler that takes backtraces with libunwind, run $run: no deadlock" \
+		"$MF_TESTS/prog_sighost" unwind 300 "$plugin"
+done
+# (a child forked while the profiler was in a slow step says on stderr it is not recorded)
+for run in 1 2 3; do
+	timeout 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_sighost" fork 200 > "$mf_work/prof.out" 2> "$mf_work/prof.err"; rc=$?
+	is "$rc:$(cat "$mf_work/prof.out")" "0:fork done: 0 children did not exit 0" "a signal handler that forks, 200 children, run $run: each exits 0, none hangs"
+	is "$(grep -v 'forked by a signal handler that interrupted the profiler; it is not recorded' "$mf_work/prof.err" | head -3)" "" "... and stderr has nothing else"
+done
 rm -rf "$mf_work"/malloc_freq.*
 same "key destructors that allocate after ours: the program is unchanged" "$MF_TESTS/prog_hazard" keys 200
 files=$(ls "$mf_work"/malloc_freq.*/ | grep -c '\.prof$')

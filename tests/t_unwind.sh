@@ -47,6 +47,7 @@ checked "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
 same_report "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
 checked "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5
 walked "1000 sites at 5 depths"
+checked "stacks 40 deep cut at MALLOC_FREQ_DEPTH=5" env MALLOC_FREQ_DEPTH=5 "$MF_TESTS/prog_deep" 40
 same_report "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5
 checked "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
 same_report "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
@@ -67,6 +68,7 @@ for site in coro_site_0 coro_site_1; do
 	is "$(calls "$mf_work/c.txt" "^[^;]*;coro;$site;relay;leaf;malloc$")" 3000 "$site, on its own stack: 3000 calls"
 done
 is "$(calls "$mf_work/c.txt" ";coros;main_site;relay;leaf;malloc$")" 6000 "main_site, between the switches: 6000 calls"
+checked "a stack unmapped, a smaller one mapped at its place" "$MF_TESTS/prog_reuse" 1 remap
 checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
 checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
 same_report "200 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
