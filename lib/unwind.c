@@ -297,20 +297,10 @@ int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct m
 		*at = pcs;
 		*hash = ws->f[n - 2].hash;
 		n--;
-	} else {
-		if (n == MF_WALK_SLOW) { /* into the walk's scratch: ws->pc still holds the last */
-			mf_fork_hold();
-			n = unw_backtrace(*at, max);
-		} else if (n > 0) {
-			memcpy(*at, pcs,
-			       (size_t)n * sizeof(*pcs)); /* trimmed in a copy, innermost */
-			for (int i = 0; i < n / 2; i++) { /* first, as unw_backtrace gives it */
-				void *x = (*at)[i];
-				(*at)[i] = (*at)[n - 1 - i];
-				(*at)[n - 1 - i] = x;
-			}
-		}
-		n = mf_unwind_trim(*at, n);
+	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
+		walked = 0;
+		mf_fork_hold();
+		n = mf_unwind_trim(*at, unw_backtrace(*at, max)); /* into the walk's scratch */
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
 		mf_unwind_check(*at, n, scratch, max, walked);
