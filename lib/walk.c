@@ -150,9 +150,9 @@ static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t 
 	mf_fork_hold(); /* libunwind */
 	mf_walk_clear_if_wrapped(mf_walk_epoch_now());
 	struct mf_cfi_rule r;
+	/* No rule: an end if libunwind ends there too (ld.so's entry). */
 	if (mf_cfi_find(ra - 1, &r))
-		r.kind =
-		    MF_CFI_END; /* no rule: where libunwind stops too (ld.so's entry), an end */
+		r.kind = MF_CFI_END;
 	if (!mf_unwind_agrees(ra, sp, bp, &r))
 		r.kind = MF_CFI_UNKNOWN;
 	uint64_t w = mf_walk_pack(&r, epoch);
