@@ -63,8 +63,6 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 		mf_thread_record(t, e, bytes, &from);
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
-	if (mf_unlikely(mf_tls.thread != t) && t) /* forked meanwhile, from a signal handler */
-		mf_thread_drop_orphan();
 	mf_tls.recording--;
 	errno = saved;
 }

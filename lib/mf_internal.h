@@ -104,7 +104,7 @@ struct mf_cfi_rule {
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
 
 /* walk.c: the cached unwinder. Rules live in a process-wide table keyed by return address,
- * filled (by unwind.c) only with rules that gave libunwind's answer; walking needs no lock. */
+ * holding only rules that gave libunwind's answer (mf_unwind_agrees); walking needs no lock. */
 /* The hash of a stack, folded from its outermost frame in: the trie's memo key. */
 #define MF_STACK_HASH_SEED 0x2545f4914f6cdd1dull
 static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
@@ -263,9 +263,7 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
 void mf_thread_process_exit(void);
-/* After a recorded call, in a child forked by a signal handler that interrupted it: frees the
- * thread state the call used (the next call starts afresh). */
-void mf_thread_drop_orphan(void);
+
 /* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes
  * one of its locks or creates or grows a file; for writing across fork(): so no thread holds
  * such a lock (its own, libunwind's, the loader's) when the child is made. Writer-preferring,

@@ -252,12 +252,22 @@ void mf_thread_init(void)
 	pthread_atfork(mf_thread_prefork, mf_thread_postfork_parent, mf_thread_postfork_child);
 }
 
+static void mf_thread_drop_orphan(void)
+{
+	struct mf_thread *t = mf_thread_orphan;
+	mf_thread_orphan = NULL;
+	if (t)
+		mf_thread_free(t);
+}
+
 struct mf_thread *mf_thread_start(void)
 {
+	/* In a child forked by a signal handler, the interrupted call's state is dropped at
+	 * the next call (this one: mf_tls.thread was cleared), when no older call is running. */
+	if (mf_tls.recording == 1)
+		mf_thread_drop_orphan();
 	if (mf_tls.disabled || mf_stopped)
 		return NULL;
-	if (mf_tls.recording == 1)
-		mf_thread_drop_orphan(); /* (if the interrupted step was not a recorded call) */
 	int err = mf_prof_dir_ensure();
 	if (err) {
 		mf_stopped = 1;
@@ -346,14 +356,6 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
 	leaf->bytes += bytes;
-}
-
-void mf_thread_drop_orphan(void)
-{
-	struct mf_thread *t = mf_thread_orphan;
-	mf_thread_orphan = NULL;
-	if (t)
-		mf_thread_free(t);
 }
 
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */
