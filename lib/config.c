@@ -4,7 +4,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -90,7 +89,7 @@ void mf_config_load(void)
 			       "recording every call",
 			       s, MF_SAMPLE_MAX);
 	}
-	mf_config.sample_log = mf_config.sample > 1 ? log1p(-1.0 / (double)mf_config.sample) : 0;
+	mf_config.sample_log = mf_config.sample > 1 ? mf_ln1p(-1.0 / (double)mf_config.sample) : 0;
 	s = secure_getenv("MALLOC_FREQ_UNWIND");
 	if (s) {
 		if (!strcmp(s, "cached"))

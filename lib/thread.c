@@ -5,7 +5,6 @@
 
 #include <errno.h>
 #include <limits.h>
-#include <math.h>
 #include <time.h>
 #include <pthread.h>
 #include <sched.h>
@@ -48,6 +47,20 @@ static uint64_t mf_splitmix64(uint64_t x)
 /* Calls until the next recorded one: geometric with mean mf_config.sample, so each call is
  * recorded with probability 1/sample independently of the others (no aliasing with periodic
  * allocation patterns), and calls x sample is an unbiased estimate. */
+/* ln(x) for x > 0 (finite, normal): x = m 2^e with m in [sqrt(1/2), sqrt(2)). */
+static double mf_ln(double x)
+{
+	uint64_t bits;
+	memcpy(&bits, &x, sizeof(bits));
+	int e = (int)((bits >> 52) & 0x7ff) - 1023;
+	bits = (bits & ~(0x7ffull << 52)) | (1023ull << 52); /* m in [1, 2) */
+	double m;
+	memcpy(&m, &bits, sizeof(m));
+	if (m > 0x1.6a09e667f3bcdp+0) /* sqrt(2) */
+		m /= 2, e++;
+	return e * 0x1.62e42fefa39efp-1 + mf_ln1p(m - 1); /* ln 2 */
+}
+
 static long mf_thread_draw(struct mf_thread *t)
 {
 	if (mf_config.sample <= 1)
@@ -58,7 +71,7 @@ static long mf_thread_draw(struct mf_thread *t)
 	x ^= x >> 27;
 	t->rng = x;
 	double u = (double)(((x * 0x2545f4914f6cdd1dull) >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
-	double k = floor(log(u) / mf_config.sample_log);
+	double k = mf_ln(u) / mf_config.sample_log; /* >= 0: its integer part is its floor */
 	return k >= 1e12 ? 1000000000000l : 1 + (long)k;
 }
 
