@@ -7,9 +7,14 @@
  * files. So before libunwind starts, its calls to pipe2, read, write, close and syscall point
  * (in its own GOT, nobody else's) to the functions below: no pipe is made, and the check
  * "is this address readable" is done with process_vm_readv, which needs no descriptor.
- * (Its sigprocmask calls stay: Debian's libunwind keeps one global cache whatever the caching
- * policy says, under a mutex it takes with every signal blocked, and a program's signal
- * handler may use libunwind too.)
+ *
+ * libunwind blocks every signal around each of its locks (its global cache, which Debian's
+ * build keeps whatever the caching policy says; its memory pools; its walk over the loaded
+ * objects): eight system calls per step. The blocking is needed, since a program's signal
+ * handler may use libunwind too and would wait for ever on a lock its thread holds; but once
+ * per capture is enough. So the first call into libunwind of a capture blocks every signal in
+ * the thread until the capture ends, and meanwhile libunwind's own sigprocmask calls in that
+ * thread (through its GOT) do nothing. Everywhere else they are passed on.
  *
  * libunwind is used to confirm the cached walker's rules (one step per new return address)
  * and for the stacks those rules cannot describe. */
@@ -20,6 +25,8 @@
 #include <errno.h>
 #include <libunwind.h>
 #include <link.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -90,13 +97,49 @@ static long mf_unw_syscall(long n, ...)
 	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
+/* Set while this thread's signals are blocked for libunwind (mf_unwind_quiet). */
+static MF_TLS struct {
+	int quiet;
+	sigset_t saved;
+} mf_unw_signals;
+
+static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (mf_unw_signals.quiet) { /* every signal is blocked already; libunwind restores
+				       what it is given here, which does nothing either */
+		if (old)
+			sigfillset(old);
+		return 0;
+	}
+	return sigprocmask(how, set, old);
+}
+
+/* Blocks every signal in this thread until mf_unwind_loud(). */
+static void mf_unwind_quiet(void)
+{
+	if (mf_unw_signals.quiet)
+		return;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &mf_unw_signals.saved);
+	mf_unw_signals.quiet = 1;
+}
+
+static void mf_unwind_loud(void)
+{
+	if (mf_likely(!mf_unw_signals.quiet))
+		return;
+	mf_unw_signals.quiet = 0;
+	pthread_sigmask(SIG_SETMASK, &mf_unw_signals.saved, NULL);
+}
+
 static const struct {
 	const char *name;
 	void *fn;
 } mf_unw_hooks[] = {
     {"pipe2", (void *)mf_unw_pipe2},	 {"read", (void *)mf_unw_read},
     {"close", (void *)mf_unw_close},	 {"write", (void *)mf_unw_write},
-    {"syscall", (void *)mf_unw_syscall},
+    {"syscall", (void *)mf_unw_syscall}, {"sigprocmask", (void *)mf_unw_sigprocmask},
 };
 
 struct mf_patch {
@@ -198,7 +241,7 @@ void mf_unwind_init(void)
 {
 	struct mf_patch p = {0};
 	dl_iterate_phdr(mf_patch_object, &p);
-	if (!p.found || p.failed || p.patched < 5)
+	if (!p.found || p.failed || p.patched < 6)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",
 		       !p.found	  ? "libunwind not found"
@@ -214,6 +257,7 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 	unw_context_t uc;
 	unw_cursor_t c;
 	unw_word_t nip, nsp, nbp;
+	mf_unwind_quiet();
 	memset(&uc, 0, sizeof(uc));
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
@@ -261,6 +305,7 @@ static unsigned long mf_checked, mf_checked_walked, mf_checked_differ;
  * (unw_backtrace spends more of max on our own frames, so it may see fewer beyond those.) */
 static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 {
+	mf_unwind_quiet();
 	int m = mf_unwind_trim(ref, unw_backtrace(ref, max));
 	int depth = (int)mf_config.depth, i = 0;
 	while (i < n && i < m && i < depth && pcs[n - 1 - i] == ref[m - 1 - i])
@@ -300,10 +345,12 @@ int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct m
 	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
 		walked = 0;
 		mf_fork_hold();
+		mf_unwind_quiet();
 		n = mf_unwind_trim(*at, unw_backtrace(*at, max)); /* into the walk's scratch */
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
 		mf_unwind_check(*at, n, scratch, max, walked);
+	mf_unwind_loud();
 	return n;
 }
 
