@@ -25,6 +25,7 @@ static MF_NOINLINE void mf_init(void)
 	if (ok) {
 		mf_config_load();
 		mf_unwind_init();
+		mf_walk_init();
 		mf_loader_init();
 		mf_modules_init();
 		mf_thread_init();

@@ -21,6 +21,15 @@
 #define MF_DEPTH_DEFAULT 128
 #define MF_DEPTH_MAX	 1024
 
+/* Fresh anonymous memory about to be used: written first, each page faults in once (read
+ * first, it faults twice: in comes the zero page, then a copy of it). A page fault costs as
+ * much as two thousand instructions, and a short process's profiler touches few pages. */
+static inline void mf_pages_touch(void *p, size_t len)
+{
+	for (size_t i = 0; i < len; i += 4096)
+		((volatile char *)p)[i] = 0;
+}
+
 /* config.c: settings from the environment, read once at start. */
 struct mf_config {
 	char dir[MF_PATH_LEN]; /* absolute directory the profile directory goes into */
@@ -168,6 +177,7 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 		"jmp " #target "\n"                                                                \
 		".cfi_endproc\n.size " #name ", .-" #name "\n")
 /* Everything cached may be wrong from now on (code may be unloaded and other code mapped). */
+void mf_walk_init(void);
 void mf_walk_forget(void);
 void mf_walk_postfork_child(void);
 
@@ -202,6 +212,8 @@ struct mf_trie {
 	uint64_t *count; /* where node_count is published (the file header) */
 	struct mf_trie_slot *index;
 	struct mf_trie_memo *memo;
+	uint64_t memo_mask;
+	uint64_t memo_added; /* stacks put in the memo since it was made */
 	uint64_t index_mask;
 	uint64_t index_used;
 	mf_trie_grow_fn grow;

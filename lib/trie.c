@@ -16,7 +16,7 @@ struct mf_trie_slot {
 	uint32_t node; /* 0: empty (the root is nobody's child) */
 };
 
-#define MF_TRIE_INDEX_MIN 1024
+#define MF_TRIE_INDEX_MIN 256 /* one page */
 
 /* A stack's leaf, by a 64-bit hash of its keys; the frame count and both ends are checked
  * too, so a wrong leaf would need all of them to agree. */
@@ -26,7 +26,33 @@ struct mf_trie_memo {
 	uint32_t node;	/* 0: empty */
 	uint32_t shape; /* frames, and 1 << 31 if truncated */
 };
+/* The memo starts at one page and grows to its full size as stacks keep coming that it has
+ * not seen (it is a cache: a new one starts empty). */
+#define MF_TRIE_MEMO_FIRST 128
 #define MF_TRIE_MEMO_SLOTS 1024
+
+static struct mf_trie_memo *mf_trie_memo_alloc(uint64_t slots)
+{
+	void *p = mmap(NULL, slots * sizeof(struct mf_trie_memo), PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	mf_pages_touch(p, slots * sizeof(struct mf_trie_memo));
+	return p;
+}
+
+/* Four times the memo, once it has taken in twice as many stacks as it holds. */
+static void mf_trie_memo_grow(struct mf_trie *t)
+{
+	uint64_t slots = (t->memo_mask + 1) * 4;
+	struct mf_trie_memo *memo = mf_trie_memo_alloc(slots);
+	if (!memo)
+		return;
+	munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
+	t->memo = memo;
+	t->memo_mask = slots - 1;
+	t->memo_added = 0;
+}
 
 static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
 {
@@ -39,7 +65,10 @@ static struct mf_trie_slot *mf_trie_index_alloc(uint64_t slots)
 {
 	void *p = mmap(NULL, slots * sizeof(struct mf_trie_slot), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	return p == MAP_FAILED ? NULL : p;
+	if (p == MAP_FAILED)
+		return NULL;
+	mf_pages_touch(p, slots * sizeof(struct mf_trie_slot));
+	return p;
 }
 
 static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t parent,
@@ -75,12 +104,9 @@ int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, ui
 	if (!t->index || capacity < 1)
 		return -1;
 	t->index_mask = MF_TRIE_INDEX_MIN - 1;
-	t->memo = mmap(NULL, MF_TRIE_MEMO_SLOTS * sizeof(struct mf_trie_memo),
-		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t->memo == MAP_FAILED) {
-		t->memo = NULL;
+	if (!(t->memo = mf_trie_memo_alloc(MF_TRIE_MEMO_FIRST)))
 		return -1;
-	}
+	t->memo_mask = MF_TRIE_MEMO_FIRST - 1;
 	t->nodes = nodes;
 	t->capacity = capacity;
 	t->count = count;
@@ -97,7 +123,7 @@ void mf_trie_destroy(struct mf_trie *t)
 	if (t->index)
 		munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
 	if (t->memo)
-		munmap(t->memo, MF_TRIE_MEMO_SLOTS * sizeof(struct mf_trie_memo));
+		munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
 	t->index = NULL;
 	t->memo = NULL;
 }
@@ -105,7 +131,7 @@ void mf_trie_destroy(struct mf_trie *t)
 void mf_trie_forget_index(struct mf_trie *t)
 {
 	memset(t->index, 0, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
-	memset(t->memo, 0, MF_TRIE_MEMO_SLOTS * sizeof(struct mf_trie_memo));
+	memset(t->memo, 0, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
 	t->index_used = 0;
 }
 
@@ -166,7 +192,7 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 	uint64_t h = (hash ^ leaf * 0xc2b2ae3d27d4eb4full ^ shape) * 0xd6e8feb86659fd93ull;
 	h ^= h >> 32;
 	uintptr_t outer = n ? (uintptr_t)pcs[0] : 0, inner = n ? (uintptr_t)pcs[n - 1] : 0;
-	struct mf_trie_memo *m = &t->memo[h & (MF_TRIE_MEMO_SLOTS - 2)]; /* two ways */
+	struct mf_trie_memo *m = &t->memo[h & (t->memo_mask - 1)]; /* two ways */
 	for (int way = 0; way < 2; way++)
 		if (m[way].hash == h && m[way].node && m[way].shape == shape &&
 		    m[way].inner == inner && m[way].outer == outer)
@@ -179,6 +205,11 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 			return 0;
 	if (!(node = mf_trie_child(t, node, leaf)))
 		return 0;
+	if (mf_unlikely(++t->memo_added > 2 * (t->memo_mask + 1)) &&
+	    t->memo_mask + 1 < MF_TRIE_MEMO_SLOTS) {
+		mf_trie_memo_grow(t);
+		m = &t->memo[h & (t->memo_mask - 1)];
+	}
 	if (m[0].node)
 		m[1] = m[0]; /* the older way goes */
 	m[0] = (struct mf_trie_memo){h, inner, outer, node, shape};

@@ -18,7 +18,7 @@
 #include "mf_internal.h"
 
 enum {
-	MF_WALK_FIRST_SLOTS = 1024,  /* 16 KiB, in .bss */
+	MF_WALK_FIRST_SLOTS = 256,   /* one page, in .bss */
 	MF_WALK_MAX_SLOTS = 1 << 18, /* 4 MiB: beyond, new addresses are learned each time */
 	MF_WALK_PROBES = 8,
 	MF_WALK_MAX_FRAME = 256 << 20, /* a frame larger than this is taken as a wrong rule */
@@ -35,7 +35,7 @@ struct mf_walk_table {
 	struct mf_walk_slot *slots;
 };
 
-static struct mf_walk_slot mf_walk_first[MF_WALK_FIRST_SLOTS];
+static struct mf_walk_slot mf_walk_first[MF_WALK_FIRST_SLOTS] __attribute__((aligned(4096)));
 static struct mf_walk_table mf_walk_tables[8] = {{MF_WALK_FIRST_SLOTS - 1, 0, mf_walk_first}};
 static struct mf_walk_table *mf_walk_current = &mf_walk_tables[0];
 static int mf_walk_growing;
@@ -125,6 +125,7 @@ static void mf_walk_grow(struct mf_walk_table *old)
 		void *p = mmap(NULL, slots * sizeof(struct mf_walk_slot), PROT_READ | PROT_WRITE,
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		if (p != MAP_FAILED) {
+			mf_pages_touch(p, slots * sizeof(struct mf_walk_slot));
 			t->slots = p;
 			t->mask = slots - 1;
 			for (uint64_t i = 0; i <= old->mask; i++) {
@@ -165,6 +166,11 @@ static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t 
 	    __atomic_add_fetch(&t->used, 1, __ATOMIC_RELAXED) > (t->mask + 1) / 2)
 		mf_walk_grow(t);
 	return w;
+}
+
+void mf_walk_init(void)
+{
+	mf_pages_touch(mf_walk_first, sizeof(mf_walk_first));
 }
 
 void mf_walk_postfork_child(void)
