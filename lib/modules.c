@@ -1,6 +1,8 @@
 /* The process's module map: every object ever loaded (path, build-id, load bias, address range),
  * append-only so that frames of unloaded libraries still name their module; kept in anonymous
- * memory and rewritten to `modules` in the process directory after each change. Called from
+ * memory and rewritten to `modules` in the process directory after each change. In memory a
+ * module takes 64 bytes and its path's length (the file's records keep 4096 bytes for each
+ * path: pages a short process would touch for nothing). Called from
  * inside malloc on the slow path (new trie node): no malloc, no stdio. Our lock is never held
  * while the loader's is taken (dl_iterate_phdr): objects are collected first, merged after. */
 #include "config.h"
@@ -12,14 +14,64 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <stddef.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "mf_internal.h"
 
+/* A module: the fields of its record but the path, which lies in a path arena. */
+struct mf_mod {
+	uint64_t bias, start, end;
+	uint32_t loaded, build_id_len;
+	uint8_t build_id[MF_BUILD_ID_LEN];
+	uint32_t path_len; /* without its NUL */
+	uint64_t path;	   /* offset of the NUL-terminated path in its arena */
+};
+
+/* Paths one after another, in anonymous memory that moves as it grows. */
+struct mf_arena {
+	char *p;
+	size_t used, cap;
+};
+
+/* Appends s[0..n) and a NUL; its offset goes to *off. 0, or -1 out of memory. */
+static int mf_arena_put(struct mf_arena *a, const char *s, size_t n, uint64_t *off)
+{
+	if (a->used + n + 1 > a->cap) {
+		size_t cap = a->cap ? a->cap : 4096;
+		while (cap < a->used + n + 1)
+			cap *= 2;
+		char *p =
+		    mmap(NULL, cap, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (p == MAP_FAILED)
+			return -1;
+		if (a->p) {
+			memcpy(p, a->p, a->used);
+			munmap(a->p, a->cap);
+		}
+		a->p = p;
+		a->cap = cap;
+	}
+	memcpy(a->p + a->used, s, n);
+	a->p[a->used + n] = 0;
+	*off = a->used;
+	a->used += n + 1;
+	return 0;
+}
+
+static void mf_arena_free(struct mf_arena *a)
+{
+	if (a->p)
+		munmap(a->p, a->cap);
+}
+
 static pthread_mutex_t mf_modules_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct mf_module *mf_mods;
+static struct mf_mod *mf_mods;
+static struct mf_arena mf_paths;
 static uint32_t mf_mods_count, mf_mods_capacity;
+static char mf_main_path[MF_PATH_LEN];		      /* the program's, read once at start */
 static unsigned long long mf_seen_adds, mf_seen_subs; /* loader counters of the last merge */
 static int mf_seen_any;
 static uintptr_t mf_self_start, mf_self_end;
@@ -27,7 +79,8 @@ volatile unsigned mf_modules_generation;
 
 /* What one pass over the loaded objects found. */
 struct mf_scan {
-	struct mf_module *mods;
+	struct mf_mod *mods;
+	struct mf_arena paths;
 	uint32_t count, capacity;
 	int nth;
 };
@@ -52,7 +105,7 @@ static int mf_modules_reserve(uint32_t need)
 	return 0;
 }
 
-static void mf_build_id(const struct dl_phdr_info *info, struct mf_module *m)
+static void mf_build_id(const struct dl_phdr_info *info, struct mf_mod *m)
 {
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
@@ -80,20 +133,15 @@ static void mf_build_id(const struct dl_phdr_info *info, struct mf_module *m)
 }
 
 /* dl_iterate_phdr reports the main program first, with an empty name; the vdso also has none. */
-static void mf_module_path(const struct dl_phdr_info *info, int is_main, struct mf_module *m)
+static int mf_module_path(const struct dl_phdr_info *info, int is_main, struct mf_scan *s,
+			  struct mf_mod *m)
 {
 	const char *name = info->dlpi_name;
-	if (name && *name) {
-		size_t n = strnlen(name, MF_PATH_LEN - 1);
-		memcpy(m->path, name, n);
-		m->path[n] = 0;
-		return;
-	}
-	ssize_t n = is_main ? readlink("/proc/self/exe", m->path, MF_PATH_LEN - 1) : -1;
-	if (n > 0)
-		m->path[n] = 0;
-	else
-		strcpy(m->path, is_main ? "[main]" : "[vdso]");
+	if (!name || !*name)
+		name = !is_main ? "[vdso]" : *mf_main_path ? mf_main_path : "[main]";
+	size_t n = strnlen(name, MF_PATH_LEN - 1);
+	m->path_len = (uint32_t)n;
+	return mf_arena_put(&s->paths, name, n, &m->path);
 }
 
 static int mf_scan_count(struct dl_phdr_info *info, size_t size, void *arg)
@@ -110,7 +158,7 @@ static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	int is_main = s->nth++ == 0;
 	if (s->count >= s->capacity)
 		return 1;
-	struct mf_module *m = &s->mods[s->count];
+	struct mf_mod *m = &s->mods[s->count];
 	memset(m, 0, sizeof(*m));
 	m->bias = info->dlpi_addr;
 	m->start = UINTPTR_MAX;
@@ -126,7 +174,8 @@ static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (m->start >= m->end)
 		return 0;
-	mf_module_path(info, is_main, m);
+	if (mf_module_path(info, is_main, s, m))
+		return 1; /* out of memory: the objects seen so far */
 	mf_build_id(info, m);
 	s->count++;
 	return 0;
@@ -141,11 +190,13 @@ static int mf_scan_counters(struct dl_phdr_info *info, size_t size, void *arg)
 	return 1;
 }
 
-static int mf_same_object(const struct mf_module *a, const struct mf_module *b)
+/* a in the map, b in the scan s. */
+static int mf_same_object(const struct mf_mod *a, const struct mf_mod *b, const struct mf_scan *s)
 {
 	return a->bias == b->bias && a->start == b->start && a->end == b->end &&
 	       a->build_id_len == b->build_id_len &&
-	       !memcmp(a->build_id, b->build_id, a->build_id_len) && !strcmp(a->path, b->path);
+	       !memcmp(a->build_id, b->build_id, a->build_id_len) && a->path_len == b->path_len &&
+	       !memcmp(mf_paths.p + a->path, s->paths.p + b->path, a->path_len);
 }
 
 /* Under the lock: makes the map say what the scan saw. A reloaded object gets its old record
@@ -158,12 +209,16 @@ static int mf_modules_merge(const struct mf_scan *s)
 	for (uint32_t k = 0; k < s->count; k++) {
 		uint32_t i;
 		for (i = 0; i < mf_mods_count; i++)
-			if (!(mf_mods[i].loaded & 2) && mf_same_object(&mf_mods[i], &s->mods[k]))
+			if (!(mf_mods[i].loaded & 2) && mf_same_object(&mf_mods[i], &s->mods[k], s))
 				break;
 		if (i == mf_mods_count) {
-			if (mf_modules_reserve(mf_mods_count + 1))
+			uint64_t path;
+			if (mf_modules_reserve(mf_mods_count + 1) ||
+			    mf_arena_put(&mf_paths, s->paths.p + s->mods[k].path,
+					 s->mods[k].path_len, &path))
 				continue;
-			mf_mods[mf_mods_count++] = s->mods[k];
+			mf_mods[mf_mods_count] = s->mods[k];
+			mf_mods[mf_mods_count++].path = path;
 			mf_mods[i].loaded = 0;
 		}
 		mf_mods[i].loaded |= 2;
@@ -179,6 +234,48 @@ static int mf_modules_merge(const struct mf_scan *s)
 	return changed;
 }
 
+/* Writes iov[0..n) at offset at, whole; 0 or -errno. Moves iov along. */
+static int mf_pwritev_all(int fd, struct iovec *iov, int n, off_t at)
+{
+	while (n > 0) {
+		ssize_t w = pwritev(fd, iov, n, at);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		at += w;
+		while (n > 0 && (size_t)w >= iov->iov_len)
+			w -= (ssize_t)iov->iov_len, iov++, n--;
+		if (n > 0) {
+			iov->iov_base = (char *)iov->iov_base + w;
+			iov->iov_len -= (size_t)w;
+		}
+	}
+	return 0;
+}
+
+#define MF_RECORD_HEAD offsetof(struct mf_module, path)
+_Static_assert(MF_RECORD_HEAD == 56, "a module record is 56 bytes and its path");
+
+/* Module i's record but the path. */
+static void mf_record_head(uint32_t i, char *head)
+{
+	const struct mf_mod *m = &mf_mods[i];
+	memset(head, 0, MF_RECORD_HEAD);
+#define MF_PUT(field, v)                                                                           \
+	do {                                                                                       \
+		__typeof__(((struct mf_module *)0)->field) v_ = (v);                               \
+		memcpy(head + offsetof(struct mf_module, field), &v_, sizeof(v_));                 \
+	} while (0)
+	MF_PUT(bias, m->bias);
+	MF_PUT(start, m->start);
+	MF_PUT(end, m->end);
+	MF_PUT(loaded, m->loaded);
+	MF_PUT(build_id_len, m->build_id_len);
+#undef MF_PUT
+	memcpy(head + offsetof(struct mf_module, build_id), m->build_id, MF_BUILD_ID_LEN);
+}
+
 /* Writes header and records to fd; 0 or -errno. The records go first: a file cut short
  * before its header is whole reads as no map at all, never as a wrong one. */
 static int mf_modules_put(int fd)
@@ -191,16 +288,23 @@ static int mf_modules_put(int fd)
 	h.record_size = sizeof(struct mf_module);
 	h.count = mf_mods_count;
 	h.pid = (uint64_t)getpid();
-	const char *p = (const char *)mf_mods;
-	size_t left = (size_t)mf_mods_count * sizeof(*mf_mods);
-	off_t at = sizeof(h);
-	while (left) {
-		ssize_t w = pwrite(fd, p, left, at);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w, at += w, left -= (size_t)w;
+	static const char zeros[MF_PATH_LEN];
+	enum { CHUNK = 16 }; /* records per system call */
+	char heads[CHUNK][MF_RECORD_HEAD];
+	struct iovec iov[3 * CHUNK];
+	for (uint32_t i = 0; i < mf_mods_count; i += CHUNK) {
+		int n = 0;
+		for (uint32_t k = i; k < mf_mods_count && k < i + CHUNK; k++) {
+			mf_record_head(k, heads[k - i]);
+			uint32_t len = mf_mods[k].path_len;
+			iov[n++] = (struct iovec){heads[k - i], MF_RECORD_HEAD};
+			iov[n++] = (struct iovec){mf_paths.p + mf_mods[k].path, len + 1};
+			iov[n++] = (struct iovec){(void *)zeros, MF_PATH_LEN - len - 1};
+		}
+		int err = mf_pwritev_all(fd, iov, n,
+					 (off_t)(sizeof(h) + (size_t)i * sizeof(struct mf_module)));
+		if (err)
+			return err;
 	}
 	ssize_t w = pwrite(fd, &h, sizeof(h), 0);
 	return w == (ssize_t)sizeof(h) ? 0 : w < 0 ? -errno : -EIO;
@@ -217,8 +321,8 @@ static void mf_modules_write_locked(void)
 	    path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
 	mf_format(tmp, sizeof(tmp), "%s/modules.tmp", dir);
 	mf_format(path, sizeof(path), "%s/modules", dir);
-	int err = mf_prof_size_allowed(
-	    (off_t)(sizeof(struct mf_modules_header) + (size_t)mf_mods_count * sizeof(*mf_mods)));
+	int err = mf_prof_size_allowed((off_t)(sizeof(struct mf_modules_header) +
+					       (size_t)mf_mods_count * sizeof(struct mf_module)));
 	if (err) {
 		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
 			    strerrordesc_np(-err));
@@ -270,7 +374,7 @@ void mf_modules_refresh(void)
 	dl_iterate_phdr(mf_scan_count, &n);
 	n += 16; /* objects loaded between the two passes */
 	struct mf_scan s = {.capacity = n};
-	s.mods = mmap(NULL, (size_t)n * sizeof(struct mf_module), PROT_READ | PROT_WRITE,
+	s.mods = mmap(NULL, (size_t)n * sizeof(struct mf_mod), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s.mods == MAP_FAILED)
 		return;
@@ -285,11 +389,14 @@ void mf_modules_refresh(void)
 		__atomic_store_n(&mf_seen_any, 1, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&mf_modules_lock);
-	munmap(s.mods, (size_t)n * sizeof(struct mf_module));
+	munmap(s.mods, (size_t)n * sizeof(struct mf_mod));
+	mf_arena_free(&s.paths);
 }
 
 void mf_modules_init(void)
 {
+	ssize_t n = readlink("/proc/self/exe", mf_main_path, sizeof(mf_main_path) - 1);
+	mf_main_path[n > 0 ? n : 0] = 0;
 	mf_modules_refresh();
 	Dl_info info;
 	if (!dladdr((void *)mf_modules_init, &info))
