@@ -8,6 +8,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/mman.h>
 #include <sys/types.h>
 
 #include "malloc_freq_format.h"
@@ -28,6 +29,15 @@ static inline void mf_pages_touch(void *p, size_t len)
 {
 	for (size_t i = 0; i < len; i += 4096)
 		((volatile char *)p)[i] = 0;
+}
+/* len bytes of fresh anonymous memory, touched; NULL if there is none. */
+static inline void *mf_pages_new(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	mf_pages_touch(p, len);
+	return p;
 }
 
 /* config.c: settings from the environment, read once at start. */

@@ -31,21 +31,11 @@ struct mf_trie_memo {
 #define MF_TRIE_MEMO_FIRST 128
 #define MF_TRIE_MEMO_SLOTS 1024
 
-static struct mf_trie_memo *mf_trie_memo_alloc(uint64_t slots)
-{
-	void *p = mmap(NULL, slots * sizeof(struct mf_trie_memo), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	mf_pages_touch(p, slots * sizeof(struct mf_trie_memo));
-	return p;
-}
-
 /* Four times the memo, once it has taken in twice as many stacks as it holds. */
 static void mf_trie_memo_grow(struct mf_trie *t)
 {
 	uint64_t slots = (t->memo_mask + 1) * 4;
-	struct mf_trie_memo *memo = mf_trie_memo_alloc(slots);
+	struct mf_trie_memo *memo = mf_pages_new(slots * sizeof(struct mf_trie_memo));
 	if (!memo)
 		return;
 	munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
@@ -63,12 +53,7 @@ static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
 
 static struct mf_trie_slot *mf_trie_index_alloc(uint64_t slots)
 {
-	void *p = mmap(NULL, slots * sizeof(struct mf_trie_slot), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
-		return NULL;
-	mf_pages_touch(p, slots * sizeof(struct mf_trie_slot));
-	return p;
+	return mf_pages_new(slots * sizeof(struct mf_trie_slot));
 }
 
 static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t parent,
@@ -104,7 +89,7 @@ int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, ui
 	if (!t->index || capacity < 1)
 		return -1;
 	t->index_mask = MF_TRIE_INDEX_MIN - 1;
-	if (!(t->memo = mf_trie_memo_alloc(MF_TRIE_MEMO_FIRST)))
+	if (!(t->memo = mf_pages_new(MF_TRIE_MEMO_FIRST * sizeof(struct mf_trie_memo))))
 		return -1;
 	t->memo_mask = MF_TRIE_MEMO_FIRST - 1;
 	t->nodes = nodes;

@@ -122,10 +122,8 @@ static void mf_walk_grow(struct mf_walk_table *old)
 	struct mf_walk_table *t = old + 1;
 	if (slots <= MF_WALK_MAX_SLOTS && t < mf_walk_tables + 8 &&
 	    __atomic_load_n(&mf_walk_current, __ATOMIC_ACQUIRE) == old) {
-		void *p = mmap(NULL, slots * sizeof(struct mf_walk_slot), PROT_READ | PROT_WRITE,
-			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		if (p != MAP_FAILED) {
-			mf_pages_touch(p, slots * sizeof(struct mf_walk_slot));
+		void *p = mf_pages_new(slots * sizeof(struct mf_walk_slot));
+		if (p) {
 			t->slots = p;
 			t->mask = slots - 1;
 			for (uint64_t i = 0; i <= old->mask; i++) {
