@@ -11,10 +11,12 @@
  * libunwind blocks every signal around each of its locks (its global cache, which Debian's
  * build keeps whatever the caching policy says; its memory pools; its walk over the loaded
  * objects): eight system calls per step. The blocking is needed, since a program's signal
- * handler may use libunwind too and would wait for ever on a lock its thread holds; but once
- * per capture is enough. So the first call into libunwind of a capture blocks every signal in
- * the thread until the capture ends, and meanwhile libunwind's own sigprocmask calls in that
- * thread (through its GOT) do nothing. Everywhere else they are passed on.
+ * handler may use libunwind too and would wait for ever on a lock its thread holds; but when
+ * a capture confirms rules (one libunwind step each, all new: the start of a process is made
+ * of them), once per capture is enough. So the first confirmation of a capture blocks every
+ * signal in the thread until the capture ends, and meanwhile libunwind's own sigprocmask calls
+ * in that thread (through its GOT) do nothing. Everywhere else they are passed on: in
+ * unw_backtrace, which once warm takes no lock and makes no system call at all.
  *
  * libunwind is used to confirm the cached walker's rules (one step per new return address)
  * and for the stacks those rules cannot describe. */
@@ -305,7 +307,6 @@ static unsigned long mf_checked, mf_checked_walked, mf_checked_differ;
  * (unw_backtrace spends more of max on our own frames, so it may see fewer beyond those.) */
 static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 {
-	mf_unwind_quiet();
 	int m = mf_unwind_trim(ref, unw_backtrace(ref, max));
 	int depth = (int)mf_config.depth, i = 0;
 	while (i < n && i < m && i < depth && pcs[n - 1 - i] == ref[m - 1 - i])
@@ -345,7 +346,6 @@ int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct m
 	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
 		walked = 0;
 		mf_fork_hold();
-		mf_unwind_quiet();
 		n = mf_unwind_trim(*at, unw_backtrace(*at, max)); /* into the walk's scratch */
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
