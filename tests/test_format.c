@@ -1,12 +1,18 @@
 /* The on-disk format round trip: the library's own writer (profile_file.c, trie.c, modules.c)
  * records known stacks into a real file, mf_print's reader reads it back, and everything must
  * agree: header fields, every node, and the calls and bytes of every stack. Also forces the
- * file to grow several times. */
+ * file to grow several times; and the module map must say what the loader says of every
+ * object, one of them loaded through a path 4000 bytes long. */
 #include "config.h"
 
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <link.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "../lib/mf_internal.h"
@@ -20,6 +26,69 @@ static void resolve(uintptr_t pc, struct mf_node *node)
 {
 	node->module = 0;
 	node->rel_pc = pc - 0x1000;
+}
+
+/* A copy of libm (not loaded here: its own inode) at dir/aaa.../aaa.../libmf_long.so, the
+ * whole path 4000 bytes; the path goes to out. 0 or -1. */
+static int mf_long_copy(const char *dir, char *out, size_t size)
+{
+	char seg[201];
+	memset(seg, 'a', 200);
+	seg[200] = 0;
+	size_t n = (size_t)snprintf(out, size, "%s", dir);
+	while (n + 201 + 20 < 4000) {
+		n += (size_t)snprintf(out + n, size - n, "/%s", seg);
+		if (mkdir(out, 0755) && errno != EEXIST)
+			return -1;
+	}
+	int pad = (int)(4000 - n - strlen("/libmf_long.so"));
+	n += (size_t)snprintf(out + n, size - n, "/%.*s", pad - 1, seg);
+	if (mkdir(out, 0755) && errno != EEXIST)
+		return -1;
+	snprintf(out + n, size - n, "/libmf_long.so");
+	int in = open("/lib/x86_64-linux-gnu/libm.so.6", O_RDONLY);
+	int to = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0755);
+	char buf[65536];
+	ssize_t r = in < 0 || to < 0 ? -1 : 0;
+	while (r >= 0 && (r = read(in, buf, sizeof(buf))) > 0)
+		if (write(to, buf, (size_t)r) != r)
+			r = -1;
+	if (in >= 0)
+		close(in);
+	if (to >= 0)
+		close(to);
+	return r < 0 ? -1 : 0;
+}
+
+/* Every object the loader reports must be in the map, loaded, with its bias, extent and
+ * path (the program's and the vdso's are named otherwise). */
+struct mf_check {
+	const struct mf_modmap *m;
+	int objects, found;
+};
+
+static int mf_check_visit(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct mf_check *c = arg;
+	const char *name = info->dlpi_name;
+	c->objects++;
+	if (!name || !*name)
+		return c->found++, 0; /* the program or the vdso: checked by name below */
+	for (uint32_t i = 0; i < c->m->count; i++) {
+		const struct mf_module *r = &c->m->mods[i];
+		uintptr_t lo = UINTPTR_MAX;
+		for (int k = 0; k < info->dlpi_phnum; k++)
+			if (info->dlpi_phdr[k].p_type == PT_LOAD &&
+			    info->dlpi_addr + info->dlpi_phdr[k].p_vaddr < lo)
+				lo = info->dlpi_addr + info->dlpi_phdr[k].p_vaddr;
+		if (r->loaded && r->bias == info->dlpi_addr && r->start == lo &&
+		    !strcmp(r->path, name)) {
+			c->found++;
+			break;
+		}
+	}
+	return 0;
 }
 
 int main(void)
@@ -107,6 +176,30 @@ int main(void)
 	for (uint32_t i = 0; i < m.count; i++)
 		self |= strstr(m.mods[i].path, "test_format") != NULL && m.mods[i].build_id_len > 0;
 	tap_ok(self, "the module map names this program with its build-id");
+	mf_modmap_free(&m);
+
+	static char long_path[4200];
+	void *h =
+	    mf_long_copy(dir, long_path, sizeof(long_path)) ? NULL : dlopen(long_path, RTLD_NOW);
+	tap_ok(h != NULL, "a library loads through a path %zu bytes long %s", strlen(long_path),
+	       h ? "" : dlerror());
+	mf_modules_refresh();
+	r = mf_read_modules(mpath, &m, err, sizeof(err));
+	struct mf_check c = {&m, 0, 0};
+	dl_iterate_phdr(mf_check_visit, &c);
+	tap_ok(r == 0 && c.objects > 3 && c.found == c.objects,
+	       "the map has every loaded object with its path, bias and start (%d of %d) %s",
+	       c.found, c.objects, err);
+	int long_seen = 0, vdso = 0;
+	for (uint32_t i = 0; r == 0 && i < m.count; i++) {
+		long_seen |= !strcmp(m.mods[i].path, long_path) && m.mods[i].loaded &&
+			     m.mods[i].build_id_len == 20;
+		vdso |=
+		    !strcmp(m.mods[i].path, "linux-vdso.so.1") || !strcmp(m.mods[i].path, "[vdso]");
+	}
+	tap_ok(long_seen && vdso, "the long path is whole, with its build-id; the vdso is named");
+	if (h)
+		dlclose(h);
 	mf_modmap_free(&m);
 	mf_profile_free(&p);
 	free(copy);
