@@ -6,7 +6,8 @@
 # Workloads: the synthetic worst case (threads that only malloc and free, at several depths;
 # also with MALLOC_FREQ_UNWIND=libunwind, to show what the cached unwinder buys), an
 # interpreter (python3), a database shell (sqlite3), a multi-threaded tool (sort --parallel)
-# and 300 short processes (the cost of starting and finishing a profile). Then callgrind's
+# and 300 short processes (the cost of starting and finishing a profile; again with the
+# profiles on tmpfs, which leaves out what creating files costs on disk). Then callgrind's
 # instructions per call on the synthetic program, plain and profiled.
 # Environment: MF_LIB, MF_BUILD (build dir), REPS (default 5), WORKLOADS (default all).
 set -u
@@ -22,7 +23,7 @@ median() { sort -n | awk '{ v[NR] = $1 } END { if (NR % 2) print v[(NR + 1) / 2]
 # measure NAME CONFIG CMD...: one run; appends "cpu wall rss size" to $work/NAME.CONFIG
 measure() {
 	name=$1 config=$2; shift 2
-	out=$work/out.$config
+	out=${outbase:-$work}/out.$config
 	rm -rf "$out" && mkdir -p "$out"
 	case $config in
 	plain) r=$("$run" "$@" 2>/dev/null | tail -1) ;;
@@ -55,12 +56,12 @@ bench() {
 		size=$(cut -d' ' -f5 "$work/$name.$c" | median)
 		awk -v n="$name" -v c="$c" -v cpu="$cpu" -v bc="$base_cpu" -v w="$wall" -v bw="$base_wall" \
 			-v r="$rss" -v br="$base_rss" -v s="$size" 'BEGIN {
-			printf "| %-12s | %-12s | %8.3f | %8.2fx | %9.2fx | %8.2fx | %9s |\n", n, c, cpu,
+			printf "| %-13s | %-12s | %8.3f | %8.2fx | %9.2fx | %8.2fx | %9s |\n", n, c, cpu,
 				cpu / bc, w / bw, r / br, c == "plain" ? "-" : s " KiB" }'
 	done
 }
 
-wanted=${WORKLOADS:-synthetic python3 sqlite3 sort startup}
+wanted=${WORKLOADS:-synthetic python3 sqlite3 sort startup startup-tmpfs}
 # inputs of the real programs
 cat > "$work/work.py" <<'PY'
 import json, re, collections
@@ -87,8 +88,8 @@ SH
 echo "median of $reps interleaved runs; ratios to the plain run"
 [ -n "$have_heaptrack" ] || echo "(heaptrack is not installed: its column is skipped; apt-get install heaptrack)"
 echo
-echo "| workload     | config       |  cpu (s) | cpu/plain | wall/plain | rss/plain | profile   |"
-echo "|--------------|--------------|----------|-----------|------------|-----------|-----------|"
+echo "| workload      | config       |  cpu (s) | cpu/plain | wall/plain | rss/plain | profile   |"
+echo "|---------------|--------------|----------|-----------|------------|-----------|-----------|"
 bench synthetic "malloc_freq sampled libunwind heaptrack" "$MF_BUILD/tests/bench_alloc" 2 2000000
 if [ -x /usr/bin/python3 ]; then
 	bench python3 "malloc_freq sampled heaptrack" /usr/bin/python3 "$work/work.py"
@@ -98,11 +99,18 @@ if command -v sqlite3 > /dev/null; then
 else echo "| sqlite3      | (not installed: apt-get install sqlite3) |"; fi
 bench sort "malloc_freq sampled heaptrack" sort --parallel=2 -S 64M -o "$work/sorted" "$work/lines"
 bench startup "malloc_freq sampled" sh "$work/startup.sh"
-if [ -f "$work/startup.plain" ]; then
-	p=$(cut -d' ' -f1 "$work/startup.plain" | median)
-	m=$(cut -d' ' -f1 "$work/startup.malloc_freq" | median)
-	awk -v p="$p" -v m="$m" 'BEGIN { printf "\nstartup: %.3f ms of cpu more per profiled process (300 runs of ls, and their shell)\n", (m - p) * 1000 / 301 }'
+if [ -d /dev/shm ] && outbase=$(mktemp -d /dev/shm/mf_bench.XXXXXX); then
+	bench startup-tmpfs "malloc_freq sampled" sh "$work/startup.sh"
+	rm -rf "$outbase"
+	outbase=
 fi
+echo
+for s in startup startup-tmpfs; do
+	[ -f "$work/$s.plain" ] || continue
+	p=$(cut -d' ' -f1 "$work/$s.plain" | median)
+	m=$(cut -d' ' -f1 "$work/$s.malloc_freq" | median)
+	awk -v s="$s" -v p="$p" -v m="$m" 'BEGIN { printf "%s: %.3f ms of cpu more per profiled process (300 runs of ls, and their shell)\n", s, (m - p) * 1000 / 301 }'
+done
 
 # instructions per call, stable on a noisy machine
 case " $wanted " in *" synthetic "*)
