@@ -10,7 +10,10 @@
 /*
  * A profile directory `malloc_freq.<pid>[.<n>]/` holds
  *   <tid>[.<n>].prof  one per thread: an mf_prof_header, then an array of mf_node
- *   modules           the process's module map: an mf_modules_header, then mf_module records
+ *   modules           the process's module map: an mf_modules_header, then count records, each
+ *                     an mf_module_record and its path (path_len bytes, no NUL) padded with
+ *                     zeros to a multiple of 8 bytes. (Version 1 had mf_module records: 4 KiB
+ *                     of path each, most of it zeros; readers still read it.)
  *
  * A .prof file is a file-backed shared mapping while the thread runs, so every recorded call is
  * in the page cache the moment it is counted: a killed process leaves a readable file whose
@@ -31,7 +34,7 @@
 
 #define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC   "MFMODS\r\n"
-#define MF_FORMAT_VERSION  1u
+#define MF_FORMAT_VERSION  2u	       /* 2: module records of variable size; .prof files as in 1 */
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -106,12 +109,24 @@ struct mf_modules_header {
 	char magic[8];
 	uint32_t version;
 	uint32_t byte_order;
-	uint32_t record_size; /* sizeof(struct mf_module) */
+	uint32_t record_size; /* sizeof(struct mf_module_record); version 1: struct mf_module */
 	uint32_t count;	      /* records that follow */
 	uint64_t pid;
 	uint64_t reserved[4];
 };
 
+struct mf_module_record {
+	uint64_t bias;	 /* load bias: runtime address = bias + ELF virtual address */
+	uint64_t start;	 /* lowest runtime address of its PT_LOAD segments */
+	uint64_t end;	 /* one past the highest */
+	uint32_t loaded; /* 1 while mapped at the last update, 0 once unloaded */
+	uint32_t build_id_len;
+	uint8_t build_id[MF_BUILD_ID_LEN];
+	uint32_t path_len; /* < MF_PATH_LEN; "[vdso]" etc. for nameless objects */
+};
+#define MF_MODULE_PATH_PAD(len) ((8 - (len) % 8) % 8)
+
+/* A module as a reader holds it; version 1's record. */
 struct mf_module {
 	uint64_t bias;	 /* load bias: runtime address = bias + ELF virtual address */
 	uint64_t start;	 /* lowest runtime address of its PT_LOAD segments */
@@ -127,6 +142,7 @@ struct mf_module {
 #define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
 	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
-	_Static_assert(sizeof(struct mf_module) == 4152, "module record is 4152 bytes")
+	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
+	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes")
 
 #endif

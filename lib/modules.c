@@ -1,8 +1,7 @@
 /* The process's module map: every object ever loaded (path, build-id, load bias, address range),
  * append-only so that frames of unloaded libraries still name their module; kept in anonymous
- * memory and rewritten to `modules` in the process directory after each change. In memory a
- * module takes 64 bytes and its path's length (the file's records keep 4096 bytes for each
- * path: pages a short process would touch for nothing). Called from
+ * memory and rewritten to `modules` in the process directory after each change. A module
+ * takes 64 bytes and its path's length, in memory and in the file. Called from
  * inside malloc on the slow path (new trie node): no malloc, no stdio. Our lock is never held
  * while the loader's is taken (dl_iterate_phdr): objects are collected first, merged after. */
 #include "config.h"
@@ -14,7 +13,6 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include <stddef.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -254,26 +252,28 @@ static int mf_pwritev_all(int fd, struct iovec *iov, int n, off_t at)
 	return 0;
 }
 
-#define MF_RECORD_HEAD offsetof(struct mf_module, path)
-_Static_assert(MF_RECORD_HEAD == 56, "a module record is 56 bytes and its path");
-
 /* Module i's record but the path. */
-static void mf_record_head(uint32_t i, char *head)
+static void mf_record(uint32_t i, struct mf_module_record *r)
 {
 	const struct mf_mod *m = &mf_mods[i];
-	memset(head, 0, MF_RECORD_HEAD);
-#define MF_PUT(field, v)                                                                           \
-	do {                                                                                       \
-		__typeof__(((struct mf_module *)0)->field) v_ = (v);                               \
-		memcpy(head + offsetof(struct mf_module, field), &v_, sizeof(v_));                 \
-	} while (0)
-	MF_PUT(bias, m->bias);
-	MF_PUT(start, m->start);
-	MF_PUT(end, m->end);
-	MF_PUT(loaded, m->loaded);
-	MF_PUT(build_id_len, m->build_id_len);
-#undef MF_PUT
-	memcpy(head + offsetof(struct mf_module, build_id), m->build_id, MF_BUILD_ID_LEN);
+	memset(r, 0, sizeof(*r));
+	r->bias = m->bias;
+	r->start = m->start;
+	r->end = m->end;
+	r->loaded = m->loaded;
+	r->build_id_len = m->build_id_len;
+	memcpy(r->build_id, m->build_id, MF_BUILD_ID_LEN);
+	r->path_len = m->path_len;
+}
+
+/* The size of the map in the file. */
+static size_t mf_modules_size(void)
+{
+	size_t size = sizeof(struct mf_modules_header);
+	for (uint32_t i = 0; i < mf_mods_count; i++)
+		size += sizeof(struct mf_module_record) + mf_mods[i].path_len +
+			MF_MODULE_PATH_PAD(mf_mods[i].path_len);
+	return size;
 }
 
 /* Writes header and records to fd; 0 or -errno. The records go first: a file cut short
@@ -285,26 +285,29 @@ static int mf_modules_put(int fd)
 	memcpy(h.magic, MF_MODULES_MAGIC, sizeof(h.magic));
 	h.version = MF_FORMAT_VERSION;
 	h.byte_order = MF_BYTE_ORDER_MARK;
-	h.record_size = sizeof(struct mf_module);
+	h.record_size = sizeof(struct mf_module_record);
 	h.count = mf_mods_count;
 	h.pid = (uint64_t)getpid();
-	static const char zeros[MF_PATH_LEN];
+	static const char zeros[8];
 	enum { CHUNK = 16 }; /* records per system call */
-	char heads[CHUNK][MF_RECORD_HEAD];
+	struct mf_module_record recs[CHUNK];
 	struct iovec iov[3 * CHUNK];
+	off_t at = sizeof(h);
 	for (uint32_t i = 0; i < mf_mods_count; i += CHUNK) {
 		int n = 0;
+		size_t bytes = 0;
 		for (uint32_t k = i; k < mf_mods_count && k < i + CHUNK; k++) {
-			mf_record_head(k, heads[k - i]);
-			uint32_t len = mf_mods[k].path_len;
-			iov[n++] = (struct iovec){heads[k - i], MF_RECORD_HEAD};
-			iov[n++] = (struct iovec){mf_paths.p + mf_mods[k].path, len + 1};
-			iov[n++] = (struct iovec){(void *)zeros, MF_PATH_LEN - len - 1};
+			struct mf_module_record *r = &recs[k - i];
+			mf_record(k, r);
+			iov[n++] = (struct iovec){r, sizeof(*r)};
+			iov[n++] = (struct iovec){mf_paths.p + mf_mods[k].path, r->path_len};
+			iov[n++] = (struct iovec){(void *)zeros, MF_MODULE_PATH_PAD(r->path_len)};
+			bytes += sizeof(*r) + r->path_len + MF_MODULE_PATH_PAD(r->path_len);
 		}
-		int err = mf_pwritev_all(fd, iov, n,
-					 (off_t)(sizeof(h) + (size_t)i * sizeof(struct mf_module)));
+		int err = mf_pwritev_all(fd, iov, n, at);
 		if (err)
 			return err;
+		at += (off_t)bytes;
 	}
 	ssize_t w = pwrite(fd, &h, sizeof(h), 0);
 	return w == (ssize_t)sizeof(h) ? 0 : w < 0 ? -errno : -EIO;
@@ -321,8 +324,7 @@ static void mf_modules_write_locked(void)
 	    path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
 	mf_format(tmp, sizeof(tmp), "%s/modules.tmp", dir);
 	mf_format(path, sizeof(path), "%s/modules", dir);
-	int err = mf_prof_size_allowed((off_t)(sizeof(struct mf_modules_header) +
-					       (size_t)mf_mods_count * sizeof(struct mf_module)));
+	int err = mf_prof_size_allowed((off_t)mf_modules_size());
 	if (err) {
 		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
 			    strerrordesc_np(-err));

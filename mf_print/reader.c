@@ -83,9 +83,10 @@ static int mf_check_common(const char magic[8], const char *want, uint32_t versi
 			       "written on a machine of the other byte order; read it there");
 	if (byte_order != MF_BYTE_ORDER_MARK)
 		return mf_fail(err, errlen, "corrupt header (byte-order mark 0x%08x)", byte_order);
-	if (version != MF_FORMAT_VERSION)
-		return mf_fail(err, errlen, "format version %u; this mf_print reads version %u",
-			       version, MF_FORMAT_VERSION);
+	if (version < 1 || version > MF_FORMAT_VERSION)
+		return mf_fail(err, errlen,
+			       "format version %u; this mf_print reads versions 1 to %u", version,
+			       MF_FORMAT_VERSION);
 	return 0;
 }
 
@@ -257,13 +258,14 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 	memcpy(&h, data, sizeof(h));
 	if (mf_check_common(h.magic, MF_MODULES_MAGIC, h.version, h.byte_order, err, errlen))
 		goto bad;
-	if (h.record_size != sizeof(struct mf_module)) {
+	size_t record = h.version == 1 ? sizeof(struct mf_module) : sizeof(struct mf_module_record);
+	if (h.record_size != record) {
 		mf_fail(err, errlen, "corrupt header (record size %u)", h.record_size);
 		goto bad;
 	}
-	if ((size - sizeof(h)) / sizeof(struct mf_module) < h.count) {
+	if ((size - sizeof(h)) / record < h.count) { /* (version 2: at least) */
 		mf_fail(err, errlen, "truncated: the header counts %u modules, the file holds %zu",
-			h.count, (size - sizeof(h)) / sizeof(struct mf_module));
+			h.count, (size - sizeof(h)) / record);
 		goto bad;
 	}
 	out->mods = calloc(h.count ? h.count : 1, sizeof(struct mf_module));
@@ -271,16 +273,48 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 		mf_fail(err, errlen, "out of memory");
 		goto bad;
 	}
-	memcpy(out->mods, data + sizeof(h), (size_t)h.count * sizeof(struct mf_module));
-	out->count = h.count;
+	size_t at = sizeof(h);
 	for (uint32_t i = 0; i < h.count; i++) {
 		struct mf_module *m = &out->mods[i];
-		m->path[MF_PATH_LEN - 1] = 0;
+		if (h.version == 1) {
+			memcpy(m, data + at, sizeof(*m));
+			at += sizeof(*m);
+			m->path[MF_PATH_LEN - 1] = 0;
+		} else {
+			struct mf_module_record r;
+			if (size - at < sizeof(r)) {
+				mf_fail(err, errlen, "truncated: module %u of %u is cut short", i,
+					h.count);
+				goto bad;
+			}
+			memcpy(&r, data + at, sizeof(r));
+			at += sizeof(r);
+			size_t len = r.path_len, padded = len + MF_MODULE_PATH_PAD(len);
+			if (len >= MF_PATH_LEN) {
+				mf_fail(err, errlen, "corrupt module %u (path of %u bytes)", i,
+					r.path_len);
+				goto bad;
+			}
+			if (size - at < padded) {
+				mf_fail(err, errlen,
+					"truncated: the path of module %u is cut short", i);
+				goto bad;
+			}
+			m->bias = r.bias, m->start = r.start, m->end = r.end, m->loaded = r.loaded;
+			m->build_id_len = r.build_id_len;
+			memcpy(m->build_id, r.build_id, MF_BUILD_ID_LEN);
+			memcpy(m->path, data + at, len);
+			m->path[len] = 0;
+			at += padded;
+		}
 		if (m->build_id_len > MF_BUILD_ID_LEN)
 			m->build_id_len = 0;
 	}
+	out->count = h.count;
 	return 0;
 bad:
+	free(out->mods);
+	out->mods = NULL;
 	return -1;
 }
 

@@ -29,8 +29,8 @@ check "empty directory" 1 "^mf_print: $mf_work/empty: no profiles here" "$mf_wor
 check "a file instead of a directory" 1 "^mf_print: $prof: not a directory" "$prof"
 d=$(bad magic); f=$(ls "$d"/*.prof); patch "$f" 0 101
 check "not a profile (bad magic)" 1 "^mf_print: $f: not a malloc_freq file \(bad magic\)" "$d"
-d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 002
-check "wrong format version" 1 "^mf_print: $f: format version 2; this mf_print reads version 1" "$d"
+d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 003
+check "wrong format version" 1 "^mf_print: $f: format version 3; this mf_print reads versions 1 to 2" "$d"
 d=$(bad order); f=$(ls "$d"/*.prof); patch "$f" 12 001; patch "$f" 13 002; patch "$f" 14 003; patch "$f" 15 004
 check "other byte order" 1 "^mf_print: $f: written on a machine of the other byte order" "$d"
 d=$(bad short); f=$(ls "$d"/*.prof); head -c 100 "$prof" > "$f"
@@ -47,6 +47,13 @@ d=$(bad parent); f=$(ls "$d"/*.prof); patch "$f" $((4096 + 32 * 2 + 8)) 077
 check "a node whose parent is not before it" 1 "^mf_print: $f: corrupt node 2 \(parent" "$d"
 d=$(bad modules); patch "$d/modules" 0 101
 check "a bad module map is named" 1 "$d/modules: not a malloc_freq file \(bad magic\); frames are shown as module\+offset" "$d"
+# a module record is 56 bytes after the 64-byte header; its path length is its last 4
+d=$(bad modpath); patch "$d/modules" 116 377; patch "$d/modules" 117 377
+check "a module path longer than any path is named" 1 "$d/modules: corrupt module 0 \(path of 65535 bytes\)" "$d"
+d=$(bad modshort); head -c $(($(wc -c < "$good/modules") - 4)) "$good/modules" > "$d/modules"
+check "a module path cut short is named" 1 "$d/modules: truncated: the path of module [0-9]+ is cut short" "$d"
+d=$(bad modcut); head -c 100 "$good/modules" > "$d/modules"
+check "a module map cut short is named" 1 "$d/modules: truncated: the header counts [0-9]+ modules, the file holds 0" "$d"
 d=$(bad nomap); rm "$d/modules"
 check "a missing module map is a warning, the report goes on" 0 "$d/modules: No such file or directory; frames are shown as module\+offset" "$d"
 like "$(cat "$mf_work/out")" "^malloc_freq: [0-9]+ calls" "... and the report is printed"
