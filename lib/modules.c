@@ -81,6 +81,7 @@ struct mf_scan {
 	struct mf_arena paths;
 	uint32_t count, capacity;
 	int nth;
+	int incomplete; /* out of room or memory: it must not pass for the loaded objects */
 };
 
 static int mf_modules_reserve(uint32_t need)
@@ -155,7 +156,7 @@ static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	struct mf_scan *s = arg;
 	int is_main = s->nth++ == 0;
 	if (s->count >= s->capacity)
-		return 1;
+		return s->incomplete = 1;
 	struct mf_mod *m = &s->mods[s->count];
 	memset(m, 0, sizeof(*m));
 	m->bias = info->dlpi_addr;
@@ -173,7 +174,7 @@ static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	if (m->start >= m->end)
 		return 0;
 	if (mf_module_path(info, is_main, s, m))
-		return 1; /* out of memory: the objects seen so far */
+		return s->incomplete = 1;
 	mf_build_id(info, m);
 	s->count++;
 	return 0;
@@ -198,8 +199,9 @@ static int mf_same_object(const struct mf_mod *a, const struct mf_mod *b, const 
 }
 
 /* Under the lock: makes the map say what the scan saw. A reloaded object gets its old record
- * back. Returns 1 if anything changed. */
-static int mf_modules_merge(const struct mf_scan *s)
+ * back. Returns 1 if anything changed; *missed is set if an object could not be added (out of
+ * memory). */
+static int mf_modules_merge(const struct mf_scan *s, int *missed)
 {
 	int changed = 0, unloaded = 0;
 	for (uint32_t i = 0; i < mf_mods_count; i++)
@@ -213,8 +215,10 @@ static int mf_modules_merge(const struct mf_scan *s)
 			uint64_t path;
 			if (mf_modules_reserve(mf_mods_count + 1) ||
 			    mf_arena_put(&mf_paths, s->paths.p + s->mods[k].path,
-					 s->mods[k].path_len, &path))
+					 s->mods[k].path_len, &path)) {
+				*missed = 1;
 				continue;
+			}
 			mf_mods[mf_mods_count] = s->mods[k];
 			mf_mods[mf_mods_count++].path = path;
 			mf_mods[i].loaded = 0;
@@ -382,13 +386,17 @@ void mf_modules_refresh(void)
 		return;
 	dl_iterate_phdr(mf_scan_visit, &s);
 	pthread_mutex_lock(&mf_modules_lock);
-	/* A scan older than the last merge (counters only grow) would bring back the unloaded. */
-	if (!mf_seen_any || c[0] + c[1] > mf_seen_adds + mf_seen_subs) {
-		if (mf_modules_merge(&s) || !mf_seen_any)
+	/* A scan older than the last merge (counters only grow) would bring back the unloaded;
+	 * an incomplete one would unload the objects it missed. */
+	if (!s.incomplete && (!mf_seen_any || c[0] + c[1] > mf_seen_adds + mf_seen_subs)) {
+		int missed = 0;
+		if (mf_modules_merge(&s, &missed) || !mf_seen_any)
 			mf_modules_write_locked();
-		__atomic_store_n(&mf_seen_adds, c[0], __ATOMIC_RELAXED);
-		__atomic_store_n(&mf_seen_subs, c[1], __ATOMIC_RELAXED);
-		__atomic_store_n(&mf_seen_any, 1, __ATOMIC_RELEASE);
+		if (!missed) { /* else the next address not found looks again */
+			__atomic_store_n(&mf_seen_adds, c[0], __ATOMIC_RELAXED);
+			__atomic_store_n(&mf_seen_subs, c[1], __ATOMIC_RELAXED);
+			__atomic_store_n(&mf_seen_any, 1, __ATOMIC_RELEASE);
+		}
 	}
 	pthread_mutex_unlock(&mf_modules_lock);
 	munmap(s.mods, (size_t)n * sizeof(struct mf_mod));
