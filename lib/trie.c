@@ -31,13 +31,18 @@ struct mf_trie_memo {
 #define MF_TRIE_MEMO_FIRST 128
 #define MF_TRIE_MEMO_SLOTS 1024
 
-/* Four times the memo, once it has taken in twice as many stacks as it holds. */
+/* Four times the memo (at most MF_TRIE_MEMO_SLOTS), once it has taken in twice as many
+ * stacks as it holds. */
 static void mf_trie_memo_grow(struct mf_trie *t)
 {
 	uint64_t slots = (t->memo_mask + 1) * 4;
+	if (slots > MF_TRIE_MEMO_SLOTS)
+		slots = MF_TRIE_MEMO_SLOTS;
 	struct mf_trie_memo *memo = mf_pages_new(slots * sizeof(struct mf_trie_memo));
-	if (!memo)
+	if (!memo) {
+		t->memo_added = 0; /* try again after as many more */
 		return;
+	}
 	munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
 	t->memo = memo;
 	t->memo_mask = slots - 1;

@@ -28,7 +28,7 @@ static void resolve(uintptr_t pc, struct mf_node *node)
 	node->rel_pc = pc - 0x1000;
 }
 
-/* A copy of libm (not loaded here: its own inode) at dir/aaa.../aaa.../libmf_long.so, the
+/* A copy of the test plugin (tests/.libs/plugin.so) at dir/aaa.../aaa.../libmf_long.so, the
  * whole path 4000 bytes; the path goes to out. 0 or -1. */
 static int mf_long_copy(const char *dir, char *out, size_t size)
 {
@@ -46,7 +46,10 @@ static int mf_long_copy(const char *dir, char *out, size_t size)
 	if (mkdir(out, 0755) && errno != EEXIST)
 		return -1;
 	snprintf(out + n, size - n, "/libmf_long.so");
-	int in = open("/lib/x86_64-linux-gnu/libm.so.6", O_RDONLY);
+	char plugin[4200];
+	snprintf(plugin, sizeof(plugin), "%s/.libs/plugin.so",
+		 getenv("MF_TESTS") ? getenv("MF_TESTS") : "tests");
+	int in = open(plugin, O_RDONLY);
 	int to = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0755);
 	char buf[65536];
 	ssize_t r = in < 0 || to < 0 ? -1 : 0;
@@ -201,6 +204,30 @@ int main(void)
 	if (h)
 		dlclose(h);
 	mf_modmap_free(&m);
+
+	/* The memo of whole stacks: each found again as itself, and grown to its full size of
+	 * 1024 slots (from one page) and no further. */
+	enum { MEMO_NODES = 4 * STACKS + 2 };
+	struct mf_node *mnodes = calloc(MEMO_NODES, sizeof(*mnodes));
+	uint64_t mcount = 0;
+	struct mf_trie mt;
+	static uint32_t mleaf[STACKS];
+	int memo_ok =
+	    mnodes && mf_trie_init(&mt, mnodes, MEMO_NODES, &mcount, NULL, resolve, NULL) == 0;
+	for (int round = 0; memo_ok && round < 2; round++)
+		for (int s = 0; s < STACKS; s++) {
+			void *pcs[3] = {(void *)0x1010, (void *)(0x2000 + 16 * (uintptr_t)s),
+					(void *)0x3000};
+			uint32_t n = mf_trie_stack(&mt, pcs, 3, 0, MF_TRIE_KEY_ENTRY(0), 0);
+			memo_ok = memo_ok && n != 0 && (round == 0 || n == mleaf[s]);
+			mleaf[s] = n;
+		}
+	tap_ok(memo_ok && mt.memo_mask + 1 == 1024 && mcount == 2 + 3 * STACKS,
+	       "%d stacks twice: the same leaves, %llu nodes, a memo of %llu slots", STACKS,
+	       (unsigned long long)mcount, memo_ok ? (unsigned long long)mt.memo_mask + 1 : 0);
+	if (mnodes)
+		mf_trie_destroy(&mt);
+	free(mnodes);
 
 	/* Version 1's map (4152-byte records), as the previous writer wrote it, still reads. */
 	char v1[4200];
