@@ -1,7 +1,10 @@
 /* Prints what each allocation entry point returns and what it leaves in errno, for edge
- * values; a test compares this output with and without the profiler. */
+ * values, and the signal mask the program set around them (the profiler blocks signals for a
+ * while when it learns new return addresses); a test compares this output with and without
+ * the profiler. */
 #include <errno.h>
 #include <malloc.h>
+#include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +20,32 @@ static void *volatile sink;
 		free(sink);                                                                        \
 	} while (0)
 
+/* The blocked signals (of the first 31), as the program set them. */
+static void show_mask(const char *when)
+{
+	sigset_t m;
+	sigprocmask(SIG_SETMASK, NULL, &m);
+	printf("%-36s", when);
+	for (int s = 1; s < 32; s++)
+		if (sigismember(&m, s))
+			printf(" %d", s);
+	printf("\n");
+}
+
 int main(void)
 {
+	sigset_t none;
+	sigemptyset(&none);
+	sigprocmask(SIG_SETMASK, &none, NULL);
 	SHOW("malloc(16)", malloc(16));
+	show_mask("blocked after the first malloc:");
 	SHOW("malloc(SIZE_MAX)", malloc(SIZE_MAX));
 	SHOW("calloc(SIZE_MAX/2, 4) overflow", calloc(SIZE_MAX / 2, 4));
 	SHOW("calloc(4, 4)", calloc(4, 4));
+	sigset_t usr2;
+	sigemptyset(&usr2);
+	sigaddset(&usr2, SIGUSR2);
+	sigprocmask(SIG_BLOCK, &usr2, NULL);
 	SHOW("reallocarray(NULL, SIZE_MAX/2, 4)", reallocarray(NULL, SIZE_MAX / 2, 4));
 	SHOW("aligned_alloc(64, 128)", aligned_alloc(64, 128));
 	SHOW("memalign(64, 100)", memalign(64, 100));
@@ -44,6 +67,7 @@ int main(void)
 	errno = 4242;
 	free(NULL);
 	printf("%-36s errno=%d\n", "free(NULL)", errno);
+	show_mask("blocked after them, SIGUSR2 blocked:");
 	/* usable sizes of every kind of block, as the allocator reports them */
 	void *blocks[] = {malloc(10),	     calloc(3, 7), realloc(NULL, 30), aligned_alloc(64, 64),
 			  memalign(128, 10), valloc(10),   pvalloc(10)};

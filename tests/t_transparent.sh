@@ -1,5 +1,5 @@
 #!/bin/sh
-# The program under the profiler behaves as without it: output, exit status, errno.
+# The program under the profiler behaves as without it: output, exit status, errno, signal mask.
 . "$srcdir/tests/tap.sh"
 same() { # DESC CMD...: stdout, stderr and status equal with and without the profiler
 	desc=$1; shift
