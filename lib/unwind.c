@@ -116,6 +116,16 @@ static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 	return sigprocmask(how, set, old);
 }
 
+static int mf_unw_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (mf_unw_signals.quiet) {
+		if (old)
+			sigfillset(old);
+		return 0;
+	}
+	return pthread_sigmask(how, set, old);
+}
+
 /* Blocks every signal in this thread until mf_unwind_loud(). */
 static void mf_unwind_quiet(void)
 {
@@ -135,18 +145,24 @@ static void mf_unwind_loud(void)
 	pthread_sigmask(SIG_SETMASK, &mf_unw_signals.saved, NULL);
 }
 
+/* The pipe's five are needed; the signal mask's are what libunwind happens to call. */
 static const struct {
 	const char *name;
 	void *fn;
+	int pipe;
 } mf_unw_hooks[] = {
-    {"pipe2", (void *)mf_unw_pipe2},	 {"read", (void *)mf_unw_read},
-    {"close", (void *)mf_unw_close},	 {"write", (void *)mf_unw_write},
-    {"syscall", (void *)mf_unw_syscall}, {"sigprocmask", (void *)mf_unw_sigprocmask},
+    {"pipe2", (void *)mf_unw_pipe2, 1},
+    {"read", (void *)mf_unw_read, 1},
+    {"close", (void *)mf_unw_close, 1},
+    {"write", (void *)mf_unw_write, 1},
+    {"syscall", (void *)mf_unw_syscall, 1},
+    {"sigprocmask", (void *)mf_unw_sigprocmask, 0},
+    {"pthread_sigmask", (void *)mf_unw_pthread_sigmask, 0},
 };
 
 struct mf_patch {
 	int found;   /* libunwind's object was seen */
-	int patched; /* GOT slots rewritten */
+	int patched; /* GOT slots of the pipe's calls rewritten */
 	int failed;
 };
 
@@ -180,7 +196,7 @@ static void mf_patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) * 
 			if (mf_patch_slot(slot, mf_unw_hooks[h].fn))
 				p->failed = 1;
 			else
-				p->patched++;
+				p->patched += mf_unw_hooks[h].pipe;
 		}
 	}
 }
@@ -243,7 +259,7 @@ void mf_unwind_init(void)
 {
 	struct mf_patch p = {0};
 	dl_iterate_phdr(mf_patch_object, &p);
-	if (!p.found || p.failed || p.patched < 6)
+	if (!p.found || p.failed || p.patched < 5)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",
 		       !p.found	  ? "libunwind not found"
