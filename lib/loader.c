@@ -70,7 +70,7 @@ void mf_loader_init(void)
 {
 	struct mf_loader_search s;
 	memset(&s, 0, sizeof(s));
-	dl_iterate_phdr(mf_loader_visit, &s);
+	mf_objects_iterate(mf_loader_visit, &s);
 	if (!s.searched)
 		return;
 	/* The one released (or counted down once) on return; a lock the thread held before

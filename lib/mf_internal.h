@@ -6,6 +6,7 @@
 
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
@@ -38,6 +39,19 @@ static inline void *mf_pages_new(size_t len)
 		return NULL;
 	mf_pages_touch(p, len);
 	return p;
+}
+
+/* dl_iterate_phdr with every signal blocked: it holds the loader's lock, and a program's
+ * signal handler that walked the loaded objects too (libunwind does, in unw_backtrace) would
+ * wait on that lock for ever. The profiler's own walks all go through here. */
+static inline int mf_objects_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = dl_iterate_phdr(cb, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 /* config.c: settings from the environment, read once at start. */

@@ -371,20 +371,20 @@ void mf_modules_refresh(void)
 	if (mf_loader_stuck)
 		return;
 	unsigned long long c[2] = {0, 0};
-	dl_iterate_phdr(mf_scan_counters, c);
+	mf_objects_iterate(mf_scan_counters, c);
 	if (__atomic_load_n(&mf_seen_any, __ATOMIC_ACQUIRE) &&
 	    c[0] == __atomic_load_n(&mf_seen_adds, __ATOMIC_RELAXED) &&
 	    c[1] == __atomic_load_n(&mf_seen_subs, __ATOMIC_RELAXED))
 		return;
 	uint32_t n = 0;
-	dl_iterate_phdr(mf_scan_count, &n);
+	mf_objects_iterate(mf_scan_count, &n);
 	n += 16; /* objects loaded between the two passes */
 	struct mf_scan s = {.capacity = n};
 	s.mods = mmap(NULL, (size_t)n * sizeof(struct mf_mod), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s.mods == MAP_FAILED)
 		return;
-	dl_iterate_phdr(mf_scan_visit, &s);
+	mf_objects_iterate(mf_scan_visit, &s);
 	pthread_mutex_lock(&mf_modules_lock);
 	/* A scan older than the last merge (counters only grow) would bring back the unloaded;
 	 * an incomplete one would unload the objects it missed. */

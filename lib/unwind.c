@@ -258,7 +258,7 @@ static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 void mf_unwind_init(void)
 {
 	struct mf_patch p = {0};
-	dl_iterate_phdr(mf_patch_object, &p);
+	mf_objects_iterate(mf_patch_object, &p);
 	if (!p.found || p.failed || p.patched < 5)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",
