@@ -1,26 +1,27 @@
 #!/bin/sh
 # Hazards found in review, each a program that hung, crashed or changed behaviour under the
 # profiler before: now it must behave as without it. Bounded by timeouts so a regression fails
-# instead of hanging the suite.
+# instead of hanging the suite (SIGKILL 10 s after SIGTERM: a process deadlocked in a signal
+# handler, or with its signals blocked, does not take SIGTERM).
 . "$srcdir/tests/tap.sh"
 plugin="$MF_TESTS/.libs/plugin.so"
 # same DESC CMD...: output and status equal with and without the profiler, within 120 s
 # (output goes to files: a hung grandchild holding a pipe open would outlive the timeout)
 same() {
 	desc=$1; shift
-	timeout 120 "$@" > "$mf_work/plain.out" 2>&1; prc=$?
-	timeout 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" > "$mf_work/prof.out" 2>&1; rc=$?
+	timeout -k 10 120 "$@" > "$mf_work/plain.out" 2>&1; prc=$?
+	timeout -k 10 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" > "$mf_work/prof.out" 2>&1; rc=$?
 	is "$rc:$(cat "$mf_work/prof.out")" "$prc:$(cat "$mf_work/plain.out")" "$desc"
 }
 # (a child forked while the loader's lock was held says so on stderr: compare stdout and status)
 for run in 1 2 3; do
-	timeout 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_hazard" forkdl "$plugin" > "$mf_work/prof.out" 2> /dev/null; rc=$?
+	timeout -k 10 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_hazard" forkdl "$plugin" > "$mf_work/prof.out" 2> /dev/null; rc=$?
 	is "$rc:$(cat "$mf_work/prof.out")" "0:forkdl done" "fork from 8 threads while one dlopens, run $run: no child hangs on an inherited lock"
 done
 rm -rf "$mf_work"/malloc_freq.*
 # Each time, a thread sits in a dl_iterate_phdr callback, holding the loader's lock, while
 # main forks: the child cannot unwind, and must neither hang nor lose its 5 calls.
-timeout 60 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_hazard" forkheld 20 > "$mf_work/prof.out" 2> "$mf_work/prof.err"; rc=$?
+timeout -k 10 60 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_hazard" forkheld 20 > "$mf_work/prof.out" 2> "$mf_work/prof.err"; rc=$?
 is "$rc:$(cat "$mf_work/prof.out")" "0:forkheld done" "fork while another thread holds the loader's lock (20 times): no child hangs"
 children=0
 for d in "$mf_work"/malloc_freq.*; do
@@ -38,7 +39,7 @@ for run in 1 2 3 4 5; do
 done
 # (a child forked while the profiler was in a slow step says on stderr it is not recorded)
 for run in 1 2 3; do
-	timeout 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_sighost" fork 200 > "$mf_work/prof.out" 2> "$mf_work/prof.err"; rc=$?
+	timeout -k 10 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_sighost" fork 200 > "$mf_work/prof.out" 2> "$mf_work/prof.err"; rc=$?
 	is "$rc:$(cat "$mf_work/prof.out")" "0:fork done: 0 children did not exit 0" "a signal handler that forks, 200 children, run $run: each exits 0, none hangs"
 	is "$(grep -v 'forked by a signal handler that interrupted the profiler; it is not recorded' "$mf_work/prof.err" | head -3)" "" "... and stderr has nothing else"
 done
@@ -73,7 +74,7 @@ same "dlopen by name through the caller's RUNPATH (\$ORIGIN) still finds the lib
 # a FIFO where a profile should be: mf_print says so instead of hanging
 mkdir -p "$mf_work/fifo/malloc_freq.1"
 mkfifo "$mf_work/fifo/malloc_freq.1/1.prof"
-timeout 20 "$MF_PRINT" "$mf_work/fifo/malloc_freq.1" > /dev/null 2> "$mf_work/err"; rc=$?
+timeout -k 10 20 "$MF_PRINT" "$mf_work/fifo/malloc_freq.1" > /dev/null 2> "$mf_work/err"; rc=$?
 is "$rc:$(cat "$mf_work/err" | grep -c 'not a regular file')" "1:1" "mf_print on a FIFO named like a profile: an error, no hang"
 
 # the module map under a file size limit: no SIGXFSZ from it either

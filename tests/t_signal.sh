@@ -4,7 +4,7 @@
 # stack or counted as unattributed in the summary: never dropped.
 . "$srcdir/tests/tap.sh"
 n=2000000
-out=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" timeout 120 "$MF_TESTS/prog_signal" $n); rc=$?
+out=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" timeout -k 10 120 "$MF_TESTS/prog_signal" $n); rc=$?
 is "$rc" 0 "finishes (no deadlock, no crash)"
 handled=$(printf '%s\n' "$out" | sed -n 's/^handled //p')
 [ "${handled:-0}" -gt 100 ]; ok $? "the handler ran often (${handled:-0} times)"
