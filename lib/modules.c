@@ -19,13 +19,11 @@
 
 #include "mf_internal.h"
 
-/* A module: the fields of its record but the path, which lies in a path arena. */
+/* A module: its record as the file has it (but loaded, which holds merge state meanwhile),
+ * and where its path lies in a path arena. */
 struct mf_mod {
-	uint64_t bias, start, end;
-	uint32_t loaded, build_id_len;
-	uint8_t build_id[MF_BUILD_ID_LEN];
-	uint32_t path_len; /* without its NUL */
-	uint64_t path;	   /* offset of the NUL-terminated path in its arena */
+	struct mf_module_record r;
+	uint64_t path; /* offset of the NUL-terminated path in its arena */
 };
 
 /* Paths one after another, in anonymous memory that moves as it grows. */
@@ -121,9 +119,9 @@ static void mf_build_id(const struct dl_phdr_info *info, struct mf_mod *m)
 				break;
 			if (n->n_type == NT_GNU_BUILD_ID && n->n_namesz == 4 &&
 			    !memcmp(name, "GNU", 4)) {
-				m->build_id_len =
+				m->r.build_id_len =
 				    n->n_descsz < MF_BUILD_ID_LEN ? n->n_descsz : MF_BUILD_ID_LEN;
-				memcpy(m->build_id, desc, m->build_id_len);
+				memcpy(m->r.build_id, desc, m->r.build_id_len);
 				return;
 			}
 			p = next;
@@ -139,7 +137,7 @@ static int mf_module_path(const struct dl_phdr_info *info, int is_main, struct m
 	if (!name || !*name)
 		name = !is_main ? "[vdso]" : *mf_main_path ? mf_main_path : "[main]";
 	size_t n = strnlen(name, MF_PATH_LEN - 1);
-	m->path_len = (uint32_t)n;
+	m->r.path_len = (uint32_t)n;
 	return mf_arena_put(&s->paths, name, n, &m->path);
 }
 
@@ -159,19 +157,19 @@ static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 		return s->incomplete = 1;
 	struct mf_mod *m = &s->mods[s->count];
 	memset(m, 0, sizeof(*m));
-	m->bias = info->dlpi_addr;
-	m->start = UINTPTR_MAX;
+	m->r.bias = info->dlpi_addr;
+	m->r.start = UINTPTR_MAX;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
-		if (lo < m->start)
-			m->start = lo;
-		if (hi > m->end)
-			m->end = hi;
+		if (lo < m->r.start)
+			m->r.start = lo;
+		if (hi > m->r.end)
+			m->r.end = hi;
 	}
-	if (m->start >= m->end)
+	if (m->r.start >= m->r.end)
 		return 0;
 	if (mf_module_path(info, is_main, s, m))
 		return s->incomplete = 1;
@@ -192,10 +190,11 @@ static int mf_scan_counters(struct dl_phdr_info *info, size_t size, void *arg)
 /* a in the map, b in the scan s. */
 static int mf_same_object(const struct mf_mod *a, const struct mf_mod *b, const struct mf_scan *s)
 {
-	return a->bias == b->bias && a->start == b->start && a->end == b->end &&
-	       a->build_id_len == b->build_id_len &&
-	       !memcmp(a->build_id, b->build_id, a->build_id_len) && a->path_len == b->path_len &&
-	       !memcmp(mf_paths.p + a->path, s->paths.p + b->path, a->path_len);
+	return a->r.bias == b->r.bias && a->r.start == b->r.start && a->r.end == b->r.end &&
+	       a->r.build_id_len == b->r.build_id_len &&
+	       !memcmp(a->r.build_id, b->r.build_id, a->r.build_id_len) &&
+	       a->r.path_len == b->r.path_len &&
+	       !memcmp(mf_paths.p + a->path, s->paths.p + b->path, a->r.path_len);
 }
 
 /* Under the lock: makes the map say what the scan saw. A reloaded object gets its old record
@@ -205,31 +204,32 @@ static int mf_modules_merge(const struct mf_scan *s, int *missed)
 {
 	int changed = 0, unloaded = 0;
 	for (uint32_t i = 0; i < mf_mods_count; i++)
-		mf_mods[i].loaded &= 1; /* bit 0: loaded before; bit 1: seen now */
+		mf_mods[i].r.loaded &= 1; /* bit 0: loaded before; bit 1: seen now */
 	for (uint32_t k = 0; k < s->count; k++) {
 		uint32_t i;
 		for (i = 0; i < mf_mods_count; i++)
-			if (!(mf_mods[i].loaded & 2) && mf_same_object(&mf_mods[i], &s->mods[k], s))
+			if (!(mf_mods[i].r.loaded & 2) &&
+			    mf_same_object(&mf_mods[i], &s->mods[k], s))
 				break;
 		if (i == mf_mods_count) {
 			uint64_t path;
 			if (mf_modules_reserve(mf_mods_count + 1) ||
 			    mf_arena_put(&mf_paths, s->paths.p + s->mods[k].path,
-					 s->mods[k].path_len, &path)) {
+					 s->mods[k].r.path_len, &path)) {
 				*missed = 1;
 				continue;
 			}
 			mf_mods[mf_mods_count] = s->mods[k];
 			mf_mods[mf_mods_count++].path = path;
-			mf_mods[i].loaded = 0;
+			mf_mods[i].r.loaded = 0;
 		}
-		mf_mods[i].loaded |= 2;
+		mf_mods[i].r.loaded |= 2;
 	}
 	for (uint32_t i = 0; i < mf_mods_count; i++) {
-		int was = mf_mods[i].loaded & 1, now = (mf_mods[i].loaded & 2) != 0;
+		int was = mf_mods[i].r.loaded & 1, now = (mf_mods[i].r.loaded & 2) != 0;
 		changed |= was != now;
 		unloaded |= was && !now;
-		mf_mods[i].loaded = (uint32_t)now;
+		mf_mods[i].r.loaded = (uint32_t)now;
 	}
 	if (unloaded)
 		__atomic_add_fetch(&mf_modules_generation, 1, __ATOMIC_RELEASE);
@@ -256,27 +256,13 @@ static int mf_pwritev_all(int fd, struct iovec *iov, int n, off_t at)
 	return 0;
 }
 
-/* Module i's record but the path. */
-static void mf_record(uint32_t i, struct mf_module_record *r)
-{
-	const struct mf_mod *m = &mf_mods[i];
-	memset(r, 0, sizeof(*r));
-	r->bias = m->bias;
-	r->start = m->start;
-	r->end = m->end;
-	r->loaded = m->loaded;
-	r->build_id_len = m->build_id_len;
-	memcpy(r->build_id, m->build_id, MF_BUILD_ID_LEN);
-	r->path_len = m->path_len;
-}
-
 /* The size of the map in the file. */
 static size_t mf_modules_size(void)
 {
 	size_t size = sizeof(struct mf_modules_header);
 	for (uint32_t i = 0; i < mf_mods_count; i++)
-		size += sizeof(struct mf_module_record) + mf_mods[i].path_len +
-			MF_MODULE_PATH_PAD(mf_mods[i].path_len);
+		size += sizeof(struct mf_module_record) + mf_mods[i].r.path_len +
+			MF_MODULE_PATH_PAD(mf_mods[i].r.path_len);
 	return size;
 }
 
@@ -294,16 +280,14 @@ static int mf_modules_put(int fd)
 	h.pid = (uint64_t)getpid();
 	static const char zeros[8];
 	enum { CHUNK = 16 }; /* records per system call */
-	struct mf_module_record recs[CHUNK];
 	struct iovec iov[3 * CHUNK];
 	off_t at = sizeof(h);
 	for (uint32_t i = 0; i < mf_mods_count; i += CHUNK) {
 		int n = 0;
 		size_t bytes = 0;
 		for (uint32_t k = i; k < mf_mods_count && k < i + CHUNK; k++) {
-			struct mf_module_record *r = &recs[k - i];
-			mf_record(k, r);
-			iov[n++] = (struct iovec){r, sizeof(*r)};
+			const struct mf_module_record *r = &mf_mods[k].r;
+			iov[n++] = (struct iovec){(void *)r, sizeof(*r)};
 			iov[n++] = (struct iovec){mf_paths.p + mf_mods[k].path, r->path_len};
 			iov[n++] = (struct iovec){(void *)zeros, MF_MODULE_PATH_PAD(r->path_len)};
 			bytes += sizeof(*r) + r->path_len + MF_MODULE_PATH_PAD(r->path_len);
@@ -413,10 +397,10 @@ void mf_modules_init(void)
 		return;
 	pthread_mutex_lock(&mf_modules_lock);
 	for (uint32_t i = 0; i < mf_mods_count; i++)
-		if (mf_mods[i].loaded && (uintptr_t)info.dli_fbase >= mf_mods[i].start &&
-		    (uintptr_t)info.dli_fbase < mf_mods[i].end) {
-			mf_self_start = mf_mods[i].start;
-			mf_self_end = mf_mods[i].end;
+		if (mf_mods[i].r.loaded && (uintptr_t)info.dli_fbase >= mf_mods[i].r.start &&
+		    (uintptr_t)info.dli_fbase < mf_mods[i].r.end) {
+			mf_self_start = mf_mods[i].r.start;
+			mf_self_end = mf_mods[i].r.end;
 		}
 	pthread_mutex_unlock(&mf_modules_lock);
 }
@@ -429,7 +413,7 @@ int mf_modules_is_self(uintptr_t pc)
 static int mf_modules_find(uintptr_t pc)
 {
 	for (uint32_t i = mf_mods_count; i-- > 0;)
-		if (mf_mods[i].loaded && pc >= mf_mods[i].start && pc < mf_mods[i].end)
+		if (mf_mods[i].r.loaded && pc >= mf_mods[i].r.start && pc < mf_mods[i].r.end)
 			return (int)i;
 	return -1;
 }
@@ -444,7 +428,7 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 		pthread_mutex_lock(&mf_modules_lock);
 		i = mf_modules_find(pc);
 	}
-	*rel_pc = i < 0 ? pc : pc - mf_mods[i].bias;
+	*rel_pc = i < 0 ? pc : pc - mf_mods[i].r.bias;
 	pthread_mutex_unlock(&mf_modules_lock);
 	return i < 0 ? MF_MODULE_NONE : (uint32_t)i;
 }

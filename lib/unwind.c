@@ -118,12 +118,8 @@ static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 static int mf_unw_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (mf_unw_signals.quiet) {
-		if (old)
-			sigfillset(old);
-		return 0;
-	}
-	return pthread_sigmask(how, set, old);
+	return mf_unw_signals.quiet ? mf_unw_sigprocmask(how, set, old)
+				    : pthread_sigmask(how, set, old);
 }
 
 /* Blocks every signal in this thread until mf_unwind_loud(). */
