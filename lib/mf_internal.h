@@ -139,6 +139,8 @@ int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct m
  * caller (or the end of the stack) that rule leads to? */
 int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
 void mf_unwind_report(void); /* at exit, MALLOC_FREQ_UNWIND=check: what it compared */
+/* MALLOC_FREQ_UNWIND=check: the leaf a recent stack gave, against the checked walk's. */
+void mf_unwind_check_recent(uint32_t recent, uint32_t walked);
 
 /* cfi.c: how to reach a frame's caller, from the object's .eh_frame. */
 enum { MF_CFI_UNKNOWN, MF_CFI_STEP, MF_CFI_END };
@@ -190,6 +192,20 @@ struct mf_walk_stacks {
  * needs libunwind, MF_WALK_SLOW is returned and ws->pc is left as it was. */
 enum { MF_WALK_SLOW = -2 };
 int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+/* The walk's epoch: the rules (and the stacks walked with them) of another are not used. */
+unsigned mf_walk_epoch_now(void);
+/* One word of a walked stack, and what it held then. */
+struct mf_walk_check {
+	const uintptr_t *at;
+	uintptr_t was;
+};
+/* For the stack ws holds after a complete walk: the words, innermost first, whose values
+ * decide where a new walk from its first frame goes (each frame's return address, and its
+ * rbp where a rule further out uses it), up to max of them; *bp_mask is ~0 if the first
+ * frame's rbp is used, else 0. Returns how many, or -1 if more than max. Read innermost
+ * first, each lies in a frame the words before it have shown to be the same. */
+int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
+		   uintptr_t *bp_mask);
 /* Defines the function `name(a, b)` that calls target(a, b, pc, sp, bp) with the frame of
  * name's caller as it will be once name returns (a and b: integers or pointers). */
 #define MF_WITH_CALLER_FRAME(name, target)                                                         \
@@ -204,6 +220,37 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 void mf_walk_init(void);
 void mf_walk_forget(void);
 void mf_walk_postfork_child(void);
+
+/* recent.c: a thread's recent stacks, each with the trie leaf it was counted at; a call
+ * from one of them again is counted there once its words are seen unchanged, without a walk
+ * or the trie. Filled only from complete walks, under MALLOC_FREQ_UNWIND=cached. The stacks
+ * are laid one after the other in an arena (a short process touches a page or two of it),
+ * which starts over when full; an index of sets of two ways finds them. */
+enum {
+	MF_RECENT_SETS = 32,
+	MF_RECENT_WAYS = 2,
+	MF_RECENT_CHECKS = 254, /* a stack that needs more is not kept */
+	MF_RECENT_ARENA = 64 << 10,
+};
+struct mf_recent_stack {
+	uintptr_t pc, sp, bp, bp_mask; /* the first frame: the entry point's own */
+	unsigned epoch;		       /* mf_walk_epoch_now() of the walk */
+	uint32_t node;		       /* the trie leaf */
+	int entry;		       /* enum mf_entry */
+	int checks;
+	struct mf_walk_check check[];
+};
+struct mf_recent {
+	struct mf_recent_stack *way[MF_RECENT_SETS][MF_RECENT_WAYS]; /* NULL: none */
+	unsigned char next[MF_RECENT_SETS];			     /* the way to replace next */
+	size_t used;						     /* bytes of arena */
+	unsigned char *arena; /* MF_RECENT_ARENA bytes, 16-aligned (apart: its pages are
+				 touched only as it fills) */
+};
+/* The leaf of the stack of a call made now from frame `from`, or 0 if not a recent one. */
+uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_frame *from);
+/* Keeps the stack ws holds after a complete walk, counted at node. */
+void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int entry, uint32_t node);
 
 /* modules.c: the process's module map, in memory and in the file `modules`. */
 void mf_modules_init(void);

@@ -19,12 +19,15 @@ struct mf_thread {
 	struct mf_prof_file file;
 	pid_t tid;
 	unsigned exit_rounds;
-	uint64_t rng;			/* xorshift64* state for the sampling intervals */
-	long interval;			/* the countdown's current interval: calls it stands for */
-	struct mf_walk_stacks ws;	/* the capture buffers: here, not on the program's stack */
-	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */
-	unsigned generation;		/* mf_modules_generation the trie's index was built under */
+	uint64_t rng;	     /* xorshift64* state for the sampling intervals */
+	long interval;	     /* the countdown's current interval: calls it stands for */
+	unsigned generation; /* mf_modules_generation the trie's index was built under */
 	struct mf_thread *prev, *next;
+	struct mf_recent recent; /* its hot stacks, with their leaves */
+	/* The large parts last: their pages are touched only as they are used. */
+	struct mf_walk_stacks ws; /* the capture buffers: here, not on the program's stack */
+	_Alignas(16) unsigned char recent_arena[MF_RECENT_ARENA];
+	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */
 };
 
 MF_TLS struct mf_tls mf_tls;
@@ -296,6 +299,7 @@ struct mf_thread *mf_thread_start(void)
 		return NULL;
 	}
 	t->tid = gettid();
+	t->recent.arena = t->recent_arena;
 	err = mf_prof_open(&t->file, t->tid);
 	if (!err &&
 	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
@@ -351,20 +355,34 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
 		t->generation = mf_modules_generation;
 	}
-	void **pcs;
-	uint64_t hash;
-	/* depth + our own frames + 1 to see that a stack was cut */
-	int frames = mf_unwind(&t->ws, t->check, (int)depth + 16, from, &pcs, &hash);
-	int truncated = frames > (int)depth;
-	if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
-		pcs += frames - (int)depth;
-		frames = (int)depth;
-		hash = 0;
-	}
-	uint32_t node = mf_trie_stack(&t->trie, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
-	if (mf_unlikely(!node)) {
-		h->calls_lost++;
-		return;
+	/* (MALLOC_FREQ_UNWIND=check looks among the recent stacks, then walks and compares) */
+	const int mode = mf_config.unwind;
+	uint32_t recent =
+	    mode != MF_UNWIND_LIBUNWIND ? mf_recent_find(&t->recent, (int)e, from) : 0;
+	uint32_t node = mode == MF_UNWIND_CACHED ? recent : 0;
+	if (!node) {
+		void **pcs;
+		uint64_t hash;
+		/* depth + our own frames + 1 to see that a stack was cut */
+		int frames = mf_unwind(&t->ws, t->check, (int)depth + 16, from, &pcs, &hash);
+		int truncated = frames > (int)depth;
+		if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
+			pcs += frames - (int)depth;
+			frames = (int)depth;
+			hash = 0;
+		}
+		node = mf_trie_stack(&t->trie, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
+		if (mf_unlikely(!node)) {
+			h->calls_lost++;
+			return;
+		}
+		if (mf_unlikely(recent))
+			mf_unwind_check_recent(recent, node);
+		/* Walked whole, and counted before: a stack that comes again, not one of the
+		 * one-off stacks a short process is made of (each would touch a page here). */
+		else if (mode != MF_UNWIND_LIBUNWIND && hash && t->ws.reusable &&
+			 t->trie.nodes[node].calls)
+			mf_recent_put(&t->recent, &t->ws, (int)e, node);
 	}
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;

@@ -312,7 +312,7 @@ static int mf_unwind_trim(void **pcs, int n)
 	return k;
 }
 
-static unsigned long mf_checked, mf_checked_walked, mf_checked_differ;
+static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_recent;
 
 /* MALLOC_FREQ_UNWIND=check: the stack (outermost first) must be unw_backtrace's, as far as
  * it is recorded: its innermost MALLOC_FREQ_DEPTH frames, and whether there are more.
@@ -332,6 +332,14 @@ static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 		    "(of %d)",
 		    i, i < n ? (unsigned long)pcs[n - 1 - i] : 0ul, n,
 		    i < m ? (unsigned long)ref[m - 1 - i] : 0ul, m);
+}
+
+void mf_unwind_check_recent(uint32_t recent, uint32_t walked)
+{
+	__atomic_add_fetch(&mf_checked_recent, 1, __ATOMIC_RELAXED);
+	if (recent != walked && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
+		mf_log("unwind check: recent stack at leaf %u, the walk's at leaf %u", recent,
+		       walked);
 }
 
 int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct mf_frame *from,
@@ -369,6 +377,7 @@ int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct m
 void mf_unwind_report(void)
 {
 	if (mf_config.unwind == MF_UNWIND_CHECK)
-		mf_log("unwind check: %lu stacks compared, %lu by the cached walk, %lu differed",
-		       mf_checked, mf_checked_walked, mf_checked_differ);
+		mf_log("unwind check: %lu stacks compared, %lu by the cached walk, %lu differed; "
+		       "%lu found among the recent stacks",
+		       mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_recent);
 }

@@ -45,7 +45,7 @@ static unsigned mf_walk_epoch_count;
 static unsigned mf_walk_era = 0;     /* epoch >> 21 when the rules were last all cleared */
 
 /* Our dlclose calls, and unloads the module map noticed (glibc's own, say, of iconv modules). */
-static unsigned mf_walk_epoch_now(void)
+unsigned mf_walk_epoch_now(void)
 {
 	return __atomic_load_n(&mf_walk_epoch_count, __ATOMIC_ACQUIRE) +
 	       __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE);
@@ -259,4 +259,33 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 	}
 	ws->reusable = 0; /* cut short: what lies above is not known */
 	return mf_walk_place(ws, 0, j);
+}
+
+int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
+		   uintptr_t *bp_mask)
+{
+	int n = ws->count, k = 0;
+	if (n < 1 || n > 64 || n - 1 > max)
+		return -1;
+	/* Bit i: frame i's rbp decides where a frame further out is, through its own rule
+	 * (rbp-based) or, passed on unchanged, through an outer one's. (Frame 0 is the last.) */
+	uint64_t used = 0;
+	for (int i = 1; i < n; i++) {
+		uint64_t w = ws->f[i].rule;
+		if ((w & 4) || (!(int16_t)(uint16_t)(w >> 3) && (used >> (i - 1) & 1)))
+			used |= 1ull << i;
+	}
+	for (int i = n - 1; i > 0; i--) {
+		uintptr_t cfa = ws->f[i - 1].sp;
+		int16_t rbp_off = (int16_t)(uint16_t)(ws->f[i].rule >> 3);
+		int bp = rbp_off && (used >> (i - 1) & 1);
+		if (k + 1 + bp > max)
+			return -1;
+		c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa - 8), ws->pc[i - 1]};
+		if (bp)
+			c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa + rbp_off),
+							ws->f[i - 1].bp};
+	}
+	*bp_mask = (used >> (n - 1) & 1) ? ~(uintptr_t)0 : 0;
+	return k;
 }

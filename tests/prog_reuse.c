@@ -8,7 +8,11 @@
  * Mode "remap": a coroutine recurses 5 levels on a stack that is then unmapped; a second,
  * two levels smaller, is mapped at the same base and recurses 3 levels, so its innermost
  * frames sit where the first's did and the last stack's outer frames are gone.
- * Prints "done". Usage: prog_reuse N [coro|remap] */
+ * Mode "level": relay's frames land at one address from two sites of one function, below
+ * allocas of different sizes, as an rbp frame sizes its own to reach it: the two stacks
+ * differ in one return address and in that frame's rbp, and where site a's stack held its
+ * return address, site b's holds it still. N calls from each.
+ * Prints "done". Usage: prog_reuse N [coro|remap|level] */
 #include <alloca.h>
 #include <stdint.h>
 #include <ucontext.h>
@@ -150,6 +154,46 @@ static int remap(void)
 	return 0;
 }
 
+/* Its alloca ends at `to`, whatever the depth it is called from. */
+NOINLINE static void framed_to(uintptr_t to)
+{
+	char here;
+	char *p = alloca((uintptr_t)&here - to);
+	sink = p;
+	relay(64);
+	__asm__ volatile("" ::: "memory");
+}
+
+/* Calls framed_to from one of two sites, below an alloca of a size of the site's, not
+ * cleared: where site a's call left its return address, site b's stack holds it still. */
+NOINLINE static void level_site(uintptr_t to, int b)
+{
+	char *p = alloca(b ? 1024 : 64);
+	p[0] = 0;
+	sink = p;
+	if (b) {
+		__asm__ volatile("# b" ::: "memory");
+		framed_to(to); /* level site b */
+		__asm__ volatile("# after b" ::: "memory");
+	} else {
+		__asm__ volatile("# a" ::: "memory");
+		framed_to(to); /* level site a */
+		__asm__ volatile("# after a" ::: "memory");
+	}
+}
+
+static int level(long n)
+{
+	char here;
+	uintptr_t to = ((uintptr_t)&here - 8192) & ~(uintptr_t)15;
+	for (long i = 0; i < 2 * n; i++) {
+		level_site(to, (int)(i & 1)); /* one return address into level */
+		__asm__ volatile("" ::: "memory");
+	}
+	puts("done");
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 1000;
@@ -157,6 +201,8 @@ int main(int argc, char **argv)
 		return coros(n);
 	if (argc > 2 && !strcmp(argv[2], "remap"))
 		return remap();
+	if (argc > 2 && !strcmp(argv[2], "level"))
+		return level(n);
 	for (long i = 0; i < n; i++) {
 		relay(16); /* call site A */
 		__asm__ volatile("" ::: "memory");

@@ -20,14 +20,20 @@ checked() {
 		> "$mf_work/check.out" 2> "$mf_work/check.err"; rc=$?
 	is "$rc:$(sed "$vary" "$mf_work/check.out" | cksum)" "$prc:$(sed "$vary" "$mf_work/plain.out" | cksum)" "$name: same output and status"
 	summary=$(grep 'unwind check: .* stacks compared' "$mf_work/check.err" | head -1 | sed 's/.*check: //')
-	is "$(grep -c 'unwind check: frame' "$mf_work/check.err")" 0 "$name: every stack equals libunwind's (${summary:-no summary})"
-	grep 'unwind check: frame' "$mf_work/check.err" | head -5 | sed 's/^/# /'
+	is "$(grep -c 'unwind check: \(frame\|recent\)' "$mf_work/check.err")" 0 "$name: every stack equals libunwind's (${summary:-no summary})"
+	grep 'unwind check: \(frame\|recent\)' "$mf_work/check.err" | head -5 | sed 's/^/# /'
 	ls "$mf_work"/malloc_freq.*/*.prof > /dev/null 2>&1 || fail "$name: no profile written"
 }
 
 # walked NAME: the last checked program's stacks mostly came from the cached walk
 walked() {
 	like "$summary" "^[0-9]+ stacks compared, [1-9][0-9]* by the cached walk, 0 differed" "$1: the cached walk was used"
+}
+
+# recent NAME: and stacks were found among the thread's recent ones, each at the leaf the
+# checked walk gave (a different leaf is named on stderr and counted as differed)
+recent() {
+	like "$summary" ", 0 differed; [1-9][0-9]* found among the recent stacks$" "$1: recent stacks were found, at the walk's leaves"
 }
 
 # same_report NAME CMD...: the collapsed report is the same with either unwinder
@@ -53,6 +59,7 @@ checked "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
 same_report "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
 # frames shared with the last stack, and frames that only look shared: exact counts per site
 checked "reused outer frames" "$MF_TESTS/prog_reuse" 3000
+recent "reused outer frames"
 same_report "reused outer frames" "$MF_TESTS/prog_reuse" 3000
 rm -rf "$mf_work"/malloc_freq.*
 profile "$MF_TESTS/prog_reuse" 3000 > /dev/null
@@ -63,12 +70,22 @@ for site in A B C D; do
 done
 is "$(calls "$mf_work/c.txt" ";site_one [^;]*;relay [^;]*;leaf [^;]*;malloc$")" 3000 "the same stack 3000 times in a row: 3000 calls"
 checked "coroutines on stacks of their own" "$MF_TESTS/prog_reuse" 3000 coro
+recent "coroutines on stacks of their own"
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 for site in coro_site_0 coro_site_1; do
 	is "$(calls "$mf_work/c.txt" "^[^;]*;coro;$site;relay;leaf;malloc$")" 3000 "$site, on its own stack: 3000 calls"
 done
 is "$(calls "$mf_work/c.txt" ";coros;main_site;relay;leaf;malloc$")" 6000 "main_site, between the switches: 6000 calls"
 checked "a stack unmapped, a smaller one mapped at its place" "$MF_TESTS/prog_reuse" 1 remap
+checked "two sites, their inner frames at one address, rbp frames between" "$MF_TESTS/prog_reuse" 3000 level
+recent "two sites, their inner frames at one address"
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_reuse" 3000 level > /dev/null
+"$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+for site in a b; do
+	line=$(grep -n "level site $site" "$srcdir/tests/prog_reuse.c" | cut -d: -f1)
+	is "$(calls "$mf_work/c.txt" ";level_site prog_reuse.c:$line;framed_to [^;]*;relay [^;]*;leaf [^;]*;malloc$")" 3000 "level site $site, where the other's return address was: 3000 calls"
+done
 checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
 checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
 same_report "200 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
@@ -88,8 +105,11 @@ for i in range(20000):
     d[re.sub(r"\d", "x", s)[:12]] += len(json.loads(s)["v"])
 print(len(d), sum(d.values()))
 PY
-[ -x /usr/bin/python3 ] && checked "python3 (json, re)" /usr/bin/python3 "$mf_work/work.py" &&
+if [ -x /usr/bin/python3 ]; then
+	checked "python3 (json, re)" /usr/bin/python3 "$mf_work/work.py"
 	walked "python3"
+	recent "python3"
+fi
 if command -v sqlite3 > /dev/null; then
 	cat > "$mf_work/work.sql" <<'SQL'
 CREATE TABLE t(a INTEGER, b TEXT);
@@ -100,6 +120,7 @@ SELECT count(*), sum(length(b)) FROM t WHERE b LIKE 'row 1%';
 SQL
 	checked "sqlite3 shell" sqlite3 :memory: ".read $mf_work/work.sql"
 	walked "sqlite3 shell"
+	recent "sqlite3 shell"
 fi
 checked "perl" perl -e 'my %h; $h{$_ % 977} .= "x$_" for 1 .. 100000; print scalar(keys %h), "\n"'
 seq 1 200000 > "$mf_work/numbers"

@@ -1,0 +1,71 @@
+/* A thread's recent stacks. Allocating code calls from a few hot stacks over and over; each
+ * is kept here with the trie leaf it was counted at, and the words of the stack that decide
+ * what a walk from its first frame finds (mf_walk_checks). A call from the same first frame
+ * whose words all hold what they held is a call from the same stack: counted at the leaf,
+ * without a walk, a hash or the trie. The words are read innermost first, as a walk would:
+ * each lies in a frame the ones before it showed to be the same. Runs inside malloc. */
+#include "config.h"
+
+#include <string.h>
+
+#include "mf_internal.h"
+
+static inline unsigned mf_recent_set(uintptr_t pc, uintptr_t sp)
+{
+	return (unsigned)(((sp >> 3 ^ pc) * 0x9e3779b97f4a7c15ull) >> 59) & (MF_RECENT_SETS - 1);
+}
+
+uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_frame *from)
+{
+	struct mf_recent_stack *const *way = r->way[mf_recent_set(from->pc, from->sp)];
+	unsigned epoch = mf_walk_epoch_now();
+	for (int i = 0; i < MF_RECENT_WAYS; i++) {
+		const struct mf_recent_stack *s = way[i];
+		if (!s || s->sp != from->sp || s->pc != from->pc ||
+		    ((s->bp ^ from->bp) & s->bp_mask) || s->epoch != epoch || s->entry != entry)
+			continue;
+		const struct mf_walk_check *c = s->check, *end = c + s->checks;
+		while (c < end && *c->at == c->was)
+			c++;
+		if (c == end)
+			return s->node;
+	}
+	return 0;
+}
+
+/* Room for a stack of up to `checks` words at the end of the arena, or NULL. */
+static struct mf_recent_stack *mf_recent_room(struct mf_recent *r, int checks)
+{
+	size_t size =
+	    sizeof(struct mf_recent_stack) + (size_t)checks * sizeof(struct mf_walk_check);
+	if (r->used + size > MF_RECENT_ARENA)
+		return NULL;
+	return (struct mf_recent_stack *)(r->arena + r->used);
+}
+
+void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int entry, uint32_t node)
+{
+	int n = ws->count;
+	if (n < 1 || n - 1 > MF_RECENT_CHECKS)
+		return;
+	struct mf_recent_stack *s = mf_recent_room(r, MF_RECENT_CHECKS);
+	if (!s) { /* full: start over */
+		memset(r->way, 0, sizeof(r->way));
+		r->used = 0;
+		s = mf_recent_room(r, MF_RECENT_CHECKS);
+	}
+	int k = mf_walk_checks(ws, s->check, MF_RECENT_CHECKS, &s->bp_mask);
+	if (k < 0)
+		return;
+	s->checks = k;
+	s->pc = ws->pc[n - 1];
+	s->sp = ws->f[n - 1].sp;
+	s->bp = ws->f[n - 1].bp;
+	s->epoch = (unsigned)ws->epoch;
+	s->entry = entry;
+	s->node = node;
+	r->used += sizeof(*s) + (size_t)k * sizeof(struct mf_walk_check);
+	unsigned set = mf_recent_set(s->pc, s->sp);
+	r->way[set][r->next[set]] = s;
+	r->next[set] = (unsigned char)((r->next[set] + 1) % MF_RECENT_WAYS);
+}
