@@ -1,9 +1,9 @@
 /* Signal handlers of the program that meet the profiler in the middle of its work:
  *   unwind N PLUGIN  a SIGPROF handler every 100 us takes a backtrace with libunwind (as a CPU
  *                    profiler does) while main allocates at many depths and, N times (and
- *                    until 50 signals came), loads and unloads PLUGIN (so the profiler
- *                    confirms its rules with libunwind again): no deadlock on libunwind's
- *                    locks
+ *                    until 50 signals came), loads and unloads PLUGIN with SIGPROF blocked
+ *                    (so the profiler confirms its rules with libunwind again): no deadlock
+ *                    on libunwind's locks
  *   fork N           a timer handler forks; the child returns from the handler into whatever
  *                    main was doing (allocating, maybe inside the profiler), allocates more
  *                    and exits 0; main reaps N children
@@ -76,10 +76,18 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "unwind") && argc > 3) {
 		handle(SIGPROF, on_prof);
 		timer(ITIMER_PROF, 100);
+		/* SIGPROF blocked around dlopen and dlclose: the handler's dl_iterate_phdr could
+		 * wait for ever on the loader's lock they hold, profiler or not (rarely: a signal
+		 * at the moment that lock is let go). The profiler's own walks block signals. */
+		sigset_t prof, old;
+		sigemptyset(&prof);
+		sigaddset(&prof, SIGPROF);
 		for (long i = 0; i < n || (handled < 50 && i < 1000 * n); i++) {
+			sigprocmask(SIG_BLOCK, &prof, &old);
 			void *h = dlopen(argv[3], RTLD_NOW);
 			if (h)
 				dlclose(h);
+			sigprocmask(SIG_SETMASK, &old, NULL);
 			for (int k = 0; k < 20; k++)
 				down(k, k);
 		}
