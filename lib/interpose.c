@@ -44,11 +44,12 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 
 /* A call the countdown chose (every call without sampling): record it. Entered through
  * mf_sample_here(), which gives it the entry point's frame to start unwinding from. */
-void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp)
-    __attribute__((visibility("hidden"), used));
-void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
+	       uintptr_t caller) __attribute__((visibility("hidden"), used));
+void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
+	       uintptr_t caller)
 {
-	const struct mf_frame from = {pc, sp, bp};
+	const struct mf_frame from = {pc, sp, bp, caller};
 	int saved = errno;
 	mf_tls.recording++;
 	struct mf_thread *t = mf_tls.thread;
@@ -68,7 +69,8 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	errno = saved;
 }
 
-void mf_sample_here(enum mf_entry e, size_t bytes) __attribute__((visibility("hidden")));
+void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)
+    __attribute__((visibility("hidden")));
 MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
 
 /* Every entry point starts here; mf_leave() must follow the real call. */
@@ -84,7 +86,7 @@ static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size
 	}
 	if (mf_likely(--mf_tls.countdown > 0))
 		return; /* sampled out: one decrement, one branch */
-	mf_sample_here(e, bytes);
+	mf_sample_here(e, bytes, __builtin_return_address(0));
 }
 
 static inline __attribute__((always_inline)) void mf_leave(void)

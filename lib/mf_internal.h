@@ -168,6 +168,7 @@ static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
  * left (sp just above the return address; rbp as it was). */
 struct mf_frame {
 	uintptr_t pc, sp, bp;
+	uintptr_t caller; /* the entry point's own return address: where the program called */
 };
 /* A thread's last stack as the walk saw it, outermost frame first: frame i entered with pc[i],
  * f[i].sp and f[i].bp and left by f[i].rule; f[i].hash folds pc[0] to pc[i] in turn. The
@@ -206,11 +207,12 @@ struct mf_walk_check {
  * first, each lies in a frame the words before it have shown to be the same. */
 int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
 		   uintptr_t *bp_mask);
-/* Defines the function `name(a, b)` that calls target(a, b, pc, sp, bp) with the frame of
- * name's caller as it will be once name returns (a and b: integers or pointers). */
+/* Defines the function `name(a, b, c)` that calls target(a, b, pc, sp, bp, c) with the frame
+ * of name's caller as it will be once name returns (a, b, c: integers or pointers). */
 #define MF_WITH_CALLER_FRAME(name, target)                                                         \
 	__asm__(".text\n.p2align 4\n.type " #name ", @function\n" #name ":\n"                      \
 		".cfi_startproc\n"                                                                 \
+		"movq %rdx, %r9\n"     /* c */                                                     \
 		"movq (%rsp), %rdx\n"  /* pc: the return address */                                \
 		"leaq 8(%rsp), %rcx\n" /* sp once returned */                                      \
 		"movq %rbp, %r8\n"     /* bp, untouched here */                                    \

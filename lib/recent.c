@@ -10,14 +10,17 @@
 
 #include "mf_internal.h"
 
-static inline unsigned mf_recent_set(uintptr_t pc, uintptr_t sp)
+/* The set of a stack: by where the program called the entry point, and the stack's depth
+ * there (sites called at one depth, and one site at several depths, go apart). */
+static inline unsigned mf_recent_set(uintptr_t caller, uintptr_t sp)
 {
-	return (unsigned)(((sp >> 3 ^ pc) * 0x9e3779b97f4a7c15ull) >> 59) & (MF_RECENT_SETS - 1);
+	return (unsigned)(((sp >> 4 ^ caller) * 0x9e3779b97f4a7c15ull) >> 59) &
+	       (MF_RECENT_SETS - 1);
 }
 
 uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_frame *from)
 {
-	struct mf_recent_stack *const *way = r->way[mf_recent_set(from->pc, from->sp)];
+	struct mf_recent_stack *const *way = r->way[mf_recent_set(from->caller, from->sp)];
 	unsigned epoch = mf_walk_epoch_now();
 	for (int i = 0; i < MF_RECENT_WAYS; i++) {
 		const struct mf_recent_stack *s = way[i];
@@ -65,7 +68,8 @@ void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int ent
 	s->entry = entry;
 	s->node = node;
 	r->used += sizeof(*s) + (size_t)k * sizeof(struct mf_walk_check);
-	unsigned set = mf_recent_set(s->pc, s->sp);
+	/* (the caller's return address is the first word checked: that of frame n - 2) */
+	unsigned set = mf_recent_set(n >= 2 ? ws->pc[n - 2] : 0, s->sp);
 	r->way[set][r->next[set]] = s;
 	r->next[set] = (unsigned char)((r->next[set] + 1) % MF_RECENT_WAYS);
 }
