@@ -265,27 +265,30 @@ int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int
 		   uintptr_t *bp_mask)
 {
 	int n = ws->count, k = 0;
-	if (n < 1 || n > 64 || n - 1 > max)
+	if (n < 1 || n - 1 > max)
 		return -1;
-	/* Bit i: frame i's rbp decides where a frame further out is, through its own rule
-	 * (rbp-based) or, passed on unchanged, through an outer one's. (Frame 0 is the last.) */
-	uint64_t used = 0;
+	/* From the outermost frame in: `used` says whether frame i's rbp decides where a frame
+	 * further out is, through its own rule (rbp-based) or, passed on unchanged, through an
+	 * outer one's; the words of each step are put down outermost first, then turned round. */
+	int used = 0; /* frame 0's: its rule ends the walk */
 	for (int i = 1; i < n; i++) {
 		uint64_t w = ws->f[i].rule;
-		if ((w & 4) || (!(int16_t)(uint16_t)(w >> 3) && (used >> (i - 1) & 1)))
-			used |= 1ull << i;
-	}
-	for (int i = n - 1; i > 0; i--) {
 		uintptr_t cfa = ws->f[i - 1].sp;
-		int16_t rbp_off = (int16_t)(uint16_t)(ws->f[i].rule >> 3);
-		int bp = rbp_off && (used >> (i - 1) & 1);
+		int16_t rbp_off = (int16_t)(uint16_t)(w >> 3);
+		int bp = rbp_off && used;
 		if (k + 1 + bp > max)
 			return -1;
-		c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa - 8), ws->pc[i - 1]};
 		if (bp)
 			c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa + rbp_off),
 							ws->f[i - 1].bp};
+		c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa - 8), ws->pc[i - 1]};
+		used = (w & 4) || (!rbp_off && used);
 	}
-	*bp_mask = (used >> (n - 1) & 1) ? ~(uintptr_t)0 : 0;
+	for (int i = 0; i < k / 2; i++) {
+		struct mf_walk_check t = c[i];
+		c[i] = c[k - 1 - i];
+		c[k - 1 - i] = t;
+	}
+	*bp_mask = used ? ~(uintptr_t)0 : 0;
 	return k;
 }

@@ -8,10 +8,11 @@
  * Mode "remap": a coroutine recurses 5 levels on a stack that is then unmapped; a second,
  * two levels smaller, is mapped at the same base and recurses 3 levels, so its innermost
  * frames sit where the first's did and the last stack's outer frames are gone.
- * Mode "level": relay's frames land at one address from two sites of one function, below
- * allocas of different sizes, as an rbp frame sizes its own to reach it: the two stacks
- * differ in one return address and in that frame's rbp, and where site a's stack held its
- * return address, site b's holds it still. N calls from each.
+ * Mode "level": relay_nofp's frames land at one address from two sites of one function,
+ * below allocas of different sizes, as an rbp frame sizes its own to reach it: the two stacks
+ * differ in one return address and in that frame's rbp (which reaches the allocator through
+ * two frames that do not touch rbp), and where site a's stack held its return address, site
+ * b's holds it still. N calls from each.
  * Prints "done". Usage: prog_reuse N [coro|remap|level] */
 #include <alloca.h>
 #include <stdint.h>
@@ -154,13 +155,28 @@ static int remap(void)
 	return 0;
 }
 
+/* Without a frame pointer (the tests are built with one): rbp passes through these two
+ * untouched, from framed_to's frame to the allocator's. */
+#define NO_FP __attribute__((optimize("omit-frame-pointer"), noclone))
+NOINLINE NO_FP static void leaf_nofp(size_t n)
+{
+	sink = malloc(n);
+	free(sink);
+}
+
+NOINLINE NO_FP static void relay_nofp(size_t n)
+{
+	leaf_nofp(n);
+	__asm__ volatile("" ::: "memory"); /* no tail call */
+}
+
 /* Its alloca ends at `to`, whatever the depth it is called from. */
 NOINLINE static void framed_to(uintptr_t to)
 {
 	char here;
 	char *p = alloca((uintptr_t)&here - to);
 	sink = p;
-	relay(64);
+	relay_nofp(64);
 	__asm__ volatile("" ::: "memory");
 }
 

@@ -84,7 +84,7 @@ profile "$MF_TESTS/prog_reuse" 3000 level > /dev/null
 "$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 for site in a b; do
 	line=$(grep -n "level site $site" "$srcdir/tests/prog_reuse.c" | cut -d: -f1)
-	is "$(calls "$mf_work/c.txt" ";level_site prog_reuse.c:$line;framed_to [^;]*;relay [^;]*;leaf [^;]*;malloc$")" 3000 "level site $site, where the other's return address was: 3000 calls"
+	is "$(calls "$mf_work/c.txt" ";level_site prog_reuse.c:$line;framed_to [^;]*;relay_nofp [^;]*;leaf_nofp [^;]*;malloc$")" 3000 "level site $site, where the other's return address was: 3000 calls"
 done
 checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
 checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
