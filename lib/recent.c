@@ -28,10 +28,12 @@ uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_fr
 		    ((s->bp ^ from->bp) & s->bp_mask) || s->epoch != epoch || s->entry != entry)
 			continue;
 		const struct mf_walk_check *c = s->check, *end = c + s->checks;
-		while (c < end && *c->at == c->was)
-			c++;
-		if (c == end)
+		for (; c + 2 <= end; c += 2) /* two at a time, still in order */
+			if (*c[0].at != c[0].was || *c[1].at != c[1].was)
+				goto next;
+		if (c == end || *c->at == c->was)
 			return s->node;
+	next:;
 	}
 	return 0;
 }
