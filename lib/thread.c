@@ -379,9 +379,12 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		if (mf_unlikely(recent))
 			mf_unwind_check_recent(recent, node);
 		/* Walked whole, and counted before: a stack that comes again, not one of the
-		 * one-off stacks a short process is made of (each would touch a page here). */
+		 * one-off stacks a short process is made of (each would touch a page here).
+		 * Not if an unload was noticed since the index was checked above: the walk may
+		 * be of the new epoch, the leaf of the index about to be forgotten. */
 		else if (mode != MF_UNWIND_LIBUNWIND && hash && t->ws.reusable &&
-			 t->trie.nodes[node].calls)
+			 t->trie.nodes[node].calls &&
+			 t->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
 			mf_recent_put(&t->recent, &t->ws, (int)e, node);
 	}
 	struct mf_node *leaf = &t->trie.nodes[node];
