@@ -232,7 +232,7 @@ enum {
 	MF_RECENT_SETS = 32,
 	MF_RECENT_WAYS = 2,
 	MF_RECENT_CHECKS = 254, /* a stack that needs more is not kept */
-	MF_RECENT_ARENA = 64 << 10,
+	MF_RECENT_ARENA = 16 << 10,
 };
 struct mf_recent_stack {
 	uintptr_t pc, sp, bp, bp_mask; /* the first frame: the entry point's own */
