@@ -342,12 +342,44 @@ void mf_thread_count_nested(void)
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
 
-/* The hot path: capture, walk the trie from the outermost frame, count at the entry's leaf. */
+/* The leaf of a stack that is not one of the thread's recent ones (or is, and
+ * MALLOC_FREQ_UNWIND=check compares): capture, walk the trie from the outermost frame, and
+ * keep the stack among the recent ones if it came again. 0: the trie is out of room. */
+static uint32_t mf_thread_walk(struct mf_thread *t, enum mf_entry e, const struct mf_frame *from,
+			       uint32_t recent)
+{
+	int depth = (int)mf_config.depth;
+	void **pcs;
+	uint64_t hash;
+	/* depth + our own frames + 1 to see that a stack was cut */
+	int frames = mf_unwind(&t->ws, t->check, depth + 16, from, &pcs, &hash);
+	int truncated = frames > depth;
+	if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
+		pcs += frames - depth;
+		frames = depth;
+		hash = 0;
+	}
+	uint32_t node = mf_trie_stack(&t->trie, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
+	if (mf_unlikely(!node))
+		return 0;
+	if (mf_unlikely(recent))
+		mf_unwind_check_recent(recent, node);
+	/* Walked whole, and counted before: a stack that comes again, not one of the one-off
+	 * stacks a short process is made of (each would touch a page here). Not if an unload
+	 * was noticed since the index was checked: the walk may be of the new epoch, the leaf
+	 * of the index about to be forgotten. */
+	else if (mf_config.unwind != MF_UNWIND_LIBUNWIND && hash && t->ws.reusable &&
+		 t->trie.nodes[node].calls &&
+		 t->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
+		mf_recent_put(&t->recent, &t->ws, (int)e, node);
+	return node;
+}
+
+/* The hot path: a recent stack's leaf, or the walk's; count there. */
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from)
 {
 	struct mf_prof_header *h = t->file.header;
-	unsigned depth = mf_config.depth;
 	h->calls_total += (uint64_t)t->interval;
 	t->interval = mf_thread_draw(t);
 	mf_tls.countdown = t->interval;
@@ -359,33 +391,11 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	const int mode = mf_config.unwind;
 	uint32_t recent =
 	    mode != MF_UNWIND_LIBUNWIND ? mf_recent_find(&t->recent, (int)e, from) : 0;
-	uint32_t node = mode == MF_UNWIND_CACHED ? recent : 0;
-	if (!node) {
-		void **pcs;
-		uint64_t hash;
-		/* depth + our own frames + 1 to see that a stack was cut */
-		int frames = mf_unwind(&t->ws, t->check, (int)depth + 16, from, &pcs, &hash);
-		int truncated = frames > (int)depth;
-		if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
-			pcs += frames - (int)depth;
-			frames = (int)depth;
-			hash = 0;
-		}
-		node = mf_trie_stack(&t->trie, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
-		if (mf_unlikely(!node)) {
-			h->calls_lost++;
-			return;
-		}
-		if (mf_unlikely(recent))
-			mf_unwind_check_recent(recent, node);
-		/* Walked whole, and counted before: a stack that comes again, not one of the
-		 * one-off stacks a short process is made of (each would touch a page here).
-		 * Not if an unload was noticed since the index was checked above: the walk may
-		 * be of the new epoch, the leaf of the index about to be forgotten. */
-		else if (mode != MF_UNWIND_LIBUNWIND && hash && t->ws.reusable &&
-			 t->trie.nodes[node].calls &&
-			 t->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
-			mf_recent_put(&t->recent, &t->ws, (int)e, node);
+	uint32_t node =
+	    mode == MF_UNWIND_CACHED && recent ? recent : mf_thread_walk(t, e, from, recent);
+	if (mf_unlikely(!node)) {
+		h->calls_lost++;
+		return;
 	}
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
