@@ -38,11 +38,11 @@ uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_fr
 	return 0;
 }
 
-/* Room for a stack of up to `checks` words at the end of the arena, or NULL. */
-static struct mf_recent_stack *mf_recent_room(struct mf_recent *r, int checks)
+/* Room for a stack of as many words as may be kept at the end of the arena, or NULL. */
+static struct mf_recent_stack *mf_recent_room(struct mf_recent *r)
 {
-	size_t size =
-	    sizeof(struct mf_recent_stack) + (size_t)checks * sizeof(struct mf_walk_check);
+	size_t size = sizeof(struct mf_recent_stack) +
+		      (size_t)MF_RECENT_CHECKS * sizeof(struct mf_walk_check);
 	if (r->used + size > MF_RECENT_ARENA)
 		return NULL;
 	return (struct mf_recent_stack *)(r->arena + r->used);
@@ -53,11 +53,11 @@ void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int ent
 	int n = ws->count;
 	if (n < 1 || n - 1 > MF_RECENT_CHECKS)
 		return;
-	struct mf_recent_stack *s = mf_recent_room(r, MF_RECENT_CHECKS);
+	struct mf_recent_stack *s = mf_recent_room(r);
 	if (!s) { /* full: start over */
 		memset(r->way, 0, sizeof(r->way));
 		r->used = 0;
-		s = mf_recent_room(r, MF_RECENT_CHECKS);
+		s = mf_recent_room(r);
 	}
 	int k = mf_walk_checks(ws, s->check, MF_RECENT_CHECKS, &s->bp_mask);
 	if (k < 0)
