@@ -2,7 +2,8 @@
 # make bench: each workload plain, under malloc_freq (every call, and sampled with
 # MALLOC_FREQ_SAMPLE=100), and under heaptrack (if installed), in interleaved repetitions;
 # prints the median CPU time, wall time and peak RSS of each as a ratio to the plain run, the
-# ratio of the fastest runs' CPU times (noise only ever adds time), and the size of what each
+# ratio of the fastest runs' CPU times (added noise disturbs it least; a drift of the
+# machine's speed during the run disturbs both), and the size of what each
 # profiler wrote. Ratios, not seconds: the machine is shared and noisy.
 # Workloads: the synthetic worst case (threads that only malloc and free, at several depths;
 # also with MALLOC_FREQ_UNWIND=libunwind, to show what the cached unwinder buys), an
@@ -91,7 +92,7 @@ while [ $i -lt 300 ]; do /bin/ls / > /dev/null; i=$((i + 1)); done
 SH
 
 echo "median of $reps interleaved runs; ratios to the plain run (cpu, least: of each one's fastest run,"
-echo "which the machine's noise, always added, disturbs least)"
+echo "which added noise disturbs least; if the machine's speed drifts during the run, neither holds)"
 [ -n "$have_heaptrack" ] || echo "(heaptrack is not installed: its column is skipped; apt-get install heaptrack)"
 echo
 echo "| workload      | config       |  cpu (s) | cpu/plain | cpu least | wall/plain | rss/plain | profile   |"
