@@ -364,12 +364,12 @@ static uint32_t mf_thread_walk(struct mf_thread *t, enum mf_entry e, const struc
 		return 0;
 	if (mf_unlikely(recent))
 		mf_unwind_check_recent(recent, node);
-	/* Walked whole, and counted before: a stack that comes again, not one of the one-off
-	 * stacks a short process is made of (each would touch a page here). Not if an unload
-	 * was noticed since the index was checked: the walk may be of the new epoch, the leaf
-	 * of the index about to be forgotten. */
-	else if (mf_config.unwind != MF_UNWIND_LIBUNWIND && hash && t->ws.reusable &&
-		 t->trie.nodes[node].calls &&
+	/* Walked whole (hash is set only when the cached walk gave the stack, never under
+	 * MALLOC_FREQ_UNWIND=libunwind), and counted before: a stack that comes again, not one
+	 * of the one-off stacks a short process is made of (each would touch a page here). Not
+	 * if an unload was noticed since the index was checked: the walk may be of the new
+	 * epoch, the leaf of the index about to be forgotten. */
+	else if (hash && t->ws.reusable && t->trie.nodes[node].calls &&
 		 t->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
 		mf_recent_put(&t->recent, &t->ws, (int)e, node);
 	return node;
