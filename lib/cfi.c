@@ -381,18 +381,21 @@ static int mf_cfa_run(const uint8_t *p, const uint8_t *end, const struct mf_cie 
 	return r.bad ? -1 : 0;
 }
 
-/* The FDE covering pc, by binary search in .eh_frame_hdr's table. NULL if none. */
-static const uint8_t *mf_find_fde(const uint8_t *hdr, const uint8_t *limit, uintptr_t pc)
+/* The FDE covering pc, by binary search in .eh_frame_hdr's table, into *fde: 0; MF_CFI_NONE
+ * if the table has none for pc; -1 if the table is not one read here. */
+static int mf_find_fde(const uint8_t *hdr, const uint8_t *limit, uintptr_t pc, const uint8_t **fde)
 {
 	if (limit - hdr < 4 + 16)
-		return NULL;
+		return -1;
 	if (hdr[0] != 1 || hdr[3] != (MF_PE_DATAREL | MF_PE_SDATA4) || hdr[2] == MF_PE_OMIT)
-		return NULL;
+		return -1;
 	struct mf_rd r = {hdr + 4, hdr + 4 + 16, 0}; /* two encoded words at most */
 	mf_rd_encoded(&r, hdr[1], (uintptr_t)hdr);
 	uint64_t count = mf_rd_encoded(&r, hdr[2], (uintptr_t)hdr);
-	if (r.bad || count == 0 || count > (uint64_t)(limit - r.p) / 8)
-		return NULL;
+	if (r.bad || count > (uint64_t)(limit - r.p) / 8)
+		return -1;
+	if (count == 0)
+		return MF_CFI_NONE;
 	const int32_t *table = (const int32_t *)(const void *)r.p;
 	uint64_t lo = 0, hi = count;
 	while (hi - lo > 1) {
@@ -403,20 +406,24 @@ static const uint8_t *mf_find_fde(const uint8_t *hdr, const uint8_t *limit, uint
 			hi = mid;
 	}
 	if ((uintptr_t)hdr + (intptr_t)table[2 * lo] > pc)
-		return NULL;
-	return hdr + (intptr_t)table[2 * lo + 1];
+		return MF_CFI_NONE;
+	*fde = hdr + (intptr_t)table[2 * lo + 1];
+	return 0;
 }
 
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 {
-	out->kind = MF_CFI_UNKNOWN;
+	*out = (struct mf_cfi_rule){.kind = MF_CFI_UNKNOWN};
 	struct dl_find_object obj;
 	if (_dl_find_object((void *)pc, &obj) != 0 || !obj.dlfo_eh_frame)
-		return -1;
+		return MF_CFI_NONE;
 	/* The object's ends bound every read: its unwind tables lie inside its mapping. */
 	const uint8_t *hdr = obj.dlfo_eh_frame, *limit = (const uint8_t *)obj.dlfo_map_end;
-	const uint8_t *fde = mf_find_fde(hdr, limit, pc);
-	if (!fde || fde < (const uint8_t *)obj.dlfo_map_start || fde + 8 > limit)
+	const uint8_t *fde;
+	int found = mf_find_fde(hdr, limit, pc, &fde);
+	if (found)
+		return found;
+	if (fde < (const uint8_t *)obj.dlfo_map_start || fde + 8 > limit)
 		return -1;
 	struct mf_rd r = {fde, limit, 0};
 	uint64_t len = mf_rd_fixed(&r, 4);
@@ -435,8 +442,10 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 	uintptr_t range = mf_rd_encoded(&r, c.fde_enc & 0x0f, (uintptr_t)hdr);
 	if (c.has_aug_data)
 		mf_rd_skip(&r, mf_rd_uleb(&r));
-	if (r.bad || pc < start || pc - start >= range)
+	if (r.bad)
 		return -1;
+	if (pc < start || pc - start >= range)
+		return MF_CFI_NONE; /* between two functions' entries: none covers it */
 	struct mf_cfa_row init = {.cfa_reg = MF_DW_RSP, .cfa_off = 8}, row;
 	if (mf_cfa_run(c.insns, c.end, &c, start, start, (uintptr_t)hdr, &init, NULL))
 		return -1;

@@ -150,8 +150,10 @@ struct mf_cfi_rule {
 	uint8_t cfa_rbp;
 	uint8_t kind; /* MF_CFI_END: the outermost frame; MF_CFI_UNKNOWN: ask libunwind */
 };
-/* The rule at pc (an address inside the instruction: a return address minus one). 0, or -1
- * with kind MF_CFI_UNKNOWN when the frame is not of the simple kinds understood here. */
+/* The rule at pc (an address inside the instruction: a return address minus one). 0; -1
+ * when the frame is not of the simple kinds understood here; MF_CFI_NONE when no unwind
+ * table covers pc. Every field of *rule is set (kind MF_CFI_UNKNOWN unless 0 is returned). */
+enum { MF_CFI_NONE = -2 };
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
 
 /* walk.c: the cached unwinder. Rules live in a process-wide table keyed by return address,
