@@ -138,11 +138,48 @@ struct mf_module {
 	char path[MF_PATH_LEN]; /* NUL-terminated; "[vdso]" etc. for nameless ones */
 };
 
+/*
+ * The rule cache `<MALLOC_FREQ_CACHE>/<build-id>.rules`, one per program (the build-id of its
+ * main executable, in hex), written and read by the library only: the frame rules libunwind has
+ * confirmed in earlier runs of the program, so a run need not ask again. An mf_rules_header,
+ * then count keys in ascending order, none repeated, none 0. A key is a hash of the module's
+ * build-id, the return address's offset in it and the rule read from its .eh_frame; the rule
+ * itself is read from the binary each time, so a key only ever says "libunwind agreed".
+ */
+#define MF_RULES_MAGIC	  "MFRULE\r\n"
+#define MF_RULES_VERSION  1u
+#define MF_RULES_MAX	  (1u << 20) /* keys in one file (8 MiB) */
+#define MF_RULES_COMPLETE 1u /* flags: the run that wrote it needed nothing more of libunwind */
+
+struct mf_rules_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint64_t count;	 /* keys that follow */
+	uint64_t check;	 /* mf_rules_check() of the keys */
+	uint64_t origin; /* which confirmed them: a hash of the profiler's version and libunwind's
+			    shared object name; a file of another is not used */
+	uint32_t flags;
+	uint32_t reserved;
+};
+
+/* A checksum of the keys, so a file cut short or overwritten in part is noticed. */
+static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
+{
+	uint64_t h = 0x6a09e667f3bcc908ull ^ count;
+	for (uint64_t i = 0; i < count; i++) {
+		h = (h ^ keys[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
 /* A compile-time check that writer and reader agree on layout. */
 #define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
 	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
-	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes")
+	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
+	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes")
 
 #endif

@@ -67,9 +67,37 @@ too_long:
 	strcpy(out, "/tmp");
 }
 
+/* MALLOC_FREQ_CACHE, else $XDG_CACHE_HOME/malloc_freq, else $HOME/.cache/malloc_freq; "off"
+ * (or no usable default) leaves mf_config.cache empty. */
+static void mf_config_cache(void)
+{
+	const char *d = secure_getenv("MALLOC_FREQ_CACHE");
+	size_t room = sizeof(mf_config.cache) - 64; /* for "/<build-id>.rules.<pid>" */
+	if (d && !strcmp(d, "off"))
+		return;
+	if (d && (d[0] != '/' || strlen(d) >= room)) {
+		mf_log("MALLOC_FREQ_CACHE=\"%s\" is not an absolute path shorter than %zu bytes; "
+		       "the rule cache is off",
+		       d, room);
+		return;
+	}
+	if (d) {
+		strcpy(mf_config.cache, d);
+		return;
+	}
+	const char *base = secure_getenv("XDG_CACHE_HOME"), *sub = "/malloc_freq";
+	if (!base || base[0] != '/') {
+		base = secure_getenv("HOME");
+		sub = "/.cache/malloc_freq";
+	}
+	if (base && base[0] == '/' && strlen(base) + strlen(sub) < room)
+		mf_format(mf_config.cache, sizeof(mf_config.cache), "%s%s", base, sub);
+}
+
 void mf_config_load(void)
 {
 	mf_config_dir();
+	mf_config_cache();
 	const char *s = secure_getenv("MALLOC_FREQ_DEPTH");
 	unsigned long v;
 	if (s) {

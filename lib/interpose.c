@@ -24,10 +24,11 @@ static MF_NOINLINE void mf_init(void)
 	int ok = mf_real_init() == 0;
 	if (ok) {
 		mf_config_load();
-		mf_unwind_init();
 		mf_walk_init();
 		mf_loader_init();
 		mf_modules_init();
+		mf_rules_init();
+		mf_unwind_init();
 		mf_thread_init();
 	}
 	__atomic_store_n(&mf_init_state, ok ? MF_INIT_DONE : MF_INIT_FAILED, __ATOMIC_RELEASE);
@@ -73,25 +74,56 @@ void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)
     __attribute__((visibility("hidden")));
 MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
 
-/* Every entry point starts here; mf_leave() must follow the real call. */
-static inline __attribute__((always_inline)) void mf_enter(enum mf_entry e, size_t bytes)
+/* Every entry point starts here; mf_leave() must follow the real call. Returns 1 when the call
+ * is the profiler's own, to be served by mf_real_own (only while it runs: known at the branch
+ * that already tells nested calls apart). */
+static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
 	/* Another entry point is running in this thread: a signal handler interrupted it. While
-	 * the profiler itself runs, the trie is mid-update: count the call apart. While the real
-	 * allocator runs, the profiler is idle: record the call like any other. (No entry point
-	 * reaches another through us: reallocarray is done here with realloc.) */
+	 * the profiler itself runs, the trie is mid-update: count the call apart (unless the
+	 * profiler made it: signals are blocked then). While the real allocator runs, the
+	 * profiler is idle: record the call like any other. (No entry point reaches another
+	 * through us: reallocarray is done here with realloc.) */
 	if (mf_unlikely(mf_tls.depth++ != 0) && mf_tls.recording) {
+		if (mf_unlikely(mf_tls.own))
+			return 1;
 		mf_thread_count_nested();
-		return;
+		return 0;
 	}
 	if (mf_likely(--mf_tls.countdown > 0))
-		return; /* sampled out: one decrement, one branch */
+		return 0; /* sampled out: one decrement, one branch */
 	mf_sample_here(e, bytes, __builtin_return_address(0));
+	return 0;
 }
 
 static inline __attribute__((always_inline)) void mf_leave(void)
 {
 	mf_tls.depth--;
+}
+
+/* The profiler's own allocation (see mf_enter), then mf_leave(); apart, so that the entry
+ * points' common path is as without it. */
+static MF_NOINLINE void *mf_own(size_t align, size_t n, int zero)
+{
+	void *p = mf_real_own(align, n, zero);
+	mf_leave();
+	return p;
+}
+static MF_NOINLINE void *mf_own_calloc(size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		mf_leave();
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mf_own(0, total, 1);
+}
+static MF_NOINLINE void *mf_own_realloc(void *old, size_t n)
+{
+	void *p = mf_real_own_realloc(old, n);
+	mf_leave();
+	return p;
 }
 
 /* n * m, or 0 when it overflows (the call then fails and requests nothing) */
@@ -103,7 +135,8 @@ static size_t mf_product(size_t n, size_t m)
 
 MF_EXPORT void *malloc(size_t n)
 {
-	mf_enter(MF_ENTRY_MALLOC, n);
+	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
+		return mf_own(0, n, 0);
 	void *p = mf_real.malloc(n);
 	mf_leave();
 	return p;
@@ -111,7 +144,8 @@ MF_EXPORT void *malloc(size_t n)
 
 MF_EXPORT void *calloc(size_t n, size_t m)
 {
-	mf_enter(MF_ENTRY_CALLOC, mf_product(n, m));
+	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
+		return mf_own_calloc(n, m);
 	void *p = mf_real.calloc(n, m);
 	mf_leave();
 	return p;
@@ -119,7 +153,8 @@ MF_EXPORT void *calloc(size_t n, size_t m)
 
 MF_EXPORT void *realloc(void *old, size_t n)
 {
-	mf_enter(MF_ENTRY_REALLOC, n);
+	if (mf_unlikely(mf_enter(MF_ENTRY_REALLOC, n)))
+		return mf_own_realloc(old, n);
 	void *p = mf_unlikely(mf_real_is_bootstrap(old)) ? mf_real_move_bootstrap(old, n)
 							 : mf_real.realloc(old, n);
 	mf_leave();
@@ -130,11 +165,13 @@ MF_EXPORT void *realloc(void *old, size_t n)
  * come back through our realloc. */
 MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {
-	mf_enter(MF_ENTRY_REALLOCARRAY, mf_product(n, m));
+	int own = mf_enter(MF_ENTRY_REALLOCARRAY, mf_product(n, m));
 	size_t total;
 	void *p = NULL;
 	if (__builtin_mul_overflow(n, m, &total))
 		errno = ENOMEM;
+	else if (mf_unlikely(own))
+		return mf_own_realloc(old, total);
 	else if (mf_unlikely(mf_real_is_bootstrap(old)))
 		p = mf_real_move_bootstrap(old, total);
 	else
@@ -145,7 +182,10 @@ MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 
 MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
-	mf_enter(MF_ENTRY_POSIX_MEMALIGN, n);
+	if (mf_unlikely(mf_enter(MF_ENTRY_POSIX_MEMALIGN, n))) {
+		void *p = mf_own(align, n, 0);
+		return p ? (*out = p, 0) : ENOMEM;
+	}
 	int r = mf_real.posix_memalign(out, align, n);
 	mf_leave();
 	return r;
@@ -153,7 +193,8 @@ MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 
 MF_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
-	mf_enter(MF_ENTRY_ALIGNED_ALLOC, n);
+	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
+		return mf_own(align, n, 0);
 	void *p = mf_real.aligned_alloc(align, n);
 	mf_leave();
 	return p;
@@ -161,7 +202,8 @@ MF_EXPORT void *aligned_alloc(size_t align, size_t n)
 
 MF_EXPORT void *memalign(size_t align, size_t n)
 {
-	mf_enter(MF_ENTRY_MEMALIGN, n);
+	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
+		return mf_own(align, n, 0);
 	void *p = mf_real.memalign(align, n);
 	mf_leave();
 	return p;
@@ -169,7 +211,8 @@ MF_EXPORT void *memalign(size_t align, size_t n)
 
 MF_EXPORT void *valloc(size_t n)
 {
-	mf_enter(MF_ENTRY_VALLOC, n);
+	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
+		return mf_own(4096, n, 0);
 	void *p = mf_real.valloc(n);
 	mf_leave();
 	return p;
@@ -177,7 +220,8 @@ MF_EXPORT void *valloc(size_t n)
 
 MF_EXPORT void *pvalloc(size_t n)
 {
-	mf_enter(MF_ENTRY_PVALLOC, n);
+	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
+		return mf_own(4096, n, 0);
 	void *p = mf_real.pvalloc(n);
 	mf_leave();
 	return p;
@@ -258,5 +302,6 @@ __attribute__((destructor)) static void mf_destructor(void)
 	mf_busy_enter();
 	mf_thread_process_exit();
 	mf_unwind_report();
+	mf_rules_save();
 	mf_busy_leave();
 }

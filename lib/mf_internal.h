@@ -62,7 +62,8 @@ struct mf_config {
 	double sample_log;     /* log(1 - 1/sample), for drawing geometric intervals */
 	uint64_t seed;	       /* with have_seed: sampling is reproducible */
 	int have_seed;
-	int unwind; /* enum mf_unwind_mode */
+	int unwind;		 /* enum mf_unwind_mode */
+	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
 };
 enum mf_unwind_mode {
 	MF_UNWIND_CACHED,    /* rules confirmed by libunwind, walked without it */
@@ -122,10 +123,17 @@ int mf_real_init(void);
 int mf_real_is_bootstrap(const void *p);
 /* realloc of a bootstrap block: moves it to the real allocator. */
 void *mf_real_move_bootstrap(void *p, size_t size);
+/* An allocation the profiler makes through another library (the loader's, loading libunwind;
+ * libunwind's per-thread block): from the bootstrap arena while it lasts, so that the program's
+ * heap is laid out as it would be without the profiler. align: 0 for malloc's. */
+void *mf_real_own(size_t align, size_t n, int zero);
+void *mf_real_own_realloc(void *old, size_t n);
 
 /* unwind.c: the only user of libunwind. */
 struct mf_frame;
 struct mf_cfi_rule;
+/* Loads libunwind, unless the rule cache says this run will not need it (mf_rules_complete).
+ * After mf_rules_init. */
 void mf_unwind_init(void);
 /* Captures the program's return addresses from frame `from` outwards into ws and returns how
  * many: *pcs points at them, outermost first, without libmalloc_freq's own frames; the
@@ -136,7 +144,8 @@ struct mf_walk_stacks;
 int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct mf_frame *from,
 	      void ***pcs, uint64_t *hash);
 /* Does libunwind, stepping from the frame of return address pc (registers sp, bp), reach the
- * caller (or the end of the stack) that rule leads to? */
+ * caller (or the end of the stack) that rule leads to? 1 or 0; -1 if libunwind was not
+ * loaded in this run. */
 int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
 void mf_unwind_report(void); /* at exit, MALLOC_FREQ_UNWIND=check: what it compared */
 /* MALLOC_FREQ_UNWIND=check: the leaf a recent stack gave, against the checked walk's. */
@@ -256,6 +265,20 @@ uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_fr
 /* Keeps the stack ws holds after a complete walk, counted at node. */
 void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int entry, uint32_t node);
 
+/* rules.c: the rule cache, frame rules libunwind confirmed in earlier runs of the program. */
+void mf_rules_init(void); /* after mf_modules_init: reads the file */
+void mf_rules_save(void); /* at exit: adds this run's confirmations to the file */
+int mf_rules_on(void);	  /* there is a cache to look in and add to */
+/* The program's last run needed nothing from libunwind beyond the rules in the file. */
+int mf_rules_complete(void);
+/* This run needed libunwind where it was not loaded: the next one must load it. */
+void mf_rules_needed(void);
+/* The key of a rule (mf_walk_pack with epoch 0) at rel_pc in the module of identity module
+ * (mf_modules_identity). Never 0. */
+uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc, uint64_t rule);
+int mf_rules_known(uint64_t key); /* libunwind confirmed it in an earlier run */
+void mf_rules_add(uint64_t key);  /* libunwind confirmed it in this run */
+
 /* modules.c: the process's module map, in memory and in the file `modules`. */
 void mf_modules_init(void);
 /* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Takes a lock. */
@@ -264,7 +287,12 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc);
 void mf_modules_refresh(void);
 /* Writes the map into the process directory (after it was created). */
 void mf_modules_write(void);
-int mf_modules_is_self(uintptr_t pc);		/* pc lies in libmalloc_freq itself */
+int mf_modules_is_self(uintptr_t pc); /* pc lies in libmalloc_freq itself */
+/* A hash of the build-id of the module that holds pc (0: none, or it has no build-id), and
+ * pc's offset from the module's load bias in *rel_pc. Takes the lock. */
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc);
+/* The main program's build-id in hex (out: 2 * MF_BUILD_ID_LEN + 1 bytes); 0, or -1 if none. */
+int mf_modules_main_build_id(char *out);
 extern volatile unsigned mf_modules_generation; /* bumped when an object is unloaded */
 void mf_modules_prefork(void);
 void mf_modules_postfork(void);
@@ -345,6 +373,7 @@ struct mf_tls {
 	unsigned disabled;	  /* recording stopped for this thread (or it has ended) */
 	unsigned fork_held;	  /* this call holds mf_fork_lock for reading */
 	struct mf_thread *thread; /* NULL until the thread's first call */
+	unsigned own;		  /* > 0: allocations now are the profiler's own (mf_real_own) */
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the

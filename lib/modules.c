@@ -433,6 +433,39 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 	return i < 0 ? MF_MODULE_NONE : (uint32_t)i;
 }
 
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
+{
+	uint32_t i = mf_modules_resolve(pc, rel_pc);
+	if (i == MF_MODULE_NONE)
+		return 0;
+	pthread_mutex_lock(&mf_modules_lock);
+	uint64_t h = 0;
+	const struct mf_module_record *r = &mf_mods[i].r;
+	if (r->build_id_len >= 8) { /* shorter ones are not worth the name */
+		h = 0xcbf29ce484222325ull;
+		for (uint32_t k = 0; k < r->build_id_len; k++)
+			h = (h ^ r->build_id[k]) * 0x100000001b3ull;
+	}
+	pthread_mutex_unlock(&mf_modules_lock);
+	return h;
+}
+
+int mf_modules_main_build_id(char *out)
+{
+	static const char hex[] = "0123456789abcdef";
+	pthread_mutex_lock(&mf_modules_lock);
+	const struct mf_module_record *r = mf_mods_count ? &mf_mods[0].r : NULL;
+	int ok = r && r->build_id_len >= 8;
+	for (uint32_t k = 0; ok && k < r->build_id_len; k++) {
+		out[2 * k] = hex[r->build_id[k] >> 4];
+		out[2 * k + 1] = hex[r->build_id[k] & 15];
+	}
+	if (ok)
+		out[2 * r->build_id_len] = 0;
+	pthread_mutex_unlock(&mf_modules_lock);
+	return ok ? 0 : -1;
+}
+
 void mf_modules_write(void)
 {
 	pthread_mutex_lock(&mf_modules_lock);

@@ -118,6 +118,26 @@ void *mf_real_move_bootstrap(void *p, size_t size)
 	return q;
 }
 
+void *mf_real_own(size_t align, size_t n, int zero)
+{
+	void *p = mf_bootstrap_aligned(align, n); /* fresh static storage: zero */
+	if (p || align > 4096)
+		return p;
+	if (align <= MF_BOOTSTRAP_ALIGN)
+		return zero ? mf_real.calloc(1, n) : mf_real.malloc(n);
+	return mf_real.posix_memalign(&p, align, n) ? NULL : p;
+}
+
+void *mf_real_own_realloc(void *old, size_t n)
+{
+	if (old && !mf_real_is_bootstrap(old))
+		return mf_real.realloc(old, n);
+	void *p = mf_boot_realloc(old, n);
+	if (p)
+		return p;
+	return old ? mf_real_move_bootstrap(old, n) : mf_real.malloc(n);
+}
+
 int mf_real_init(void)
 {
 	struct mf_real r;

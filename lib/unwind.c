@@ -19,10 +19,15 @@
  * unw_backtrace, which once warm takes no lock and makes no system call at all.
  *
  * libunwind is used to confirm the cached walker's rules (one step per new return address)
- * and for the stacks those rules cannot describe. */
+ * and for the stacks those rules cannot describe. It is loaded (dlopen) at start, unless the
+ * rule cache (rules.c) says the program's last run needed nothing from it: then this run does
+ * without, nor loads liblzma with it. Should it need libunwind after all, its new rules are
+ * used as read, unconfirmed, a stack they cannot describe is counted without its frames, and
+ * the next run loads libunwind. */
 #include "config.h"
 
 #define UNW_LOCAL_ONLY
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <libunwind.h>
@@ -251,8 +256,51 @@ static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-void mf_unwind_init(void)
+/* libunwind's functions, set once it is loaded. */
+#define MF_UNW_NAME_(f) #f
+#define MF_UNW_NAME(f)	MF_UNW_NAME_(f) /* the exported name: unw_step is _ULx86_64_step */
+static struct {
+	int (*init_local)(unw_cursor_t *, unw_context_t *);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*backtrace)(void **, int);
+	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+	unw_addr_space_t *local_addr_space;
+} mf_unw;
+static int mf_unw_state; /* 1: loaded; 0: not in this run */
+
+/* dlopen, dlsym, then the GOT patches; 0 or -1 (said on stderr). */
+static int mf_unwind_open(void)
 {
+	void *h = dlopen(MF_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	const char *missing = NULL;
+	if (h) {
+		static const char *const names[] = {MF_UNW_NAME(unw_init_local),
+						    MF_UNW_NAME(unw_step),
+						    MF_UNW_NAME(unw_get_reg),
+						    MF_UNW_NAME(unw_backtrace),
+						    MF_UNW_NAME(unw_set_caching_policy),
+						    MF_UNW_NAME(unw_local_addr_space)};
+		void *fn[6];
+		for (int i = 0; i < 6 && !missing; i++)
+			if (!(fn[i] = dlsym(h, names[i])))
+				missing = names[i];
+		if (!missing) {
+			memcpy(&mf_unw.init_local, &fn[0], sizeof(fn[0]));
+			memcpy(&mf_unw.step, &fn[1], sizeof(fn[1]));
+			memcpy(&mf_unw.get_reg, &fn[2], sizeof(fn[2]));
+			memcpy(&mf_unw.backtrace, &fn[3], sizeof(fn[3]));
+			memcpy(&mf_unw.set_caching_policy, &fn[4], sizeof(fn[4]));
+			mf_unw.local_addr_space = fn[5];
+		}
+	}
+	if (!h || missing) {
+		const char *why = h ? missing : dlerror();
+		mf_log("cannot load %s (%s%s); frame rules are used without libunwind's "
+		       "confirmation, and frames they cannot describe end the stack",
+		       MF_LIBUNWIND_SONAME, h ? "no symbol " : "", why ? why : "?");
+		return -1;
+	}
 	struct mf_patch p = {0};
 	mf_objects_iterate(mf_patch_object, &p);
 	if (!p.found || p.failed || p.patched < 5)
@@ -263,7 +311,58 @@ void mf_unwind_init(void)
 				  : "calls not found");
 	/* Starts libunwind (its pipe2 now ours); asks for per-thread caches, which Debian's build
 	 * does not have (it keeps one global cache). */
-	unw_set_caching_policy(unw_local_addr_space, UNW_CACHE_PER_THREAD);
+	mf_unw.set_caching_policy(*mf_unw.local_addr_space, UNW_CACHE_PER_THREAD);
+	return 0;
+}
+
+static MF_TLS int mf_unw_warm; /* libunwind's thread-local block exists in this thread */
+
+/* Loaded with dlopen, libunwind has its thread-local variables in a block that glibc
+ * allocates, with malloc, at a thread's first use of them: made to happen here, with every
+ * signal blocked, as the profiler's own allocation (mf_real_own). */
+static void mf_unwind_warm_thread(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	mf_tls.own++;
+	void *pc[1];
+	mf_unw.backtrace(pc, 1);
+	mf_tls.own--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	mf_unw_warm = 1;
+}
+
+/* Can libunwind be called now? (Then this thread's block exists.) If not, the rule cache
+ * hears that this run needed it, so that the next one loads it. */
+static int mf_unwind_ready(void)
+{
+	if (mf_likely(mf_unw_warm))
+		return 1;
+	if (!__atomic_load_n(&mf_unw_state, __ATOMIC_ACQUIRE)) {
+		mf_rules_needed();
+		return 0;
+	}
+	mf_unwind_warm_thread();
+	return 1;
+}
+
+void mf_unwind_init(void)
+{
+	/* Only now: loading later would be done inside an allocation, perhaps while another
+	 * thread's dlopen holds the loader's lock and waits for a lock that this thread holds. */
+	if (mf_config.unwind == MF_UNWIND_CACHED && mf_rules_complete())
+		return;
+	if (__atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
+		return; /* the loader is mid-change: a dlopen inside would fail its assertions */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	mf_tls.own++; /* the loader's allocations are the profiler's, not the program's */
+	int ok = mf_unwind_open() == 0;
+	mf_tls.own--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	__atomic_store_n(&mf_unw_state, ok, __ATOMIC_RELEASE);
 }
 
 int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *r)
@@ -271,18 +370,20 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 	unw_context_t uc;
 	unw_cursor_t c;
 	unw_word_t nip, nsp, nbp;
+	if (mf_unlikely(!mf_unwind_ready()))
+		return -1;
 	mf_unwind_quiet();
 	memset(&uc, 0, sizeof(uc));
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
 	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
-	if (unw_init_local(&c, &uc) < 0) /* pc is taken as a return address, as here */
+	if (mf_unw.init_local(&c, &uc) < 0) /* pc is taken as a return address, as here */
 		return 0;
-	int step = unw_step(&c);
+	int step = mf_unw.step(&c);
 	if (r->kind == MF_CFI_END)
 		return step == 0; /* (an error may be passing: such a frame is left to libunwind) */
-	if (r->kind != MF_CFI_STEP || step <= 0 || unw_get_reg(&c, UNW_REG_IP, &nip) ||
-	    unw_get_reg(&c, UNW_REG_SP, &nsp) || unw_get_reg(&c, UNW_X86_64_RBP, &nbp))
+	if (r->kind != MF_CFI_STEP || step <= 0 || mf_unw.get_reg(&c, UNW_REG_IP, &nip) ||
+	    mf_unw.get_reg(&c, UNW_REG_SP, &nsp) || mf_unw.get_reg(&c, UNW_X86_64_RBP, &nbp))
 		return 0;
 	/* libunwind read the return address below the CFA, and the saved rbp between the two
 	 * stack pointers: reading them again here is safe once the CFA is the same. */
@@ -319,7 +420,7 @@ static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checke
  * (unw_backtrace spends more of max on our own frames, so it may see fewer beyond those.) */
 static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 {
-	int m = mf_unwind_trim(ref, unw_backtrace(ref, max));
+	int m = mf_unwind_ready() ? mf_unwind_trim(ref, mf_unw.backtrace(ref, max)) : 0;
 	int depth = (int)mf_config.depth, i = 0;
 	while (i < n && i < m && i < depth && pcs[n - 1 - i] == ref[m - 1 - i])
 		i++;
@@ -366,7 +467,8 @@ int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct m
 	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
 		walked = 0;
 		mf_fork_hold();
-		n = mf_unwind_trim(*at, unw_backtrace(*at, max)); /* into the walk's scratch */
+		/* (without libunwind in this run: counted without a stack) */
+		n = mf_unwind_ready() ? mf_unwind_trim(*at, mf_unw.backtrace(*at, max)) : 0;
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
 		mf_unwind_check(*at, n, scratch, max, walked);

@@ -33,6 +33,9 @@ done
 # A fresh directory for this test, removed at exit.
 mf_work=$(mktemp -d "${TMPDIR:-/tmp}/mf_test.XXXXXX") || bail "mktemp failed"
 trap 'rm -rf "$mf_work"' EXIT
+# The rule cache starts empty in each test, and ~/.cache is left alone.
+MALLOC_FREQ_CACHE="$mf_work/cache"
+export MALLOC_FREQ_CACHE
 
 # profile CMD...: runs CMD under the profiler with profiles in $mf_work
 profile() { MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@"; }

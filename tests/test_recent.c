@@ -28,6 +28,28 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 	(void)pc, (void)sp, (void)bp, (void)rule;
 	return 0;
 }
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
+{
+	*rel_pc = pc;
+	return 0;
+}
+uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc, uint64_t rule)
+{
+	return module ^ rel_pc ^ rule;
+}
+int mf_rules_on(void)
+{
+	return 0;
+}
+int mf_rules_known(uint64_t key)
+{
+	(void)key;
+	return 0;
+}
+void mf_rules_add(uint64_t key)
+{
+	(void)key;
+}
 
 static uint64_t rule(int cfa_rbp, int16_t rbp_off, uint32_t cfa_off)
 {

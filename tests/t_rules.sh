@@ -1,0 +1,114 @@
+#!/bin/sh
+# The rule cache: a run leaves the frame rules libunwind confirmed in
+# <MALLOC_FREQ_CACHE>/<build-id>.rules, and a later run of the program that needs no other rule
+# counts the same without loading libunwind. A damaged file is named on stderr, not used, and
+# replaced; "off" writes nothing; the default place is $XDG_CACHE_HOME, else ~/.cache.
+. "$srcdir/tests/tap.sh"
+cache="$mf_work/cache"
+prog="$MF_TESTS/prog_sites"
+id=$(readelf -n "$prog" | sed -n 's/.*Build ID: *//p')
+file="$cache/$id.rules"
+[ -n "$id" ] || bail "no build-id in $prog"
+
+# report NAME [ENV ARGS...]: prog_sites profiled, its sorted collapsed report in NAME.txt and
+# its stderr in NAME.err
+report() {
+	name=$1; shift
+	rm -rf "$mf_work"/malloc_freq.*
+	env "$@" MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$prog" > /dev/null 2> "$mf_work/$name.err"
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> /dev/null | sort > "$mf_work/$name.txt"
+}
+# valid FILE: the header's magic and key count agree with the file's size
+valid() {
+	count=$(od -An -t u8 -j 16 -N 8 "$1" 2> /dev/null | tr -d ' ')
+	[ "$(head -c 6 "$1" 2> /dev/null)" = MFRULE ] && [ "${count:-0}" -gt 0 ] &&
+		[ "$(wc -c < "$1")" -eq $((48 + 8 * count)) ]
+}
+# libunwind_in [VAR=VALUE...]: "loaded" if a profiled cat finds libunwind among its mappings
+# (cat writes to a file: cut short by SIGPIPE, it would not reach exit and save the cache)
+libunwind_in() {
+	env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" cat /proc/self/maps > "$mf_work/maps"
+	grep -q 'libunwind' "$mf_work/maps" && echo loaded || echo absent
+}
+
+report cold MALLOC_FREQ_CACHE="$cache"
+[ -s "$mf_work/cold.txt" ]; ok $? "a first run is profiled ($(wc -l < "$mf_work/cold.txt") stacks)"
+valid "$file"; ok $? "it leaves $id.rules, whole (${count:-no} keys)"
+cold_count=$count
+report warm MALLOC_FREQ_CACHE="$cache"
+cmp -s "$mf_work/cold.txt" "$mf_work/warm.txt"; ok $? "a second run, going by the cache, counts the same"
+is "$(cat "$mf_work/warm.err")" "" "and says nothing"
+valid "$file"; is "$count" "$cold_count" "it adds no key (nothing new was confirmed)"
+is "$(ls "$cache" | grep -v '\.rules$')" "" "no file but the caches is left in the directory"
+
+is "$(libunwind_in MALLOC_FREQ_CACHE="$cache")" loaded "a first run of cat needs libunwind, and loads it"
+is "$(libunwind_in MALLOC_FREQ_CACHE="$cache")" absent "the second run of cat does without it"
+is "$(libunwind_in MALLOC_FREQ_CACHE="$cache" MALLOC_FREQ_UNWIND=libunwind)" loaded "MALLOC_FREQ_UNWIND=libunwind loads it at start"
+
+# A run the cache says needs nothing more from libunwind does not load it, even when it meets
+# a new call site (between the program's failed dlopen and its dlerror(), here): the site's
+# rules are used as read, and the next run loads libunwind to confirm them.
+dlerr() {
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_CACHE="$cache" profile "$MF_TESTS/prog_dlerror" "$@"
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> /dev/null > "$mf_work/dlerr.txt"
+}
+dlerr > /dev/null
+is "$(dlerr)" "failed, message kept, libunwind absent" "a second run does without libunwind"
+is "$(dlerr new)" "failed, message kept, libunwind absent" "a new call site in a run without libunwind: the program's dlerror() message is kept"
+is "$(calls "$mf_work/dlerr.txt" '^_start;[^;]*;[^;]*;main;new_site;malloc$')" 1 "and its stack is whole, by the rules as read"
+is "$(dlerr new)" "failed, message kept, libunwind loaded" "the next run loads libunwind at start, to confirm them"
+is "$(dlerr new)" "failed, message kept, libunwind absent" "and the one after does without it again"
+
+# damaged caches: named, not used, replaced by a whole one; the profile is the same
+damaged() {
+	desc=$1 why=$2
+	report damaged MALLOC_FREQ_CACHE="$cache"
+	like "$(cat "$mf_work/damaged.err")" "^malloc_freq: rule cache $file: ($why); it is replaced at exit$" "$desc: named on stderr"
+	cmp -s "$mf_work/cold.txt" "$mf_work/damaged.txt"; ok $? "$desc: the same profile"
+	valid "$file"; ok $? "$desc: replaced by a whole cache (${count:-no} keys)"
+}
+echo "not a cache at all, just some text" > "$file"
+damaged "text" "not a rule cache"
+head -c $((48 + 8 * cold_count - 8)) "$file" > "$mf_work/cut" && mv "$mf_work/cut" "$file"
+damaged "cut short" "its size does not match its key count"
+printf '\377\377' | dd of="$file" bs=1 seek=56 conv=notrunc 2> /dev/null
+damaged "a key overwritten" "its keys are out of order|its checksum does not match"
+: > "$file"
+damaged "empty" "empty"
+printf '\1' | dd of="$file" bs=1 seek=32 conv=notrunc 2> /dev/null
+report stale MALLOC_FREQ_CACHE="$cache"
+is "$(cat "$mf_work/stale.err")" "" "a cache of another profiler version or libunwind: not used, without a word"
+valid "$file"; ok $? "and replaced by a whole one (${count:-no} keys)"
+rm -f "$file" && mkfifo "$file"
+damaged "a FIFO" "not a regular file"
+rm -f "$file" && ln -s /etc/passwd "$file"
+damaged "a symbolic link" "a symbolic link"
+
+mkdir -p "$mf_work/empty"
+report off MALLOC_FREQ_CACHE=off HOME="$mf_work/empty"
+[ -s "$mf_work/off.txt" ] && [ -z "$(ls -A "$mf_work/empty")" ]; ok $? "MALLOC_FREQ_CACHE=off: profiled, and no cache written"
+report relative MALLOC_FREQ_CACHE=relative/dir HOME="$mf_work/empty"
+like "$(cat "$mf_work/relative.err")" 'MALLOC_FREQ_CACHE="relative/dir" is not an absolute path.*the rule cache is off' "a relative MALLOC_FREQ_CACHE is named on stderr"
+[ ! -e relative ] && [ -z "$(ls -A "$mf_work/empty")" ]; ok $? "and nothing is written"
+report unwritable MALLOC_FREQ_CACHE=/dev/null/cache
+is "$(cat "$mf_work/unwritable.err")" "" "a cache that cannot be written: no complaint"
+cmp -s "$mf_work/cold.txt" "$mf_work/unwritable.txt"; ok $? "and the same profile"
+
+mkdir -p "$mf_work/home"
+report default -u XDG_CACHE_HOME -u MALLOC_FREQ_CACHE HOME="$mf_work/home"
+valid "$mf_work/home/.cache/malloc_freq/$id.rules"; ok $? "by default the cache is ~/.cache/malloc_freq"
+report xdg -u MALLOC_FREQ_CACHE HOME="$mf_work/home2" XDG_CACHE_HOME="$mf_work/xdg"
+valid "$mf_work/xdg/malloc_freq/$id.rules"; ok $? "or \$XDG_CACHE_HOME/malloc_freq"
+
+# many first runs at once: each renames a whole file into place
+rm -rf "$cache"
+mkdir -p "$mf_work/par"
+for i in 1 2 3 4 5 6 7 8; do
+	MALLOC_FREQ_CACHE="$cache" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$prog" > /dev/null 2>&1 &
+done
+wait
+valid "$file"; ok $? "8 first runs at once leave a whole cache (${count:-no} keys)"
+report after MALLOC_FREQ_CACHE="$cache"
+is "$(cat "$mf_work/after.err")" "" "which the next run reads without complaint"
+done_testing
