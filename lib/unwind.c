@@ -297,7 +297,8 @@ static int mf_unwind_open(void)
 	if (!h || missing) {
 		const char *why = h ? missing : dlerror();
 		mf_log("cannot load %s (%s%s); frame rules are used without libunwind's "
-		       "confirmation, and frames they cannot describe end the stack",
+		       "confirmation, and a stack they cannot describe is counted without its "
+		       "frames",
 		       MF_LIBUNWIND_SONAME, h ? "no symbol " : "", why ? why : "?");
 		return -1;
 	}
