@@ -230,8 +230,9 @@ MF_EXPORT void *pvalloc(size_t n)
 MF_EXPORT void free(void *p)
 {
 	if (mf_unlikely(mf_real_is_bootstrap(p)))
-		return;
-	mf_real.free(p);
+		mf_real_free_bootstrap(p);
+	else
+		mf_real.free(p);
 }
 
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc

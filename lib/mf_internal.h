@@ -127,6 +127,7 @@ void *mf_real_move_bootstrap(void *p, size_t size);
  * libunwind's per-thread block): from the bootstrap arena while it lasts, so that the program's
  * heap is laid out as it would be without the profiler. align: 0 for malloc's. */
 void *mf_real_own(size_t align, size_t n, int zero);
+void mf_real_free_bootstrap(void *p); /* free() of a bootstrap block: kept for mf_real_own */
 void *mf_real_own_realloc(void *old, size_t n);
 
 /* unwind.c: the only user of libunwind. */
@@ -271,7 +272,8 @@ void mf_rules_save(void); /* at exit: adds this run's confirmations to the file 
 int mf_rules_on(void);	  /* there is a cache to look in and add to */
 /* The program's last run needed nothing from libunwind beyond the rules in the file. */
 int mf_rules_complete(void);
-/* This run needed libunwind where it was not loaded: the next one must load it. */
+/* This run needed libunwind beyond what the cache spares (it was not loaded, a stack went to
+ * unw_backtrace, a rule was refused or could not be kept): the next one must load it. */
 void mf_rules_needed(void);
 /* The key of a rule (mf_walk_pack with epoch 0) at rel_pc in the module of identity module
  * (mf_modules_identity). Never 0. */

@@ -118,9 +118,52 @@ void *mf_real_move_bootstrap(void *p, size_t size)
 	return q;
 }
 
+/* Bootstrap blocks given back to free(), for mf_real_own to hand out again: libunwind's
+ * per-thread block comes back at each thread's exit, and a program may start thousands of
+ * threads. A list under a spin lock: it is touched only at a thread's start and end. */
+static void *mf_bootstrap_freed; /* each links to the next in its first word */
+static int mf_bootstrap_freed_lock;
+
+static void mf_bootstrap_lock(void)
+{
+	while (__atomic_exchange_n(&mf_bootstrap_freed_lock, 1, __ATOMIC_ACQUIRE))
+		;
+}
+
+void mf_real_free_bootstrap(void *p)
+{
+	if (((size_t *)p)[-1] < sizeof(void *))
+		return;
+	mf_bootstrap_lock();
+	*(void **)p = mf_bootstrap_freed;
+	mf_bootstrap_freed = p;
+	__atomic_store_n(&mf_bootstrap_freed_lock, 0, __ATOMIC_RELEASE);
+}
+
+/* A block given back that holds n bytes at alignment align, or NULL. */
+static void *mf_bootstrap_reuse(size_t align, size_t n)
+{
+	void *p = NULL;
+	mf_bootstrap_lock();
+	for (void **link = &mf_bootstrap_freed; *link; link = (void **)*link)
+		if (((size_t *)*link)[-1] >= n && !((uintptr_t)*link & (align ? align - 1 : 0))) {
+			p = *link;
+			*link = *(void **)p;
+			break;
+		}
+	__atomic_store_n(&mf_bootstrap_freed_lock, 0, __ATOMIC_RELEASE);
+	return p;
+}
+
 void *mf_real_own(size_t align, size_t n, int zero)
 {
-	void *p = mf_bootstrap_aligned(align, n); /* fresh static storage: zero */
+	void *p = mf_bootstrap_reuse(align, n);
+	if (p) {
+		if (zero)
+			memset(p, 0, n);
+		return p;
+	}
+	p = mf_bootstrap_aligned(align, n); /* fresh static storage: zero */
 	if (p || align > 4096)
 		return p;
 	if (align <= MF_BOOTSTRAP_ALIGN)

@@ -86,8 +86,10 @@ int mf_rules_known(uint64_t key)
 void mf_rules_add(uint64_t key)
 {
 	if (!mf_rules_new ||
-	    __atomic_load_n(&mf_rules_new_count, __ATOMIC_RELAXED) >= MF_RULES_NEW_SLOTS / 2)
-		return; /* full enough: the rest are confirmed again next time */
+	    __atomic_load_n(&mf_rules_new_count, __ATOMIC_RELAXED) >= MF_RULES_NEW_SLOTS / 2) {
+		mf_rules_need = 1; /* full enough: the rest are confirmed again next time */
+		return;
+	}
 	/* a set: every dlclose has the rules confirmed again, and they come back */
 	for (uint64_t i = key;; i++) {
 		uint64_t *slot = &mf_rules_new[i & (MF_RULES_NEW_SLOTS - 1)], have = 0;
@@ -186,7 +188,8 @@ void mf_rules_init(void)
 	mf_format(mf_rules_path, sizeof(mf_rules_path), "%s/%s.rules", mf_config.cache, id);
 	const char *bad = mf_rules_read(&mf_rules_keys, &mf_rules_count, &mf_rules_flags_read);
 	if (bad)
-		mf_log("rule cache %s: %s; it is replaced at exit", mf_rules_path, bad);
+		mf_log("rule cache %s: %s; not used, and replaced at exit if it can be",
+		       mf_rules_path, bad);
 	void *p = mmap(NULL, MF_RULES_NEW_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	mf_rules_new = p == MAP_FAILED ? NULL : p;

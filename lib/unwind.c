@@ -295,7 +295,8 @@ static int mf_unwind_open(void)
 		}
 	}
 	if (!h || missing) {
-		const char *why = h ? missing : dlerror();
+		const char *why = dlerror(); /* (read, so that the program does not find it) */
+		why = h ? missing : why;
 		mf_log("cannot load %s (%s%s); frame rules are used without libunwind's "
 		       "confirmation, and a stack they cannot describe is counted without its "
 		       "frames",
@@ -468,6 +469,7 @@ int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct m
 	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
 		walked = 0;
 		mf_fork_hold();
+		mf_rules_needed(); /* the next run cannot do without libunwind either */
 		/* (without libunwind in this run: counted without a stack) */
 		n = mf_unwind_ready() ? mf_unwind_trim(*at, mf_unw.backtrace(*at, max)) : 0;
 	}

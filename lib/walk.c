@@ -168,7 +168,9 @@ static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t 
 		int agrees = mf_unwind_agrees(ra, sp, bp, &r);
 		if (agrees == 0 || (agrees < 0 && found))
 			r.kind = MF_CFI_UNKNOWN;
-		else if (agrees > 0 && key)
+		if (agrees == 0 || (agrees > 0 && !key))
+			mf_rules_needed(); /* the next run needs libunwind for it again */
+		else if (agrees > 0)
 			mf_rules_add(key);
 	}
 	uint64_t w = mf_walk_pack(&r, epoch);

@@ -50,6 +50,7 @@ void mf_rules_add(uint64_t key)
 {
 	(void)key;
 }
+void mf_rules_needed(void) {}
 
 static uint64_t rule(int cfa_rbp, int16_t rbp_off, uint32_t cfa_off)
 {
