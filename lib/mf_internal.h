@@ -167,7 +167,8 @@ enum { MF_CFI_NONE = -2 };
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
 
 /* walk.c: the cached unwinder. Rules live in a process-wide table keyed by return address,
- * holding only rules that gave libunwind's answer (mf_unwind_agrees); walking needs no lock. */
+ * holding rules that gave libunwind's answer (mf_unwind_agrees, or an earlier run's: rules.c;
+ * in a run without libunwind, rules as read); walking needs no lock. */
 /* The hash of a stack, folded from its outermost frame in: the trie's memo key. */
 #define MF_STACK_HASH_SEED 0x2545f4914f6cdd1dull
 static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)

@@ -274,26 +274,16 @@ static int mf_unwind_open(void)
 {
 	void *h = dlopen(MF_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
 	const char *missing = NULL;
-	if (h) {
-		static const char *const names[] = {MF_UNW_NAME(unw_init_local),
-						    MF_UNW_NAME(unw_step),
-						    MF_UNW_NAME(unw_get_reg),
-						    MF_UNW_NAME(unw_backtrace),
-						    MF_UNW_NAME(unw_set_caching_policy),
-						    MF_UNW_NAME(unw_local_addr_space)};
-		void *fn[6];
-		for (int i = 0; i < 6 && !missing; i++)
-			if (!(fn[i] = dlsym(h, names[i])))
-				missing = names[i];
-		if (!missing) {
-			memcpy(&mf_unw.init_local, &fn[0], sizeof(fn[0]));
-			memcpy(&mf_unw.step, &fn[1], sizeof(fn[1]));
-			memcpy(&mf_unw.get_reg, &fn[2], sizeof(fn[2]));
-			memcpy(&mf_unw.backtrace, &fn[3], sizeof(fn[3]));
-			memcpy(&mf_unw.set_caching_policy, &fn[4], sizeof(fn[4]));
-			mf_unw.local_addr_space = fn[5];
-		}
-	}
+#define MF_UNW_RESOLVE(member, fn)                                                                 \
+	if (h && !missing && !(*(void **)&mf_unw.member = dlsym(h, MF_UNW_NAME(fn))))              \
+		missing = MF_UNW_NAME(fn);
+	MF_UNW_RESOLVE(init_local, unw_init_local)
+	MF_UNW_RESOLVE(step, unw_step)
+	MF_UNW_RESOLVE(get_reg, unw_get_reg)
+	MF_UNW_RESOLVE(backtrace, unw_backtrace)
+	MF_UNW_RESOLVE(set_caching_policy, unw_set_caching_policy)
+	MF_UNW_RESOLVE(local_addr_space, unw_local_addr_space)
+#undef MF_UNW_RESOLVE
 	if (!h || missing) {
 		const char *why = dlerror(); /* (read, so that the program does not find it) */
 		why = h ? missing : why;

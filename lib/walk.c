@@ -1,5 +1,6 @@
 /* The cached unwinder: the frame rule of each return address, once libunwind has confirmed
- * it, kept in a process-wide table; a capture whose every frame has a rule there is walked
+ * it (in this run or an earlier one; unconfirmed only in a run that has no libunwind), kept
+ * in a process-wide table; a capture whose every frame has a rule there is walked
  * here in a few instructions per frame, without libunwind, a lock or a system call.
  *
  * The table is open addressing, filled with compare-and-swap: a slot holds one address for
@@ -144,7 +145,7 @@ static void mf_walk_grow(struct mf_walk_table *old)
 
 /* A return address new in this epoch, in the frame (sp, bp): its rule from .eh_frame, kept
  * if libunwind agrees (now or in an earlier run: rules.c), else kept as one that needs
- * libunwind. Returns the rule word. */
+ * libunwind; in a run without libunwind, kept as read. Returns the rule word. */
 static MF_NOINLINE uint64_t mf_walk_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
 {
 	mf_fork_hold(); /* libunwind */
