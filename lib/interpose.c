@@ -24,10 +24,8 @@ static MF_NOINLINE void mf_init(void)
 	int ok = mf_real_init() == 0;
 	if (ok) {
 		mf_config_load();
-		mf_walk_init();
 		mf_loader_init();
 		mf_modules_init();
-		mf_rules_init();
 		mf_unwind_init();
 		mf_thread_init();
 	}
@@ -254,9 +252,9 @@ static void mf_dl_begin(void)
 MF_EXPORT int dlclose(void *handle)
 {
 	mf_dl_begin();
-	mf_walk_forget(); /* its code may be unmapped, and other code mapped there */
+	mf_unwind_forget(); /* its code may be unmapped, and other code mapped there */
 	int r = mf_real.dlclose(handle);
-	mf_walk_forget();
+	mf_unwind_forget();
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
 		int saved = errno, cancel = mf_nocancel_begin();
 		mf_busy_enter();
@@ -302,7 +300,6 @@ __attribute__((destructor)) static void mf_destructor(void)
 		return;
 	mf_busy_enter();
 	mf_thread_process_exit();
-	mf_unwind_report();
-	mf_rules_save();
+	mf_unwind_exit();
 	mf_busy_leave();
 }

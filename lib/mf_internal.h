@@ -13,15 +13,13 @@
 #include <sys/types.h>
 
 #include "malloc_freq_format.h"
+#include "unwind/unwind.h"
 
 #define MF_EXPORT      __attribute__((visibility("default")))
 #define MF_NOINLINE    __attribute__((noinline))
 #define MF_TLS	       __thread __attribute__((tls_model("initial-exec")))
 #define mf_likely(x)   __builtin_expect(!!(x), 1)
 #define mf_unlikely(x) __builtin_expect(!!(x), 0)
-
-#define MF_DEPTH_DEFAULT 128
-#define MF_DEPTH_MAX	 1024
 
 /* Fresh anonymous memory about to be used: written first, each page faults in once (read
  * first, it faults twice: in comes the zero page, then a copy of it). A page fault costs as
@@ -130,158 +128,6 @@ void *mf_real_own(size_t align, size_t n, int zero);
 void mf_real_free_bootstrap(void *p); /* free() of a bootstrap block: kept for mf_real_own */
 void *mf_real_own_realloc(void *old, size_t n);
 
-/* unwind.c: the only user of libunwind. */
-struct mf_frame;
-struct mf_cfi_rule;
-/* Loads libunwind, unless the rule cache says this run will not need it (mf_rules_complete).
- * After mf_rules_init. */
-void mf_unwind_init(void);
-/* Captures the program's return addresses from frame `from` outwards into ws and returns how
- * many: *pcs points at them, outermost first, without libmalloc_freq's own frames; the
- * capture ends at the first address that cannot be code. *hash is their mf_stack_hash_step
- * fold, or 0 if not known. max bounds the raw capture, our frames included. scratch (max
- * entries) is used by MALLOC_FREQ_UNWIND=check. */
-struct mf_walk_stacks;
-int mf_unwind(struct mf_walk_stacks *ws, void **scratch, int max, const struct mf_frame *from,
-	      void ***pcs, uint64_t *hash);
-/* Does libunwind, stepping from the frame of return address pc (registers sp, bp), reach the
- * caller (or the end of the stack) that rule leads to? 1 or 0; -1 if libunwind was not
- * loaded in this run. */
-int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
-void mf_unwind_report(void); /* at exit, MALLOC_FREQ_UNWIND=check: what it compared */
-/* MALLOC_FREQ_UNWIND=check: the leaf a recent stack gave, against the checked walk's. */
-void mf_unwind_check_recent(uint32_t recent, uint32_t walked);
-
-/* cfi.c: how to reach a frame's caller, from the object's .eh_frame. */
-enum { MF_CFI_UNKNOWN, MF_CFI_STEP, MF_CFI_END };
-struct mf_cfi_rule {
-	int32_t cfa_off; /* CFA = (cfa_rbp ? rbp : rsp) + cfa_off; the return address at CFA - 8 */
-	int16_t rbp_off; /* the caller's rbp is saved at CFA + rbp_off; 0: rbp is unchanged */
-	uint8_t cfa_rbp;
-	uint8_t kind; /* MF_CFI_END: the outermost frame; MF_CFI_UNKNOWN: ask libunwind */
-};
-/* The rule at pc (an address inside the instruction: a return address minus one). 0; -1
- * when the frame is not of the simple kinds understood here; MF_CFI_NONE when no unwind
- * table covers pc. Every field of *rule is set (kind MF_CFI_UNKNOWN unless 0 is returned). */
-enum { MF_CFI_NONE = -2 };
-int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
-
-/* walk.c: the cached unwinder. Rules live in a process-wide table keyed by return address,
- * holding rules that gave libunwind's answer (mf_unwind_agrees, or an earlier run's: rules.c;
- * in a run without libunwind, rules as read); walking needs no lock. */
-/* The hash of a stack, folded from its outermost frame in: the trie's memo key. */
-#define MF_STACK_HASH_SEED 0x2545f4914f6cdd1dull
-static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
-{
-	h = (h ^ pc) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 29);
-}
-
-/* A frame as the cached walk sees it: the return address into it, and the registers it
- * left (sp just above the return address; rbp as it was). */
-struct mf_frame {
-	uintptr_t pc, sp, bp;
-	uintptr_t caller; /* the entry point's own return address: where the program called */
-};
-/* A thread's last stack as the walk saw it, outermost frame first: frame i entered with pc[i],
- * f[i].sp and f[i].bp and left by f[i].rule; f[i].hash folds pc[0] to pc[i] in turn. The
- * fresh arrays take a walk's new frames, innermost first, until it knows where they go. */
-struct mf_walk_frame {
-	uintptr_t sp, bp;
-	uint64_t rule, hash;
-};
-struct mf_walk_stacks {
-	uintptr_t pc[MF_DEPTH_MAX + 16]; /* (apart from f: the trie reads them as an array) */
-	struct mf_walk_frame f[MF_DEPTH_MAX + 16];
-	uintptr_t fresh_pc[MF_DEPTH_MAX + 16];
-	struct mf_walk_frame fresh[MF_DEPTH_MAX + 16];
-	uint64_t epoch;
-	int count;    /* frames in pc and f */
-	int reusable; /* the stack ended at its outermost frame, under epoch */
-};
-/* Walks from the frame of return address pc and returns the frame count: ws->pc[0..count)
- * holds the return addresses, outermost first (pc last). A return address new to the table
- * has its rule read (cfi.c) and confirmed (mf_unwind_agrees) first. Where a frame is one of
- * the last stack's and nothing above it has changed, the frames above are kept. When a frame
- * needs libunwind, MF_WALK_SLOW is returned and ws->pc is left as it was. */
-enum { MF_WALK_SLOW = -2 };
-int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
-/* The walk's epoch: the rules (and the stacks walked with them) of another are not used. */
-unsigned mf_walk_epoch_now(void);
-/* One word of a walked stack, and what it held then. */
-struct mf_walk_check {
-	const uintptr_t *at;
-	uintptr_t was;
-};
-/* For the stack ws holds after a complete walk: the words, innermost first, whose values
- * decide where a new walk from its first frame goes (each frame's return address, and its
- * rbp where a rule further out uses it), up to max of them; *bp_mask is ~0 if the first
- * frame's rbp is used, else 0. Returns how many, or -1 if more than max. Read innermost
- * first, each lies in a frame the words before it have shown to be the same. */
-int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
-		   uintptr_t *bp_mask);
-/* Defines the function `name(a, b, c)` that calls target(a, b, pc, sp, bp, c) with the frame
- * of name's caller as it will be once name returns (a, b, c: integers or pointers). */
-#define MF_WITH_CALLER_FRAME(name, target)                                                         \
-	__asm__(".text\n.p2align 4\n.type " #name ", @function\n" #name ":\n"                      \
-		".cfi_startproc\n"                                                                 \
-		"movq %rdx, %r9\n"     /* c */                                                     \
-		"movq (%rsp), %rdx\n"  /* pc: the return address */                                \
-		"leaq 8(%rsp), %rcx\n" /* sp once returned */                                      \
-		"movq %rbp, %r8\n"     /* bp, untouched here */                                    \
-		"jmp " #target "\n"                                                                \
-		".cfi_endproc\n.size " #name ", .-" #name "\n")
-/* Everything cached may be wrong from now on (code may be unloaded and other code mapped). */
-void mf_walk_init(void);
-void mf_walk_forget(void);
-void mf_walk_postfork_child(void);
-
-/* recent.c: a thread's recent stacks, each with the trie leaf it was counted at; a call
- * from one of them again is counted there once its words are seen unchanged, without a walk
- * or the trie. Filled only from complete walks, under MALLOC_FREQ_UNWIND=cached. The stacks
- * are laid one after the other in an arena (a short process touches a page or two of it),
- * which starts over when full; an index of sets of two ways finds them. */
-enum {
-	MF_RECENT_SETS = 32,
-	MF_RECENT_WAYS = 2,
-	MF_RECENT_CHECKS = 254, /* a stack that needs more is not kept */
-	MF_RECENT_ARENA = 16 << 10,
-};
-struct mf_recent_stack {
-	uintptr_t pc, sp, bp, bp_mask; /* the first frame: the entry point's own */
-	unsigned epoch;		       /* mf_walk_epoch_now() of the walk */
-	uint32_t node;		       /* the trie leaf */
-	int entry;		       /* enum mf_entry */
-	int checks;
-	struct mf_walk_check check[];
-};
-struct mf_recent {
-	struct mf_recent_stack *way[MF_RECENT_SETS][MF_RECENT_WAYS]; /* NULL: none */
-	unsigned char next[MF_RECENT_SETS];			     /* the way to replace next */
-	size_t used;						     /* bytes of arena */
-	unsigned char *arena; /* MF_RECENT_ARENA bytes, 16-aligned (apart: its pages are
-				 touched only as it fills) */
-};
-/* The leaf of the stack of a call made now from frame `from`, or 0 if not a recent one. */
-uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_frame *from);
-/* Keeps the stack ws holds after a complete walk, counted at node. */
-void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int entry, uint32_t node);
-
-/* rules.c: the rule cache, frame rules libunwind confirmed in earlier runs of the program. */
-void mf_rules_init(void); /* after mf_modules_init: reads the file */
-void mf_rules_save(void); /* at exit: adds this run's confirmations to the file */
-int mf_rules_on(void);	  /* there is a cache to look in and add to */
-/* The program's last run needed nothing from libunwind beyond the rules in the file. */
-int mf_rules_complete(void);
-/* This run needed libunwind beyond what the cache spares (it was not loaded, a stack went to
- * unw_backtrace, a rule was refused or could not be kept): the next one must load it. */
-void mf_rules_needed(void);
-/* The key of a rule (mf_walk_pack with epoch 0) at rel_pc in the module of identity module
- * (mf_modules_identity). Never 0. */
-uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc, uint64_t rule);
-int mf_rules_known(uint64_t key); /* libunwind confirmed it in an earlier run */
-void mf_rules_add(uint64_t key);  /* libunwind confirmed it in this run */
-
 /* modules.c: the process's module map, in memory and in the file `modules`. */
 void mf_modules_init(void);
 /* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Takes a lock. */
@@ -307,6 +153,14 @@ void mf_loader_postfork_child(void); /* sets mf_loader_stuck */
 /* In a child forked while another thread held the loader's lock: dl_iterate_phdr (and so
  * unwinding, and looking at the loaded objects) would wait for ever. */
 extern int mf_loader_stuck;
+
+/* The hash of a stack, folded from its outermost frame in: the trie's memo key. */
+#define MF_STACK_HASH_SEED 0x2545f4914f6cdd1dull
+static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
+{
+	h = (h ^ pc) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 29);
+}
 
 /* trie.c: the stack trie over a node array that the owner may grow. */
 struct mf_trie;

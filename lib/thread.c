@@ -19,15 +19,10 @@ struct mf_thread {
 	struct mf_prof_file file;
 	pid_t tid;
 	unsigned exit_rounds;
-	uint64_t rng;	     /* xorshift64* state for the sampling intervals */
-	long interval;	     /* the countdown's current interval: calls it stands for */
-	unsigned generation; /* mf_modules_generation the trie's index was built under */
+	uint64_t rng;  /* xorshift64* state for the sampling intervals */
+	long interval; /* the countdown's current interval: calls it stands for */
 	struct mf_thread *prev, *next;
-	struct mf_recent recent; /* its hot stacks, with their leaves */
-	/* The large parts last: their pages are touched only as they are used. */
-	struct mf_walk_stacks ws; /* the capture buffers: here, not on the program's stack */
-	_Alignas(16) unsigned char recent_arena[MF_RECENT_ARENA];
-	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */
+	struct mf_unwind_thread unwind; /* last: its pages are touched only as they are used */
 };
 
 MF_TLS struct mf_tls mf_tls;
@@ -246,7 +241,7 @@ static void mf_thread_postfork_child(void)
 		pthread_setspecific(mf_thread_key, NULL);
 	mf_prof_dir_forget();
 	mf_loader_postfork_child();
-	mf_walk_postfork_child();
+	mf_unwind_postfork_child();
 	if (mf_loader_stuck)
 		MF_LOG_ONCE("process %d was forked while another thread held the loader's lock; "
 			    "its calls are counted without stacks (unwinding would wait for ever)",
@@ -299,7 +294,7 @@ struct mf_thread *mf_thread_start(void)
 		return NULL;
 	}
 	t->tid = gettid();
-	t->recent.arena = t->recent_arena;
+	mf_unwind_thread_init(&t->unwind);
 	err = mf_prof_open(&t->file, t->tid);
 	if (!err &&
 	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
@@ -313,7 +308,6 @@ struct mf_thread *mf_thread_start(void)
 		mf_tls.disabled = 1;
 		return NULL;
 	}
-	t->generation = mf_modules_generation;
 	mf_thread_seed(t);
 	t->interval = mf_thread_draw(t);
 	mf_tls.countdown = t->interval;
@@ -342,40 +336,7 @@ void mf_thread_count_nested(void)
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
 
-/* The leaf of a stack that is not one of the thread's recent ones (or is, and
- * MALLOC_FREQ_UNWIND=check compares): capture, walk the trie from the outermost frame, and
- * keep the stack among the recent ones if it came again. 0: the trie is out of room. */
-static uint32_t mf_thread_walk(struct mf_thread *t, enum mf_entry e, const struct mf_frame *from,
-			       uint32_t recent)
-{
-	int depth = (int)mf_config.depth;
-	void **pcs;
-	uint64_t hash;
-	/* depth + our own frames + 1 to see that a stack was cut */
-	int frames = mf_unwind(&t->ws, t->check, depth + 16, from, &pcs, &hash);
-	int truncated = frames > depth;
-	if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
-		pcs += frames - depth;
-		frames = depth;
-		hash = 0;
-	}
-	uint32_t node = mf_trie_stack(&t->trie, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
-	if (mf_unlikely(!node))
-		return 0;
-	if (mf_unlikely(recent))
-		mf_unwind_check_recent(recent, node);
-	/* Walked whole (hash is set only when the cached walk gave the stack, never under
-	 * MALLOC_FREQ_UNWIND=libunwind), and counted before: a stack that comes again, not one
-	 * of the one-off stacks a short process is made of (each would touch a page here). Not
-	 * if an unload was noticed since the index was checked: the walk may be of the new
-	 * epoch, the leaf of the index about to be forgotten. */
-	else if (hash && t->ws.reusable && t->trie.nodes[node].calls &&
-		 t->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
-		mf_recent_put(&t->recent, &t->ws, (int)e, node);
-	return node;
-}
-
-/* The hot path: a recent stack's leaf, or the walk's; count there. */
+/* The hot path: the stack's leaf; count there. */
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from)
 {
@@ -383,16 +344,7 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	h->calls_total += (uint64_t)t->interval;
 	t->interval = mf_thread_draw(t);
 	mf_tls.countdown = t->interval;
-	if (mf_unlikely(t->generation != mf_modules_generation)) {
-		mf_trie_forget_index(&t->trie); /* an unloaded object's pcs may be reused */
-		t->generation = mf_modules_generation;
-	}
-	/* (MALLOC_FREQ_UNWIND=check looks among the recent stacks, then walks and compares) */
-	const int mode = mf_config.unwind;
-	uint32_t recent =
-	    mode != MF_UNWIND_LIBUNWIND ? mf_recent_find(&t->recent, (int)e, from) : 0;
-	uint32_t node =
-	    mode == MF_UNWIND_CACHED && recent ? recent : mf_thread_walk(t, e, from, recent);
+	uint32_t node = mf_unwind_leaf(&t->unwind, &t->trie, e, from);
 	if (mf_unlikely(!node)) {
 		h->calls_lost++;
 		return;

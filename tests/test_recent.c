@@ -1,19 +1,19 @@
-/* The recent stacks (lib/recent.c) and the words that decide a walk (mf_walk_checks in
- * lib/walk.c), on stacks built by hand in an array: which words are checked, which rbp
+/* The recent stacks (lib/unwind/recent.c) and the words that decide a walk (mf_walk_checks in
+ * lib/unwind/walk.c), on stacks built by hand in an array: which words are checked, which rbp
  * values matter (through an rbp-based rule, passed on through frames that leave rbp alone,
  * or not at all), and that a kept stack is found only while every such word, the first
- * frame, the epoch and the entry point are the same. The rule words are packed as walk.c
- * packs them: kind + 1 | cfa_rbp << 2 | rbp_off << 3 | cfa_off << 19 | epoch << 43. */
+ * frame, the epoch and the entry point are the same. The rule words are packed by
+ * mf_rule_pack (lib/unwind/rule.h), as the rule table packs them. */
 #include "config.h"
 
 #include <pthread.h>
 #include <stdint.h>
 #include <string.h>
 
-#include "../lib/mf_internal.h"
+#include "unwind/internal.h"
 #include "tap.h"
 
-/* What walk.c needs from the rest of the library, unused here. */
+/* What the walk and the rule table need from the rest of the library, unused here. */
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 volatile unsigned mf_modules_generation;
@@ -52,16 +52,16 @@ void mf_rules_add(uint64_t key)
 }
 void mf_rules_needed(void) {}
 
-static uint64_t rule(int cfa_rbp, int16_t rbp_off, uint32_t cfa_off)
+static uint64_t rule(int cfa_rbp, int16_t rbp_off, int32_t cfa_off)
 {
-	uint64_t epoch = mf_walk_epoch_now() & 0x1fffff;
-	return (MF_CFI_STEP + 1) | (uint64_t)cfa_rbp << 2 | (uint64_t)(uint16_t)rbp_off << 3 |
-	       (uint64_t)cfa_off << 19 | epoch << 43;
+	struct mf_cfi_rule r = {cfa_off, rbp_off, (uint8_t)cfa_rbp, MF_CFI_STEP};
+	return mf_rule_pack(&r, mf_walk_epoch_now() & MF_RULE_EPOCH_MASK);
 }
 
 static uint64_t end_rule(void)
 {
-	return (MF_CFI_END + 1) | (uint64_t)(mf_walk_epoch_now() & 0x1fffff) << 43;
+	struct mf_cfi_rule r = {0, 0, 0, MF_CFI_END};
+	return mf_rule_pack(&r, mf_walk_epoch_now() & MF_RULE_EPOCH_MASK);
 }
 
 enum { PC3 = 0x401000, PC2 = 0x402000, PC1 = 0x403000, PC0 = 0x404000 };

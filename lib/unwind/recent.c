@@ -8,7 +8,7 @@
 
 #include <string.h>
 
-#include "mf_internal.h"
+#include "unwind/internal.h"
 
 /* The set of a stack: by where the program called the entry point, and the stack's depth
  * there (sites called at one depth, and one site at several depths, go apart). */

@@ -11,7 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "mf_internal.h"
+#include "unwind/internal.h"
 
 /* DWARF register numbers on x86-64 */
 enum { MF_DW_RBP = 6, MF_DW_RSP = 7, MF_DW_RA = 16 };

@@ -16,7 +16,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "mf_internal.h"
+#include "unwind/internal.h"
 
 enum {
 	MF_RULES_NEW_SLOTS = 1 << 16

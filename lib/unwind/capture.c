@@ -1,0 +1,182 @@
+/* Stack capture's one entry point: the trie leaf of an allocation call's stack. A call from
+ * one of the thread's recent stacks is counted at that stack's leaf; any other is walked by
+ * the cached rules (or, where they cannot describe a frame, by libunwind) and found in the trie
+ * from its outermost frame. MALLOC_FREQ_UNWIND picks libunwind for every call, or check mode,
+ * which takes every stack both ways and says where they differ. Runs inside malloc. */
+#include "config.h"
+
+#include "unwind/internal.h"
+
+void mf_unwind_init(void)
+{
+	mf_rule_table_init();
+	mf_rules_init();
+	if (mf_config.unwind != MF_UNWIND_CACHED || !mf_rules_complete())
+		mf_libunwind_load();
+}
+
+void mf_unwind_thread_init(struct mf_unwind_thread *u)
+{
+	u->recent.arena = u->recent_arena;
+	u->generation = mf_modules_generation;
+}
+
+/* Leaves out libmalloc_freq's own frames (innermost) and ends at the first address that
+ * cannot be code; then puts the rest outermost first. Returns the new count. */
+static int mf_unwind_trim(void **pcs, int n)
+{
+	int skip = 0, k = 0;
+	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
+		skip++;
+	for (int i = skip; i < n && (uintptr_t)pcs[i] >= MF_TRIE_KEY_SPECIAL_MAX; i++)
+		pcs[k++] = pcs[i];
+	for (int i = 0; i < k / 2; i++) {
+		void *x = pcs[i];
+		pcs[i] = pcs[k - 1 - i];
+		pcs[k - 1 - i] = x;
+	}
+	return k;
+}
+
+/* unw_backtrace's stack, as mf_unwind_trim leaves it; 0 frames without libunwind. */
+static int mf_unwind_slow(void **pcs, int max)
+{
+	int n = mf_libunwind_backtrace(pcs, max);
+	return n < 0 ? 0 : mf_unwind_trim(pcs, n);
+}
+
+static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_recent;
+
+/* MALLOC_FREQ_UNWIND=check: the stack (outermost first) must be unw_backtrace's, as far as
+ * it is recorded: its innermost MALLOC_FREQ_DEPTH frames, and whether there are more.
+ * (unw_backtrace spends more of max on our own frames, so it may see fewer beyond those.) */
+static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
+{
+	int m = mf_unwind_slow(ref, max);
+	int depth = (int)mf_config.depth, i = 0;
+	while (i < n && i < m && i < depth && pcs[n - 1 - i] == ref[m - 1 - i])
+		i++;
+	int same = i == depth ? (n > depth) == (m > depth) : i == n && i == m;
+	__atomic_add_fetch(&mf_checked, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&mf_checked_walked, walked, __ATOMIC_RELAXED);
+	if (!same && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
+		mf_log(
+		    "unwind check: frame %d differs: cached walk %lx (of %d frames), libunwind %lx "
+		    "(of %d)",
+		    i, i < n ? (unsigned long)pcs[n - 1 - i] : 0ul, n,
+		    i < m ? (unsigned long)ref[m - 1 - i] : 0ul, m);
+}
+
+/* MALLOC_FREQ_UNWIND=check: the leaf a recent stack gave, against the checked walk's. */
+static void mf_unwind_check_recent(uint32_t recent, uint32_t walked)
+{
+	__atomic_add_fetch(&mf_checked_recent, 1, __ATOMIC_RELAXED);
+	if (recent != walked && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
+		mf_log("unwind check: recent stack at leaf %u, the walk's at leaf %u", recent,
+		       walked);
+}
+
+/* Captures the program's return addresses from frame `from` outwards and returns how many:
+ * *pcs points at them, outermost first, without libmalloc_freq's own frames; the capture ends
+ * at the first address that cannot be code. *hash is their mf_stack_hash_step fold, or 0 if
+ * not known. max bounds the raw capture, our frames included. */
+static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct mf_frame *from,
+			     void ***at, uint64_t *hash)
+{
+	struct mf_walk_stacks *ws = &u->ws;
+	*hash = 0;
+	*at = (void **)ws->fresh_pc;
+	if (mf_unlikely(mf_loader_stuck))
+		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
+	int n, walked = 0;
+	if (mf_unlikely(mf_config.unwind != MF_UNWIND_CACHED))
+		mf_fork_hold(); /* libunwind */
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
+		n = MF_WALK_SLOW;
+	else
+		walked = (n = mf_walk(ws, max, from->pc, from->sp, from->bp)) >= 0;
+	void **pcs = (void **)ws->pc;
+	/* The walk starts at the entry point's frame: ours, and the only one. */
+	if (mf_likely(n >= 2) && mf_modules_is_self((uintptr_t)pcs[n - 1]) &&
+	    mf_likely(!mf_modules_is_self((uintptr_t)pcs[n - 2]))) {
+		*at = pcs;
+		*hash = ws->f[n - 2].hash;
+		n--;
+	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
+		walked = 0;
+		mf_fork_hold();
+		mf_rules_needed(); /* the next run cannot do without libunwind either */
+		/* (without libunwind in this run: counted without a stack) */
+		n = mf_unwind_slow(*at, max);
+	}
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
+		mf_unwind_check(*at, n, u->check, max, walked);
+	mf_unwind_loud();
+	return n;
+}
+
+/* The leaf of a stack that is not one of the thread's recent ones (or is, and check mode
+ * compares): capture, walk the trie from the outermost frame, and keep the stack among the
+ * recent ones if it came again. 0: the trie is out of room. */
+static uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,
+			       const struct mf_frame *from, uint32_t recent)
+{
+	int depth = (int)mf_config.depth;
+	void **pcs;
+	uint64_t hash;
+	/* depth + our own frames + 1 to see that a stack was cut */
+	int frames = mf_unwind_capture(u, depth + 16, from, &pcs, &hash);
+	int truncated = frames > depth;
+	if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
+		pcs += frames - depth;
+		frames = depth;
+		hash = 0;
+	}
+	uint32_t node = mf_trie_stack(t, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
+	if (mf_unlikely(!node))
+		return 0;
+	if (mf_unlikely(recent))
+		mf_unwind_check_recent(recent, node);
+	/* Walked whole (hash is set only when the cached walk gave the stack, never under
+	 * MALLOC_FREQ_UNWIND=libunwind), and counted before: a stack that comes again, not one
+	 * of the one-off stacks a short process is made of (each would touch a page here). Not
+	 * if an unload was noticed since the index was checked: the walk may be of the new
+	 * epoch, the leaf of the index about to be forgotten. */
+	else if (hash && u->ws.reusable && t->nodes[node].calls &&
+		 u->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
+		mf_recent_put(&u->recent, &u->ws, (int)e, node);
+	return node;
+}
+
+uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,
+			const struct mf_frame *from)
+{
+	if (mf_unlikely(u->generation != mf_modules_generation)) {
+		mf_trie_forget_index(t); /* an unloaded object's pcs may be reused */
+		u->generation = mf_modules_generation;
+	}
+	/* (MALLOC_FREQ_UNWIND=check looks among the recent stacks, then walks and compares) */
+	const int mode = mf_config.unwind;
+	uint32_t recent =
+	    mode != MF_UNWIND_LIBUNWIND ? mf_recent_find(&u->recent, (int)e, from) : 0;
+	return mode == MF_UNWIND_CACHED && recent ? recent : mf_unwind_walk(u, t, e, from, recent);
+}
+
+void mf_unwind_forget(void)
+{
+	mf_rule_table_forget();
+}
+
+void mf_unwind_postfork_child(void)
+{
+	mf_rule_table_postfork_child();
+}
+
+void mf_unwind_exit(void)
+{
+	if (mf_config.unwind == MF_UNWIND_CHECK)
+		mf_log("unwind check: %lu stacks compared, %lu by the cached walk, %lu differed; "
+		       "%lu found among the recent stacks",
+		       mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_recent);
+	mf_rules_save();
+}

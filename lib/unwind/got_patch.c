@@ -1,0 +1,257 @@
+/* What libunwind calls for its validation pipe and for the signal mask, redirected in its own
+ * GOT (nobody else's) to the functions here. Runs inside malloc: no malloc, no stdio.
+ *
+ * libunwind (1.6, as Debian builds it) validates memory by writing it to a pipe it opens in
+ * the process, and when that pipe's descriptors look closed it closes them again and reopens:
+ * in a program that closed its descriptors and reused the numbers, that closes the program's
+ * files. So before libunwind starts, its calls to pipe2, read, write, close and syscall point
+ * here: no pipe is made, and the check "is this address readable" is done with
+ * process_vm_readv, which needs no descriptor.
+ *
+ * libunwind blocks every signal around each of its locks (its global cache, which Debian's
+ * build keeps whatever the caching policy says; its memory pools; its walk over the loaded
+ * objects): eight system calls per step. The blocking is needed, since a program's signal
+ * handler may use libunwind too and would wait for ever on a lock its thread holds; but when
+ * a capture confirms rules (one libunwind step each, all new: the start of a process is made
+ * of them), once per capture is enough. So the first confirmation of a capture blocks every
+ * signal in the thread until the capture ends (mf_unwind_quiet), and meanwhile libunwind's own
+ * sigprocmask calls in that thread do nothing. Everywhere else they are passed on: in
+ * unw_backtrace, which once warm takes no lock and makes no system call at all. */
+#include "config.h"
+
+#include <elf.h>
+#include <errno.h>
+#include <link.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/uio.h>
+#include <unistd.h>
+
+#include "unwind/internal.h"
+
+/* The two ends of libunwind's validation "pipe": numbers no descriptor can have. */
+#define MF_FAKE_READ_FD	 (-1000)
+#define MF_FAKE_WRITE_FD (-1001)
+
+static int mf_unw_pipe2(int fds[2], int flags)
+{
+	(void)flags;
+	fds[0] = MF_FAKE_READ_FD;
+	fds[1] = MF_FAKE_WRITE_FD;
+	return 0;
+}
+
+static ssize_t mf_unw_read(int fd, void *buf, size_t n)
+{
+	if (fd == MF_FAKE_READ_FD) {
+		errno = EAGAIN; /* "the pipe is empty": it stays open */
+		return -1;
+	}
+	return read(fd, buf, n);
+}
+
+static int mf_unw_close(int fd)
+{
+	if (fd == MF_FAKE_READ_FD || fd == MF_FAKE_WRITE_FD)
+		return 0;
+	return close(fd);
+}
+
+/* Writing one byte of addr to the pipe is libunwind's test that addr is readable: ask the
+ * kernel to copy it instead, which fails with EFAULT where the write would have. */
+static long mf_unw_readable(const void *addr)
+{
+	char byte;
+	struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
+	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1)
+		return 1;
+	errno = EFAULT;
+	return -1;
+}
+
+static ssize_t mf_unw_write(int fd, const void *buf, size_t n)
+{
+	if (fd == MF_FAKE_WRITE_FD)
+		return mf_unw_readable(buf);
+	return write(fd, buf, n);
+}
+
+/* libunwind may write through syscall() to keep sanitizers quiet. */
+static long mf_unw_syscall(long n, ...)
+{
+	va_list ap;
+	va_start(ap, n);
+	long a[6];
+	for (int i = 0; i < 6; i++)
+		a[i] = va_arg(ap, long);
+	va_end(ap);
+	if (n == SYS_write && (int)a[0] == MF_FAKE_WRITE_FD) /* an int: only its low half is set */
+		return mf_unw_readable((const void *)a[1]);
+	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
+}
+
+/* Set while this thread's signals are blocked for libunwind (mf_unwind_quiet). */
+static MF_TLS struct {
+	int quiet;
+	sigset_t saved;
+} mf_unw_signals;
+
+static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
+{
+	if (mf_unw_signals.quiet) { /* every signal is blocked already; libunwind restores
+				       what it is given here, which does nothing either */
+		if (old)
+			sigfillset(old);
+		return 0;
+	}
+	return sigprocmask(how, set, old);
+}
+
+static int mf_unw_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
+{
+	return mf_unw_signals.quiet ? mf_unw_sigprocmask(how, set, old)
+				    : pthread_sigmask(how, set, old);
+}
+
+void mf_unwind_quiet(void)
+{
+	if (mf_unw_signals.quiet)
+		return;
+	sigset_t all;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &mf_unw_signals.saved);
+	mf_unw_signals.quiet = 1;
+}
+
+void mf_unwind_loud(void)
+{
+	if (mf_likely(!mf_unw_signals.quiet))
+		return;
+	mf_unw_signals.quiet = 0;
+	pthread_sigmask(SIG_SETMASK, &mf_unw_signals.saved, NULL);
+}
+
+/* The pipe's five are needed; the signal mask's are what libunwind happens to call. */
+static const struct {
+	const char *name;
+	void *fn;
+	int pipe;
+} mf_unw_hooks[] = {
+    {"pipe2", (void *)mf_unw_pipe2, 1},
+    {"read", (void *)mf_unw_read, 1},
+    {"close", (void *)mf_unw_close, 1},
+    {"write", (void *)mf_unw_write, 1},
+    {"syscall", (void *)mf_unw_syscall, 1},
+    {"sigprocmask", (void *)mf_unw_sigprocmask, 0},
+    {"pthread_sigmask", (void *)mf_unw_pthread_sigmask, 0},
+};
+
+struct mf_patch {
+	int found;   /* libunwind's object was seen */
+	int patched; /* GOT slots of the pipe's calls rewritten */
+	int failed;
+};
+
+static uintptr_t mf_dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
+{
+	return v < info->dlpi_addr ? info->dlpi_addr + v : v; /* glibc relocates most in place */
+}
+
+/* Points one GOT slot at fn, lifting RELRO protection for the write if needed. */
+static int mf_patch_slot(void **slot, void *fn)
+{
+	uintptr_t page = (uintptr_t)slot & ~(uintptr_t)(getpagesize() - 1);
+	if (mprotect((void *)page, (size_t)getpagesize(), PROT_READ | PROT_WRITE))
+		return -1;
+	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
+	return 0; /* left writable: the slot must stay ours, and it is libunwind's page only */
+}
+
+static void mf_patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) * rel, size_t size,
+			    const ElfW(Sym) * symtab, const char *strtab, struct mf_patch *p)
+{
+	for (size_t i = 0; i < size / sizeof(*rel); i++) {
+		unsigned long type = ELF64_R_TYPE(rel[i].r_info);
+		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+			continue;
+		const char *name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
+		for (size_t h = 0; h < sizeof(mf_unw_hooks) / sizeof(mf_unw_hooks[0]); h++) {
+			if (strcmp(name, mf_unw_hooks[h].name))
+				continue;
+			void **slot = (void **)(info->dlpi_addr + rel[i].r_offset);
+			if (mf_patch_slot(slot, mf_unw_hooks[h].fn))
+				p->failed = 1;
+			else
+				p->patched += mf_unw_hooks[h].pipe;
+		}
+	}
+}
+
+static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	struct mf_patch *p = arg;
+	const char *base = strrchr(info->dlpi_name, '/');
+	base = base ? base + 1 : info->dlpi_name;
+	if (strncmp(base, "libunwind.so", 12) && strncmp(base, "libunwind-x86_64.so", 19))
+		return 0;
+	p->found = 1;
+	const ElfW(Dyn) *dyn = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
+			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
+	if (!dyn) {
+		p->failed = 1;
+		return 0;
+	}
+	const ElfW(Sym) *symtab = NULL;
+	const char *strtab = NULL;
+	const ElfW(Rela) *jmprel = NULL, *rela = NULL;
+	size_t jmprel_size = 0, rela_size = 0;
+	for (; dyn->d_tag != DT_NULL; dyn++) {
+		switch (dyn->d_tag) {
+		case DT_SYMTAB:
+			symtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_STRTAB:
+			strtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_JMPREL:
+			jmprel = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_PLTRELSZ:
+			jmprel_size = dyn->d_un.d_val;
+			break;
+		case DT_RELA:
+			rela = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
+			break;
+		case DT_RELASZ:
+			rela_size = dyn->d_un.d_val;
+			break;
+		}
+	}
+	if (!symtab || !strtab) {
+		p->failed = 1;
+		return 0;
+	}
+	if (jmprel)
+		mf_patch_relocs(info, jmprel, jmprel_size, symtab, strtab, p);
+	if (rela)
+		mf_patch_relocs(info, rela, rela_size, symtab, strtab, p);
+	return 0;
+}
+
+void mf_got_patch_libunwind(void)
+{
+	struct mf_patch p = {0};
+	mf_objects_iterate(mf_patch_object, &p);
+	if (!p.found || p.failed || p.patched < 5)
+		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
+		       "that closes and reuses its descriptors may be disturbed",
+		       !p.found	  ? "libunwind not found"
+		       : p.failed ? "GOT not writable"
+				  : "calls not found");
+}

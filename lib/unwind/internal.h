@@ -1,0 +1,123 @@
+/* The parts of stack capture and how they call each other (lib/unwind/ only):
+ *   capture.c     the entry point: which way a stack is found, check mode
+ *   recent.c      a thread's recent stacks, found again without a walk
+ *   walk.c        the cached walk over a stack, by the rule table's rules
+ *   rule_table.c  the process-wide rules by return address, learned and confirmed
+ *   cfi.c         a rule read from an object's .eh_frame
+ *   rule_cache.c  the rules confirmed in earlier runs, kept in a file
+ *   libunwind.c   libunwind: loaded, asked to confirm a rule, or to take a whole stack
+ *   got_patch.c   what libunwind calls for a pipe and the signal mask, redirected
+ * Everything here runs inside malloc: no malloc, no stdio. */
+#ifndef MF_UNWIND_INTERNAL_H
+#define MF_UNWIND_INTERNAL_H
+
+#include <stdint.h>
+
+#include "mf_internal.h"
+#include "unwind/rule.h"
+
+/* cfi.c: the rule at pc (an address inside the instruction: a return address minus one). 0;
+ * -1 when the frame is not of the simple kinds understood here; MF_CFI_NONE when no unwind
+ * table covers pc. Every field of *rule is set (kind MF_CFI_UNKNOWN unless 0 is returned). */
+enum { MF_CFI_NONE = -2 };
+int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
+
+/* rule_table.c: rules keyed by return address, holding rules that gave libunwind's answer
+ * (mf_unwind_agrees, or an earlier run's: rule_cache.c; in a run without libunwind, rules as
+ * read); read without a lock. */
+struct mf_rule_table;
+/* The table to read now. */
+const struct mf_rule_table *mf_rule_table_now(void);
+/* A return address without a current rule, in the frame (sp, bp): its rule from .eh_frame,
+ * confirmed, kept; returns the rule word. */
+uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch);
+/* The walk's epoch: the rules (and the stacks walked with them) of another are not used. */
+unsigned mf_walk_epoch_now(void);
+void mf_rule_table_init(void);
+void mf_rule_table_forget(void);
+void mf_rule_table_postfork_child(void);
+
+/* The table's layout, for the inline first probe. */
+struct mf_rule_slot {
+	uintptr_t ra;  /* 0: free */
+	uint64_t rule; /* 0: not yet written; else mf_rule_pack() */
+};
+struct mf_rule_table {
+	uint64_t mask;
+	unsigned used; /* slots claimed */
+	struct mf_rule_slot *slots;
+};
+static inline uint64_t mf_rule_hash(uintptr_t ra)
+{
+	return (ra * 0x9e3779b97f4a7c15ull) >> 40;
+}
+/* ra's rule word in t if it is of this epoch, else 0. */
+uint64_t mf_rule_table_lookup(const struct mf_rule_table *t, uintptr_t ra, uint64_t epoch);
+/* ra's rule word in t, of this epoch or not, or 0; the first probe inline, where a rule is
+ * found nearly always. */
+static inline uint64_t mf_rule_table_get(const struct mf_rule_table *t, uintptr_t ra,
+					 uint64_t epoch)
+{
+	const struct mf_rule_slot *s = &t->slots[mf_rule_hash(ra) & t->mask];
+	return __builtin_expect(s->ra == ra, 1) ? __atomic_load_n(&s->rule, __ATOMIC_ACQUIRE)
+						: mf_rule_table_lookup(t, ra, epoch);
+}
+
+/* walk.c: walks from the frame of return address pc and returns the frame count:
+ * ws->pc[0..count) holds the return addresses, outermost first (pc last). A return address
+ * new to the table has its rule learned first. Where a frame is one of the last stack's and
+ * nothing above it has changed, the frames above are kept. When a frame needs libunwind,
+ * MF_WALK_SLOW is returned and ws->pc is left as it was. */
+enum { MF_WALK_SLOW = -2 };
+int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
+/* For the stack ws holds after a complete walk: the words, innermost first, whose values
+ * decide where a new walk from its first frame goes (each frame's return address, and its
+ * rbp where a rule further out uses it), up to max of them; *bp_mask is ~0 if the first
+ * frame's rbp is used, else 0. Returns how many, or -1 if more than max. Read innermost
+ * first, each lies in a frame the words before it have shown to be the same. */
+int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
+		   uintptr_t *bp_mask);
+
+/* recent.c: a call from one of a thread's recent stacks again is counted at its leaf once its
+ * words are seen unchanged, without a walk or the trie. Filled only from complete walks. */
+/* The leaf of the stack of a call made now from frame `from`, or 0 if not a recent one. */
+uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_frame *from);
+/* Keeps the stack ws holds after a complete walk, counted at node. */
+void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int entry, uint32_t node);
+
+/* rule_cache.c: frame rules libunwind confirmed in earlier runs of the program. */
+void mf_rules_init(void); /* after mf_modules_init: reads the file */
+void mf_rules_save(void); /* at exit: adds this run's confirmations to the file */
+int mf_rules_on(void);	  /* there is a cache to look in and add to */
+/* The program's last run needed nothing from libunwind beyond the rules in the file. */
+int mf_rules_complete(void);
+/* This run needed libunwind beyond what the cache spares (it was not loaded, a stack went to
+ * unw_backtrace, a rule was refused or could not be kept): the next one must load it. */
+void mf_rules_needed(void);
+/* The key of a rule (mf_rule_pack with epoch 0) at rel_pc in the module of identity module
+ * (mf_modules_identity). Never 0. */
+uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc, uint64_t rule);
+int mf_rules_known(uint64_t key); /* libunwind confirmed it in an earlier run */
+void mf_rules_add(uint64_t key);  /* libunwind confirmed it in this run */
+
+/* libunwind.c: the only user of libunwind's functions. */
+/* Loads libunwind (at start only: see mf_unwind_init). */
+void mf_libunwind_load(void);
+/* Does libunwind, stepping from the frame of return address pc (registers sp, bp), reach the
+ * caller (or the end of the stack) that rule leads to? 1 or 0; -1 if libunwind was not
+ * loaded in this run. */
+int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
+/* unw_backtrace into pcs (at most max, innermost first); -1 if libunwind was not loaded in this
+ * run (then the rule cache hears that the next run needs it). */
+int mf_libunwind_backtrace(void **pcs, int max);
+
+/* got_patch.c: libunwind's calls for its validation pipe and the signal mask, redirected in
+ * its own GOT. */
+/* Points them at ours; says on stderr when it cannot. */
+void mf_got_patch_libunwind(void);
+/* Blocks every signal in this thread until mf_unwind_loud() (libunwind's own sigprocmask
+ * calls meanwhile do nothing). */
+void mf_unwind_quiet(void);
+void mf_unwind_loud(void);
+
+#endif

@@ -1,0 +1,143 @@
+/* libunwind, the slow and sure way to a stack: the only file that includes <libunwind.h>.
+ * Loaded with dlopen at start (never later: see mf_libunwind_load); used to confirm a rule
+ * (one step from a frame) and to take the stacks that rules cannot describe (unw_backtrace).
+ * Runs inside malloc: its allocations are the profiler's own (mf_real_own). */
+#include "config.h"
+
+#define UNW_LOCAL_ONLY
+#include <dlfcn.h>
+#include <libunwind.h>
+#include <link.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+
+#include "unwind/internal.h"
+
+/* libunwind's functions, set once it is loaded. */
+#define MF_UNW_NAME_(f) #f
+#define MF_UNW_NAME(f)	MF_UNW_NAME_(f) /* the exported name: unw_step is _ULx86_64_step */
+static struct {
+	int (*init_local)(unw_cursor_t *, unw_context_t *);
+	int (*step)(unw_cursor_t *);
+	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
+	int (*backtrace)(void **, int);
+	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+	unw_addr_space_t *local_addr_space;
+} mf_unw;
+static int mf_unw_state; /* 1: loaded; 0: not in this run */
+
+/* dlopen, dlsym, then the GOT patches; 0 or -1 (said on stderr). */
+static int mf_libunwind_open(void)
+{
+	void *h = dlopen(MF_LIBUNWIND_SONAME, RTLD_NOW | RTLD_LOCAL | RTLD_NODELETE);
+	const char *missing = NULL;
+#define MF_UNW_RESOLVE(member, fn)                                                                 \
+	if (h && !missing && !(*(void **)&mf_unw.member = dlsym(h, MF_UNW_NAME(fn))))              \
+		missing = MF_UNW_NAME(fn);
+	MF_UNW_RESOLVE(init_local, unw_init_local)
+	MF_UNW_RESOLVE(step, unw_step)
+	MF_UNW_RESOLVE(get_reg, unw_get_reg)
+	MF_UNW_RESOLVE(backtrace, unw_backtrace)
+	MF_UNW_RESOLVE(set_caching_policy, unw_set_caching_policy)
+	MF_UNW_RESOLVE(local_addr_space, unw_local_addr_space)
+#undef MF_UNW_RESOLVE
+	if (!h || missing) {
+		const char *why = dlerror(); /* (read, so that the program does not find it) */
+		why = h ? missing : why;
+		mf_log("cannot load %s (%s%s); frame rules are used without libunwind's "
+		       "confirmation, and a stack they cannot describe is counted without its "
+		       "frames",
+		       MF_LIBUNWIND_SONAME, h ? "no symbol " : "", why ? why : "?");
+		return -1;
+	}
+	mf_got_patch_libunwind();
+	/* Starts libunwind (its pipe2 now ours); asks for per-thread caches, which Debian's build
+	 * does not have (it keeps one global cache). */
+	mf_unw.set_caching_policy(*mf_unw.local_addr_space, UNW_CACHE_PER_THREAD);
+	return 0;
+}
+
+void mf_libunwind_load(void)
+{
+	/* Only at start: loading later would be done inside an allocation, perhaps while another
+	 * thread's dlopen holds the loader's lock and waits for a lock that this thread holds. */
+	if (__atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
+		return; /* the loader is mid-change: a dlopen inside would fail its assertions */
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	mf_tls.own++; /* the loader's allocations are the profiler's, not the program's */
+	int ok = mf_libunwind_open() == 0;
+	mf_tls.own--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	__atomic_store_n(&mf_unw_state, ok, __ATOMIC_RELEASE);
+}
+
+static MF_TLS int mf_unw_warm; /* libunwind's thread-local block exists in this thread */
+
+/* Loaded with dlopen, libunwind has its thread-local variables in a block that glibc
+ * allocates, with malloc, at a thread's first use of them: made to happen here, with every
+ * signal blocked, as the profiler's own allocation (mf_real_own). */
+static void mf_libunwind_warm_thread(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	mf_tls.own++;
+	void *pc[1];
+	mf_unw.backtrace(pc, 1);
+	mf_tls.own--;
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	mf_unw_warm = 1;
+}
+
+/* Can libunwind be called now? (Then this thread's block exists.) If not, the rule cache
+ * hears that this run needed it, so that the next one loads it. */
+static int mf_libunwind_ready(void)
+{
+	if (mf_likely(mf_unw_warm))
+		return 1;
+	if (!__atomic_load_n(&mf_unw_state, __ATOMIC_ACQUIRE)) {
+		mf_rules_needed();
+		return 0;
+	}
+	mf_libunwind_warm_thread();
+	return 1;
+}
+
+int mf_libunwind_backtrace(void **pcs, int max)
+{
+	return mf_libunwind_ready() ? mf_unw.backtrace(pcs, max) : -1;
+}
+
+int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *r)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t nip, nsp, nbp;
+	if (mf_unlikely(!mf_libunwind_ready()))
+		return -1;
+	mf_unwind_quiet();
+	memset(&uc, 0, sizeof(uc));
+	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
+	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
+	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
+	if (mf_unw.init_local(&c, &uc) < 0) /* pc is taken as a return address, as here */
+		return 0;
+	int step = mf_unw.step(&c);
+	if (r->kind == MF_CFI_END)
+		return step == 0; /* (an error may be passing: such a frame is left to libunwind) */
+	if (r->kind != MF_CFI_STEP || step <= 0 || mf_unw.get_reg(&c, UNW_REG_IP, &nip) ||
+	    mf_unw.get_reg(&c, UNW_REG_SP, &nsp) || mf_unw.get_reg(&c, UNW_X86_64_RBP, &nbp))
+		return 0;
+	/* libunwind read the return address below the CFA, and the saved rbp between the two
+	 * stack pointers: reading them again here is safe once the CFA is the same. */
+	if ((r->cfa_rbp ? bp : sp) + (uintptr_t)r->cfa_off != nsp ||
+	    *(const uintptr_t *)(nsp - 8) != nip)
+		return 0;
+	if (!r->rbp_off)
+		return bp == nbp;
+	uintptr_t at = nsp + (uintptr_t)(intptr_t)r->rbp_off;
+	return at >= sp && *(const uintptr_t *)at == nbp;
+}

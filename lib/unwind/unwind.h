@@ -1,0 +1,109 @@
+/* Stack capture: what the rest of the library sees of lib/unwind/. One entry point,
+ * mf_unwind_leaf(), takes the frame of an allocation call and returns the trie leaf of its
+ * stack, choosing how to find it (a recent stack's leaf, the cached walk, libunwind, or check
+ * mode's comparison of them). Runs inside malloc: no malloc, no stdio, errno preserved. */
+#ifndef MF_UNWIND_H
+#define MF_UNWIND_H
+
+#include <stdint.h>
+
+#include "malloc_freq_format.h"
+
+#define MF_DEPTH_DEFAULT 128
+#define MF_DEPTH_MAX	 1024
+
+struct mf_trie;
+
+/* A frame as the cached walk sees it: the return address into it, and the registers it
+ * left (sp just above the return address; rbp as it was). */
+struct mf_frame {
+	uintptr_t pc, sp, bp;
+	uintptr_t caller; /* the entry point's own return address: where the program called */
+};
+
+/* Defines the function `name(a, b, c)` that calls target(a, b, pc, sp, bp, c) with the frame
+ * of name's caller as it will be once name returns (a, b, c: integers or pointers). */
+#define MF_WITH_CALLER_FRAME(name, target)                                                         \
+	__asm__(".text\n.p2align 4\n.type " #name ", @function\n" #name ":\n"                      \
+		".cfi_startproc\n"                                                                 \
+		"movq %rdx, %r9\n"     /* c */                                                     \
+		"movq (%rsp), %rdx\n"  /* pc: the return address */                                \
+		"leaq 8(%rsp), %rcx\n" /* sp once returned */                                      \
+		"movq %rbp, %r8\n"     /* bp, untouched here */                                    \
+		"jmp " #target "\n"                                                                \
+		".cfi_endproc\n.size " #name ", .-" #name "\n")
+
+/* A thread's last stack as the walk saw it, outermost frame first: frame i entered with pc[i],
+ * f[i].sp and f[i].bp and left by f[i].rule; f[i].hash folds pc[0] to pc[i] in turn. The
+ * fresh arrays take a walk's new frames, innermost first, until it knows where they go. */
+struct mf_walk_frame {
+	uintptr_t sp, bp;
+	uint64_t rule, hash;
+};
+struct mf_walk_stacks {
+	uintptr_t pc[MF_DEPTH_MAX + 16]; /* (apart from f: the trie reads them as an array) */
+	struct mf_walk_frame f[MF_DEPTH_MAX + 16];
+	uintptr_t fresh_pc[MF_DEPTH_MAX + 16];
+	struct mf_walk_frame fresh[MF_DEPTH_MAX + 16];
+	uint64_t epoch;
+	int count;    /* frames in pc and f */
+	int reusable; /* the stack ended at its outermost frame, under epoch */
+};
+
+/* One word of a walked stack, and what it held then. */
+struct mf_walk_check {
+	const uintptr_t *at;
+	uintptr_t was;
+};
+
+/* A thread's recent stacks, each with the trie leaf it was counted at (recent.c). The stacks
+ * are laid one after the other in an arena (a short process touches a page or two of it),
+ * which starts over when full; an index of sets of two ways finds them. */
+enum {
+	MF_RECENT_SETS = 32,
+	MF_RECENT_WAYS = 2,
+	MF_RECENT_CHECKS = 254, /* a stack that needs more is not kept */
+	MF_RECENT_ARENA = 16 << 10,
+};
+struct mf_recent_stack {
+	uintptr_t pc, sp, bp, bp_mask; /* the first frame: the entry point's own */
+	unsigned epoch;		       /* mf_walk_epoch_now() of the walk */
+	uint32_t node;		       /* the trie leaf */
+	int entry;		       /* enum mf_entry */
+	int checks;
+	struct mf_walk_check check[];
+};
+struct mf_recent {
+	struct mf_recent_stack *way[MF_RECENT_SETS][MF_RECENT_WAYS]; /* NULL: none */
+	unsigned char next[MF_RECENT_SETS];			     /* the way to replace next */
+	size_t used;						     /* bytes of arena */
+	unsigned char *arena; /* MF_RECENT_ARENA bytes, 16-aligned (apart: its pages are
+				 touched only as it fills) */
+};
+
+/* A thread's capture state, kept in its thread state (the large parts last: their pages are
+ * touched only as they are used). */
+struct mf_unwind_thread {
+	unsigned generation; /* mf_modules_generation its trie index was built under */
+	struct mf_recent recent;
+	struct mf_walk_stacks ws; /* the capture buffers: here, not on the program's stack */
+	_Alignas(16) unsigned char recent_arena[MF_RECENT_ARENA];
+	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */
+};
+
+/* At start, after the module map: the rule table, the rule cache, libunwind (loaded unless the
+ * rule cache says this run will not need it). */
+void mf_unwind_init(void);
+/* A new thread's state (in zeroed memory). */
+void mf_unwind_thread_init(struct mf_unwind_thread *u);
+/* The trie leaf of this call's stack (entry point e, called from frame `from`), created if new;
+ * 0 when the trie is out of room. */
+uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,
+			const struct mf_frame *from);
+/* Everything cached may be wrong from now on (code may be unloaded and other code mapped). */
+void mf_unwind_forget(void);
+void mf_unwind_postfork_child(void);
+/* At exit: check mode's figures on stderr; this run's confirmations into the rule cache. */
+void mf_unwind_exit(void);
+
+#endif

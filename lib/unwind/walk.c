@@ -1,0 +1,120 @@
+/* The cached walk: a capture whose every frame has a rule in the rule table is walked here in
+ * a few instructions per frame, without libunwind, a lock or a system call. Consecutive stacks
+ * of a thread mostly share their outer frames: the walk stops at a frame of the thread's last
+ * stack whose words above are unchanged, and keeps the rest. Runs inside malloc. */
+#include "config.h"
+
+#include <stdint.h>
+
+#include "unwind/internal.h"
+
+enum { MF_WALK_MAX_FRAME = 256 << 20 }; /* a frame larger than this is taken as a wrong rule */
+
+/* Are the frames of the last stack above frame k still there as they were? Each was reached
+ * by reading its return address, and with an rbp rule below it its rbp, from the stack: if
+ * those words are unchanged, walking on from frame k would read them again and arrive at the
+ * same frames. Checked from frame k outwards, which is what makes the reads safe: each word
+ * read lies in a frame already shown to be this stack's (the last stack's memory may be gone,
+ * a coroutine's stack unmapped). */
+static int mf_walk_unchanged(const struct mf_walk_stacks *ws, int k)
+{
+	for (int i = k - 1; i >= 0; i--) {
+		int16_t rbp_off = mf_rule_rbp_off(ws->f[i + 1].rule);
+		if ((rbp_off && *(const uintptr_t *)(ws->f[i].sp + rbp_off) != ws->f[i].bp) ||
+		    *(const uintptr_t *)(ws->f[i].sp - 8) != ws->pc[i])
+			return 0;
+	}
+	return 1;
+}
+
+/* Puts the walk's j fresh frames (innermost first) above frame `at` - 1, outermost first,
+ * and folds their hashes. Returns the new frame count. */
+static int mf_walk_place(struct mf_walk_stacks *ws, int at, int j)
+{
+	uint64_t h = at ? ws->f[at - 1].hash : MF_STACK_HASH_SEED;
+	for (int i = 0; i < j; i++) {
+		uintptr_t pc = ws->fresh_pc[j - 1 - i];
+		ws->pc[at + i] = pc;
+		ws->f[at + i] = ws->fresh[j - 1 - i];
+		ws->f[at + i].hash = h = mf_stack_hash_step(h, pc);
+	}
+	return ws->count = at + j;
+}
+
+int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp)
+{
+	const unsigned count = mf_walk_epoch_now();
+	const uint64_t epoch = count & MF_RULE_EPOCH_MASK, step = mf_rule_step_tag(epoch);
+	const struct mf_rule_table *t = mf_rule_table_now();
+	int k = ws->reusable && ws->epoch == count ? ws->count - 1 : -1; /* last stack's frame */
+	int j = 0;
+	while (j < max && pc >= MF_TRIE_KEY_SPECIAL_MAX) { /* below: not code, as in capture.c */
+		/* The same frame as one of the last stack's, with all above it unchanged: those
+		 * are the rest of this stack. (sp grows outwards in both.) */
+		while (k >= 0 && ws->f[k].sp < sp)
+			k--;
+		if (k >= 0 && ws->f[k].sp == sp && ws->pc[k] == pc && ws->f[k].bp == bp &&
+		    k + 1 + j <= max && mf_walk_unchanged(ws, k)) {
+			ws->epoch = count; /* stays reusable */
+			return mf_walk_place(ws, k + 1, j);
+		}
+		ws->fresh_pc[j] = pc;
+		ws->fresh[j].sp = sp, ws->fresh[j].bp = bp;
+		uint64_t w = mf_rule_table_get(t, pc, epoch);
+		if (mf_unlikely((w & MF_RULE_TAG_MASK) != step)) {
+			if (!w || mf_rule_epoch(w) != epoch)
+				w = mf_rule_table_learn(pc, sp, bp, epoch);
+			if (mf_rule_kind(w) == MF_CFI_END) {
+				ws->fresh[j++].rule = w;
+				ws->reusable = 1; /* complete: the next walk may keep its frames */
+				ws->epoch = count;
+				return mf_walk_place(ws, 0, j);
+			}
+			if (mf_rule_kind(w) != MF_CFI_STEP)
+				return MF_WALK_SLOW;
+		}
+		ws->fresh[j++].rule = w;
+		uintptr_t cfa = (mf_rule_cfa_rbp(w) ? bp : sp) + mf_rule_cfa_off(w);
+		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME)) /* not above sp */
+			return MF_WALK_SLOW;
+		int16_t rbp_off = mf_rule_rbp_off(w);
+		if (rbp_off)
+			bp = *(const uintptr_t *)(cfa + rbp_off);
+		pc = *(const uintptr_t *)(cfa - 8);
+		sp = cfa;
+	}
+	ws->reusable = 0; /* cut short: what lies above is not known */
+	return mf_walk_place(ws, 0, j);
+}
+
+int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
+		   uintptr_t *bp_mask)
+{
+	int n = ws->count, k = 0;
+	if (n < 1 || n - 1 > max)
+		return -1;
+	/* From the outermost frame in: `used` says whether frame i's rbp decides where a frame
+	 * further out is, through its own rule (rbp-based) or, passed on unchanged, through an
+	 * outer one's; the words of each step are put down outermost first, then turned round. */
+	int used = 0; /* frame 0's: its rule ends the walk */
+	for (int i = 1; i < n; i++) {
+		uint64_t w = ws->f[i].rule;
+		uintptr_t cfa = ws->f[i - 1].sp;
+		int16_t rbp_off = mf_rule_rbp_off(w);
+		int bp = rbp_off && used;
+		if (k + 1 + bp > max)
+			return -1;
+		if (bp)
+			c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa + rbp_off),
+							ws->f[i - 1].bp};
+		c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa - 8), ws->pc[i - 1]};
+		used = mf_rule_cfa_rbp(w) || (!rbp_off && used);
+	}
+	for (int i = 0; i < k / 2; i++) {
+		struct mf_walk_check t = c[i];
+		c[i] = c[k - 1 - i];
+		c[k - 1 - i] = t;
+	}
+	*bp_mask = used ? ~(uintptr_t)0 : 0;
+	return k;
+}
