@@ -41,87 +41,92 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 	return mf_thread_start();
 }
 
+/* A thread's first call (or a call of a thread that does not record). */
+static MF_NOINLINE struct mf_thread *mf_sample_first(void)
+{
+	int saved = errno;
+	mf_fork_hold();
+	int cancel = mf_nocancel_begin();
+	struct mf_thread *t = mf_enter_slow();
+	/* A new thread's first countdown counts this call too: sampled only if it is 1. */
+	if (t && --mf_tls.countdown > 0)
+		t = NULL;
+	mf_nocancel_end(cancel);
+	errno = saved;
+	return t;
+}
+
+/* A call that is not from one of the thread's hot stacks, or the thread's first. */
+static MF_NOINLINE void mf_sample_slow(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp,
+				       uintptr_t bp, uintptr_t caller)
+{
+	const struct mf_frame from = {pc, sp, bp, caller};
+	struct mf_thread *t = mf_tls.thread;
+	if (!t)
+		t = mf_sample_first();
+	if (t)
+		mf_thread_record(t, e, bytes, &from);
+	if (mf_unlikely(mf_tls.fork_held))
+		mf_fork_release();
+	mf_tls.recording--;
+}
+
 /* A call the countdown chose (every call without sampling): record it. Entered through
- * mf_sample_here(), which gives it the entry point's frame to start unwinding from. */
+ * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
+ * path touches no errno and makes no call; the slow one (a tail call) keeps errno. */
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
 	       uintptr_t caller) __attribute__((visibility("hidden"), used));
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
 	       uintptr_t caller)
 {
 	const struct mf_frame from = {pc, sp, bp, caller};
-	int saved = errno;
 	mf_tls.recording++;
 	struct mf_thread *t = mf_tls.thread;
-	/* A new thread's first countdown counts this call too: sampled only if it is 1. */
-	if (mf_unlikely(!t)) {
-		mf_fork_hold();
-		int cancel = mf_nocancel_begin();
-		if ((t = mf_enter_slow()) && --mf_tls.countdown > 0)
-			t = NULL;
-		mf_nocancel_end(cancel);
+	if (mf_likely(t != NULL) && mf_likely(mf_thread_record_hot(t, bytes, &from))) {
+		mf_tls.recording--;
+		return;
 	}
-	if (mf_likely(t != NULL))
-		mf_thread_record(t, e, bytes, &from);
-	if (mf_unlikely(mf_tls.fork_held))
-		mf_fork_release();
-	mf_tls.recording--;
-	errno = saved;
+	mf_sample_slow(e, bytes, pc, sp, bp, caller); /* (a tail call) */
 }
 
 void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)
     __attribute__((visibility("hidden")));
 MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
 
-/* Every entry point starts here; mf_leave() must follow the real call. Returns 1 when the call
- * is the profiler's own, to be served by mf_real_own (only while it runs: known at the branch
- * that already tells nested calls apart). */
-static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
+/* A call made while the profiler itself runs in this thread: its own (served by mf_real_own;
+ * signals are blocked then), or a signal handler's that interrupted it while the trie is
+ * mid-update (counted apart, then served as usual). Returns 1 for the profiler's own. */
+static MF_NOINLINE int mf_enter_nested(void)
 {
-	/* Another entry point is running in this thread: a signal handler interrupted it. While
-	 * the profiler itself runs, the trie is mid-update: count the call apart (unless the
-	 * profiler made it: signals are blocked then). While the real allocator runs, the
-	 * profiler is idle: record the call like any other. (No entry point reaches another
-	 * through us: reallocarray is done here with realloc.) */
-	if (mf_unlikely(mf_tls.depth++ != 0) && mf_tls.recording) {
-		if (mf_unlikely(mf_tls.own))
-			return 1;
-		mf_thread_count_nested();
-		return 0;
-	}
-	if (mf_likely(--mf_tls.countdown > 0))
-		return 0; /* sampled out: one decrement, one branch */
-	mf_sample_here(e, bytes, __builtin_return_address(0));
+	if (mf_tls.own)
+		return 1;
+	mf_thread_count_nested();
 	return 0;
 }
 
-static inline __attribute__((always_inline)) void mf_leave(void)
+/* Every entry point starts here, then calls the next allocator (a tail call: nothing of ours
+ * is left on the stack while it runs, and a signal handler's call meanwhile is recorded like
+ * any other). Returns 1 when the call is the profiler's own, to be served by mf_real_own.
+ * (No entry point reaches another through us: reallocarray is done here with realloc.) */
+static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
-	mf_tls.depth--;
+	if (mf_unlikely(mf_tls.recording))
+		return mf_enter_nested();
+	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: one decrement, one branch */
+		mf_sample_here(e, bytes, __builtin_return_address(0));
+	return 0;
 }
 
-/* The profiler's own allocation (see mf_enter), then mf_leave(); apart, so that the entry
- * points' common path is as without it. */
-static MF_NOINLINE void *mf_own(size_t align, size_t n, int zero)
-{
-	void *p = mf_real_own(align, n, zero);
-	mf_leave();
-	return p;
-}
+/* The profiler's own calloc (see mf_enter): apart, so that the entry point's common path is
+ * as without it. */
 static MF_NOINLINE void *mf_own_calloc(size_t n, size_t m)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, m, &total)) {
-		mf_leave();
 		errno = ENOMEM;
 		return NULL;
 	}
-	return mf_own(0, total, 1);
-}
-static MF_NOINLINE void *mf_own_realloc(void *old, size_t n)
-{
-	void *p = mf_real_own_realloc(old, n);
-	mf_leave();
-	return p;
+	return mf_real_own(0, total, 1);
 }
 
 /* n * m, or 0 when it overflows (the call then fails and requests nothing) */
@@ -134,29 +139,24 @@ static size_t mf_product(size_t n, size_t m)
 MF_EXPORT void *malloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
-		return mf_own(0, n, 0);
-	void *p = mf_real.malloc(n);
-	mf_leave();
-	return p;
+		return mf_real_own(0, n, 0);
+	return mf_real.malloc(n);
 }
 
 MF_EXPORT void *calloc(size_t n, size_t m)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
 		return mf_own_calloc(n, m);
-	void *p = mf_real.calloc(n, m);
-	mf_leave();
-	return p;
+	return mf_real.calloc(n, m);
 }
 
 MF_EXPORT void *realloc(void *old, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_REALLOC, n)))
-		return mf_own_realloc(old, n);
-	void *p = mf_unlikely(mf_real_is_bootstrap(old)) ? mf_real_move_bootstrap(old, n)
-							 : mf_real.realloc(old, n);
-	mf_leave();
-	return p;
+		return mf_real_own_realloc(old, n);
+	if (mf_unlikely(mf_real_is_bootstrap(old)))
+		return mf_real_move_bootstrap(old, n);
+	return mf_real.realloc(old, n);
 }
 
 /* As glibc does it, overflow check then realloc; calling the real reallocarray instead would
@@ -165,64 +165,52 @@ MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {
 	int own = mf_enter(MF_ENTRY_REALLOCARRAY, mf_product(n, m));
 	size_t total;
-	void *p = NULL;
-	if (__builtin_mul_overflow(n, m, &total))
+	if (__builtin_mul_overflow(n, m, &total)) {
 		errno = ENOMEM;
-	else if (mf_unlikely(own))
-		return mf_own_realloc(old, total);
-	else if (mf_unlikely(mf_real_is_bootstrap(old)))
-		p = mf_real_move_bootstrap(old, total);
-	else
-		p = mf_real.realloc(old, total);
-	mf_leave();
-	return p;
+		return NULL;
+	}
+	if (mf_unlikely(own))
+		return mf_real_own_realloc(old, total);
+	if (mf_unlikely(mf_real_is_bootstrap(old)))
+		return mf_real_move_bootstrap(old, total);
+	return mf_real.realloc(old, total);
 }
 
 MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_POSIX_MEMALIGN, n))) {
-		void *p = mf_own(align, n, 0);
+		void *p = mf_real_own(align, n, 0);
 		return p ? (*out = p, 0) : ENOMEM;
 	}
-	int r = mf_real.posix_memalign(out, align, n);
-	mf_leave();
-	return r;
+	return mf_real.posix_memalign(out, align, n);
 }
 
 MF_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
-		return mf_own(align, n, 0);
-	void *p = mf_real.aligned_alloc(align, n);
-	mf_leave();
-	return p;
+		return mf_real_own(align, n, 0);
+	return mf_real.aligned_alloc(align, n);
 }
 
 MF_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
-		return mf_own(align, n, 0);
-	void *p = mf_real.memalign(align, n);
-	mf_leave();
-	return p;
+		return mf_real_own(align, n, 0);
+	return mf_real.memalign(align, n);
 }
 
 MF_EXPORT void *valloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
-		return mf_own(4096, n, 0);
-	void *p = mf_real.valloc(n);
-	mf_leave();
-	return p;
+		return mf_real_own(4096, n, 0);
+	return mf_real.valloc(n);
 }
 
 MF_EXPORT void *pvalloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
-		return mf_own(4096, n, 0);
-	void *p = mf_real.pvalloc(n);
-	mf_leave();
-	return p;
+		return mf_real_own(4096, n, 0);
+	return mf_real.pvalloc(n);
 }
 
 MF_EXPORT void free(void *p)

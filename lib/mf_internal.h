@@ -17,6 +17,7 @@
 
 #define MF_EXPORT      __attribute__((visibility("default")))
 #define MF_NOINLINE    __attribute__((noinline))
+#define MF_INLINE      inline __attribute__((always_inline)) /* the hot path, across files */
 #define MF_TLS	       __thread __attribute__((tls_model("initial-exec")))
 #define mf_likely(x)   __builtin_expect(!!(x), 1)
 #define mf_unlikely(x) __builtin_expect(!!(x), 0)
@@ -225,7 +226,6 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
 struct mf_thread;
 struct mf_tls {
 	long countdown;		  /* calls until the next recorded one; <= 0: record now */
-	unsigned depth;		  /* > 0: an entry point is running in this thread */
 	unsigned recording;	  /* > 0: the profiler itself is running in this thread */
 	unsigned disabled;	  /* recording stopped for this thread (or it has ended) */
 	unsigned fork_held;	  /* this call holds mf_fork_lock for reading */
@@ -237,17 +237,19 @@ extern MF_TLS struct mf_tls mf_tls;
  * program's dl_iterate_phdr: allocations in between are counted apart, not recorded. */
 static inline void mf_busy_enter(void)
 {
-	mf_tls.depth++;
 	mf_tls.recording++;
 }
 static inline void mf_busy_leave(void)
 {
 	mf_tls.recording--;
-	mf_tls.depth--;
 }
 void mf_thread_init(void);
 /* NULL: this thread does not record. Otherwise mf_tls.countdown holds the first interval. */
 struct mf_thread *mf_thread_start(void);
+/* The hot path: a call from one of the thread's hot stacks, counted; 0 if it was not one, or
+ * calls are sampled (nothing done: then mf_thread_record). */
+int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from);
+/* Any call: its stack found (mf_unwind_leaf) and counted. */
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);

@@ -231,8 +231,10 @@ static int mf_modules_merge(const struct mf_scan *s, int *missed)
 		unloaded |= was && !now;
 		mf_mods[i].r.loaded = (uint32_t)now;
 	}
-	if (unloaded)
+	if (unloaded) {
 		__atomic_add_fetch(&mf_modules_generation, 1, __ATOMIC_RELEASE);
+		mf_unwind_forget(); /* its addresses may hold other code from now on */
+	}
 	return changed;
 }
 

@@ -336,15 +336,15 @@ void mf_thread_count_nested(void)
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
 
-/* The hot path: the stack's leaf; count there. */
-void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
-		      const struct mf_frame *from)
+/* One more call of the thread, counted at leaf `node` (0: the trie was out of room). */
+static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t bytes)
 {
 	struct mf_prof_header *h = t->file.header;
 	h->calls_total += (uint64_t)t->interval;
-	t->interval = mf_thread_draw(t);
-	mf_tls.countdown = t->interval;
-	uint32_t node = mf_unwind_leaf(&t->unwind, &t->trie, e, from);
+	if (mf_unlikely(mf_config.sample > 1)) { /* (else the countdown stays <= 0: every call) */
+		t->interval = mf_thread_draw(t);
+		mf_tls.countdown = t->interval;
+	}
 	if (mf_unlikely(!node)) {
 		h->calls_lost++;
 		return;
@@ -352,6 +352,26 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
 	leaf->bytes += bytes;
+}
+
+MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from)
+{
+	if (mf_unlikely(mf_config.sample > 1)) /* (a sampled call also draws the next interval) */
+		return 0;
+	uint32_t node = mf_unwind_hot(&t->unwind, from);
+	if (mf_unlikely(!node))
+		return 0;
+	t->file.header->calls_total++;
+	struct mf_node *leaf = &t->trie.nodes[node];
+	leaf->calls++;
+	leaf->bytes += bytes;
+	return 1;
+}
+
+void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
+		      const struct mf_frame *from)
+{
+	mf_thread_count(t, mf_unwind_leaf(&t->unwind, &t->trie, e, from), bytes);
 }
 
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */

@@ -20,8 +20,8 @@ checked() {
 		> "$mf_work/check.out" 2> "$mf_work/check.err"; rc=$?
 	is "$rc:$(sed "$vary" "$mf_work/check.out" | cksum)" "$prc:$(sed "$vary" "$mf_work/plain.out" | cksum)" "$name: same output and status"
 	summary=$(grep 'unwind check: .* stacks compared' "$mf_work/check.err" | head -1 | sed 's/.*check: //')
-	is "$(grep -c 'unwind check: \(frame\|recent\)' "$mf_work/check.err")" 0 "$name: every stack equals libunwind's (${summary:-no summary})"
-	grep 'unwind check: \(frame\|recent\)' "$mf_work/check.err" | head -5 | sed 's/^/# /'
+	is "$(grep -c 'unwind check: \(frame\|hot\)' "$mf_work/check.err")" 0 "$name: every stack equals libunwind's (${summary:-no summary})"
+	grep 'unwind check: \(frame\|hot\)' "$mf_work/check.err" | head -5 | sed 's/^/# /'
 	ls "$mf_work"/malloc_freq.*/*.prof > /dev/null 2>&1 || fail "$name: no profile written"
 }
 
@@ -30,10 +30,10 @@ walked() {
 	like "$summary" "^[0-9]+ stacks compared, [1-9][0-9]* by the cached walk, 0 differed" "$1: the cached walk was used"
 }
 
-# recent NAME: and stacks were found among the thread's recent ones, each at the leaf the
+# hot NAME: and stacks were found among the thread's hot ones, each at the leaf the
 # checked walk gave (a different leaf is named on stderr and counted as differed)
-recent() {
-	like "$summary" ", 0 differed; [1-9][0-9]* found among the recent stacks$" "$1: recent stacks were found, at the walk's leaves"
+hot() {
+	like "$summary" ", 0 differed; [1-9][0-9]* found among the hot stacks$" "$1: hot stacks were found, at the walk's leaves"
 }
 
 # same_report NAME CMD...: the collapsed report is the same with either unwinder. (Less the
@@ -63,7 +63,7 @@ checked "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
 same_report "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
 # frames shared with the last stack, and frames that only look shared: exact counts per site
 checked "reused outer frames" "$MF_TESTS/prog_reuse" 3000
-recent "reused outer frames"
+hot "reused outer frames"
 same_report "reused outer frames" "$MF_TESTS/prog_reuse" 3000
 rm -rf "$mf_work"/malloc_freq.*
 profile "$MF_TESTS/prog_reuse" 3000 > /dev/null
@@ -74,7 +74,7 @@ for site in A B C D; do
 done
 is "$(calls "$mf_work/c.txt" ";site_one [^;]*;relay [^;]*;leaf [^;]*;malloc$")" 3000 "the same stack 3000 times in a row: 3000 calls"
 checked "coroutines on stacks of their own" "$MF_TESTS/prog_reuse" 3000 coro
-recent "coroutines on stacks of their own"
+hot "coroutines on stacks of their own"
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 for site in coro_site_0 coro_site_1; do
 	is "$(calls "$mf_work/c.txt" "^[^;]*;coro;$site;relay;leaf;malloc$")" 3000 "$site, on its own stack: 3000 calls"
@@ -82,7 +82,7 @@ done
 is "$(calls "$mf_work/c.txt" ";coros;main_site;relay;leaf;malloc$")" 6000 "main_site, between the switches: 6000 calls"
 checked "a stack unmapped, a smaller one mapped at its place" "$MF_TESTS/prog_reuse" 1 remap
 checked "two sites, their inner frames at one address, rbp frames between" "$MF_TESTS/prog_reuse" 3000 level
-recent "two sites, their inner frames at one address"
+hot "two sites, their inner frames at one address"
 rm -rf "$mf_work"/malloc_freq.*
 profile "$MF_TESTS/prog_reuse" 3000 level > /dev/null
 "$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
@@ -112,7 +112,7 @@ PY
 if [ -x /usr/bin/python3 ]; then
 	checked "python3 (json, re)" /usr/bin/python3 "$mf_work/work.py"
 	walked "python3"
-	recent "python3"
+	hot "python3"
 fi
 if command -v sqlite3 > /dev/null; then
 	cat > "$mf_work/work.sql" <<'SQL'
@@ -124,7 +124,7 @@ SELECT count(*), sum(length(b)) FROM t WHERE b LIKE 'row 1%';
 SQL
 	checked "sqlite3 shell" sqlite3 :memory: ".read $mf_work/work.sql"
 	walked "sqlite3 shell"
-	recent "sqlite3 shell"
+	hot "sqlite3 shell"
 fi
 checked "perl" perl -e 'my %h; $h{$_ % 977} .= "x$_" for 1 .. 100000; print scalar(keys %h), "\n"'
 seq 1 200000 > "$mf_work/numbers"

@@ -19,6 +19,9 @@
 #include "../mf_print/reader.h"
 #include "tap.h"
 
+/* What the module map tells stack capture (code was unloaded): nothing to forget here. */
+void mf_unwind_forget(void) {}
+
 #define STACKS 3000
 
 /* Frames here are fake addresses; resolve maps them to module 0 at offset pc - 0x1000. */

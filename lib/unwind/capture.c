@@ -1,9 +1,11 @@
 /* Stack capture's one entry point: the trie leaf of an allocation call's stack. A call from
- * one of the thread's recent stacks is counted at that stack's leaf; any other is walked by
+ * one of the thread's hot stacks is counted at that stack's leaf; any other is walked by
  * the cached rules (or, where they cannot describe a frame, by libunwind) and found in the trie
  * from its outermost frame. MALLOC_FREQ_UNWIND picks libunwind for every call, or check mode,
  * which takes every stack both ways and says where they differ. Runs inside malloc. */
 #include "config.h"
+
+#include <errno.h>
 
 #include "unwind/internal.h"
 
@@ -17,7 +19,8 @@ void mf_unwind_init(void)
 
 void mf_unwind_thread_init(struct mf_unwind_thread *u)
 {
-	u->recent.arena = u->recent_arena;
+	u->hot.arena = u->hot_arena;
+	u->hot.scratch = u->hot_scratch;
 	u->generation = mf_modules_generation;
 }
 
@@ -45,7 +48,7 @@ static int mf_unwind_slow(void **pcs, int max)
 	return n < 0 ? 0 : mf_unwind_trim(pcs, n);
 }
 
-static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_recent;
+static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_hot;
 
 /* MALLOC_FREQ_UNWIND=check: the stack (outermost first) must be unw_backtrace's, as far as
  * it is recorded: its innermost MALLOC_FREQ_DEPTH frames, and whether there are more.
@@ -67,13 +70,12 @@ static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
 		    i < m ? (unsigned long)ref[m - 1 - i] : 0ul, m);
 }
 
-/* MALLOC_FREQ_UNWIND=check: the leaf a recent stack gave, against the checked walk's. */
-static void mf_unwind_check_recent(uint32_t recent, uint32_t walked)
+/* MALLOC_FREQ_UNWIND=check: the leaf a hot stack gave, against the checked walk's. */
+static void mf_unwind_check_hot(uint32_t hot, uint32_t walked)
 {
-	__atomic_add_fetch(&mf_checked_recent, 1, __ATOMIC_RELAXED);
-	if (recent != walked && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
-		mf_log("unwind check: recent stack at leaf %u, the walk's at leaf %u", recent,
-		       walked);
+	__atomic_add_fetch(&mf_checked_hot, 1, __ATOMIC_RELAXED);
+	if (hot != walked && __atomic_fetch_add(&mf_checked_differ, 1, __ATOMIC_RELAXED) < 20)
+		mf_log("unwind check: hot stack at leaf %u, the walk's at leaf %u", hot, walked);
 }
 
 /* Captures the program's return addresses from frame `from` outwards and returns how many:
@@ -115,12 +117,18 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 	return n;
 }
 
-/* The leaf of a stack that is not one of the thread's recent ones (or is, and check mode
+/* The leaf of a stack that is not one of the thread's hot ones (or is, and check mode
  * compares): capture, walk the trie from the outermost frame, and keep the stack among the
- * recent ones if it came again. 0: the trie is out of room. */
-static uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,
-			       const struct mf_frame *from, uint32_t recent)
+ * hot ones if it came again. 0: the trie is out of room. The slow path: errno is kept here. */
+static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf_trie *t,
+					   enum mf_entry e, const struct mf_frame *from,
+					   uint32_t hot)
 {
+	int saved = errno;
+	if (mf_unlikely(u->generation != mf_modules_generation)) {
+		mf_trie_forget_index(t); /* an unloaded object's pcs may be reused */
+		u->generation = mf_modules_generation;
+	}
 	int depth = (int)mf_config.depth;
 	void **pcs;
 	uint64_t hash;
@@ -134,9 +142,9 @@ static uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf_trie *t, en
 	}
 	uint32_t node = mf_trie_stack(t, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
 	if (mf_unlikely(!node))
-		return 0;
-	if (mf_unlikely(recent))
-		mf_unwind_check_recent(recent, node);
+		;
+	else if (mf_unlikely(hot))
+		mf_unwind_check_hot(hot, node);
 	/* Walked whole (hash is set only when the cached walk gave the stack, never under
 	 * MALLOC_FREQ_UNWIND=libunwind), and counted before: a stack that comes again, not one
 	 * of the one-off stacks a short process is made of (each would touch a page here). Not
@@ -144,22 +152,25 @@ static uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf_trie *t, en
 	 * epoch, the leaf of the index about to be forgotten. */
 	else if (hash && u->ws.reusable && t->nodes[node].calls &&
 		 u->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
-		mf_recent_put(&u->recent, &u->ws, (int)e, node);
+		mf_hot_put(&u->hot, &u->ws, node);
+	errno = saved;
 	return node;
 }
 
-uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,
-			const struct mf_frame *from)
+MF_INLINE uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from)
 {
-	if (mf_unlikely(u->generation != mf_modules_generation)) {
-		mf_trie_forget_index(t); /* an unloaded object's pcs may be reused */
-		u->generation = mf_modules_generation;
-	}
-	/* (MALLOC_FREQ_UNWIND=check looks among the recent stacks, then walks and compares) */
-	const int mode = mf_config.unwind;
-	uint32_t recent =
-	    mode != MF_UNWIND_LIBUNWIND ? mf_recent_find(&u->recent, (int)e, from) : 0;
-	return mode == MF_UNWIND_CACHED && recent ? recent : mf_unwind_walk(u, t, e, from, recent);
+	return mf_likely(mf_config.unwind == MF_UNWIND_CACHED) ? mf_hot_find(&u->hot, from) : 0;
+}
+
+MF_NOINLINE uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,
+				    const struct mf_frame *from)
+{
+	/* (MALLOC_FREQ_UNWIND=check looks among the hot stacks, then walks and compares;
+	 * under MALLOC_FREQ_UNWIND=libunwind there are none) */
+	uint32_t hot = mf_hot_find(&u->hot, from);
+	if (hot && mf_config.unwind == MF_UNWIND_CACHED)
+		return hot;
+	return mf_unwind_walk(u, t, e, from, hot);
 }
 
 void mf_unwind_forget(void)
@@ -176,7 +187,7 @@ void mf_unwind_exit(void)
 {
 	if (mf_config.unwind == MF_UNWIND_CHECK)
 		mf_log("unwind check: %lu stacks compared, %lu by the cached walk, %lu differed; "
-		       "%lu found among the recent stacks",
-		       mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_recent);
+		       "%lu found among the hot stacks",
+		       mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_hot);
 	mf_rules_save();
 }

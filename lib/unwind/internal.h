@@ -1,6 +1,6 @@
 /* The parts of stack capture and how they call each other (lib/unwind/ only):
  *   capture.c     the entry point: which way a stack is found, check mode
- *   recent.c      a thread's recent stacks, found again without a walk
+ *   hot.c         a thread's hot stacks, found again without a walk
  *   walk.c        the cached walk over a stack, by the rule table's rules
  *   rule_table.c  the process-wide rules by return address, learned and confirmed
  *   cfi.c         a rule read from an object's .eh_frame
@@ -31,8 +31,13 @@ const struct mf_rule_table *mf_rule_table_now(void);
 /* A return address without a current rule, in the frame (sp, bp): its rule from .eh_frame,
  * confirmed, kept; returns the rule word. */
 uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch);
-/* The walk's epoch: the rules (and the stacks walked with them) of another are not used. */
-unsigned mf_walk_epoch_now(void);
+/* The walk's epoch: the rules (and the stacks walked with them) of another are not used.
+ * Every possible unload starts a new one (mf_unwind_forget). */
+extern unsigned mf_unwind_epoch;
+static inline unsigned mf_walk_epoch_now(void)
+{
+	return __atomic_load_n(&mf_unwind_epoch, __ATOMIC_ACQUIRE);
+}
 void mf_rule_table_init(void);
 void mf_rule_table_forget(void);
 void mf_rule_table_postfork_child(void);
@@ -71,19 +76,21 @@ static inline uint64_t mf_rule_table_get(const struct mf_rule_table *t, uintptr_
 enum { MF_WALK_SLOW = -2 };
 int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 /* For the stack ws holds after a complete walk: the words, innermost first, whose values
- * decide where a new walk from its first frame goes (each frame's return address, and its
- * rbp where a rule further out uses it), up to max of them; *bp_mask is ~0 if the first
- * frame's rbp is used, else 0. Returns how many, or -1 if more than max. Read innermost
- * first, each lies in a frame the words before it have shown to be the same. */
+ * decide where a new walk from its first frame goes (each frame's return address, and the
+ * saved rbp an rbp-based rule further out uses, put just before the first word it places),
+ * up to max of them. The first frame's rbp, where a rule uses it, is checked as the word at
+ * bp (where the caller puts that register's value). Returns how many, or -1 if more than
+ * max. The address of each word depends only on the values of the words before it; read
+ * innermost first, each lies in a frame the words before it have shown to be the same. */
 int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
-		   uintptr_t *bp_mask);
+		   const uintptr_t *bp);
 
-/* recent.c: a call from one of a thread's recent stacks again is counted at its leaf once its
- * words are seen unchanged, without a walk or the trie. Filled only from complete walks. */
-/* The leaf of the stack of a call made now from frame `from`, or 0 if not a recent one. */
-uint32_t mf_recent_find(const struct mf_recent *r, int entry, const struct mf_frame *from);
-/* Keeps the stack ws holds after a complete walk, counted at node. */
-void mf_recent_put(struct mf_recent *r, const struct mf_walk_stacks *ws, int entry, uint32_t node);
+/* hot.c: a call from one of a thread's hot stacks again is counted at its leaf once its words
+ * are seen unchanged, without a walk or the trie. Filled only from complete walks. */
+/* The leaf of the stack of a call made now from frame `from`, or 0 if not a hot one. */
+uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from);
+/* Keeps the stack ws holds after a complete walk, counted at leaf. */
+void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf);
 
 /* rule_cache.c: frame rules libunwind confirmed in earlier runs of the program. */
 void mf_rules_init(void); /* after mf_modules_init: reads the file */

@@ -25,15 +25,8 @@ static struct mf_rule_slot mf_rule_first[MF_RULE_FIRST_SLOTS] __attribute__((ali
 static struct mf_rule_table mf_rule_tables[8] = {{MF_RULE_FIRST_SLOTS - 1, 0, mf_rule_first}};
 static struct mf_rule_table *mf_rule_current = &mf_rule_tables[0];
 static int mf_rule_growing;
-static unsigned mf_rule_epoch_count;
+unsigned mf_unwind_epoch;
 static unsigned mf_rule_era = 0; /* epoch >> MF_RULE_EPOCH_BITS when rules were last cleared */
-
-/* Our dlclose calls, and unloads the module map noticed (glibc's own, say, of iconv modules). */
-unsigned mf_walk_epoch_now(void)
-{
-	return __atomic_load_n(&mf_rule_epoch_count, __ATOMIC_ACQUIRE) +
-	       __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE);
-}
 
 const struct mf_rule_table *mf_rule_table_now(void)
 {
@@ -168,7 +161,8 @@ void mf_rule_table_postfork_child(void)
 	mf_rule_growing = 0; /* only ever set under the fork lock, but to be sure */
 }
 
+/* Our dlclose calls, and unloads the module map noticed (glibc's own, say, of iconv modules). */
 void mf_rule_table_forget(void)
 {
-	__atomic_add_fetch(&mf_rule_epoch_count, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&mf_unwind_epoch, 1, __ATOMIC_ACQ_REL);
 }

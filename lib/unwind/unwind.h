@@ -1,6 +1,6 @@
 /* Stack capture: what the rest of the library sees of lib/unwind/. One entry point,
  * mf_unwind_leaf(), takes the frame of an allocation call and returns the trie leaf of its
- * stack, choosing how to find it (a recent stack's leaf, the cached walk, libunwind, or check
+ * stack, choosing how to find it (a hot stack's leaf, the cached walk, libunwind, or check
  * mode's comparison of them). Runs inside malloc: no malloc, no stdio, errno preserved. */
 #ifndef MF_UNWIND_H
 #define MF_UNWIND_H
@@ -56,38 +56,30 @@ struct mf_walk_check {
 	uintptr_t was;
 };
 
-/* A thread's recent stacks, each with the trie leaf it was counted at (recent.c). The stacks
- * are laid one after the other in an arena (a short process touches a page or two of it),
- * which starts over when full; an index of sets of two ways finds them. */
+/* A thread's hot stacks, each with the trie leaf it was counted at (hot.c): a tree of the
+ * words that decide their walks, in an arena that starts over when full. */
 enum {
-	MF_RECENT_SETS = 32,
-	MF_RECENT_WAYS = 2,
-	MF_RECENT_CHECKS = 254, /* a stack that needs more is not kept */
-	MF_RECENT_ARENA = 16 << 10,
+	MF_HOT_BUCKETS = 64,
+	MF_HOT_ARENA = 32 << 10,
+	MF_HOT_CHECKS = 512, /* a stack that needs more words is not kept */
 };
-struct mf_recent_stack {
-	uintptr_t pc, sp, bp, bp_mask; /* the first frame: the entry point's own */
-	unsigned epoch;		       /* mf_walk_epoch_now() of the walk */
-	uint32_t node;		       /* the trie leaf */
-	int entry;		       /* enum mf_entry */
-	int checks;
-	struct mf_walk_check check[];
-};
-struct mf_recent {
-	struct mf_recent_stack *way[MF_RECENT_SETS][MF_RECENT_WAYS]; /* NULL: none */
-	unsigned char next[MF_RECENT_SETS];			     /* the way to replace next */
-	size_t used;						     /* bytes of arena */
-	unsigned char *arena; /* MF_RECENT_ARENA bytes, 16-aligned (apart: its pages are
-				 touched only as it fills) */
+struct mf_hot {
+	unsigned epoch; /* of the rules its stacks were walked by */
+	uint32_t used;	/* bytes of arena; 0: not started */
+	uintptr_t bp;	/* the entry point frame's rbp, as a word stacks may check */
+	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
+	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned */
+	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
 };
 
 /* A thread's capture state, kept in its thread state (the large parts last: their pages are
  * touched only as they are used). */
 struct mf_unwind_thread {
 	unsigned generation; /* mf_modules_generation its trie index was built under */
-	struct mf_recent recent;
+	struct mf_hot hot;
 	struct mf_walk_stacks ws; /* the capture buffers: here, not on the program's stack */
-	_Alignas(16) unsigned char recent_arena[MF_RECENT_ARENA];
+	_Alignas(16) unsigned char hot_arena[MF_HOT_ARENA];
+	struct mf_walk_check hot_scratch[MF_HOT_CHECKS];
 	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */
 };
 
@@ -96,6 +88,9 @@ struct mf_unwind_thread {
 void mf_unwind_init(void);
 /* A new thread's state (in zeroed memory). */
 void mf_unwind_thread_init(struct mf_unwind_thread *u);
+/* The trie leaf of this call's stack if it is one of the thread's hot stacks (and stacks are
+ * taken the cached way, not checked), else 0: the hot path, no system call, errno untouched. */
+uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from);
 /* The trie leaf of this call's stack (entry point e, called from frame `from`), created if new;
  * 0 when the trie is out of room. */
 uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,

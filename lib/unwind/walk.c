@@ -88,33 +88,30 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 }
 
 int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
-		   uintptr_t *bp_mask)
+		   const uintptr_t *bp)
 {
 	int n = ws->count, k = 0;
-	if (n < 1 || n - 1 > max)
-		return -1;
-	/* From the outermost frame in: `used` says whether frame i's rbp decides where a frame
-	 * further out is, through its own rule (rbp-based) or, passed on unchanged, through an
-	 * outer one's; the words of each step are put down outermost first, then turned round. */
-	int used = 0; /* frame 0's: its rule ends the walk */
-	for (int i = 1; i < n; i++) {
+	/* From the innermost frame out. The rbp a frame has came from a register (the first
+	 * frame's: the word at bp) or from a word one of the steps inside it read; that word is
+	 * checked where an rbp-based rule first uses the value, before the words it places. */
+	struct mf_walk_check rbp = {bp, ws->f[n - 1].bp};
+	int rbp_checked = 0;
+	for (int i = n - 1; i >= 1; i--) {
 		uint64_t w = ws->f[i].rule;
 		uintptr_t cfa = ws->f[i - 1].sp;
-		int16_t rbp_off = mf_rule_rbp_off(w);
-		int bp = rbp_off && used;
-		if (k + 1 + bp > max)
+		if (k + 2 > max)
 			return -1;
-		if (bp)
-			c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa + rbp_off),
-							ws->f[i - 1].bp};
+		if (mf_rule_cfa_rbp(w) && !rbp_checked) {
+			c[k++] = rbp;
+			rbp_checked = 1;
+		}
 		c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa - 8), ws->pc[i - 1]};
-		used = mf_rule_cfa_rbp(w) || (!rbp_off && used);
+		int16_t rbp_off = mf_rule_rbp_off(w);
+		if (rbp_off) {
+			rbp = (struct mf_walk_check){(const uintptr_t *)(cfa + rbp_off),
+						     ws->f[i - 1].bp};
+			rbp_checked = 0;
+		}
 	}
-	for (int i = 0; i < k / 2; i++) {
-		struct mf_walk_check t = c[i];
-		c[i] = c[k - 1 - i];
-		c[k - 1 - i] = t;
-	}
-	*bp_mask = used ? ~(uintptr_t)0 : 0;
 	return k;
 }

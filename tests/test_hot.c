@@ -1,9 +1,9 @@
-/* The recent stacks (lib/unwind/recent.c) and the words that decide a walk (mf_walk_checks in
- * lib/unwind/walk.c), on stacks built by hand in an array: which words are checked, which rbp
- * values matter (through an rbp-based rule, passed on through frames that leave rbp alone,
- * or not at all), and that a kept stack is found only while every such word, the first
- * frame, the epoch and the entry point are the same. The rule words are packed by
- * mf_rule_pack (lib/unwind/rule.h), as the rule table packs them. */
+/* The hot stacks (lib/unwind/hot.c) and the words that decide a walk (mf_walk_checks in
+ * lib/unwind/walk.c), on stacks built by hand in an array: which words are checked and where
+ * (an rbp value just before the first rule that uses it: the entry point frame's from its
+ * register, else the word it was saved in), that a kept stack is found only while every such
+ * word, the first frame and the epoch are the same, and that stacks sharing their inner words
+ * share them in the tree and part where they differ. Rule words are packed by mf_rule_pack. */
 #include "config.h"
 
 #include <pthread.h>
@@ -68,10 +68,13 @@ enum { PC3 = 0x401000, PC2 = 0x402000, PC1 = 0x403000, PC0 = 0x404000 };
 
 static uintptr_t mem[64];	 /* the stack: higher index, higher address (outer frames) */
 static struct mf_walk_stacks ws; /* large: not on the test's stack */
-static struct mf_recent recent;
-static _Alignas(16) unsigned char arena[MF_RECENT_ARENA];
+static struct mf_hot hot;
+static _Alignas(16) unsigned char arena[MF_HOT_ARENA];
+static struct mf_walk_check scratch[MF_HOT_CHECKS];
 
-#define AT(i) ((uintptr_t)&mem[i])
+#define AT(i)	((uintptr_t)&mem[i])
+#define SLOT(a) mem[((a)-AT(0)) / 8]
+#define WORD(a) ((const uintptr_t *)(a))
 
 /* Four frames, innermost (3, the entry point's) to outermost (0, where the walk ends):
  *   3: CFA = sp + 16, rbp untouched (frame 2's rbp is frame 3's)
@@ -84,12 +87,12 @@ static struct mf_frame build(int saves_rbp)
 	memset(mem, 0, sizeof(mem));
 	uintptr_t sp3 = AT(4), bp3 = AT(30), cfa3 = sp3 + 16, cfa2 = cfa3 + 32;
 	uintptr_t bp1 = saves_rbp ? AT(40) : bp3, cfa1 = bp1 + 16;
-	mem[(cfa3 - 8 - AT(0)) / 8] = PC2;
-	mem[(cfa2 - 8 - AT(0)) / 8] = PC1;
+	SLOT(cfa3 - 8) = PC2;
+	SLOT(cfa2 - 8) = PC1;
 	if (saves_rbp)
-		mem[(cfa2 - 24 - AT(0)) / 8] = bp1;
-	mem[(cfa1 - 8 - AT(0)) / 8] = PC0;
-	mem[(cfa1 - 16 - AT(0)) / 8] = 0x77; /* frame 0's rbp: used by no rule */
+		SLOT(cfa2 - 24) = bp1;
+	SLOT(cfa1 - 8) = PC0;
+	SLOT(cfa1 - 16) = 0x77; /* frame 0's rbp: used by no rule */
 	ws.count = 4;
 	ws.epoch = mf_walk_epoch_now();
 	ws.reusable = 1;
@@ -109,24 +112,33 @@ static struct mf_frame build(int saves_rbp)
 
 static uint32_t find(struct mf_frame f)
 {
-	return mf_recent_find(&recent, MF_ENTRY_MALLOC, &f);
+	return mf_hot_find(&hot, &f);
+}
+
+/* Frame 1's return address (the outermost word: frame 1's CFA is its rbp + 16), as the stack
+ * holds it and as ws says. */
+static void outer_pc(uintptr_t pc)
+{
+	SLOT(ws.f[1].bp + 8) = pc;
+	ws.pc[0] = pc;
 }
 
 int main(void)
 {
-	recent.arena = arena;
+	hot.arena = arena;
+	hot.scratch = scratch;
 	struct mf_walk_check c[16];
-	uintptr_t mask = 1;
 
 	/* rbp passed on untouched from the entry point's frame to an rbp-based rule */
 	struct mf_frame f = build(0);
-	int k = mf_walk_checks(&ws, c, 16, &mask);
-	tap_ok(k == 3, "frame pointer reached through untouched rbp: 3 words checked (got %d)", k);
-	tap_ok(k == 3 && c[0].at == (const uintptr_t *)(f.sp + 16 - 8) && c[0].was == PC2 &&
-		   c[1].was == PC1 && c[2].was == PC0,
+	int k = mf_walk_checks(&ws, c, 16, &hot.bp);
+	tap_ok(k == 4, "frame pointer reached through untouched rbp: 4 words checked (got %d)", k);
+	tap_ok(k == 4 && c[0].at == WORD(f.sp + 16 - 8) && c[0].was == PC2 && c[1].was == PC1 &&
+		   c[3].was == PC0,
 	       "... the return addresses, innermost first");
-	tap_ok(mask == ~(uintptr_t)0, "... and the entry point's rbp matters");
-	mf_recent_put(&recent, &ws, MF_ENTRY_MALLOC, 42);
+	tap_ok(k == 4 && c[2].at == &hot.bp && c[2].was == f.bp,
+	       "... and the entry point's rbp, from its register, just before the rule using it");
+	mf_hot_put(&hot, &ws, 42);
 	tap_ok(find(f) == 42, "the same stack is found at its leaf");
 	struct mf_frame g = f;
 	g.bp += 64;
@@ -134,39 +146,77 @@ int main(void)
 	g = f;
 	g.sp += 8;
 	tap_ok(find(g) == 0, "not from another sp");
-	tap_ok(mf_recent_find(&recent, MF_ENTRY_CALLOC, &f) == 0, "not for another entry point");
-	mem[(f.sp + 16 + 32 - 8 - AT(0)) / 8] = PC1 + 4;
+	g = f;
+	g.pc += 4;
+	tap_ok(find(g) == 0, "not from another entry point (its own return address)");
+	g = f;
+	g.caller += 4;
+	tap_ok(find(g) == 0, "not for another caller");
+	SLOT(f.sp + 16 + 32 - 8) = PC1 + 4;
 	tap_ok(find(f) == 0, "not once a return address further out changed");
-	mem[(f.sp + 16 + 32 - 8 - AT(0)) / 8] = PC1;
-	mem[(f.bp + 16 - 16 - AT(0)) / 8] = 0x99;
+	SLOT(f.sp + 16 + 32 - 8) = PC1;
+	SLOT(f.bp) = 0x99;
 	tap_ok(find(f) == 42, "but still when frame 0's saved rbp changed: no rule uses it");
-	mf_modules_generation++;
+	mf_unwind_epoch++;
 	tap_ok(find(f) == 0, "not in another epoch");
 
 	/* frame 2 saves rbp: the entry point's no longer matters, the saved word does */
 	f = build(1);
-	k = mf_walk_checks(&ws, c, 16, &mask);
-	tap_ok(k == 4 && mask == 0,
-	       "rbp saved on the way: 4 words, the entry point's rbp unused (got %d, mask %lx)", k,
-	       (unsigned long)mask);
-	mf_recent_put(&recent, &ws, MF_ENTRY_MALLOC, 43);
+	k = mf_walk_checks(&ws, c, 16, &hot.bp);
+	tap_ok(k == 4 && c[2].at == WORD(f.sp + 16 + 32 - 24) && c[2].was == AT(40),
+	       "rbp saved on the way: that word is checked, not the register (got %d words)", k);
+	mf_hot_put(&hot, &ws, 43);
 	g = f;
 	g.bp += 64;
 	tap_ok(find(g) == 43, "found whatever the entry point's rbp");
-	mem[(f.sp + 16 + 32 - 24 - AT(0)) / 8] += 64;
+	SLOT(f.sp + 16 + 32 - 24) += 64;
 	tap_ok(find(f) == 0, "not once the saved rbp changed");
-	mem[(f.sp + 16 + 32 - 24 - AT(0)) / 8] -= 64;
+	SLOT(f.sp + 16 + 32 - 24) -= 64;
 	tap_ok(find(f) == 43, "found again once it is back");
-	tap_ok(mf_walk_checks(&ws, c, 3, &mask) == -1, "more words than allowed: -1");
+	tap_ok(mf_walk_checks(&ws, c, 3, &hot.bp) == -1, "more words than allowed: -1");
+
+	/* One inner part reached from several outer frames (a wrapper called from three
+	 * paths): each found at its own leaf, whichever was kept first. */
+	for (int i = 1; i <= 3; i++) {
+		outer_pc(PC0 + 0x100 * (uintptr_t)i);
+		mf_hot_put(&hot, &ws, 50 + (uint32_t)i);
+	}
+	int all = 1;
+	for (int round = 0; round < 2; round++)
+		for (int i = 3; i >= 1; i--) {
+			outer_pc(PC0 + 0x100 * (uintptr_t)i);
+			all &= find(f) == 50 + (uint32_t)i;
+		}
+	outer_pc(PC0);
+	tap_ok(all && find(f) == 43,
+	       "three stacks parting at their outermost word, and the first: each at its leaf");
+	outer_pc(PC0 + 0x400);
+	tap_ok(find(f) == 0, "a fifth outer frame is not found");
+	/* Parting further in: frame 2's return address; the node splits. */
+	outer_pc(PC0);
+	SLOT(f.sp + 16 + 32 - 8) = PC1 + 8;
+	ws.pc[1] = PC1 + 8;
+	mf_hot_put(&hot, &ws, 60);
+	tap_ok(find(f) == 60, "a stack parting at an inner word: found at its leaf");
+	SLOT(f.sp + 16 + 32 - 8) = PC1;
+	all = 1;
+	for (int i = 1; i <= 3; i++) {
+		outer_pc(PC0 + 0x100 * (uintptr_t)i);
+		all &= find(f) == 50 + (uint32_t)i;
+	}
+	tap_ok(all, "... and the three kept before it still are");
+	SLOT(f.sp + 16 + 32 - 8) = PC1 + 8;
+	outer_pc(PC0 + 0x100);
+	tap_ok(find(f) == 0, "a mix of the two (inner of one, outer of another) is not found");
 
 	/* the arena fills and starts over; the stack kept last is found */
+	f = build(1);
 	uint32_t last = 0;
 	for (uint32_t i = 0; i < 3000; i++) {
-		ws.f[3].sp = f.sp - 16 * (i % 50); /* other first frames, same words */
-		mf_recent_put(&recent, &ws, MF_ENTRY_MALLOC, last = 100 + i);
+		ws.f[3].sp = f.sp - 16 * i; /* other first frames, same words */
+		mf_hot_put(&hot, &ws, last = 100 + i);
 	}
-	tap_ok(recent.used <= MF_RECENT_ARENA, "the arena stays within its %d bytes",
-	       MF_RECENT_ARENA);
+	tap_ok(hot.used <= MF_HOT_ARENA, "the arena stays within its %d bytes", MF_HOT_ARENA);
 	g = f;
 	g.sp = ws.f[3].sp;
 	tap_ok(find(g) == last, "after 3000 stacks the last one is found (%u)", last);

@@ -1,0 +1,232 @@
+/* A thread's hot stacks: each stack it counted again, kept with its trie leaf and the words of
+ * the stack that decide where a walk from its first frame goes (mf_walk_checks), innermost
+ * first. A call whose words all hold what they held is a call from that stack: counted at its
+ * leaf, without a walk, a hash or the trie. The words are read innermost first, as a walk
+ * would: each lies in a frame the ones before it showed to be the same.
+ *
+ * Stacks are kept as a tree, so that stacks sharing their inner frames (an allocation wrapper
+ * reached from many paths, a loop unrolled into several call sites) share those words and
+ * part where they differ: which word is read next depends only on the words read before it
+ * (they decided the rules that place it), so the stacks that agree so far all read the same
+ * word next, and a node keeps its words in one run and branches on the value of the next.
+ * A root is where the program called the entry point (the entry point's frame, the caller's
+ * return address). Everything lies in one arena per thread, touched as it fills, which starts
+ * over when full or when the rules change (an unload). Runs inside malloc. */
+#include "config.h"
+
+#include <string.h>
+
+#include "unwind/internal.h"
+
+/* n words to check, then either a leaf, or a branch: the word at *branch picks the child
+ * whose `was` it holds. */
+struct mf_hot_node {
+	uintptr_t was;		 /* the parent's branch word, for this node */
+	const uintptr_t *branch; /* NULL for a leaf */
+	uint32_t n;
+	uint32_t leaf;	  /* the trie leaf; 0 for a branch */
+	uint32_t child;	  /* first child */
+	uint32_t sibling; /* next child of the same parent */
+	struct mf_walk_check check[];
+};
+
+/* A root and its first node. (The entry point is known by pc: each has its own call.) */
+struct mf_hot_root {
+	uintptr_t pc, sp, caller; /* the entry point's frame and its return address */
+	uint32_t next;		  /* the next root in its bucket */
+	uint32_t pad;
+	struct mf_hot_node node; /* (its words follow) */
+};
+
+#define MF_HOT_AT(h, off) ((void *)((h)->arena + (off)))
+
+static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
+{
+	return MF_HOT_AT(h, off);
+}
+
+static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
+{
+	return (unsigned)(((sp >> 4 ^ caller) * 0x9e3779b97f4a7c15ull) >> 58) &
+	       (MF_HOT_BUCKETS - 1);
+}
+
+/* Are the n words at c what they were? (Two at a time, still in order.) */
+static inline int mf_hot_same(const struct mf_walk_check *c, uint32_t n)
+{
+	const struct mf_walk_check *end = c + n;
+	for (; c + 2 <= end; c += 2)
+		if (*c[0].at != c[0].was || *c[1].at != c[1].was)
+			return 0;
+	return c == end || *c->at == c->was;
+}
+
+MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
+{
+	if (mf_unlikely(h->epoch != mf_walk_epoch_now()))
+		return 0;
+	uint32_t r = h->bucket[mf_hot_bucket(from->caller, from->sp)];
+	const struct mf_hot_root *root;
+	for (;; r = root->next) {
+		if (!r)
+			return 0;
+		root = MF_HOT_AT(h, r);
+		if (root->caller == from->caller && root->sp == from->sp && root->pc == from->pc)
+			break;
+	}
+	h->bp = from->bp; /* (a word some stacks check, as the walk read it: from a register) */
+	const struct mf_hot_node *x = &root->node;
+	while (mf_hot_same(x->check, x->n)) {
+		if (x->leaf)
+			return x->leaf;
+		uintptr_t v = *x->branch;
+		uint32_t c = x->child;
+		do
+			x = mf_hot_node(h, c);
+		while (x->was != v && (c = x->sibling));
+		if (!c)
+			return 0;
+	}
+	return 0;
+}
+
+/* size bytes at the end of the arena (16-aligned), or 0 when it is full. */
+static uint32_t mf_hot_alloc(struct mf_hot *h, size_t size)
+{
+	size = (size + 15) & ~(size_t)15;
+	if (h->used + size > MF_HOT_ARENA)
+		return 0;
+	uint32_t off = h->used;
+	h->used += (uint32_t)size;
+	return off;
+}
+
+static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
+{
+	memset(h->bucket, 0, sizeof(h->bucket));
+	h->used = 16; /* offset 0 stands for none */
+	h->epoch = epoch;
+}
+
+/* A node holding the words c[0..n) and then the leaf; 0 when the arena is full. */
+static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf_walk_check *c,
+				uint32_t n, uint32_t leaf)
+{
+	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_node) + n * sizeof(*c));
+	if (!off)
+		return 0;
+	struct mf_hot_node *x = MF_HOT_AT(h, off);
+	*x = (struct mf_hot_node){.was = was, .n = n, .leaf = leaf};
+	memcpy(x->check, c, n * sizeof(*c));
+	return off;
+}
+
+/* Adds the words c[0..n) leading to leaf under the node at off. 0, or -1 when the arena is
+ * full or the words do not fit the tree (they always do while the epoch holds). */
+static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_check *c, uint32_t n,
+			 uint32_t leaf)
+{
+	for (;;) {
+		struct mf_hot_node *x = mf_hot_node(h, off);
+		uint32_t i = 0;
+		while (i < x->n && i < n && x->check[i].at == c[i].at &&
+		       x->check[i].was == c[i].was)
+			i++;
+		if (i < x->n) {
+			/* They part at word i (at the same place, or they are not of this tree):
+			 * the node keeps words 0..i-1 and branches on word i; its rest goes to a
+			 * new child, the new words to another. */
+			if (i == n || x->check[i].at != c[i].at)
+				return -1;
+			uint32_t rest = mf_hot_node_new(h, x->check[i].was, x->check + i + 1,
+							x->n - i - 1, x->leaf);
+			uint32_t fresh = mf_hot_node_new(h, c[i].was, c + i + 1, n - i - 1, leaf);
+			if (!rest || !fresh)
+				return -1;
+			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
+			struct mf_hot_node *r = mf_hot_node(h, rest);
+			r->branch = x->branch;
+			r->child = x->child;
+			r->sibling = fresh;
+			x->branch = x->check[i].at;
+			x->n = i;
+			x->leaf = 0;
+			x->child = rest;
+			return 0;
+		}
+		if (x->leaf) /* the node's words are all the stack's: it is there already */
+			return i == n && x->leaf == leaf ? 0 : -1;
+		/* All its words agree and it branches, on word i of the new ones. */
+		if (i == n || c[i].at != x->branch)
+			return -1;
+		uint32_t k = x->child;
+		while (k && mf_hot_node(h, k)->was != c[i].was)
+			k = mf_hot_node(h, k)->sibling;
+		if (!k) {
+			uint32_t fresh = mf_hot_node_new(h, c[i].was, c + i + 1, n - i - 1, leaf);
+			if (!fresh)
+				return -1;
+			mf_hot_node(h, fresh)->sibling = x->child;
+			x->child = fresh;
+			return 0;
+		}
+		off = k;
+		c += i + 1;
+		n -= i + 1;
+	}
+}
+
+/* The root of (pc, sp, caller), or NULL. */
+static struct mf_hot_root *mf_hot_root(const struct mf_hot *h, uintptr_t pc, uintptr_t sp,
+				       uintptr_t caller)
+{
+	for (uint32_t r = h->bucket[mf_hot_bucket(caller, sp)]; r;) {
+		struct mf_hot_root *root = MF_HOT_AT(h, r);
+		if (root->caller == caller && root->sp == sp && root->pc == pc)
+			return root;
+		r = root->next;
+	}
+	return NULL;
+}
+
+/* A new root holding the words c[0..n) and then the leaf; 0 when the arena is full. */
+static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr_t caller,
+			   const struct mf_walk_check *c, uint32_t n, uint32_t leaf)
+{
+	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_root) + n * sizeof(*c));
+	if (!off)
+		return -1;
+	struct mf_hot_root *root = MF_HOT_AT(h, off);
+	unsigned b = mf_hot_bucket(caller, sp);
+	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.n = n, .leaf = leaf}};
+	memcpy(root->node.check, c, n * sizeof(*c));
+	h->bucket[b] = off;
+	return 0;
+}
+
+void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf)
+{
+	struct mf_walk_check *c = h->scratch;
+	int n = ws->count;
+	unsigned epoch = mf_walk_epoch_now();
+	if (h->epoch != epoch || !h->used)
+		mf_hot_clear(h, epoch);
+	if (n < 2 || (unsigned)ws->epoch != epoch)
+		return;
+	int k = mf_walk_checks(ws, c, MF_HOT_CHECKS, &h->bp);
+	/* The first word is the caller's return address, which the root holds. */
+	uintptr_t caller = ws->pc[n - 2];
+	if (k < 1 || c[0].at != (const uintptr_t *)(ws->f[n - 2].sp - 8) || c[0].was != caller)
+		return;
+	uintptr_t pc = ws->pc[n - 1], sp = ws->f[n - 1].sp;
+	for (int attempt = 0; attempt < 2; attempt++) {
+		struct mf_hot_root *root = mf_hot_root(h, pc, sp, caller);
+		uint32_t off = root ? (uint32_t)((unsigned char *)&root->node - h->arena) : 0;
+		if (root ? mf_hot_insert(h, off, c + 1, (uint32_t)k - 1, leaf) == 0
+			 : mf_hot_root_new(h, pc, sp, caller, c + 1, (uint32_t)k - 1, leaf) == 0)
+			return;
+		if (h->used + sizeof(struct mf_hot_root) + (size_t)k * sizeof(*c) <= MF_HOT_ARENA)
+			return;		/* it did not fit the tree: leave it */
+		mf_hot_clear(h, epoch); /* full: start over, once */
+	}
+}
