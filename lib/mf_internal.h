@@ -194,9 +194,12 @@ void mf_trie_destroy(struct mf_trie *t);
 uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc);
 /* The leaf for a whole stack: the truncation marker if truncated, then pcs[0] (outermost) to
  * pcs[n-1], then leaf (an entry key); created if absent. 0 when the array could not grow.
- * hash: the pcs' mf_stack_hash_step fold from pcs[0] if the caller has it, else 0. */
+ * hash: the pcs' mf_stack_hash_step fold from pcs[0] if the caller has it, else 0.
+ * path (n entries, or NULL): path[0..*known) are the nodes of pcs[0..*known), as the caller
+ * found them before (*known 0: none); the search starts below them, and *known is set to the
+ * number of path entries that hold the nodes of pcs[0..) afterwards (0 if it used its memo). */
 uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf,
-		       uint64_t hash);
+		       uint64_t hash, uint32_t *path, int *known);
 /* Forgets the pc index (not the nodes): after an unload, pcs may name other code. */
 void mf_trie_forget_index(struct mf_trie *t);
 

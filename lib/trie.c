@@ -171,8 +171,11 @@ uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc)
 }
 
 uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf,
-		       uint64_t hash)
+		       uint64_t hash, uint32_t *path, int *known)
 {
+	int from = path && !truncated ? *known : 0;
+	if (path)
+		*known = 0;
 	uint32_t shape = (uint32_t)n | (truncated ? 1u << 31 : 0);
 	if (!hash) {
 		hash = MF_STACK_HASH_SEED;
@@ -183,16 +186,27 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 	h ^= h >> 32;
 	uintptr_t outer = n ? (uintptr_t)pcs[0] : 0, inner = n ? (uintptr_t)pcs[n - 1] : 0;
 	struct mf_trie_memo *m = &t->memo[h & (t->memo_mask - 1)]; /* two ways */
-	for (int way = 0; way < 2; way++)
-		if (m[way].hash == h && m[way].node && m[way].shape == shape &&
-		    m[way].inner == inner && m[way].outer == outer)
-			return m[way].node;
+	/* The memo saves a lookup per frame; a known path, all but the few frames below it. */
+	if (from < n - 2 || !path)
+		for (int way = 0; way < 2; way++)
+			if (m[way].hash == h && m[way].node && m[way].shape == shape &&
+			    m[way].inner == inner && m[way].outer == outer)
+				return m[way].node;
 	uint32_t node = truncated ? mf_trie_child(t, 0, MF_TRIE_KEY_TRUNCATED) : 0;
 	if (truncated && !node)
 		return 0;
-	for (int i = 0; i < n; i++)
+	if (from > n)
+		from = n;
+	if (from)
+		node = path[from - 1];
+	for (int i = from; i < n; i++) {
 		if (!(node = mf_trie_child(t, node, (uintptr_t)pcs[i])))
 			return 0;
+		if (path && !truncated)
+			path[i] = node;
+	}
+	if (path && !truncated)
+		*known = n;
 	if (!(node = mf_trie_child(t, node, leaf)))
 		return 0;
 	if (mf_unlikely(++t->memo_added > 2 * (t->memo_mask + 1)) &&

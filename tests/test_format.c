@@ -221,7 +221,8 @@ int main(void)
 		for (int s = 0; s < STACKS; s++) {
 			void *pcs[3] = {(void *)0x1010, (void *)(0x2000 + 16 * (uintptr_t)s),
 					(void *)0x3000};
-			uint32_t n = mf_trie_stack(&mt, pcs, 3, 0, MF_TRIE_KEY_ENTRY(0), 0);
+			uint32_t n =
+			    mf_trie_stack(&mt, pcs, 3, 0, MF_TRIE_KEY_ENTRY(0), 0, NULL, NULL);
 			memo_ok = memo_ok && n != 0 && (round == 0 || n == mleaf[s]);
 			mleaf[s] = n;
 		}

@@ -209,16 +209,25 @@ int main(void)
 	outer_pc(PC0 + 0x100);
 	tap_ok(find(f) == 0, "a mix of the two (inner of one, outer of another) is not found");
 
-	/* the arena fills and starts over; the stack kept last is found */
+	/* the arena fills and starts over; stacks found again are all kept, the last is found */
 	f = build(1);
-	uint32_t last = 0;
+	uint32_t last = 0, found = 0;
 	for (uint32_t i = 0; i < 3000; i++) {
-		ws.f[3].sp = f.sp - 16 * i; /* other first frames, same words */
+		ws.f[3].sp = f.sp - 16 * (i + 1); /* other first frames, same words */
 		mf_hot_put(&hot, &ws, last = 100 + i);
+		g = f;
+		g.sp = ws.f[3].sp;
+		found += find(g) == last && find(g) == last;
 	}
 	tap_ok(hot.used <= MF_HOT_ARENA, "the arena stays within its %d bytes", MF_HOT_ARENA);
-	g = f;
-	g.sp = ws.f[3].sp;
-	tap_ok(find(g) == last, "after 3000 stacks the last one is found (%u)", last);
+	tap_ok(found == 3000 && hot.shift == 0,
+	       "stacks found again as often as kept are all kept (%u of 3000)", found);
+	/* stacks never found again: fewer of them are kept as the arena fills with them */
+	for (uint32_t i = 0; i < 30000; i++) {
+		ws.f[3].sp = f.sp - 16 * (i + 3001);
+		mf_hot_put(&hot, &ws, 5000 + i);
+	}
+	tap_ok(hot.shift > 0, "stacks never found again: one in %u of them is kept",
+	       1u << hot.shift);
 	return tap_done();
 }

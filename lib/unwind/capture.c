@@ -128,6 +128,7 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 	if (mf_unlikely(u->generation != mf_modules_generation)) {
 		mf_trie_forget_index(t); /* an unloaded object's pcs may be reused */
 		u->generation = mf_modules_generation;
+		u->nodes_known = 0;
 	}
 	int depth = (int)mf_config.depth;
 	void **pcs;
@@ -140,7 +141,13 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 		frames = depth;
 		hash = 0;
 	}
-	uint32_t node = mf_trie_stack(t, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash);
+	/* The outer frames the walk kept from the stack before have the nodes they had. */
+	int known = hash && u->ws.kept < u->nodes_known ? u->ws.kept : u->nodes_known;
+	if (!hash)
+		known = 0;
+	uint32_t node =
+	    mf_trie_stack(t, pcs, frames, truncated, MF_TRIE_KEY_ENTRY(e), hash, u->nodes, &known);
+	u->nodes_known = hash ? known : 0;
 	if (mf_unlikely(!node))
 		;
 	else if (mf_unlikely(hot))

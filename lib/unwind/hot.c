@@ -77,8 +77,10 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
 	h->bp = from->bp; /* (a word some stacks check, as the walk read it: from a register) */
 	const struct mf_hot_node *x = &root->node;
 	while (mf_hot_same(x->check, x->n)) {
-		if (x->leaf)
+		if (x->leaf) {
+			h->hits++;
 			return x->leaf;
+		}
 		uintptr_t v = *x->branch;
 		uint32_t c = x->child;
 		do
@@ -106,6 +108,19 @@ static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 	memset(h->bucket, 0, sizeof(h->bucket));
 	h->used = 16; /* offset 0 stands for none */
 	h->epoch = epoch;
+}
+
+/* The arena is full. If its stacks were found less often than they were kept, more stacks
+ * come and go than it holds: keep only one in two more of them from now on (a stack kept
+ * costs about as much as a walk saves); if they paid, as many again. */
+static void mf_hot_full(struct mf_hot *h, unsigned epoch)
+{
+	if (h->hits < 2 * h->puts)
+		h->shift += h->shift < MF_HOT_SHIFT_MAX;
+	else if (h->shift)
+		h->shift--;
+	h->hits = h->puts = 0;
+	mf_hot_clear(h, epoch);
 }
 
 /* A node holding the words c[0..n) and then the leaf; 0 when the arena is full. */
@@ -213,6 +228,9 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 		mf_hot_clear(h, epoch);
 	if (n < 2 || (unsigned)ws->epoch != epoch)
 		return;
+	if (h->shift && (++h->skipped & ((1u << h->shift) - 1)))
+		return; /* (stacks come and go faster than the arena holds them) */
+	h->puts++;
 	int k = mf_walk_checks(ws, c, MF_HOT_CHECKS, &h->bp);
 	/* The first word is the caller's return address, which the root holds. */
 	uintptr_t caller = ws->pc[n - 2];
@@ -226,7 +244,7 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 			 : mf_hot_root_new(h, pc, sp, caller, c + 1, (uint32_t)k - 1, leaf) == 0)
 			return;
 		if (h->used + sizeof(struct mf_hot_root) + (size_t)k * sizeof(*c) <= MF_HOT_ARENA)
-			return;		/* it did not fit the tree: leave it */
-		mf_hot_clear(h, epoch); /* full: start over, once */
+			return;	       /* it did not fit the tree: leave it */
+		mf_hot_full(h, epoch); /* full: start over, once */
 	}
 }

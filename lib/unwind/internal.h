@@ -78,10 +78,10 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 /* For the stack ws holds after a complete walk: the words, innermost first, whose values
  * decide where a new walk from its first frame goes (each frame's return address, and the
  * saved rbp an rbp-based rule further out uses, put just before the first word it places),
- * up to max of them. The first frame's rbp, where a rule uses it, is checked as the word at
- * bp (where the caller puts that register's value). Returns how many, or -1 if more than
- * max. The address of each word depends only on the values of the words before it; read
- * innermost first, each lies in a frame the words before it have shown to be the same. */
+ * into c. The first frame's rbp, where a rule uses it, is checked as the word at bp (where
+ * the caller puts that register's value). Returns how many, or -1 if there could be more than
+ * max (two a frame). The address of each word depends only on the values of the words before it;
+ * read innermost first, each lies in a frame the words before it have shown to be the same. */
 int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
 		   const uintptr_t *bp);
 

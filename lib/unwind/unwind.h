@@ -47,6 +47,7 @@ struct mf_walk_stacks {
 	struct mf_walk_frame fresh[MF_DEPTH_MAX + 16];
 	uint64_t epoch;
 	int count;    /* frames in pc and f */
+	int kept;     /* of them, the outermost ones kept from the stack before */
 	int reusable; /* the stack ended at its outermost frame, under epoch */
 };
 
@@ -62,11 +63,14 @@ enum {
 	MF_HOT_BUCKETS = 64,
 	MF_HOT_ARENA = 32 << 10,
 	MF_HOT_CHECKS = 512, /* a stack that needs more words is not kept */
+	MF_HOT_SHIFT_MAX = 8,
 };
 struct mf_hot {
-	unsigned epoch; /* of the rules its stacks were walked by */
-	uint32_t used;	/* bytes of arena; 0: not started */
-	uintptr_t bp;	/* the entry point frame's rbp, as a word stacks may check */
+	unsigned epoch;		 /* of the rules its stacks were walked by */
+	uint32_t used;		 /* bytes of arena; 0: not started */
+	uintptr_t bp;		 /* the entry point frame's rbp, as a word stacks may check */
+	uint32_t hits, puts;	 /* stacks found and kept since the arena was last full */
+	uint32_t shift, skipped; /* keep one in 1 << shift of the stacks offered */
 	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
 	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned */
 	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
@@ -76,8 +80,10 @@ struct mf_hot {
  * touched only as they are used). */
 struct mf_unwind_thread {
 	unsigned generation; /* mf_modules_generation its trie index was built under */
+	int nodes_known;     /* nodes[0..nodes_known) are the trie nodes of ws.pc[0..) */
 	struct mf_hot hot;
 	struct mf_walk_stacks ws; /* the capture buffers: here, not on the program's stack */
+	uint32_t nodes[MF_DEPTH_MAX + 16];
 	_Alignas(16) unsigned char hot_arena[MF_HOT_ARENA];
 	struct mf_walk_check hot_scratch[MF_HOT_CHECKS];
 	void *check[MF_DEPTH_MAX + 16]; /* MALLOC_FREQ_UNWIND=check's (untouched otherwise) */

@@ -15,16 +15,17 @@ enum { MF_WALK_MAX_FRAME = 256 << 20 }; /* a frame larger than this is taken as 
  * those words are unchanged, walking on from frame k would read them again and arrive at the
  * same frames. Checked from frame k outwards, which is what makes the reads safe: each word
  * read lies in a frame already shown to be this stack's (the last stack's memory may be gone,
- * a coroutine's stack unmapped). */
-static int mf_walk_unchanged(const struct mf_walk_stacks *ws, int k)
+ * a coroutine's stack unmapped). Returns -1 if they are, else the frame whose words changed:
+ * no frame inside it can be kept either. */
+static int mf_walk_changed(const struct mf_walk_stacks *ws, int k)
 {
 	for (int i = k - 1; i >= 0; i--) {
 		int16_t rbp_off = mf_rule_rbp_off(ws->f[i + 1].rule);
 		if ((rbp_off && *(const uintptr_t *)(ws->f[i].sp + rbp_off) != ws->f[i].bp) ||
 		    *(const uintptr_t *)(ws->f[i].sp - 8) != ws->pc[i])
-			return 0;
+			return i;
 	}
-	return 1;
+	return -1;
 }
 
 /* Puts the walk's j fresh frames (innermost first) above frame `at` - 1, outermost first,
@@ -38,6 +39,7 @@ static int mf_walk_place(struct mf_walk_stacks *ws, int at, int j)
 		ws->f[at + i] = ws->fresh[j - 1 - i];
 		ws->f[at + i].hash = h = mf_stack_hash_step(h, pc);
 	}
+	ws->kept = at;
 	return ws->count = at + j;
 }
 
@@ -50,13 +52,18 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 	int j = 0;
 	while (j < max && pc >= MF_TRIE_KEY_SPECIAL_MAX) { /* below: not code, as in capture.c */
 		/* The same frame as one of the last stack's, with all above it unchanged: those
-		 * are the rest of this stack. (sp grows outwards in both.) */
+		 * are the rest of this stack. (sp grows outwards in both.) A frame whose words
+		 * changed is not looked at again, nor any inside it: the walk stays linear. */
 		while (k >= 0 && ws->f[k].sp < sp)
 			k--;
 		if (k >= 0 && ws->f[k].sp == sp && ws->pc[k] == pc && ws->f[k].bp == bp &&
-		    k + 1 + j <= max && mf_walk_unchanged(ws, k)) {
-			ws->epoch = count; /* stays reusable */
-			return mf_walk_place(ws, k + 1, j);
+		    k + 1 + j <= max) {
+			int changed = mf_walk_changed(ws, k);
+			if (changed < 0) {
+				ws->epoch = count; /* stays reusable */
+				return mf_walk_place(ws, k + 1, j);
+			}
+			k = changed;
 		}
 		ws->fresh_pc[j] = pc;
 		ws->fresh[j].sp = sp, ws->fresh[j].bp = bp;
@@ -96,11 +103,11 @@ int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int
 	 * checked where an rbp-based rule first uses the value, before the words it places. */
 	struct mf_walk_check rbp = {bp, ws->f[n - 1].bp};
 	int rbp_checked = 0;
+	if (2 * n > max) /* (at most two words a frame) */
+		return -1;
 	for (int i = n - 1; i >= 1; i--) {
 		uint64_t w = ws->f[i].rule;
 		uintptr_t cfa = ws->f[i - 1].sp;
-		if (k + 2 > max)
-			return -1;
 		if (mf_rule_cfa_rbp(w) && !rbp_checked) {
 			c[k++] = rbp;
 			rbp_checked = 1;
