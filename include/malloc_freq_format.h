@@ -147,7 +147,7 @@ struct mf_module {
  * itself is read from the binary each time, so a key only ever says "libunwind agreed".
  */
 #define MF_RULES_MAGIC	  "MFRULE\r\n"
-#define MF_RULES_VERSION  1u
+#define MF_RULES_VERSION  2u
 #define MF_RULES_MAX	  (1u << 20) /* keys in one file (8 MiB) */
 #define MF_RULES_COMPLETE 1u /* flags: the run that wrote it needed nothing more of libunwind */
 

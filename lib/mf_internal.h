@@ -138,6 +138,9 @@ void mf_modules_refresh(void);
 /* Writes the map into the process directory (after it was created). */
 void mf_modules_write(void);
 int mf_modules_is_self(uintptr_t pc); /* pc lies in libmalloc_freq itself */
+/* The address range of the module that holds pc (all its PT_LOAD segments); 0, or -1 if none
+ * does. Takes the lock. */
+int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end);
 /* A hash of the build-id of the module that holds pc (0: none, or it has no build-id), and
  * pc's offset from the module's load bias in *rel_pc. Takes the lock. */
 uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc);

@@ -6,6 +6,7 @@
  * while the loader's is taken (dl_iterate_phdr): objects are collected first, merged after. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -424,7 +425,10 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 {
 	pthread_mutex_lock(&mf_modules_lock);
 	int i = mf_modules_find(pc);
-	if (i < 0) { /* an object loaded since the last look (dlopen) */
+	struct dl_find_object obj;
+	/* An object loaded since the last look (dlopen)? Not if the loader knows of none there
+	 * (JIT code): asking it so takes no lock and no system call. */
+	if (i < 0 && _dl_find_object((void *)pc, &obj) == 0) {
 		pthread_mutex_unlock(&mf_modules_lock);
 		mf_modules_refresh();
 		pthread_mutex_lock(&mf_modules_lock);
@@ -433,6 +437,19 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 	*rel_pc = i < 0 ? pc : pc - mf_mods[i].r.bias;
 	pthread_mutex_unlock(&mf_modules_lock);
 	return i < 0 ? MF_MODULE_NONE : (uint32_t)i;
+}
+
+int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end)
+{
+	uint64_t rel;
+	uint32_t i = mf_modules_resolve(pc, &rel);
+	if (i == MF_MODULE_NONE)
+		return -1;
+	pthread_mutex_lock(&mf_modules_lock);
+	*start = mf_mods[i].r.start;
+	*end = mf_mods[i].r.end;
+	pthread_mutex_unlock(&mf_modules_lock);
+	return 0;
 }
 
 uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)

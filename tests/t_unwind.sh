@@ -90,6 +90,19 @@ for site in a b; do
 	line=$(grep -n "level site $site" "$srcdir/tests/prog_reuse.c" | cut -d: -f1)
 	is "$(calls "$mf_work/c.txt" ";level_site prog_reuse.c:$line;framed_to [^;]*;relay_nofp [^;]*;leaf_nofp [^;]*;malloc$")" 3000 "level site $site, where the other's return address was: 3000 calls"
 done
+# code no unwind table covers (a JIT compiler's): stepped by its frame pointer, whole
+checked "JIT code in anonymous memory" "$MF_TESTS/prog_jit" 3000
+walked "JIT code in anonymous memory"
+hot "JIT code in anonymous memory"
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_jit" 3000 > /dev/null
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ";main;outer;[^;]*;relay;[^;]*;site;malloc$")" 3000 "JIT frames: main, outer, relay and site in their places, 3000 calls"
+# a run the rule cache says needs nothing more from libunwind: without it, the same stacks
+rm -rf "$mf_work"/malloc_freq.*
+out=$(profile "$MF_TESTS/prog_jit" 3000 maps)
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$out:$(calls "$mf_work/c.txt" ";main;outer;[^;]*;relay;[^;]*;site;malloc$")" "done:3000" "JIT frames, a repeated run without libunwind: the same 3000 calls"
 checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
 checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
 same_report "200 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200

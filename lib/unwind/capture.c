@@ -95,8 +95,13 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 		mf_fork_hold(); /* libunwind */
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
 		n = MF_WALK_SLOW;
-	else
-		walked = (n = mf_walk(ws, max, from->pc, from->sp, from->bp)) >= 0;
+	else if ((n = mf_walk(ws, max, from->pc, from->sp, from->bp)) == MF_WALK_BOUNDS) {
+		/* (once: where the mapping cannot be read, no guess is made) */
+		if (mf_stack_bounds(ws->bounds_sp, &ws->stack_lo, &ws->stack_hi))
+			ws->stack_lo = ws->stack_hi = MF_WALK_NO_BOUNDS;
+		n = mf_walk(ws, max, from->pc, from->sp, from->bp);
+	}
+	walked = n >= 0;
 	void **pcs = (void **)ws->pc;
 	/* The walk starts at the entry point's frame: ours, and the only one. */
 	if (mf_likely(n >= 2) && mf_modules_is_self((uintptr_t)pcs[n - 1]) &&

@@ -417,8 +417,18 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 	struct dl_find_object obj;
 	if (_dl_find_object((void *)pc, &obj) != 0 || !obj.dlfo_eh_frame)
 		return MF_CFI_NONE;
-	/* The object's ends bound every read: its unwind tables lie inside its mapping. */
+	/* The object's ends bound every read: its unwind tables lie inside its mapping. (The
+	 * loader may give a main program's ends as those of its code alone, and the tables lie
+	 * beyond them: then the module map's, of all its segments.) */
 	const uint8_t *hdr = obj.dlfo_eh_frame, *limit = (const uint8_t *)obj.dlfo_map_end;
+	if (hdr < (const uint8_t *)obj.dlfo_map_start || hdr >= limit) {
+		uintptr_t start, end;
+		if (mf_modules_range(pc, &start, &end) || (uintptr_t)hdr < start ||
+		    (uintptr_t)hdr >= end)
+			return -1;
+		obj.dlfo_map_start = (void *)start;
+		limit = (const uint8_t *)end;
+	}
 	const uint8_t *fde;
 	int found = mf_find_fde(hdr, limit, pc, &fde);
 	if (found)

@@ -73,7 +73,11 @@ static inline uint64_t mf_rule_table_get(const struct mf_rule_table *t, uintptr_
  * new to the table has its rule learned first. Where a frame is one of the last stack's and
  * nothing above it has changed, the frames above are kept. When a frame needs libunwind,
  * MF_WALK_SLOW is returned and ws->pc is left as it was. */
-enum { MF_WALK_SLOW = -2 };
+enum { MF_WALK_SLOW = -2, MF_WALK_BOUNDS = -3 };
+/* MF_WALK_BOUNDS: a frame is to be guessed (MF_CFI_GUESS) where ws->stack_lo and stack_hi say
+ * nothing of its sp, ws->bounds_sp: set them (mf_stack_bounds), or both to MF_WALK_NO_BOUNDS
+ * if the mapping cannot be known, and walk again. */
+#define MF_WALK_NO_BOUNDS ((uintptr_t)1)
 int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uintptr_t bp);
 /* For the stack ws holds after a complete walk: the words, innermost first, whose values
  * decide where a new walk from its first frame goes (each frame's return address, and the
@@ -84,6 +88,9 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
  * read innermost first, each lies in a frame the words before it have shown to be the same. */
 int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int max,
 		   const uintptr_t *bp);
+
+/* stack.c: the mapping [*lo, *hi) that holds sp, from /proc/self/maps; 0, or -1 if none. */
+int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
 
 /* hot.c: a call from one of a thread's hot stacks again is counted at its leaf once its words
  * are seen unchanged, without a walk or the trie. Filled only from complete walks. */

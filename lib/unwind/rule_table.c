@@ -110,34 +110,41 @@ static void mf_rule_table_grow(struct mf_rule_table *old)
 
 /* A return address new in this epoch, in the frame (sp, bp): its rule from .eh_frame, kept
  * if libunwind agrees (now or in an earlier run: rule_cache.c), else kept as one that needs
- * libunwind; in a run without libunwind, kept as read. */
+ * libunwind; in a run without libunwind, kept as read. Where no unwind table covers it, a
+ * frame pointer is guessed. */
 MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
 {
 	mf_fork_hold(); /* libunwind */
 	mf_rule_clear_if_wrapped(mf_walk_epoch_now());
 	struct mf_cfi_rule r;
-	/* No rule: an end if libunwind ends there too (ld.so's entry). Where no unwind table
-	 * covers the address, libunwind goes by rbp and ends where it is 0: only that end is kept
-	 * across runs. */
 	int found = mf_cfi_find(ra - 1, &r);
-	uint64_t key = 0, rel_pc, module, none = found == MF_CFI_NONE;
-	if (found)
-		r.kind = MF_CFI_END;
-	if ((!found || (none && !bp)) && mf_rules_on()) {
-		int cancel = mf_nocancel_begin(); /* (the module map may be rewritten) */
-		if ((module = mf_modules_identity(ra, &rel_pc)))
-			key = mf_rules_key(module, rel_pc, mf_rule_pack(&r, 0) | none << 63);
-		mf_nocancel_end(cancel);
-	}
-	if (!key || !mf_rules_known(key)) {
-		/* (-1: no libunwind in this run; then the rule as read, if there is one) */
-		int agrees = mf_unwind_agrees(ra, sp, bp, &r);
-		if (agrees == 0 || (agrees < 0 && found))
-			r.kind = MF_CFI_UNKNOWN;
-		if (agrees == 0 || (agrees > 0 && !key))
-			mf_rules_needed(); /* the next run needs libunwind for it again */
-		else if (agrees > 0)
-			mf_rules_add(key);
+	if (found == MF_CFI_NONE) {
+		/* No unwind table covers it (JIT code, hand-written assembly): a frame pointer is
+		 * guessed, each time within the stack (walk.c). Not libunwind's to confirm: its
+		 * own guess would give the caller a wrong stack pointer. */
+		r = (struct mf_cfi_rule){16, -16, 1, MF_CFI_GUESS};
+	} else {
+		/* An FDE not understood here: an end if libunwind ends there too, else
+		 * libunwind's. */
+		uint64_t key = 0, rel_pc, module;
+		if (found)
+			r.kind = MF_CFI_END;
+		if (!found && mf_rules_on()) {
+			int cancel = mf_nocancel_begin(); /* (the module map may be rewritten) */
+			if ((module = mf_modules_identity(ra, &rel_pc)))
+				key = mf_rules_key(module, rel_pc, mf_rule_pack(&r, 0));
+			mf_nocancel_end(cancel);
+		}
+		if (!key || !mf_rules_known(key)) {
+			/* (-1: no libunwind in this run; then the rule as read, if there is one) */
+			int agrees = mf_unwind_agrees(ra, sp, bp, &r);
+			if (agrees == 0 || (agrees < 0 && found))
+				r.kind = MF_CFI_UNKNOWN;
+			if (agrees == 0 || (agrees > 0 && !key))
+				mf_rules_needed(); /* the next run needs libunwind for it again */
+			else if (agrees > 0)
+				mf_rules_add(key);
+		}
 	}
 	uint64_t w = mf_rule_pack(&r, epoch);
 	struct mf_rule_table *t = __atomic_load_n(&mf_rule_current, __ATOMIC_ACQUIRE);

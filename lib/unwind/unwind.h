@@ -49,6 +49,9 @@ struct mf_walk_stacks {
 	int count;    /* frames in pc and f */
 	int kept;     /* of them, the outermost ones kept from the stack before */
 	int reusable; /* the stack ended at its outermost frame, under epoch */
+	/* The mapping a guessed frame may be read in (the stack's), as far as known; and the
+	 * sp of the frame a walk needed it for (MF_WALK_BOUNDS). */
+	uintptr_t stack_lo, stack_hi, bounds_sp;
 };
 
 /* One word of a walked stack, and what it held then. */

@@ -8,7 +8,26 @@
 
 #include "unwind/internal.h"
 
-enum { MF_WALK_MAX_FRAME = 256 << 20 }; /* a frame larger than this is taken as a wrong rule */
+enum {
+	MF_WALK_MAX_FRAME = 256 << 20, /* a frame larger than this is taken as a wrong rule */
+	MF_WALK_MAX_GUESS = 0x4000,    /* a guessed frame larger than this ends the stack, as
+					  libunwind has it */
+};
+
+/* Does a frame of a guessed rule (code no unwind table covers), at sp with rbp bp, have a
+ * caller? Only where bp lies a little above sp in the stack's mapping, as a frame pointer
+ * does, and is not 0 (the end). MF_WALK_BOUNDS: the stack's mapping is not known yet;
+ * MF_WALK_SLOW: it cannot be (then libunwind says). */
+static int mf_walk_guess(struct mf_walk_stacks *ws, uintptr_t sp, uintptr_t bp)
+{
+	if (ws->stack_lo == MF_WALK_NO_BOUNDS)
+		return MF_WALK_SLOW;
+	if (sp < ws->stack_lo || sp >= ws->stack_hi) {
+		ws->bounds_sp = sp;
+		return MF_WALK_BOUNDS;
+	}
+	return bp && bp >= sp && bp - sp <= MF_WALK_MAX_GUESS && bp + 16 <= ws->stack_hi;
+}
 
 /* Are the frames of the last stack above frame k still there as they were? Each was reached
  * by reading its return address, and with an rbp rule below it its rbp, from the stack: if
@@ -71,13 +90,17 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 		if (mf_unlikely((w & MF_RULE_TAG_MASK) != step)) {
 			if (!w || mf_rule_epoch(w) != epoch)
 				w = mf_rule_table_learn(pc, sp, bp, epoch);
-			if (mf_rule_kind(w) == MF_CFI_END) {
+			unsigned kind = mf_rule_kind(w);
+			int guess = kind == MF_CFI_GUESS ? mf_walk_guess(ws, sp, bp) : 1;
+			if (guess < 0)
+				return guess;
+			if (kind == MF_CFI_END || !guess) {
 				ws->fresh[j++].rule = w;
 				ws->reusable = 1; /* complete: the next walk may keep its frames */
 				ws->epoch = count;
 				return mf_walk_place(ws, 0, j);
 			}
-			if (mf_rule_kind(w) != MF_CFI_STEP)
+			if (kind != MF_CFI_STEP && kind != MF_CFI_GUESS)
 				return MF_WALK_SLOW;
 		}
 		ws->fresh[j++].rule = w;
@@ -120,5 +143,8 @@ int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int
 			rbp_checked = 0;
 		}
 	}
+	/* A guessed frame ended the stack by its rbp. */
+	if (mf_rule_kind(ws->f[0].rule) == MF_CFI_GUESS && !rbp_checked)
+		c[k++] = rbp;
 	return k;
 }
