@@ -131,6 +131,7 @@ void mf_config_load(void)
 			       "using cached",
 			       s);
 	}
+	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED;
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {
 		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {

@@ -57,15 +57,13 @@ static MF_NOINLINE struct mf_thread *mf_sample_first(void)
 }
 
 /* A call that is not from one of the thread's hot stacks, or the thread's first. */
-static MF_NOINLINE void mf_sample_slow(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp,
-				       uintptr_t bp, uintptr_t caller)
+static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
-	const struct mf_frame from = {pc, sp, bp, caller};
 	struct mf_thread *t = mf_tls.thread;
 	if (!t)
 		t = mf_sample_first();
 	if (t)
-		mf_thread_record(t, e, bytes, &from);
+		mf_thread_record(t, e, bytes, from);
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
 	mf_tls.recording--;
@@ -73,20 +71,23 @@ static MF_NOINLINE void mf_sample_slow(enum mf_entry e, size_t bytes, uintptr_t 
 
 /* A call the countdown chose (every call without sampling): record it. Entered through
  * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
- * path touches no errno and makes no call; the slow one (a tail call) keeps errno. */
+ * path touches no errno and makes no call; the slow one keeps errno. (The frame is kept in
+ * memory, not in registers: the hot path then needs no more registers than a call leaves.) */
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
 	       uintptr_t caller) __attribute__((visibility("hidden"), used));
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
 	       uintptr_t caller)
 {
-	const struct mf_frame from = {pc, sp, bp, caller};
+	struct mf_frame from = {pc, sp, bp, caller};
+	__asm__("" : "+m"(from)); /* (in memory, read from there) */
 	mf_tls.recording++;
 	struct mf_thread *t = mf_tls.thread;
-	if (mf_likely(t != NULL) && mf_likely(mf_thread_record_hot(t, bytes, &from))) {
+	if (mf_likely(t != NULL) && mf_likely(mf_config.hot) &&
+	    mf_likely(mf_thread_record_hot(t, bytes, &from))) {
 		mf_tls.recording--;
 		return;
 	}
-	mf_sample_slow(e, bytes, pc, sp, bp, caller); /* (a tail call) */
+	mf_sample_slow(&from, bytes, e);
 }
 
 void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)

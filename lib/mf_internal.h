@@ -61,7 +61,8 @@ struct mf_config {
 	double sample_log;     /* log(1 - 1/sample), for drawing geometric intervals */
 	uint64_t seed;	       /* with have_seed: sampling is reproducible */
 	int have_seed;
-	int unwind;		 /* enum mf_unwind_mode */
+	int unwind; /* enum mf_unwind_mode */
+	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
 };
 enum mf_unwind_mode {
@@ -133,6 +134,9 @@ void *mf_real_own_realloc(void *old, size_t n);
 void mf_modules_init(void);
 /* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Takes a lock. */
 uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc);
+/* The same without a lock or a call, if pc lies in the module this thread resolved last
+ * (then 1), else 0. */
+int mf_modules_resolve_last(uintptr_t pc, uint32_t *module, uint64_t *rel_pc);
 /* Rescans the loaded objects (after dlclose) and rewrites the file. */
 void mf_modules_refresh(void);
 /* Writes the map into the process directory (after it was created). */
@@ -252,8 +256,8 @@ static inline void mf_busy_leave(void)
 void mf_thread_init(void);
 /* NULL: this thread does not record. Otherwise mf_tls.countdown holds the first interval. */
 struct mf_thread *mf_thread_start(void);
-/* The hot path: a call from one of the thread's hot stacks, counted; 0 if it was not one, or
- * calls are sampled (nothing done: then mf_thread_record). */
+/* The hot path (mf_config.hot: every call recorded): a call from one of the thread's hot
+ * stacks, counted; 0 if it was not one (nothing done: then mf_thread_record). */
 int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from);
 /* Any call: its stack found (mf_unwind_leaf) and counted. */
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,

@@ -421,6 +421,24 @@ static int mf_modules_find(uintptr_t pc)
 	return -1;
 }
 
+/* The module this thread resolved last: most new frames of a thread are in it, and need not
+ * take the lock. Valid while no object was unloaded since (the generation). */
+static MF_TLS struct {
+	uintptr_t start, end, bias;
+	uint32_t index;
+	unsigned generation; /* + 1: 0 is none */
+} mf_modules_last;
+
+int mf_modules_resolve_last(uintptr_t pc, uint32_t *module, uint64_t *rel_pc)
+{
+	if (mf_modules_last.generation != mf_modules_generation + 1 || pc < mf_modules_last.start ||
+	    pc >= mf_modules_last.end)
+		return 0;
+	*module = mf_modules_last.index;
+	*rel_pc = pc - mf_modules_last.bias;
+	return 1;
+}
+
 uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 {
 	pthread_mutex_lock(&mf_modules_lock);
@@ -435,6 +453,13 @@ uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 		i = mf_modules_find(pc);
 	}
 	*rel_pc = i < 0 ? pc : pc - mf_mods[i].r.bias;
+	if (i >= 0) {
+		mf_modules_last.start = mf_mods[i].r.start;
+		mf_modules_last.end = mf_mods[i].r.end;
+		mf_modules_last.bias = mf_mods[i].r.bias;
+		mf_modules_last.index = (uint32_t)i;
+		mf_modules_last.generation = mf_modules_generation + 1;
+	}
 	pthread_mutex_unlock(&mf_modules_lock);
 	return i < 0 ? MF_MODULE_NONE : (uint32_t)i;
 }

@@ -91,8 +91,12 @@ static void mf_thread_seed(struct mf_thread *t)
 
 static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
 {
-	mf_fork_hold(); /* the module map's lock, maybe a rescan of the loaded objects */
 	uint64_t rel;
+	if (mf_modules_resolve_last(pc, &node->module, &rel)) {
+		node->rel_pc = rel;
+		return;
+	}
+	mf_fork_hold(); /* the module map's lock, maybe a rescan of the loaded objects */
 	int cancel = mf_nocancel_begin(); /* it may rescan and rewrite the module map */
 	node->module = mf_modules_resolve(pc, &rel);
 	mf_nocancel_end(cancel);
@@ -356,8 +360,6 @@ static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t by
 
 MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from)
 {
-	if (mf_unlikely(mf_config.sample > 1)) /* (a sampled call also draws the next interval) */
-		return 0;
 	uint32_t node = mf_unwind_hot(&t->unwind, from);
 	if (mf_unlikely(!node))
 		return 0;

@@ -171,7 +171,7 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 
 MF_INLINE uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from)
 {
-	return mf_likely(mf_config.unwind == MF_UNWIND_CACHED) ? mf_hot_find(&u->hot, from) : 0;
+	return mf_hot_find(&u->hot, from);
 }
 
 MF_NOINLINE uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,

@@ -97,8 +97,9 @@ struct mf_unwind_thread {
 void mf_unwind_init(void);
 /* A new thread's state (in zeroed memory). */
 void mf_unwind_thread_init(struct mf_unwind_thread *u);
-/* The trie leaf of this call's stack if it is one of the thread's hot stacks (and stacks are
- * taken the cached way, not checked), else 0: the hot path, no system call, errno untouched. */
+/* The trie leaf of this call's stack if it is one of the thread's hot stacks, else 0: the hot
+ * path, no system call, errno untouched. Only while stacks are taken the cached way, not
+ * checked (mf_config.hot). */
 uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from);
 /* The trie leaf of this call's stack (entry point e, called from frame `from`), created if new;
  * 0 when the trie is out of room. */
