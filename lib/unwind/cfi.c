@@ -51,6 +51,15 @@ static uint64_t mf_rd_fixed(struct mf_rd *r, int size)
 	return v;
 }
 
+/* One byte: the reading CFA programs does most. */
+static inline uint8_t mf_rd_u8(struct mf_rd *r)
+{
+	if (mf_likely(r->p < r->end))
+		return *r->p++;
+	r->bad = 1;
+	return 0;
+}
+
 static void mf_rd_skip(struct mf_rd *r, uint64_t n)
 {
 	if (r->bad || n > (uint64_t)(r->end - r->p))
@@ -61,9 +70,12 @@ static void mf_rd_skip(struct mf_rd *r, uint64_t n)
 
 static uint64_t mf_rd_uleb(struct mf_rd *r)
 {
-	uint64_t v = 0;
-	for (int shift = 0; shift < 64; shift += 7) {
-		uint8_t b = (uint8_t)mf_rd_fixed(r, 1);
+	uint8_t first = mf_rd_u8(r);
+	if (mf_likely(!(first & 0x80)))
+		return first; /* nearly always: offsets and registers below 128 */
+	uint64_t v = first & 0x7f;
+	for (int shift = 7; shift < 64; shift += 7) {
+		uint8_t b = mf_rd_u8(r);
 		v |= (uint64_t)(b & 0x7f) << shift;
 		if (!(b & 0x80))
 			return v;
@@ -76,7 +88,7 @@ static int64_t mf_rd_sleb(struct mf_rd *r)
 {
 	int64_t v = 0;
 	for (int shift = 0; shift < 64; shift += 7) {
-		uint8_t b = (uint8_t)mf_rd_fixed(r, 1);
+		uint8_t b = mf_rd_u8(r);
 		v |= (int64_t)((uint64_t)(b & 0x7f) << shift);
 		if (!(b & 0x80)) {
 			if (shift + 7 < 64 && (b & 0x40))
@@ -253,7 +265,7 @@ static int mf_cfa_run(const uint8_t *p, const uint8_t *end, const struct mf_cie 
 	int depth = 0;
 	struct mf_rd r = {p, end, 0};
 	while (r.p < r.end && !r.bad) {
-		uint8_t op = (uint8_t)mf_rd_fixed(&r, 1);
+		uint8_t op = mf_rd_u8(&r);
 		uint64_t reg, delta = 0;
 		int64_t off;
 		switch (op >> 6) {
