@@ -53,6 +53,12 @@ same_report() {
 }
 
 vary='s/^\(child\|handled\) [0-9]*$/\1 N/'
+# the check itself: a library whose hot stacks give a wrong leaf now and then is caught
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_UNWIND=check MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_TESTS/.libs/libmalloc_freq_fault.so" \
+	"$MF_TESTS/prog_sites" > /dev/null 2> "$mf_work/fault.err"
+like "$(grep -c 'unwind check: hot stack at leaf' "$mf_work/fault.err")" '^[1-9]' "check mode names a hot stack's wrong leaf (a library built to give some)"
+like "$(grep 'stacks compared' "$mf_work/fault.err")" ', [1-9][0-9]* differed;' "... and counts it as differed"
 checked "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
 same_report "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
 checked "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5

@@ -79,6 +79,10 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
 	while (mf_hot_same(x->check, x->n)) {
 		if (x->leaf) {
 			h->hits++;
+#ifdef MF_FAULT_HOT
+			if (h->hits % 64 == 0) /* a test build's fault, for check mode to catch */
+				return x->leaf + 1;
+#endif
 			return x->leaf;
 		}
 		uintptr_t v = *x->branch;
