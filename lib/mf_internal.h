@@ -239,6 +239,7 @@ struct mf_tls {
 	unsigned recording;	  /* > 0: the profiler itself is running in this thread */
 	unsigned disabled;	  /* recording stopped for this thread (or it has ended) */
 	unsigned fork_held;	  /* this call holds mf_fork_lock for reading */
+	int fork_cancel;	  /* the cancellation state to restore when it is given back */
 	struct mf_thread *thread; /* NULL until the thread's first call */
 	unsigned own;		  /* > 0: allocations now are the profiler's own (mf_real_own) */
 };
@@ -273,10 +274,13 @@ void mf_thread_process_exit(void);
  * slow step calls mf_fork_hold() first, and the entry point releases it at the end. */
 extern pthread_rwlock_t mf_fork_lock;
 /* fork_held is set before the lock is taken and cleared after it is given back, so that a
- * signal handler's fork in between knows this thread may hold it. */
+ * signal handler's fork in between knows this thread may hold it. No cancellation while it is
+ * held: a thread cancelled asynchronously (at any instruction) would leave it held, and every
+ * later fork would wait for ever. (Every other lock of ours is taken under it.) */
 static inline void mf_fork_hold(void)
 {
 	if (!mf_tls.fork_held) {
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mf_tls.fork_cancel);
 		mf_tls.fork_held = 1;
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		pthread_rwlock_rdlock(&mf_fork_lock);
@@ -287,6 +291,7 @@ static inline void mf_fork_release(void)
 	pthread_rwlock_unlock(&mf_fork_lock);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_tls.fork_held = 0;
+	pthread_setcancelstate(mf_tls.fork_cancel, &mf_tls.fork_cancel);
 }
 
 /* The profiler's slow paths open, write and close files: cancellation points that must not

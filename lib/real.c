@@ -120,31 +120,38 @@ void *mf_real_move_bootstrap(void *p, size_t size)
 
 /* Bootstrap blocks given back to free(), for mf_real_own to hand out again: libunwind's
  * per-thread block comes back at each thread's exit, and a program may start thousands of
- * threads. A list under a spin lock: it is touched only at a thread's start and end. */
-static void *mf_bootstrap_freed; /* each links to the next in its first word */
+ * threads. free() pushes onto a list without a lock (it runs in the program's threads, any of
+ * which a signal handler may interrupt or an asynchronous cancellation end at any
+ * instruction); mf_real_own, which runs with signals blocked and cancellation off, takes the
+ * whole list under a spin lock into its own and hands blocks out from that. */
+static void *mf_bootstrap_given; /* pushed by free(); each links to the next */
+static void *mf_bootstrap_freed; /* mf_real_own's, under the lock */
 static int mf_bootstrap_freed_lock;
-
-static void mf_bootstrap_lock(void)
-{
-	while (__atomic_exchange_n(&mf_bootstrap_freed_lock, 1, __ATOMIC_ACQUIRE))
-		;
-}
 
 void mf_real_free_bootstrap(void *p)
 {
 	if (((size_t *)p)[-1] < sizeof(void *))
 		return;
-	mf_bootstrap_lock();
-	*(void **)p = mf_bootstrap_freed;
-	mf_bootstrap_freed = p;
-	__atomic_store_n(&mf_bootstrap_freed_lock, 0, __ATOMIC_RELEASE);
+	void *head = __atomic_load_n(&mf_bootstrap_given, __ATOMIC_RELAXED);
+	do
+		*(void **)p = head;
+	while (!__atomic_compare_exchange_n(&mf_bootstrap_given, &head, p, 1, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED));
 }
 
 /* A block given back that holds n bytes at alignment align, or NULL. */
 static void *mf_bootstrap_reuse(size_t align, size_t n)
 {
 	void *p = NULL;
-	mf_bootstrap_lock();
+	while (__atomic_exchange_n(&mf_bootstrap_freed_lock, 1, __ATOMIC_ACQUIRE))
+		;
+	void *given = __atomic_exchange_n(&mf_bootstrap_given, NULL, __ATOMIC_ACQUIRE);
+	while (given) {
+		void *next = *(void **)given;
+		*(void **)given = mf_bootstrap_freed;
+		mf_bootstrap_freed = given;
+		given = next;
+	}
 	for (void **link = &mf_bootstrap_freed; *link; link = (void **)*link)
 		if (((size_t *)*link)[-1] >= n && !((uintptr_t)*link & (align ? align - 1 : 0))) {
 			p = *link;
