@@ -3,8 +3,10 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "mf_internal.h"
@@ -89,6 +91,18 @@ int mf_format(char *buf, size_t size, const char *fmt, ...)
 	return n;
 }
 
+/* Would writing len bytes to fd go past RLIMIT_FSIZE? (The kernel's answer would be SIGXFSZ,
+ * which kills the program: a regular file at stderr, and a lowered limit.) */
+static int mf_log_too_far(int fd, size_t len)
+{
+	struct stat st;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode))
+		return 0;
+	int flags = fcntl(fd, F_GETFL);
+	off_t at = flags >= 0 && (flags & O_APPEND) ? st.st_size : lseek(fd, 0, SEEK_CUR);
+	return at >= 0 && mf_prof_size_allowed(at + (off_t)len) != 0;
+}
+
 void mf_log(const char *fmt, ...)
 {
 	char line[1024];
@@ -102,7 +116,7 @@ void mf_log(const char *fmt, ...)
 	if (at > sizeof(line) - 2)
 		at = sizeof(line) - 2;
 	line[at++] = '\n';
-	for (size_t off = 0; off < at;) {
+	for (size_t off = mf_log_too_far(STDERR_FILENO, at) ? at : 0; off < at;) {
 		ssize_t w = write(STDERR_FILENO, line + off, at - off);
 		if (w <= 0 && errno != EINTR)
 			break;

@@ -235,10 +235,14 @@ static void mf_rules_mkdir(void)
 	}
 }
 
-/* Writes buf[0..len) to a new file of this process beside the cache and renames it into place. */
+/* Writes buf[0..len) to a new file of this process beside the cache and renames it into place.
+ * Not past RLIMIT_FSIZE: the kernel would answer with SIGXFSZ, and a program that lowered it
+ * before returning from main would be killed at exit by a cache it never asked for. */
 static void mf_rules_replace(const unsigned char *buf, size_t len)
 {
 	char tmp[MF_PATH_LEN + 32];
+	if (mf_prof_size_allowed((off_t)len))
+		return;
 	mf_format(tmp, sizeof(tmp), "%s.%d", mf_rules_path, (int)getpid());
 	mf_rules_mkdir();
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
