@@ -61,12 +61,14 @@ static int mf_unw_close(int fd)
 }
 
 /* Writing one byte of addr to the pipe is libunwind's test that addr is readable: ask the
- * kernel to copy it instead, which fails with EFAULT where the write would have. */
+ * kernel to copy it instead, which fails with EFAULT where the write would have. (From this
+ * thread by its own id: once the main thread has exited, the process's id names a zombie
+ * that has no memory left to read.) */
 static long mf_unw_readable(const void *addr)
 {
 	char byte;
 	struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
-	if (process_vm_readv(getpid(), &local, 1, &remote, 1, 0) == 1)
+	if (process_vm_readv(gettid(), &local, 1, &remote, 1, 0) == 1)
 		return 1;
 	errno = EFAULT;
 	return -1;
