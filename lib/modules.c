@@ -313,7 +313,8 @@ static void mf_modules_write_locked(void)
 		return;
 	static char tmp[MF_PATH_LEN],
 	    path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
-	mf_format(tmp, sizeof(tmp), "%s/modules.tmp", dir);
+	/* (by pid: a child forked by a signal handler may be finishing its parent's map) */
+	mf_format(tmp, sizeof(tmp), "%s/modules.%d.tmp", dir, (int)getpid());
 	mf_format(path, sizeof(path), "%s/modules", dir);
 	int err = mf_prof_size_allowed((off_t)mf_modules_size());
 	if (err) {
