@@ -59,7 +59,7 @@ static MF_NOINLINE struct mf_thread *mf_sample_first(void)
 /* A call that is not from one of the thread's hot stacks, or the thread's first. */
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
-	struct mf_thread *t = mf_tls.thread;
+	struct mf_thread *t = mf_thread_current();
 	if (!t)
 		t = mf_sample_first();
 	if (t)

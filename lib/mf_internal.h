@@ -264,6 +264,9 @@ int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_fram
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
+/* The calling thread's state, or NULL; on the slow path (it notices a child made without
+ * fork()'s handlers, and starts it over). */
+struct mf_thread *mf_thread_current(void);
 void mf_thread_process_exit(void);
 
 /* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes

@@ -14,7 +14,13 @@
 
 #include "mf_internal.h"
 
+/* A thread's state, in a mapping of its own. Its first page (the hot stacks' index: all the
+ * hot path reads before it counts a call at a leaf of the thread's file) is wiped in a child
+ * made without fork()'s handlers (a raw clone, syscall(SYS_fork)): there every call takes
+ * the slow path, which finds the page zeroed and starts the child over in a directory of its
+ * own, so nothing of the child's is counted in the parent's files. */
 struct mf_thread {
+	struct mf_unwind_thread unwind; /* first: see above; its pages are touched as used */
 	struct mf_trie trie;
 	struct mf_prof_file file;
 	pid_t tid;
@@ -22,13 +28,16 @@ struct mf_thread {
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
 	long interval; /* the countdown's current interval: calls it stands for */
 	struct mf_thread *prev, *next;
-	struct mf_unwind_thread unwind; /* last: its pages are touched only as they are used */
 };
 
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 static pthread_mutex_t mf_threads_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A page of its own, wiped in a child made without fork()'s handlers: owner is then 0. */
+static struct {
+	pid_t owner;
+} * mf_process_mark;
 static struct mf_thread *mf_threads;
 static pthread_key_t mf_thread_key;
 static int mf_thread_key_ok;
@@ -127,11 +136,17 @@ static void mf_thread_free(struct mf_thread *t)
 	munmap(t, sizeof(*t));
 }
 
+static void mf_thread_after_raw_fork(void);
+
 /* Called in each round of key destructors: staying registered for all of them catches what
  * other destructors allocate; the file is finalized in the last round. */
 static void mf_thread_key_destructor(void *arg)
 {
 	struct mf_thread *t = arg;
+	if (mf_unlikely(mf_process_mark && !mf_process_mark->owner)) {
+		mf_thread_after_raw_fork(); /* (t was the parent's: its file is not ours to end) */
+		return;
+	}
 	if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
 		pthread_setspecific(mf_thread_key, t);
 		return;
@@ -161,8 +176,22 @@ static struct mf_thread *mf_thread_orphan;
  * child would inherit their locks held. The program's own dlopen/dlclose in another thread
  * holds the loader's lock too, with _r_debug.r_state away from RT_CONSISTENT: wait (bounded)
  * for that to end, so the child can unwind; the child checks what it inherited (loader.c). */
+/* What a child made without fork()'s handlers wipes (see struct mf_thread). (A kernel without
+ * MADV_WIPEONFORK, before Linux 4.14, leaves it: such a child's calls go to the parent's
+ * files, as they did before.) Not in fork() itself: the forking thread's own state is kept
+ * there, since a fork from a signal handler may have interrupted a recorded call that goes on
+ * using it in the child. */
+static void mf_thread_wipe_on_fork(void *p, size_t len, int wipe)
+{
+	int saved = errno;
+	if (p)
+		madvise(p, len, wipe ? MADV_WIPEONFORK : MADV_KEEPONFORK);
+	errno = saved;
+}
+
 static void mf_thread_prefork(void)
 {
+	mf_thread_wipe_on_fork(mf_tls.thread, 4096, 0);
 	if (mf_tls.fork_held || mf_fork_inert) {
 		mf_fork_in_slow_step = 1;
 		return;
@@ -179,6 +208,7 @@ static void mf_thread_prefork(void)
 
 static void mf_thread_postfork_parent(void)
 {
+	mf_thread_wipe_on_fork(mf_tls.thread, 4096, 1);
 	if (mf_fork_in_slow_step) {
 		mf_fork_in_slow_step = 0;
 		return;
@@ -208,6 +238,8 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
  * mappings: writing there would add the child's calls to the parent's profile). */
 static void mf_thread_postfork_child(void)
 {
+	if (mf_process_mark)
+		mf_process_mark->owner = getpid();
 	if (mf_fork_in_slow_step) {
 		/* Other threads may have been in slow steps too: this process is not recorded,
 		 * its mutexes start afresh, mf_fork_lock is left as it is for the interrupted
@@ -259,8 +291,50 @@ static void mf_thread_postfork_child(void)
 	mf_busy_leave();
 }
 
+/* In a child made without fork()'s handlers, at its first slow step: the parent's thread
+ * states are dropped unused (their first pages are zero; the rest holds what to unmap), every
+ * lock of ours starts afresh (the child has one thread, which held none: it was running the
+ * program's code), and the child records in a directory of its own. */
+static void mf_thread_after_raw_fork(void)
+{
+	int saved = errno;
+	struct mf_thread *t = mf_threads;
+	while (t) {
+		struct mf_thread *next = t->next;
+		mf_thread_free(t);
+		t = next;
+	}
+	mf_threads = NULL;
+	mf_tls.thread = NULL;
+	mf_thread_orphan = NULL;
+	if (mf_thread_key_ok)
+		pthread_setspecific(mf_thread_key, NULL);
+	pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
+	pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
+	mf_modules_reset();
+	mf_prof_dir_forget();
+	mf_loader_postfork_child();
+	mf_unwind_postfork_child();
+	mf_process_mark->owner = getpid();
+	errno = saved;
+}
+
+struct mf_thread *mf_thread_current(void)
+{
+	if (mf_unlikely(mf_process_mark && !mf_process_mark->owner))
+		mf_thread_after_raw_fork();
+	return mf_tls.thread;
+}
+
 void mf_thread_init(void)
 {
+	mf_process_mark = mf_pages_new(4096);
+	if (mf_process_mark) {
+		mf_process_mark->owner = getpid();
+		mf_thread_wipe_on_fork(mf_process_mark, 4096, 1);
+	}
 	mf_thread_key_ok = pthread_key_create(&mf_thread_key, mf_thread_key_destructor) == 0;
 	if (!mf_thread_key_ok)
 		mf_log("no pthread key left; thread files are finalized only at process exit");
@@ -299,6 +373,7 @@ struct mf_thread *mf_thread_start(void)
 	}
 	t->tid = gettid();
 	mf_unwind_thread_init(&t->unwind);
+	mf_thread_wipe_on_fork(t, 4096, 1);
 	err = mf_prof_open(&t->file, t->tid);
 	if (!err &&
 	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
@@ -336,7 +411,7 @@ struct mf_thread *mf_thread_start(void)
 void mf_thread_count_nested(void)
 {
 	struct mf_thread *t = mf_tls.thread;
-	if (t)
+	if (t && t->unwind.hot.arena) /* (zero in a child made without fork()'s handlers) */
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
 
@@ -379,6 +454,8 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */
 void mf_thread_process_exit(void)
 {
+	mf_thread_current(); /* (a child made without fork()'s handlers ends no file of its parent)
+			      */
 	pthread_mutex_lock(&mf_threads_lock);
 	for (struct mf_thread *t = mf_threads; t; t = t->next)
 		mf_prof_finalize(t->file.header, MF_STATE_PROCESS_EXIT, t->tid);
