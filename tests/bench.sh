@@ -170,7 +170,7 @@ exact_awk='
 function caller(s,   n, f) { n = split(s, f, ";"); return n > 1 ? f[n - 1] : "" }
 NR == FNR { want[$1] = $2; ours[caller($1)] = 1; next }
 {
-	stack = $1; calls = $NF; hit = 0
+	stack = $0; sub(/ [0-9]+$/, "", stack); calls = $NF; hit = 0
 	for (e in want)
 		if (stack == e || substr(stack, length(stack) - length(e)) == ";" e) {
 			got[e] += calls; hit = 1
