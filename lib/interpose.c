@@ -56,14 +56,31 @@ static MF_NOINLINE struct mf_thread *mf_sample_first(void)
 	return t;
 }
 
-/* A call that is not from one of the thread's hot stacks, or the thread's first. */
+struct mf_sample_call {
+	struct mf_thread *t;
+	const struct mf_frame *from;
+	size_t bytes;
+	enum mf_entry e;
+};
+
+static long mf_sample_record(void *arg)
+{
+	const struct mf_sample_call *c = arg;
+	mf_thread_record(c->t, c->e, c->bytes, c->from);
+	return 0;
+}
+
+/* A call that is not from one of the thread's hot stacks, or the thread's first: recorded on
+ * the thread's own stack. */
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
 	struct mf_thread *t = mf_thread_current();
 	if (!t)
 		t = mf_sample_first();
-	if (t)
-		mf_thread_record(t, e, bytes, from);
+	if (t) {
+		struct mf_sample_call c = {t, from, bytes, e};
+		mf_thread_on_stack(t, mf_sample_record, &c);
+	}
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
 	mf_tls.recording--;

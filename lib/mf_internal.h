@@ -267,6 +267,10 @@ void mf_thread_count_nested(void);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);
+/* Runs fn(arg) on the thread's own stack (MF_THREAD_STACK bytes): the slow steps (a walk,
+ * libunwind, files, the loader) need more than a program's small stacks have. */
+#define MF_THREAD_STACK (64 << 10)
+long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg);
 void mf_thread_process_exit(void);
 
 /* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes

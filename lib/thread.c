@@ -28,7 +28,37 @@ struct mf_thread {
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
 	long interval; /* the countdown's current interval: calls it stands for */
 	struct mf_thread *prev, *next;
+	/* The stack the thread's slow steps run on (mf_thread_on_stack), touched as used: a
+	 * program's small stacks (coroutines, signal stacks) have no room for them. */
+	_Alignas(64) unsigned char stack[MF_THREAD_STACK];
 };
+
+/* Calls fn(arg) on the stack whose top is top (16-aligned) and returns what it returns. Its
+ * frame's CFA is rbp + 16: an unwinder (libunwind, gdb) goes from the frames on that stack
+ * back to the caller's. */
+long mf_on_stack(void *top, long (*fn)(void *), void *arg) __attribute__((visibility("hidden")));
+__asm__(".text\n.p2align 4\n.hidden mf_on_stack\n.type mf_on_stack, @function\n"
+	"mf_on_stack:\n"
+	".cfi_startproc\n"
+	"pushq %rbp\n"
+	".cfi_def_cfa_offset 16\n"
+	".cfi_offset %rbp, -16\n"
+	"movq %rsp, %rbp\n"
+	".cfi_def_cfa_register %rbp\n"
+	"movq %rdi, %rsp\n"
+	"movq %rdx, %rdi\n"
+	"call *%rsi\n"
+	"movq %rbp, %rsp\n"
+	"popq %rbp\n"
+	".cfi_def_cfa %rsp, 8\n"
+	"ret\n"
+	".cfi_endproc\n"
+	".size mf_on_stack, .-mf_on_stack\n");
+
+long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg)
+{
+	return mf_on_stack(t->stack + sizeof(t->stack), fn, arg);
+}
 
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
@@ -349,6 +379,28 @@ static void mf_thread_drop_orphan(void)
 		mf_thread_free(t);
 }
 
+/* A thread's start after its state is mapped, on its own stack: the process directory if this
+ * is the process's first thread, its file, its trie. 0, or -errno (said on stderr). */
+static long mf_thread_setup(void *arg)
+{
+	struct mf_thread *t = arg;
+	int err = mf_prof_dir_ensure();
+	if (err) {
+		mf_stopped = 1;
+		return err;
+	}
+	err = mf_prof_open(&t->file, t->tid);
+	if (!err &&
+	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
+			 mf_thread_grow, mf_thread_resolve, &t->file))
+		err = -ENOMEM;
+	if (err)
+		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "
+			    "create their file are not recorded (said once)",
+			    (int)t->tid, mf_prof_dir(), strerrordesc_np(-err));
+	return err;
+}
+
 struct mf_thread *mf_thread_start(void)
 {
 	/* In a child forked by a signal handler, the interrupted call's state is dropped at
@@ -357,11 +409,6 @@ struct mf_thread *mf_thread_start(void)
 		mf_thread_drop_orphan();
 	if (mf_tls.disabled || mf_stopped)
 		return NULL;
-	int err = mf_prof_dir_ensure();
-	if (err) {
-		mf_stopped = 1;
-		return NULL;
-	}
 	struct mf_thread *t =
 	    mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (t == MAP_FAILED) {
@@ -374,17 +421,9 @@ struct mf_thread *mf_thread_start(void)
 	t->tid = gettid();
 	mf_unwind_thread_init(&t->unwind);
 	mf_thread_wipe_on_fork(t, 4096, 1);
-	err = mf_prof_open(&t->file, t->tid);
-	if (!err &&
-	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
-			 mf_thread_grow, mf_thread_resolve, &t->file))
-		err = -ENOMEM;
-	if (err) {
-		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "
-			    "create their file are not recorded (said once)",
-			    (int)t->tid, mf_prof_dir(), strerrordesc_np(-err));
+	if (mf_thread_on_stack(t, mf_thread_setup, t)) {
 		mf_thread_free(t);
-		mf_tls.disabled = 1;
+		mf_tls.disabled = !mf_stopped;
 		return NULL;
 	}
 	mf_thread_seed(t);
