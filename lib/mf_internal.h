@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/types.h>
+#include <unistd.h>
 
 #include "malloc_freq_format.h"
 #include "unwind/unwind.h"
@@ -38,19 +40,6 @@ static inline void *mf_pages_new(size_t len)
 		return NULL;
 	mf_pages_touch(p, len);
 	return p;
-}
-
-/* dl_iterate_phdr with every signal blocked: it holds the loader's lock, and a program's
- * signal handler that walked the loaded objects too (libunwind does, in unw_backtrace) would
- * wait on that lock for ever. The profiler's own walks all go through here. */
-static inline int mf_objects_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
-{
-	sigset_t all, old;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &old);
-	int r = dl_iterate_phdr(cb, arg);
-	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	return r;
 }
 
 /* config.c: settings from the environment, read once at start. */
@@ -132,7 +121,10 @@ void *mf_real_own_realloc(void *old, size_t n);
 
 /* modules.c: the process's module map, in memory and in the file `modules`. */
 void mf_modules_init(void);
-/* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Takes a lock. */
+/* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Without a lock
+ * unless pc lies in an object loaded since the map was last made: then it takes the fork lock
+ * (for good: the entry point gives it back), rescans the loaded objects and rewrites the
+ * file. */
 uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc);
 /* The same without a lock or a call, if pc lies in the module this thread resolved last
  * (then 1), else 0. */
@@ -143,10 +135,10 @@ void mf_modules_refresh(void);
 void mf_modules_write(void);
 int mf_modules_is_self(uintptr_t pc); /* pc lies in libmalloc_freq itself */
 /* The address range of the module that holds pc (all its PT_LOAD segments); 0, or -1 if none
- * does. Takes the lock. */
+ * does. As mf_modules_resolve. */
 int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end);
 /* A hash of the build-id of the module that holds pc (0: none, or it has no build-id), and
- * pc's offset from the module's load bias in *rel_pc. Takes the lock. */
+ * pc's offset from the module's load bias in *rel_pc. As mf_modules_resolve. */
 uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc);
 /* The main program's build-id in hex (out: 2 * MF_BUILD_ID_LEN + 1 bytes); 0, or -1 if none. */
 int mf_modules_main_build_id(char *out);
@@ -235,13 +227,15 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
 /* thread.c: per-thread state. */
 struct mf_thread;
 struct mf_tls {
-	long countdown;		  /* calls until the next recorded one; <= 0: record now */
-	unsigned recording;	  /* > 0: the profiler itself is running in this thread */
-	unsigned disabled;	  /* recording stopped for this thread (or it has ended) */
-	unsigned fork_held;	  /* this call holds mf_fork_lock for reading */
-	int fork_cancel;	  /* the cancellation state to restore when it is given back */
-	struct mf_thread *thread; /* NULL until the thread's first call */
-	unsigned own;		  /* > 0: allocations now are the profiler's own (mf_real_own) */
+	long countdown;		      /* calls until the next recorded one; <= 0: record now */
+	unsigned recording;	      /* > 0: the profiler itself is running in this thread */
+	unsigned disabled;	      /* recording stopped for this thread (or it has ended) */
+	unsigned fork_held;	      /* this call holds mf_fork_lock for reading */
+	int fork_cancel;	      /* the cancellation state to restore when it is given back */
+	uint64_t fork_signals;	      /* the signal mask to restore then */
+	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
+	struct mf_thread *thread;     /* NULL until the thread's first call */
+	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
@@ -271,6 +265,8 @@ struct mf_thread *mf_thread_current(void);
  * libunwind, files, the loader) need more than a program's small stacks have. */
 #define MF_THREAD_STACK (64 << 10)
 long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg);
+/* Does sp lie in that stack? (t may be NULL.) */
+int mf_thread_on_own_stack(const struct mf_thread *t, uintptr_t sp);
 void mf_thread_process_exit(void);
 
 /* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes
@@ -280,25 +276,43 @@ void mf_thread_process_exit(void);
  * nodes are all known takes none of those steps, and does not take this lock either: each
  * slow step calls mf_fork_hold() first, and the entry point releases it at the end. */
 extern pthread_rwlock_t mf_fork_lock;
-/* fork_held is set before the lock is taken and cleared after it is given back, so that a
- * signal handler's fork in between knows this thread may hold it. No cancellation while it is
- * held: a thread cancelled asynchronously (at any instruction) would leave it held, and every
- * later fork would wait for ever. (Every other lock of ours is taken under it.) */
+/* While it is held, every signal is blocked (but glibc's own two, for cancellation and the
+ * set*id broadcasts) and cancellation is off: nothing can interrupt a step that holds a lock
+ * of ours (every other lock of ours is taken under it), neither a signal handler that jumps
+ * out with siglongjmp nor an asynchronous cancellation, which would leave it held and every
+ * later fork waiting for ever. (libunwind's own signal masking, then, does nothing.) */
+#define MF_SIGNALS_ALL (~0ull & ~(1ull << (32 - 1)) & ~(1ull << (33 - 1)))
 static inline void mf_fork_hold(void)
 {
 	if (!mf_tls.fork_held) {
+		uint64_t all = MF_SIGNALS_ALL;
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &mf_tls.fork_signals, 8);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mf_tls.fork_cancel);
 		mf_tls.fork_held = 1;
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		pthread_rwlock_rdlock(&mf_fork_lock);
 	}
 }
 static inline void mf_fork_release(void)
 {
 	pthread_rwlock_unlock(&mf_fork_lock);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_tls.fork_held = 0;
 	pthread_setcancelstate(mf_tls.fork_cancel, &mf_tls.fork_cancel);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mf_tls.fork_signals, NULL, 8);
+}
+
+/* dl_iterate_phdr with every signal blocked: it holds the loader's lock, and a program's
+ * signal handler that walked the loaded objects too (libunwind does, in unw_backtrace) would
+ * wait on that lock for ever. The profiler's own walks all go through here. */
+static inline int mf_objects_iterate(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	if (mf_tls.fork_held) /* (blocked already) */
+		return dl_iterate_phdr(cb, arg);
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	int r = dl_iterate_phdr(cb, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return r;
 }
 
 /* The profiler's slow paths open, write and close files: cancellation points that must not

@@ -94,11 +94,9 @@ static int mf_modules_reserve(uint32_t need)
 		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
-	if (mf_mods) {
+	if (mf_mods) /* (the old array stays mapped: a reader without the lock may hold it) */
 		memcpy(p, mf_mods, (size_t)mf_mods_count * sizeof(*mf_mods));
-		munmap(mf_mods, (size_t)mf_mods_capacity * sizeof(*mf_mods));
-	}
-	mf_mods = p;
+	__atomic_store_n(&mf_mods, (struct mf_mod *)p, __ATOMIC_RELEASE);
 	mf_mods_capacity = cap;
 	return 0;
 }
@@ -221,8 +219,9 @@ static int mf_modules_merge(const struct mf_scan *s, int *missed)
 				continue;
 			}
 			mf_mods[mf_mods_count] = s->mods[k];
-			mf_mods[mf_mods_count++].path = path;
+			mf_mods[mf_mods_count].path = path;
 			mf_mods[i].r.loaded = 0;
+			__atomic_store_n(&mf_mods_count, mf_mods_count + 1, __ATOMIC_RELEASE);
 		}
 		mf_mods[i].r.loaded |= 2;
 	}
@@ -414,85 +413,106 @@ int mf_modules_is_self(uintptr_t pc)
 	return pc >= mf_self_start && pc < mf_self_end;
 }
 
+/* The loaded module that holds pc, or -1. Needs no lock: a record is published (the count)
+ * after it is written, the array holding it before that, and an array outgrown stays mapped. */
 static int mf_modules_find(uintptr_t pc)
 {
-	for (uint32_t i = mf_mods_count; i-- > 0;)
-		if (mf_mods[i].r.loaded && pc >= mf_mods[i].r.start && pc < mf_mods[i].r.end)
+	uint32_t n = __atomic_load_n(&mf_mods_count, __ATOMIC_ACQUIRE);
+	const struct mf_mod *mods = __atomic_load_n(&mf_mods, __ATOMIC_ACQUIRE);
+	for (uint32_t i = n; i-- > 0;)
+		if (__atomic_load_n(&mods[i].r.loaded, __ATOMIC_RELAXED) && pc >= mods[i].r.start &&
+		    pc < mods[i].r.end)
 			return (int)i;
 	return -1;
 }
 
-/* The module this thread resolved last: most new frames of a thread are in it, and need not
- * take the lock. Valid while no object was unloaded since (the generation). */
+/* The module this thread resolved last: most new frames and rules of a thread are in it, and
+ * need not take the lock (nor, for the lock, the fork lock). Valid while no object was
+ * unloaded since (the generation). */
 static MF_TLS struct {
 	uintptr_t start, end, bias;
+	uint64_t identity;
 	uint32_t index;
 	unsigned generation; /* + 1: 0 is none */
 } mf_modules_last;
 
+static int mf_modules_is_last(uintptr_t pc)
+{
+	return mf_modules_last.generation == mf_modules_generation + 1 &&
+	       pc >= mf_modules_last.start && pc < mf_modules_last.end;
+}
+
 int mf_modules_resolve_last(uintptr_t pc, uint32_t *module, uint64_t *rel_pc)
 {
-	if (mf_modules_last.generation != mf_modules_generation + 1 || pc < mf_modules_last.start ||
-	    pc >= mf_modules_last.end)
+	if (!mf_modules_is_last(pc))
 		return 0;
 	*module = mf_modules_last.index;
 	*rel_pc = pc - mf_modules_last.bias;
 	return 1;
 }
 
-uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
+/* A hash of the module's build-id; 0 without one worth the name. Under the lock. */
+static uint64_t mf_modules_build_id_hash(const struct mf_module_record *r)
 {
-	pthread_mutex_lock(&mf_modules_lock);
-	int i = mf_modules_find(pc);
-	struct dl_find_object obj;
-	/* An object loaded since the last look (dlopen)? Not if the loader knows of none there
-	 * (JIT code): asking it so takes no lock and no system call. */
-	if (i < 0 && _dl_find_object((void *)pc, &obj) == 0) {
-		pthread_mutex_unlock(&mf_modules_lock);
-		mf_modules_refresh();
-		pthread_mutex_lock(&mf_modules_lock);
-		i = mf_modules_find(pc);
-	}
-	*rel_pc = i < 0 ? pc : pc - mf_mods[i].r.bias;
-	if (i >= 0) {
-		mf_modules_last.start = mf_mods[i].r.start;
-		mf_modules_last.end = mf_mods[i].r.end;
-		mf_modules_last.bias = mf_mods[i].r.bias;
-		mf_modules_last.index = (uint32_t)i;
-		mf_modules_last.generation = mf_modules_generation + 1;
-	}
-	pthread_mutex_unlock(&mf_modules_lock);
-	return i < 0 ? MF_MODULE_NONE : (uint32_t)i;
-}
-
-int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end)
-{
-	uint64_t rel;
-	uint32_t i = mf_modules_resolve(pc, &rel);
-	if (i == MF_MODULE_NONE)
-		return -1;
-	pthread_mutex_lock(&mf_modules_lock);
-	*start = mf_mods[i].r.start;
-	*end = mf_mods[i].r.end;
-	pthread_mutex_unlock(&mf_modules_lock);
-	return 0;
-}
-
-uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
-{
-	uint32_t i = mf_modules_resolve(pc, rel_pc);
-	if (i == MF_MODULE_NONE)
-		return 0;
-	pthread_mutex_lock(&mf_modules_lock);
 	uint64_t h = 0;
-	const struct mf_module_record *r = &mf_mods[i].r;
 	if (r->build_id_len >= 8) { /* shorter ones are not worth the name */
 		h = 0xcbf29ce484222325ull;
 		for (uint32_t k = 0; k < r->build_id_len; k++)
 			h = (h ^ r->build_id[k]) * 0x100000001b3ull;
 	}
-	pthread_mutex_unlock(&mf_modules_lock);
 	return h;
+}
+
+/* Makes module i this thread's last. */
+static void mf_modules_remember(int i)
+{
+	const struct mf_mod *m = &__atomic_load_n(&mf_mods, __ATOMIC_ACQUIRE)[i];
+	mf_modules_last.start = m->r.start;
+	mf_modules_last.end = m->r.end;
+	mf_modules_last.bias = m->r.bias;
+	mf_modules_last.identity = mf_modules_build_id_hash(&m->r);
+	mf_modules_last.index = (uint32_t)i;
+	mf_modules_last.generation = mf_modules_generation + 1;
+}
+
+uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
+{
+	uint32_t module;
+	struct dl_find_object obj;
+	if (mf_modules_resolve_last(pc, &module, rel_pc))
+		return module;
+	int i = mf_modules_find(pc);
+	/* Not in the map: an object loaded since the last look (dlopen), unless the loader
+	 * knows of none there (JIT code; asking it takes no lock and no system call). */
+	if (i < 0 && _dl_find_object((void *)pc, &obj) == 0) {
+		mf_fork_hold();
+		mf_modules_refresh();
+		i = mf_modules_find(pc);
+	}
+	if (i < 0) {
+		*rel_pc = pc;
+		return MF_MODULE_NONE;
+	}
+	mf_modules_remember(i);
+	*rel_pc = pc - mf_modules_last.bias;
+	return (uint32_t)i;
+}
+
+int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end)
+{
+	uint64_t rel;
+	if (mf_modules_resolve(pc, &rel) == MF_MODULE_NONE)
+		return -1;
+	*start = mf_modules_last.start; /* (it is the last now) */
+	*end = mf_modules_last.end;
+	return 0;
+}
+
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
+{
+	if (mf_modules_resolve(pc, rel_pc) == MF_MODULE_NONE)
+		return 0;
+	return mf_modules_last.identity;
 }
 
 int mf_modules_main_build_id(char *out)

@@ -55,6 +55,11 @@ __asm__(".text\n.p2align 4\n.hidden mf_on_stack\n.type mf_on_stack, @function\n"
 	".cfi_endproc\n"
 	".size mf_on_stack, .-mf_on_stack\n");
 
+int mf_thread_on_own_stack(const struct mf_thread *t, uintptr_t sp)
+{
+	return t && sp - (uintptr_t)t->stack <= sizeof(t->stack);
+}
+
 long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg)
 {
 	return mf_on_stack(t->stack + sizeof(t->stack), fn, arg);
@@ -131,14 +136,7 @@ static void mf_thread_seed(struct mf_thread *t)
 static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
 {
 	uint64_t rel;
-	if (mf_modules_resolve_last(pc, &node->module, &rel)) {
-		node->rel_pc = rel;
-		return;
-	}
-	mf_fork_hold(); /* the module map's lock, maybe a rescan of the loaded objects */
-	int cancel = mf_nocancel_begin(); /* it may rescan and rewrite the module map */
 	node->module = mf_modules_resolve(pc, &rel);
-	mf_nocancel_end(cancel);
 	node->rel_pc = rel;
 }
 

@@ -13,8 +13,11 @@
 #include "../lib/mf_internal.h"
 #include "tap.h"
 
-/* What the module map tells stack capture (code was unloaded): nothing to forget here. */
+/* What the module map tells stack capture (code was unloaded): nothing to forget here; and
+ * the thread state it reads (whether signals are blocked already). */
 void mf_unwind_forget(void) {}
+MF_TLS struct mf_tls mf_tls;
+pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 static int empty_dir(const char *path)
 {

@@ -19,8 +19,11 @@
 #include "../mf_print/reader.h"
 #include "tap.h"
 
-/* What the module map tells stack capture (code was unloaded): nothing to forget here. */
+/* What the module map tells stack capture (code was unloaded): nothing to forget here; and
+ * the thread state it reads (whether signals are blocked already). */
 void mf_unwind_forget(void) {}
+MF_TLS struct mf_tls mf_tls;
+pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 
 #define STACKS 3000
 

@@ -118,7 +118,6 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
 		mf_unwind_check(*at, n, u->check, max, walked);
-	mf_unwind_loud();
 	return n;
 }
 

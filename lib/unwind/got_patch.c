@@ -11,12 +11,9 @@
  * libunwind blocks every signal around each of its locks (its global cache, which Debian's
  * build keeps whatever the caching policy says; its memory pools; its walk over the loaded
  * objects): eight system calls per step. The blocking is needed, since a program's signal
- * handler may use libunwind too and would wait for ever on a lock its thread holds; but when
- * a capture confirms rules (one libunwind step each, all new: the start of a process is made
- * of them), once per capture is enough. So the first confirmation of a capture blocks every
- * signal in the thread until the capture ends (mf_unwind_quiet), and meanwhile libunwind's own
- * sigprocmask calls in that thread do nothing. Everywhere else they are passed on: in
- * unw_backtrace, which once warm takes no lock and makes no system call at all. */
+ * handler may use libunwind too and would wait for ever on a lock its thread holds; but the
+ * profiler calls libunwind only under its fork lock, with every signal blocked already (once
+ * per slow step), so libunwind's own sigprocmask calls in that thread do nothing. */
 #include "config.h"
 
 #include <elf.h>
@@ -95,16 +92,11 @@ static long mf_unw_syscall(long n, ...)
 	return syscall(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
 
-/* Set while this thread's signals are blocked for libunwind (mf_unwind_quiet). */
-static MF_TLS struct {
-	int quiet;
-	sigset_t saved;
-} mf_unw_signals;
-
+/* While the fork lock is held (every libunwind call is made under it) every signal is blocked
+ * already: libunwind restores what it is given here, which does nothing either. */
 static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 {
-	if (mf_unw_signals.quiet) { /* every signal is blocked already; libunwind restores
-				       what it is given here, which does nothing either */
+	if (mf_tls.fork_held) {
 		if (old)
 			sigfillset(old);
 		return 0;
@@ -114,26 +106,8 @@ static int mf_unw_sigprocmask(int how, const sigset_t *set, sigset_t *old)
 
 static int mf_unw_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 {
-	return mf_unw_signals.quiet ? mf_unw_sigprocmask(how, set, old)
-				    : pthread_sigmask(how, set, old);
-}
-
-void mf_unwind_quiet(void)
-{
-	if (mf_unw_signals.quiet)
-		return;
-	sigset_t all;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &mf_unw_signals.saved);
-	mf_unw_signals.quiet = 1;
-}
-
-void mf_unwind_loud(void)
-{
-	if (mf_likely(!mf_unw_signals.quiet))
-		return;
-	mf_unw_signals.quiet = 0;
-	pthread_sigmask(SIG_SETMASK, &mf_unw_signals.saved, NULL);
+	return mf_tls.fork_held ? mf_unw_sigprocmask(how, set, old)
+				: pthread_sigmask(how, set, old);
 }
 
 /* The pipe's five are needed; the signal mask's are what libunwind happens to call. */

@@ -129,9 +129,5 @@ int mf_libunwind_backtrace(void **pcs, int max);
  * its own GOT. */
 /* Points them at ours; says on stderr when it cannot. */
 void mf_got_patch_libunwind(void);
-/* Blocks every signal in this thread until mf_unwind_loud() (libunwind's own sigprocmask
- * calls meanwhile do nothing). */
-void mf_unwind_quiet(void);
-void mf_unwind_loud(void);
 
 #endif

@@ -118,7 +118,6 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 	unw_word_t nip, nsp, nbp;
 	if (mf_unlikely(!mf_libunwind_ready()))
 		return -1;
-	mf_unwind_quiet();
 	memset(&uc, 0, sizeof(uc));
 	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
 	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;

@@ -114,7 +114,6 @@ static void mf_rule_table_grow(struct mf_rule_table *old)
  * frame pointer is guessed. */
 MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
 {
-	mf_fork_hold(); /* libunwind */
 	mf_rule_clear_if_wrapped(mf_walk_epoch_now());
 	struct mf_cfi_rule r;
 	int found = mf_cfi_find(ra - 1, &r);
@@ -129,14 +128,11 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 		uint64_t key = 0, rel_pc, module;
 		if (found)
 			r.kind = MF_CFI_END;
-		if (!found && mf_rules_on()) {
-			int cancel = mf_nocancel_begin(); /* (the module map may be rewritten) */
-			if ((module = mf_modules_identity(ra, &rel_pc)))
-				key = mf_rules_key(module, rel_pc, mf_rule_pack(&r, 0));
-			mf_nocancel_end(cancel);
-		}
+		if (!found && mf_rules_on() && (module = mf_modules_identity(ra, &rel_pc)))
+			key = mf_rules_key(module, rel_pc, mf_rule_pack(&r, 0));
 		if (!key || !mf_rules_known(key)) {
 			/* (-1: no libunwind in this run; then the rule as read, if there is one) */
+			mf_fork_hold(); /* libunwind */
 			int agrees = mf_unwind_agrees(ra, sp, bp, &r);
 			if (agrees == 0 || (agrees < 0 && found))
 				r.kind = MF_CFI_UNKNOWN;
