@@ -7,6 +7,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <sched.h>
+#include <signal.h>
 #include <stdlib.h>
 
 #include "malloc_freq.h"
@@ -97,6 +98,7 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 {
 	struct mf_frame from = {pc, sp, bp, caller};
 	__asm__("" : "+m"(from)); /* (in memory, read from there) */
+	mf_tls.entry = &from;
 	mf_tls.recording++;
 	struct mf_thread *t = mf_tls.thread;
 	if (mf_likely(t != NULL) && mf_likely(mf_config.hot) &&
@@ -111,13 +113,36 @@ void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)
     __attribute__((visibility("hidden")));
 MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
 
+/* Is the call this thread was recording still running (a signal handler interrupted it and
+ * allocates), or did a handler leave it for good with siglongjmp? A handler runs below the
+ * frame it interrupted, on the same stack (the program's, or the thread's own of the slow
+ * steps), or on a signal stack; and while the call runs, its frame holds the return address
+ * into the entry point. (No lock can be held then: locks are taken with signals blocked.) */
+static int mf_entry_running(void)
+{
+	const struct mf_frame *f = mf_tls.entry;
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+	stack_t ss;
+	if (!f || mf_thread_on_own_stack(mf_tls.thread, here))
+		return 1; /* (the profiler's own work, or a slow step's) */
+	if (here >= (uintptr_t)f && (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK)))
+		return 0; /* above the frame, on the same stack: it is gone */
+	return mf_modules_is_self(f->pc);
+}
+
 /* A call made while the profiler itself runs in this thread: its own (served by mf_real_own;
  * signals are blocked then), or a signal handler's that interrupted it while the trie is
- * mid-update (counted apart, then served as usual). Returns 1 for the profiler's own. */
+ * mid-update (counted apart, then served as usual). Returns 1 for the profiler's own. If the
+ * recorded call was left for good, the thread records again from the next call on (this one
+ * is counted apart). */
 static MF_NOINLINE int mf_enter_nested(void)
 {
 	if (mf_tls.own)
 		return 1;
+	if (!mf_entry_running()) {
+		mf_tls.recording = 0;
+		mf_tls.entry = NULL;
+	}
 	mf_thread_count_nested();
 	return 0;
 }
