@@ -84,13 +84,14 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	}
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
-	mf_tls.recording--;
 }
 
 /* A call the countdown chose (every call without sampling): record it. Entered through
  * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
  * path touches no errno and makes no call; the slow one keeps errno. (The frame is kept in
- * memory, not in registers: the hot path then needs no more registers than a call leaves.) */
+ * memory, not in registers: the hot path then needs no more registers than a call leaves.)
+ * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
+ * recorded in between (before the thread is marked) puts back the frame it found. */
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
 	       uintptr_t caller) __attribute__((visibility("hidden"), used));
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
@@ -98,15 +99,19 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 {
 	struct mf_frame from = {pc, sp, bp, caller};
 	__asm__("" : "+m"(from)); /* (in memory, read from there) */
+	const struct mf_frame *outer = mf_tls.entry;
 	mf_tls.entry = &from;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_tls.recording++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	if (mf_likely(t != NULL) && mf_likely(mf_config.hot) &&
-	    mf_likely(mf_thread_record_hot(t, bytes, &from))) {
-		mf_tls.recording--;
-		return;
-	}
-	mf_sample_slow(&from, bytes, e);
+	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_config.hot) ||
+	    mf_unlikely(!mf_thread_record_hot(t, bytes, &from)))
+		mf_sample_slow(&from, bytes, e);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_tls.recording--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_tls.entry = outer;
 }
 
 void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)
