@@ -104,6 +104,13 @@ struct mf_real {
 	void (*free)(void *);
 	int (*dlclose)(void *);
 	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+	/* what the profile's files depend on: who the process is, what its root is; NULL until
+	 * found (then the system call) */
+	int (*setuid)(uid_t);
+	int (*seteuid)(uid_t);
+	int (*setreuid)(uid_t, uid_t);
+	int (*setresuid)(uid_t, uid_t, uid_t);
+	int (*chroot)(const char *);
 };
 extern struct mf_real mf_real;
 /* Returns 0, or -1 when an allocation function could not be found (then the bootstrap arena
@@ -210,11 +217,24 @@ struct mf_prof_file {
 	dev_t dev;
 	ino_t ino;
 	int grow_failed; /* the file could not grow once: do not retry for every new node */
+	char name[32];	 /* in the process directory */
 	char path[MF_PATH_LEN];
 };
 /* Creates the process directory if this process has none yet; 0 or -errno. */
 int mf_prof_dir_ensure(void);
 const char *mf_prof_dir(void);
+/* The process directory, checked to be the one made for this process: a descriptor to create
+ * and open its files with (openat) and give back with mf_prof_dir_close; or -errno (said on
+ * stderr once). */
+int mf_prof_dir_open(void);
+void mf_prof_dir_close(int fd);
+/* From now on keep the process directory and the one it lies in open (at a high descriptor):
+ * before a chroot hides their paths. */
+void mf_prof_dir_keep(void);
+/* The process directory and its files are given to user uid (if it is another, and this
+ * process may): before the process becomes that user, so that its threads can still create
+ * and grow their files. errno is kept. */
+void mf_prof_give_to(uid_t uid);
 int mf_prof_dir_mine(void);    /* the directory is this process's (not a forked parent's) */
 void mf_prof_dir_forget(void); /* in a forked child: the next file goes into a new directory */
 int mf_prof_open(struct mf_prof_file *f, pid_t tid); /* 0 or -errno */

@@ -310,46 +310,51 @@ static void mf_modules_write_locked(void)
 	const char *dir = mf_prof_dir();
 	if (!dir)
 		return;
-	static char tmp[MF_PATH_LEN],
-	    path[MF_PATH_LEN]; /* under the lock: off the caller's stack */
+	char tmp[64];
 	/* (by pid: a child forked by a signal handler may be finishing its parent's map) */
-	mf_format(tmp, sizeof(tmp), "%s/modules.%d.tmp", dir, (int)getpid());
-	mf_format(path, sizeof(path), "%s/modules", dir);
+	mf_format(tmp, sizeof(tmp), "modules.%d.tmp", (int)getpid());
 	int err = mf_prof_size_allowed((off_t)mf_modules_size());
 	if (err) {
-		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
+		MF_LOG_ONCE("cannot write %s/modules: %s; frames will show as module numbers", dir,
 			    strerrordesc_np(-err));
 		return;
 	}
+	int dfd = mf_prof_dir_open();
+	if (dfd < 0)
+		return;
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	int fd = open(path, flags, 0644);
+	int fd = openat(dfd, "modules", flags, 0644);
 	if (fd >= 0) {
 		err = mf_modules_put(fd);
 		close(fd);
 		if (err)
-			MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
-				    strerrordesc_np(-err));
+			MF_LOG_ONCE(
+			    "cannot write %s/modules: %s; frames will show as module numbers", dir,
+			    strerrordesc_np(-err));
+		mf_prof_dir_close(dfd);
 		return;
 	}
 	/* A child forked by a signal handler in the middle of this goes on here with the
 	 * parent's directory: it leaves the file to the parent. */
-	if (!mf_prof_dir_mine())
+	if (!mf_prof_dir_mine()) {
+		mf_prof_dir_close(dfd);
 		return;
-	unlink(tmp);
-	if ((fd = open(tmp, flags, 0644)) < 0) {
-		MF_LOG_ONCE("cannot create %s: %s; frames will show as module numbers", tmp,
+	}
+	unlinkat(dfd, tmp, 0);
+	if ((fd = openat(dfd, tmp, flags, 0644)) < 0) {
+		MF_LOG_ONCE("cannot create %s/%s: %s; frames will show as module numbers", dir, tmp,
 			    strerrordesc_np(errno));
+		mf_prof_dir_close(dfd);
 		return;
 	}
 	err = mf_modules_put(fd);
 	close(fd);
-	if (!mf_prof_dir_mine())
-		return;
-	if (err || rename(tmp, path) != 0) {
-		MF_LOG_ONCE("cannot write %s: %s; frames will show as module numbers", path,
+	if (mf_prof_dir_mine() && (err || renameat(dfd, tmp, dfd, "modules") != 0)) {
+		MF_LOG_ONCE("cannot write %s/modules: %s; frames will show as module numbers", dir,
 			    strerrordesc_np(err ? -err : errno));
-		unlink(tmp);
+		unlinkat(dfd, tmp, 0);
 	}
+	mf_prof_dir_close(dfd);
 }
 
 /* Looks at the loaded objects (without our lock) and merges what changed (with it). */

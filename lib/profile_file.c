@@ -1,9 +1,13 @@
 /* The process directory malloc_freq.<pid>[.<n>] and the per-thread files <tid>[.<n>].prof:
  * created exclusively (never overwriting, never through a symlink), space reserved with
  * posix_fallocate so a full disk cannot SIGBUS the host, mapped shared, no descriptor kept.
- * Slow path only: no malloc, no stdio. */
+ * Every file is created and reopened relative to the directory as it was made (opened without
+ * following a link, its device and inode checked), never by walking its path again: another
+ * user who swaps it for a link or another directory gets nothing written there. Slow path
+ * only: no malloc, no stdio. */
 #include "config.h"
 
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -12,6 +16,7 @@
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -22,6 +27,10 @@
 
 static char mf_dir[MF_PATH_LEN];
 static pid_t mf_dir_pid; /* the process mf_dir was made for; 0: none yet */
+static dev_t mf_dir_dev; /* mf_dir as it was made */
+static ino_t mf_dir_ino;
+static int mf_dir_kept = -1;  /* mf_dir, kept open once a chroot would hide its path */
+static int mf_base_kept = -1; /* likewise, mf_config.dir: where a forked child's goes */
 static pthread_mutex_t mf_dir_lock = PTHREAD_MUTEX_INITIALIZER; /* first calls of two threads */
 
 static uint64_t mf_now_ns(void)
@@ -44,28 +53,99 @@ int mf_prof_dir_ensure(void)
 	return r;
 }
 
+/* Makes directory name in mf_config.dir (by its descriptor once a chroot hid its path) and
+ * notes what it is; 0 or an errno. */
+static int mf_prof_dir_mkdir(const char *name, struct stat *st)
+{
+	if (mf_base_kept >= 0) {
+		if (mkdirat(mf_base_kept, name, 0755) ||
+		    fstatat(mf_base_kept, name, st, AT_SYMLINK_NOFOLLOW))
+			return errno;
+	} else if (mkdir(mf_dir, 0755) || lstat(mf_dir, st)) {
+		return errno;
+	}
+	return S_ISDIR(st->st_mode) ? 0 : ENOTDIR; /* (replaced at once: not ours) */
+}
+
 static int mf_prof_dir_make(pid_t pid)
 {
-	static char path[MF_PATH_LEN]; /* under mf_dir_lock: off the caller's stack */
-	for (unsigned n = 0; n < MF_SUFFIX_MAX; n++) {
+	static char name[64]; /* under mf_dir_lock: off the caller's stack */
+	struct stat st;
+	int err = EEXIST;
+	for (unsigned n = 0; n < MF_SUFFIX_MAX && err == EEXIST; n++) {
 		if (n == 0)
-			mf_format(path, sizeof(path), "%s/malloc_freq.%d", mf_config.dir, (int)pid);
+			mf_format(name, sizeof(name), "malloc_freq.%d", (int)pid);
 		else
-			mf_format(path, sizeof(path), "%s/malloc_freq.%d.%u", mf_config.dir,
-				  (int)pid, n);
-		if (mkdir(path, 0755) == 0) {
-			memcpy(mf_dir, path, sizeof(mf_dir));
-			__atomic_store_n(&mf_dir_pid, pid, __ATOMIC_RELEASE);
-			mf_modules_write();
-			return 0;
+			mf_format(name, sizeof(name), "malloc_freq.%d.%u", (int)pid, n);
+		mf_format(mf_dir, sizeof(mf_dir), "%s/%s", mf_config.dir, name);
+		if ((err = mf_prof_dir_mkdir(name, &st)))
+			continue;
+		mf_dir_dev = st.st_dev;
+		mf_dir_ino = st.st_ino;
+		if (mf_dir_kept >= 0) { /* (a chrooted parent's: not this directory) */
+			close(mf_dir_kept);
+			mf_dir_kept = -1;
 		}
-		if (errno != EEXIST)
-			break;
+		__atomic_store_n(&mf_dir_pid, pid, __ATOMIC_RELEASE);
+		mf_modules_write();
+		return 0;
 	}
-	int err = errno;
 	mf_log("cannot create a profile directory in %s: %s; not recording", mf_config.dir,
 	       strerrordesc_np(err));
 	return -err;
+}
+
+int mf_prof_dir_open(void)
+{
+	struct stat st;
+	int fd = mf_dir_kept;
+	if (fd < 0 && (fd = open(mf_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
+		int err = errno;
+		if (err == ELOOP || err == ENOTDIR || err == ENOENT) /* (else the caller says) */
+			MF_LOG_ONCE("the profile directory %s is gone or replaced by a link; "
+				    "nothing more is written there",
+				    mf_dir);
+		return -err;
+	}
+	if (fstat(fd, &st) || st.st_dev != mf_dir_dev || st.st_ino != mf_dir_ino) {
+		MF_LOG_ONCE("the profile directory %s is not the one made for this process "
+			    "(replaced?); nothing more is written there",
+			    mf_dir);
+		mf_prof_dir_close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+void mf_prof_dir_close(int fd)
+{
+	if (fd >= 0 && fd != mf_dir_kept && fd != mf_base_kept)
+		close(fd);
+}
+
+/* A descriptor, not below 100 (where a program counts on the lowest ones being free), for a
+ * directory kept open: path's, or -1. */
+static int mf_prof_keep(const char *path)
+{
+	int fd = open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	int high = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+	close(fd);
+	return high;
+}
+
+void mf_prof_dir_keep(void)
+{
+	if (mf_base_kept < 0)
+		mf_base_kept = mf_prof_keep(mf_config.dir);
+	if (mf_dir_kept < 0 && mf_prof_dir_mine()) {
+		int fd = mf_prof_dir_open();
+		if (fd >= 0) {
+			mf_dir_kept = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+			close(fd);
+		}
+	}
 }
 
 const char *mf_prof_dir(void)
@@ -80,8 +160,32 @@ int mf_prof_dir_mine(void)
 
 void mf_prof_dir_forget(void)
 {
-	mf_dir_pid = 0;
+	mf_dir_pid = 0; /* (mf_dir_kept, if any, is closed when the child's is made) */
 	pthread_mutex_init(&mf_dir_lock, NULL); /* in a forked child: whatever its state was */
+}
+
+void mf_prof_give_to(uid_t uid)
+{
+	if (uid == (uid_t)-1 || uid == geteuid() || !mf_prof_dir_mine())
+		return;
+	int saved = errno, dir = mf_prof_dir_open();
+	int fd = dir < 0 ? -1 : openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	char buf[1024];
+	long n;
+	while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
+		for (long at = 0; at < n;) {
+			const struct dirent64 *d = (const void *)(buf + at);
+			if (d->d_type == DT_REG)
+				fchownat(dir, d->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW);
+			at += d->d_reclen;
+		}
+	}
+	if (fd >= 0) {
+		close(fd);
+		fchownat(dir, "", uid, (gid_t)-1, AT_EMPTY_PATH);
+	}
+	mf_prof_dir_close(dir);
+	errno = saved;
 }
 
 int mf_prof_size_allowed(off_t size)
@@ -115,18 +219,24 @@ static void *mf_prof_map(int fd, size_t len, off_t off)
 
 int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 {
-	int fd = -1, err;
+	int fd = -1, err, dir = mf_prof_dir_open();
+	if (dir < 0)
+		return dir;
 	for (unsigned n = 0; n < MF_SUFFIX_MAX && fd < 0; n++) {
 		if (n == 0)
-			mf_format(f->path, sizeof(f->path), "%s/%d.prof", mf_dir, (int)tid);
+			mf_format(f->name, sizeof(f->name), "%d.prof", (int)tid);
 		else
-			mf_format(f->path, sizeof(f->path), "%s/%d.%u.prof", mf_dir, (int)tid, n);
-		fd = open(f->path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+			mf_format(f->name, sizeof(f->name), "%d.%u.prof", (int)tid, n);
+		fd = openat(dir, f->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}
-	if (fd < 0)
-		return -errno;
+	err = fd < 0 ? -errno : 0;
+	mf_format(f->path, sizeof(f->path), "%s/%s", mf_dir, f->name);
+	if (fd < 0) {
+		mf_prof_dir_close(dir);
+		return err;
+	}
 	f->capacity = MF_NODES_INITIAL;
 	struct stat st;
 	err = mf_prof_reserve(fd, MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node));
@@ -142,9 +252,11 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 		if (f->header)
 			munmap(f->header, MF_HEADER_SIZE);
 		f->header = NULL;
-		unlink(f->path);
-		return err;
+		unlinkat(dir, f->name, 0);
 	}
+	mf_prof_dir_close(dir);
+	if (err)
+		return err;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
 	struct mf_prof_header *h = f->header;
@@ -169,7 +281,9 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity)
 {
 	uint64_t cap = f->capacity * 2;
-	int fd = open(f->path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	int dir = mf_prof_dir_open();
+	int fd = dir < 0 ? -1 : openat(dir, f->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	mf_prof_dir_close(dir);
 	if (fd < 0)
 		return NULL;
 	struct stat st;

@@ -210,9 +210,17 @@ int mf_real_init(void)
 	MF_RESOLVE(dlclose);
 	MF_RESOLVE(dl_iterate_phdr);
 #undef MF_RESOLVE
-	/* The program's dlclose and dl_iterate_phdr must work even if we do not record. */
+	/* The program's dlclose and dl_iterate_phdr must work even if we do not record; and so
+	 * must its set*uid and chroot. */
 	mf_real.dlclose = r.dlclose;
 	mf_real.dl_iterate_phdr = r.dl_iterate_phdr;
+#define MF_RESOLVE_ANY(name) *(void **)&mf_real.name = r.name = dlsym(RTLD_NEXT, #name)
+	MF_RESOLVE_ANY(setuid);
+	MF_RESOLVE_ANY(seteuid);
+	MF_RESOLVE_ANY(setreuid);
+	MF_RESOLVE_ANY(setresuid);
+	MF_RESOLVE_ANY(chroot);
+#undef MF_RESOLVE_ANY
 	if (r.malloc == mf_boot_malloc || r.free == mf_boot_free || r.calloc == mf_boot_calloc ||
 	    r.realloc == mf_boot_realloc || !r.dl_iterate_phdr) {
 		mf_log("cannot find the next malloc/free with dlsym(RTLD_NEXT); not recording");
