@@ -211,9 +211,10 @@ void mf_trie_forget_index(struct mf_trie *t);
 
 /* profile_file.c: the process directory and the per-thread files. */
 struct mf_prof_file {
-	struct mf_prof_header *header; /* one page; never moves */
-	struct mf_node *nodes;	       /* grows with mremap */
-	uint64_t capacity;
+	struct mf_prof_header *header; /* the mapping: one page of header, then the nodes */
+	struct mf_node *nodes;
+	uint64_t capacity; /* nodes the file holds now */
+	size_t reserved;   /* bytes of address space mapped (beyond the file's end too) */
 	dev_t dev;
 	ino_t ino;
 	int grow_failed; /* the file could not grow once: do not retry for every new node */
@@ -240,7 +241,9 @@ void mf_prof_dir_forget(void); /* in a forked child: the next file goes into a n
 int mf_prof_open(struct mf_prof_file *f, pid_t tid); /* 0 or -errno */
 /* 0 if a file may grow to size without the kernel sending SIGXFSZ (RLIMIT_FSIZE); -EFBIG. */
 int mf_prof_size_allowed(off_t size);
-struct mf_node *mf_prof_grow(void *file, uint64_t *capacity); /* an mf_trie_grow_fn */
+/* Doubles the file (to *capacity nodes); returns the nodes, which the header moved with if
+ * they moved, or NULL (the file cannot grow: said once). */
+struct mf_node *mf_prof_grow(void *file, uint64_t *capacity);
 void mf_prof_close(struct mf_prof_file *f);
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
 

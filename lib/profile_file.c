@@ -23,7 +23,10 @@
 #include "mf_internal.h"
 
 #define MF_NODES_INITIAL 256
-#define MF_SUFFIX_MAX	 100000
+/* Address space a thread's file is mapped in, header and nodes at once, at first: the file
+ * grows under it (512 Ki nodes) without another mapping. */
+#define MF_FILE_RESERVE (16u << 20)
+#define MF_SUFFIX_MAX	100000
 
 static char mf_dir[MF_PATH_LEN];
 static pid_t mf_dir_pid; /* the process mf_dir was made for; 0: none yet */
@@ -213,7 +216,7 @@ static int mf_prof_reserve(int fd, off_t size)
 
 static void *mf_prof_map(int fd, size_t len, off_t off)
 {
-	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, fd, off);
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, off);
 	return p == MAP_FAILED ? NULL : p;
 }
 
@@ -239,18 +242,16 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	}
 	f->capacity = MF_NODES_INITIAL;
 	struct stat st;
-	err = mf_prof_reserve(fd, MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node));
+	size_t size = MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node);
+	err = mf_prof_reserve(fd, (off_t)size);
 	if (!err && fstat(fd, &st))
 		err = -errno;
-	if (!err && !(f->header = mf_prof_map(fd, MF_HEADER_SIZE, 0)))
-		err = -errno;
-	if (!err &&
-	    !(f->nodes = mf_prof_map(fd, f->capacity * sizeof(struct mf_node), MF_HEADER_SIZE)))
+	/* (mapped beyond its end: never touched there before it has grown) */
+	if (!err && !(f->header = mf_prof_map(fd, f->reserved = MF_FILE_RESERVE, 0)) &&
+	    !(f->header = mf_prof_map(fd, f->reserved = size, 0)))
 		err = -errno;
 	close(fd);
 	if (err) {
-		if (f->header)
-			munmap(f->header, MF_HEADER_SIZE);
 		f->header = NULL;
 		unlinkat(dir, f->name, 0);
 	}
@@ -259,6 +260,7 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 		return err;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	f->nodes = (struct mf_node *)((char *)f->header + MF_HEADER_SIZE);
 	struct mf_prof_header *h = f->header;
 	memcpy(h->magic, MF_PROF_MAGIC, sizeof(h->magic));
 	h->version = MF_FORMAT_VERSION;
@@ -299,18 +301,24 @@ static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capac
 			    f->path, strerrordesc_np(-err));
 		return NULL;
 	}
-	void *p = mremap(f->nodes, f->capacity * sizeof(struct mf_node),
-			 cap * sizeof(struct mf_node), MREMAP_MAYMOVE);
-	if (p == MAP_FAILED) {
-		MF_LOG_ONCE("cannot map more of %s: %s; this thread's further new call stacks are "
-			    "counted as lost (said once for all threads)",
-			    f->path, strerrordesc_np(errno));
-		return NULL;
+	/* Past what the mapping holds: four times as much (the header moves with it). */
+	size_t need = MF_HEADER_SIZE + cap * sizeof(struct mf_node);
+	if (need > f->reserved) {
+		size_t more = f->reserved * 4 > need ? f->reserved * 4 : need;
+		void *p = mremap(f->header, f->reserved, more, MREMAP_MAYMOVE);
+		if (p == MAP_FAILED) {
+			MF_LOG_ONCE("cannot map more of %s: %s; this thread's further new call "
+				    "stacks are counted as lost (said once for all threads)",
+				    f->path, strerrordesc_np(errno));
+			return NULL;
+		}
+		f->header = p;
+		f->nodes = (struct mf_node *)((char *)p + MF_HEADER_SIZE);
+		f->reserved = more;
 	}
-	f->nodes = p;
 	f->capacity = cap;
 	*capacity = cap;
-	return p;
+	return f->nodes;
 }
 
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
@@ -327,10 +335,8 @@ struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
 
 void mf_prof_close(struct mf_prof_file *f)
 {
-	if (f->nodes)
-		munmap(f->nodes, f->capacity * sizeof(struct mf_node));
 	if (f->header)
-		munmap(f->header, MF_HEADER_SIZE);
+		munmap(f->header, f->reserved);
 	f->nodes = NULL;
 	f->header = NULL;
 }

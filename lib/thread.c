@@ -140,10 +140,14 @@ static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
 	node->rel_pc = rel;
 }
 
-static struct mf_node *mf_thread_grow(void *file, uint64_t *capacity)
+static struct mf_node *mf_thread_grow(void *thread, uint64_t *capacity)
 {
+	struct mf_thread *t = thread;
 	mf_fork_hold(); /* reopens the file */
-	return mf_prof_grow(file, capacity);
+	struct mf_node *nodes = mf_prof_grow(&t->file, capacity);
+	if (nodes) /* (the node count lies in the header, which may have moved) */
+		t->trie.count = &t->file.header->node_count;
+	return nodes;
 }
 
 static void mf_thread_unlink(struct mf_thread *t)
@@ -252,12 +256,10 @@ static void mf_thread_postfork_parent(void)
  * memory takes the place of its mappings. */
 static void mf_thread_adopt_orphan(struct mf_thread *t)
 {
-	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED;
-	if (mmap(t->file.header, MF_HEADER_SIZE, PROT_READ | PROT_WRITE, flags, -1, 0) ==
-		MAP_FAILED ||
-	    mmap(t->file.nodes, t->file.capacity * sizeof(struct mf_node), PROT_READ | PROT_WRITE,
-		 flags, -1, 0) == MAP_FAILED)
-		mf_stopped = 1;	 /* (cannot happen: the ranges are mapped) */
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE;
+	if (mmap(t->file.header, t->file.reserved, PROT_READ | PROT_WRITE, flags, -1, 0) ==
+	    MAP_FAILED)
+		mf_stopped = 1;	 /* (cannot happen: the range is mapped) */
 	t->file.grow_failed = 1; /* growing reopens the file by its name: the parent's */
 	mf_thread_orphan = t;
 }
@@ -388,9 +390,8 @@ static long mf_thread_setup(void *arg)
 		return err;
 	}
 	err = mf_prof_open(&t->file, t->tid);
-	if (!err &&
-	    mf_trie_init(&t->trie, t->file.nodes, t->file.capacity, &t->file.header->node_count,
-			 mf_thread_grow, mf_thread_resolve, &t->file))
+	if (!err && mf_trie_init(&t->trie, t->file.nodes, t->file.capacity,
+				 &t->file.header->node_count, mf_thread_grow, mf_thread_resolve, t))
 		err = -ENOMEM;
 	if (err)
 		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "
