@@ -173,10 +173,35 @@ static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
 struct mf_trie;
 typedef struct mf_node *(*mf_trie_grow_fn)(void *arg, uint64_t *capacity);
 typedef void (*mf_trie_resolve_fn)(uintptr_t pc, struct mf_node *node);
+struct mf_trie_slot {
+	uintptr_t pc;
+	uint32_t parent;
+	uint32_t node; /* 0: empty (the root is nobody's child) */
+};
+/* A stack's leaf, by a 64-bit hash of its keys; the frame count and both ends are checked
+ * too, so a wrong leaf would need all of them to agree. */
+struct mf_trie_memo {
+	uint64_t hash;
+	uintptr_t inner, outer;
+	uint32_t node;	/* 0: empty */
+	uint32_t shape; /* frames, and 1 << 31 if truncated */
+};
+#define MF_TRIE_INDEX_MIN  256 /* one page */
+#define MF_TRIE_INDEX_ROOM 8192
+#define MF_TRIE_MEMO_FIRST 128
+#define MF_TRIE_MEMO_SLOTS 1024
+/* Where a trie's index and memo grow before they need mappings of their own (in the owner's
+ * memory, touched as used): the memo's full size, and the index's successive sizes from
+ * MF_TRIE_INDEX_MIN to MF_TRIE_INDEX_ROOM slots one after the other. */
+struct mf_trie_room {
+	_Alignas(4096) struct mf_trie_slot index[2 * MF_TRIE_INDEX_ROOM - MF_TRIE_INDEX_MIN];
+	struct mf_trie_memo memo[MF_TRIE_MEMO_SLOTS];
+};
 struct mf_trie {
 	struct mf_node *nodes;
 	uint64_t capacity;
 	uint64_t *count; /* where node_count is published (the file header) */
+	struct mf_trie_room *room; /* NULL: index and memo in mappings of their own */
 	struct mf_trie_slot *index;
 	struct mf_trie_memo *memo;
 	uint64_t memo_mask;
@@ -191,9 +216,11 @@ struct mf_trie {
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
 #define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
-/* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1. */
-int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, uint64_t *count,
-		 mf_trie_grow_fn grow, mf_trie_resolve_fn resolve, void *grow_arg);
+/* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1.
+ * room: where its index and memo grow first, or NULL. */
+int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *nodes,
+		 uint64_t capacity, uint64_t *count, mf_trie_grow_fn grow,
+		 mf_trie_resolve_fn resolve, void *grow_arg);
 void mf_trie_destroy(struct mf_trie *t);
 /* The child of parent for pc, created if absent. Returns its index, or 0 when the node array
  * could not grow (the call then goes uncounted in the trie). */
@@ -284,6 +311,25 @@ void mf_thread_count_nested(void);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);
+/* pool.c: zeroed memory for a thread state of size bytes (the same every time), or NULL. */
+void *mf_pool_take(size_t size);
+void mf_pool_give(void *slot);
+/* In a child: the pool's lock starts afresh (a thread that held it does not exist there). */
+void mf_pool_reset(void);
+
+/* A page of its own, wiped (zeroed) in a child made without fork()'s handlers (a raw clone,
+ * syscall(SYS_fork)) where the kernel can (MADV_WIPEONFORK, Linux 4.14): the hot path checks
+ * that its hot stacks are of the current epoch, so every call in such a child takes the slow
+ * path, which finds owner 0 and starts the child over in a directory of its own (thread.c). */
+union mf_wiped {
+	struct {
+		unsigned epoch; /* the walk's (lib/unwind/rule_table.c); never 0 but there */
+		pid_t owner;	/* the process it was last set in */
+	};
+	unsigned char page[4096];
+};
+extern union mf_wiped mf_wiped;
+
 /* Runs fn(arg) on the thread's own stack (MF_THREAD_STACK bytes): the slow steps (a walk,
  * libunwind, files, the loader) need more than a program's small stacks have. */
 #define MF_THREAD_STACK (64 << 10)

@@ -14,13 +14,10 @@
 
 #include "mf_internal.h"
 
-/* A thread's state, in a mapping of its own. Its first page (the hot stacks' index: all the
- * hot path reads before it counts a call at a leaf of the thread's file) is wiped in a child
- * made without fork()'s handlers (a raw clone, syscall(SYS_fork)): there every call takes
- * the slow path, which finds the page zeroed and starts the child over in a directory of its
- * own, so nothing of the child's is counted in the parent's files. */
+/* A thread's state, in a slot of the pool (pool.c; its pages touched as used). The thread's
+ * one mapping of its own is its file. */
 struct mf_thread {
-	struct mf_unwind_thread unwind; /* first: see above; its pages are touched as used */
+	struct mf_unwind_thread unwind;
 	struct mf_trie trie;
 	struct mf_prof_file file;
 	pid_t tid;
@@ -28,6 +25,7 @@ struct mf_thread {
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
 	long interval; /* the countdown's current interval: calls it stands for */
 	struct mf_thread *prev, *next;
+	struct mf_trie_room trie_room;
 	/* The stack the thread's slow steps run on (mf_thread_on_stack), touched as used: a
 	 * program's small stacks (coroutines, signal stacks) have no room for them. */
 	_Alignas(64) unsigned char stack[MF_THREAD_STACK];
@@ -69,10 +67,8 @@ MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 
 static pthread_mutex_t mf_threads_lock = PTHREAD_MUTEX_INITIALIZER;
-/* A page of its own, wiped in a child made without fork()'s handlers: owner is then 0. */
-static struct {
-	pid_t owner;
-} * mf_process_mark;
+/* mf_wiped is marked: a zero owner means a child made without fork()'s handlers. */
+static int mf_wiped_marked;
 static struct mf_thread *mf_threads;
 static pthread_key_t mf_thread_key;
 static int mf_thread_key_ok;
@@ -165,7 +161,7 @@ static void mf_thread_free(struct mf_thread *t)
 {
 	mf_trie_destroy(&t->trie);
 	mf_prof_close(&t->file);
-	munmap(t, sizeof(*t));
+	mf_pool_give(t);
 }
 
 static void mf_thread_after_raw_fork(void);
@@ -175,7 +171,7 @@ static void mf_thread_after_raw_fork(void);
 static void mf_thread_key_destructor(void *arg)
 {
 	struct mf_thread *t = arg;
-	if (mf_unlikely(mf_process_mark && !mf_process_mark->owner)) {
+	if (mf_unlikely(mf_wiped_marked && !mf_wiped.owner)) {
 		mf_thread_after_raw_fork(); /* (t was the parent's: its file is not ours to end) */
 		return;
 	}
@@ -208,22 +204,8 @@ static struct mf_thread *mf_thread_orphan;
  * child would inherit their locks held. The program's own dlopen/dlclose in another thread
  * holds the loader's lock too, with _r_debug.r_state away from RT_CONSISTENT: wait (bounded)
  * for that to end, so the child can unwind; the child checks what it inherited (loader.c). */
-/* What a child made without fork()'s handlers wipes (see struct mf_thread). (A kernel without
- * MADV_WIPEONFORK, before Linux 4.14, leaves it: such a child's calls go to the parent's
- * files, as they did before.) Not in fork() itself: the forking thread's own state is kept
- * there, since a fork from a signal handler may have interrupted a recorded call that goes on
- * using it in the child. */
-static void mf_thread_wipe_on_fork(void *p, size_t len, int wipe)
-{
-	int saved = errno;
-	if (p)
-		madvise(p, len, wipe ? MADV_WIPEONFORK : MADV_KEEPONFORK);
-	errno = saved;
-}
-
 static void mf_thread_prefork(void)
 {
-	mf_thread_wipe_on_fork(mf_tls.thread, 4096, 0);
 	if (mf_tls.fork_held || mf_fork_inert) {
 		mf_fork_in_slow_step = 1;
 		return;
@@ -240,7 +222,6 @@ static void mf_thread_prefork(void)
 
 static void mf_thread_postfork_parent(void)
 {
-	mf_thread_wipe_on_fork(mf_tls.thread, 4096, 1);
 	if (mf_fork_in_slow_step) {
 		mf_fork_in_slow_step = 0;
 		return;
@@ -268,8 +249,8 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
  * mappings: writing there would add the child's calls to the parent's profile). */
 static void mf_thread_postfork_child(void)
 {
-	if (mf_process_mark)
-		mf_process_mark->owner = getpid();
+	mf_wiped.owner = getpid();
+	mf_pool_reset();
 	if (mf_fork_in_slow_step) {
 		/* Other threads may have been in slow steps too: this process is not recorded,
 		 * its mutexes start afresh, mf_fork_lock is left as it is for the interrupted
@@ -322,12 +303,13 @@ static void mf_thread_postfork_child(void)
 }
 
 /* In a child made without fork()'s handlers, at its first slow step: the parent's thread
- * states are dropped unused (their first pages are zero; the rest holds what to unmap), every
+ * states are dropped unused (their files are the parent's), every
  * lock of ours starts afresh (the child has one thread, which held none: it was running the
  * program's code), and the child records in a directory of its own. */
 static void mf_thread_after_raw_fork(void)
 {
 	int saved = errno;
+	mf_pool_reset();
 	struct mf_thread *t = mf_threads;
 	while (t) {
 		struct mf_thread *next = t->next;
@@ -347,24 +329,23 @@ static void mf_thread_after_raw_fork(void)
 	mf_prof_dir_forget();
 	mf_loader_postfork_child();
 	mf_unwind_postfork_child();
-	mf_process_mark->owner = getpid();
+	mf_wiped.owner = getpid();
 	errno = saved;
 }
 
 struct mf_thread *mf_thread_current(void)
 {
-	if (mf_unlikely(mf_process_mark && !mf_process_mark->owner))
+	if (mf_unlikely(mf_wiped_marked && !mf_wiped.owner))
 		mf_thread_after_raw_fork();
 	return mf_tls.thread;
 }
 
 void mf_thread_init(void)
 {
-	mf_process_mark = mf_pages_new(4096);
-	if (mf_process_mark) {
-		mf_process_mark->owner = getpid();
-		mf_thread_wipe_on_fork(mf_process_mark, 4096, 1);
-	}
+	int saved = errno;
+	mf_wiped.owner = getpid();
+	mf_wiped_marked = madvise(&mf_wiped, sizeof(mf_wiped), MADV_WIPEONFORK) == 0;
+	errno = saved;
 	mf_thread_key_ok = pthread_key_create(&mf_thread_key, mf_thread_key_destructor) == 0;
 	if (!mf_thread_key_ok)
 		mf_log("no pthread key left; thread files are finalized only at process exit");
@@ -390,7 +371,7 @@ static long mf_thread_setup(void *arg)
 		return err;
 	}
 	err = mf_prof_open(&t->file, t->tid);
-	if (!err && mf_trie_init(&t->trie, t->file.nodes, t->file.capacity,
+	if (!err && mf_trie_init(&t->trie, &t->trie_room, t->file.nodes, t->file.capacity,
 				 &t->file.header->node_count, mf_thread_grow, mf_thread_resolve, t))
 		err = -ENOMEM;
 	if (err)
@@ -408,9 +389,8 @@ struct mf_thread *mf_thread_start(void)
 		mf_thread_drop_orphan();
 	if (mf_tls.disabled || mf_stopped)
 		return NULL;
-	struct mf_thread *t =
-	    mmap(NULL, sizeof(*t), PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (t == MAP_FAILED) {
+	struct mf_thread *t = mf_pool_take(sizeof(*t));
+	if (!t) {
 		MF_LOG_ONCE("out of memory for thread %d; it and any other thread in the same "
 			    "state are not recorded (said once)",
 			    (int)gettid());
@@ -419,7 +399,6 @@ struct mf_thread *mf_thread_start(void)
 	}
 	t->tid = gettid();
 	mf_unwind_thread_init(&t->unwind);
-	mf_thread_wipe_on_fork(t, 4096, 1);
 	if (mf_thread_on_stack(t, mf_thread_setup, t)) {
 		mf_thread_free(t);
 		mf_tls.disabled = !mf_stopped;
@@ -449,7 +428,7 @@ struct mf_thread *mf_thread_start(void)
 void mf_thread_count_nested(void)
 {
 	struct mf_thread *t = mf_tls.thread;
-	if (t && t->unwind.hot.arena) /* (zero in a child made without fork()'s handlers) */
+	if (t && (mf_wiped.owner || !mf_wiped_marked)) /* (not a raw fork's child: the parent's) */
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
 

@@ -10,43 +10,27 @@
 
 #include "mf_internal.h"
 
-struct mf_trie_slot {
-	uintptr_t pc;
-	uint32_t parent;
-	uint32_t node; /* 0: empty (the root is nobody's child) */
-};
-
-#define MF_TRIE_INDEX_MIN 256 /* one page */
-
-/* A stack's leaf, by a 64-bit hash of its keys; the frame count and both ends are checked
- * too, so a wrong leaf would need all of them to agree. */
-struct mf_trie_memo {
-	uint64_t hash;
-	uintptr_t inner, outer;
-	uint32_t node;	/* 0: empty */
-	uint32_t shape; /* frames, and 1 << 31 if truncated */
-};
 /* The memo starts at one page and grows to its full size as stacks keep coming that it has
- * not seen (it is a cache: a new one starts empty). */
-#define MF_TRIE_MEMO_FIRST 128
-#define MF_TRIE_MEMO_SLOTS 1024
-
-/* Four times the memo (at most MF_TRIE_MEMO_SLOTS), once it has taken in twice as many
- * stacks as it holds. */
+ * not seen (it is a cache: a new one starts empty; in the room, the old entries stay where
+ * they are, where a lookup checks them as any other). Four times the memo (at most
+ * MF_TRIE_MEMO_SLOTS), once it has taken in twice as many stacks as it holds. */
 static void mf_trie_memo_grow(struct mf_trie *t)
 {
 	uint64_t slots = (t->memo_mask + 1) * 4;
 	if (slots > MF_TRIE_MEMO_SLOTS)
 		slots = MF_TRIE_MEMO_SLOTS;
-	struct mf_trie_memo *memo = mf_pages_new(slots * sizeof(struct mf_trie_memo));
-	if (!memo) {
-		t->memo_added = 0; /* try again after as many more */
-		return;
-	}
-	munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
-	t->memo = memo;
-	t->memo_mask = slots - 1;
 	t->memo_added = 0;
+	if (t->room) {
+		memset(t->memo + t->memo_mask + 1, 0,
+		       (slots - t->memo_mask - 1) * sizeof(struct mf_trie_memo));
+	} else {
+		struct mf_trie_memo *memo = mf_pages_new(slots * sizeof(struct mf_trie_memo));
+		if (!memo)
+			return; /* try again after as many more */
+		munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
+		t->memo = memo;
+	}
+	t->memo_mask = slots - 1;
 }
 
 static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
@@ -56,9 +40,25 @@ static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
 	return h ^ (h >> 29);
 }
 
-static struct mf_trie_slot *mf_trie_index_alloc(uint64_t slots)
+/* An index of that many slots: in the room after the one before, or mapped. */
+static struct mf_trie_slot *mf_trie_index_alloc(struct mf_trie *t, uint64_t slots)
 {
+	if (t->room && slots <= MF_TRIE_INDEX_ROOM) {
+		struct mf_trie_slot *index = t->room->index + slots - MF_TRIE_INDEX_MIN;
+		memset(index, 0, slots * sizeof(struct mf_trie_slot));
+		return index;
+	}
 	return mf_pages_new(slots * sizeof(struct mf_trie_slot));
+}
+
+/* Gives back the memory of the index before the one now in use. */
+static void mf_trie_index_free(struct mf_trie *t, struct mf_trie_slot *index, uint64_t slots)
+{
+	size_t len = slots * sizeof(struct mf_trie_slot);
+	if (!t->room || slots > MF_TRIE_INDEX_ROOM)
+		munmap(index, len);
+	else /* (memory for other uses again, as zero pages) */
+		madvise(index, len, MADV_DONTNEED);
 }
 
 static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t parent,
@@ -74,27 +74,31 @@ static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_
 static void mf_trie_index_grow(struct mf_trie *t)
 {
 	uint64_t slots = (t->index_mask + 1) * 2;
-	struct mf_trie_slot *index = mf_trie_index_alloc(slots);
+	struct mf_trie_slot *index = mf_trie_index_alloc(t, slots);
 	if (!index)
 		return;
 	for (uint64_t i = 0; i <= t->index_mask; i++)
 		if (t->index[i].node)
 			mf_trie_index_put(index, slots - 1, t->index[i].parent, t->index[i].pc,
 					  t->index[i].node);
-	munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	mf_trie_index_free(t, t->index, t->index_mask + 1);
 	t->index = index;
 	t->index_mask = slots - 1;
 }
 
-int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, uint64_t *count,
-		 mf_trie_grow_fn grow, mf_trie_resolve_fn resolve, void *grow_arg)
+int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *nodes,
+		 uint64_t capacity, uint64_t *count, mf_trie_grow_fn grow,
+		 mf_trie_resolve_fn resolve, void *grow_arg)
 {
 	memset(t, 0, sizeof(*t));
-	t->index = mf_trie_index_alloc(MF_TRIE_INDEX_MIN);
+	t->room = room;
+	t->index = mf_trie_index_alloc(t, MF_TRIE_INDEX_MIN);
 	if (!t->index || capacity < 1)
 		return -1;
 	t->index_mask = MF_TRIE_INDEX_MIN - 1;
-	if (!(t->memo = mf_pages_new(MF_TRIE_MEMO_FIRST * sizeof(struct mf_trie_memo))))
+	if (room)
+		memset(t->memo = room->memo, 0, MF_TRIE_MEMO_FIRST * sizeof(struct mf_trie_memo));
+	else if (!(t->memo = mf_pages_new(MF_TRIE_MEMO_FIRST * sizeof(struct mf_trie_memo))))
 		return -1;
 	t->memo_mask = MF_TRIE_MEMO_FIRST - 1;
 	t->nodes = nodes;
@@ -110,9 +114,9 @@ int mf_trie_init(struct mf_trie *t, struct mf_node *nodes, uint64_t capacity, ui
 
 void mf_trie_destroy(struct mf_trie *t)
 {
-	if (t->index)
+	if (t->index && (!t->room || t->index_mask + 1 > MF_TRIE_INDEX_ROOM))
 		munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
-	if (t->memo)
+	if (t->memo && !t->room)
 		munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
 	t->index = NULL;
 	t->memo = NULL;

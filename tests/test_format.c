@@ -113,9 +113,10 @@ int main(void)
 	memset(&f, 0, sizeof(f));
 	tap_ok(mf_prof_open(&f, 4242) == 0, "the writer creates a thread file");
 	struct mf_trie t;
-	tap_ok(mf_trie_init(&t, f.nodes, f.capacity, &f.header->node_count, mf_prof_grow, resolve,
-			    &f) == 0,
-	       "the trie is set up over the file");
+	struct mf_trie_room *room = aligned_alloc(4096, sizeof(*room));
+	tap_ok(room && mf_trie_init(&t, room, f.nodes, f.capacity, &f.header->node_count,
+				    mf_prof_grow, resolve, &f) == 0,
+	       "the trie is set up over the file, its index in a room");
 	static uint32_t leaf[STACKS];
 	uint64_t grow_before = f.capacity;
 	for (int s = 0; s < STACKS; s++) {
@@ -137,6 +138,22 @@ int main(void)
 	for (int d = 0; d < 1; d++)
 		again = mf_trie_child(&t, again, 0x1000 + 16);
 	tap_ok(again == t.nodes[leaf[0]].parent, "a known path finds its node again");
+	uint64_t nodes_before = *t.count;
+	int same = 1;
+	for (int s = 0; s < STACKS; s++) { /* every stack again, through the grown index */
+		uint32_t node = s % 100 == 99 ? mf_trie_child(&t, 0, MF_TRIE_KEY_TRUNCATED) : 0;
+		for (int d = 0; d < 1 + s % 8; d++)
+			node = mf_trie_child(
+			    &t, node, 0x1000 + 16 * (uintptr_t)(d == 0 ? 1 : (s * 31 + d) % 997));
+		same = same && mf_trie_child(&t, node, MF_TRIE_KEY_ENTRY(s % MF_ENTRY_COUNT)) ==
+				   leaf[s];
+	}
+	tap_ok(same && *t.count == nodes_before,
+	       "every stack again finds its leaf, no node added (%llu nodes)",
+	       (unsigned long long)nodes_before);
+	tap_ok(t.index_mask + 1 > MF_TRIE_INDEX_ROOM,
+	       "the index outgrew its room (%llu slots) for one of its own",
+	       (unsigned long long)t.index_mask + 1);
 	mf_prof_finalize(f.header, MF_STATE_THREAD_EXIT, 4242);
 	uint64_t written = f.header->node_count;
 	struct mf_node *copy = malloc(written * sizeof(*copy));
@@ -144,6 +161,7 @@ int main(void)
 	char path[4200];
 	snprintf(path, sizeof(path), "%s", f.path);
 	mf_trie_destroy(&t);
+	free(room);
 	mf_prof_close(&f);
 
 	struct mf_profile p;
@@ -219,7 +237,7 @@ int main(void)
 	struct mf_trie mt;
 	static uint32_t mleaf[STACKS];
 	int memo_ok =
-	    mnodes && mf_trie_init(&mt, mnodes, MEMO_NODES, &mcount, NULL, resolve, NULL) == 0;
+	    mnodes && mf_trie_init(&mt, NULL, mnodes, MEMO_NODES, &mcount, NULL, resolve, NULL) == 0;
 	for (int round = 0; memo_ok && round < 2; round++)
 		for (int s = 0; s < STACKS; s++) {
 			void *pcs[3] = {(void *)0x1010, (void *)(0x2000 + 16 * (uintptr_t)s),

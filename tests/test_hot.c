@@ -157,7 +157,7 @@ int main(void)
 	SLOT(f.sp + 16 + 32 - 8) = PC1;
 	SLOT(f.bp) = 0x99;
 	tap_ok(find(f) == 42, "but still when frame 0's saved rbp changed: no rule uses it");
-	mf_unwind_epoch++;
+	mf_wiped.epoch++;
 	tap_ok(find(f) == 0, "not in another epoch");
 
 	/* frame 2 saves rbp: the entry point's no longer matters, the saved word does */

@@ -32,11 +32,11 @@ const struct mf_rule_table *mf_rule_table_now(void);
  * confirmed, kept; returns the rule word. */
 uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch);
 /* The walk's epoch: the rules (and the stacks walked with them) of another are not used.
- * Every possible unload starts a new one (mf_unwind_forget). */
-extern unsigned mf_unwind_epoch;
+ * Every possible unload starts a new one (mf_unwind_forget). It lies in mf_wiped: 0 in a
+ * child made without fork()'s handlers, which so finds no hot stack. */
 static inline unsigned mf_walk_epoch_now(void)
 {
-	return __atomic_load_n(&mf_unwind_epoch, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&mf_wiped.epoch, __ATOMIC_ACQUIRE);
 }
 void mf_rule_table_init(void);
 void mf_rule_table_forget(void);

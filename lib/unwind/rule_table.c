@@ -25,7 +25,9 @@ static struct mf_rule_slot mf_rule_first[MF_RULE_FIRST_SLOTS] __attribute__((ali
 static struct mf_rule_table mf_rule_tables[8] = {{MF_RULE_FIRST_SLOTS - 1, 0, mf_rule_first}};
 static struct mf_rule_table *mf_rule_current = &mf_rule_tables[0];
 static int mf_rule_growing;
-unsigned mf_unwind_epoch;
+/* (In .bss: anonymous memory, which MADV_WIPEONFORK applies to; thread.c marks it.) */
+_Alignas(4096) union mf_wiped mf_wiped;
+static unsigned mf_epoch_kept; /* mf_wiped.epoch, where a raw fork's child finds it */
 static unsigned mf_rule_era = 0; /* epoch >> MF_RULE_EPOCH_BITS when rules were last cleared */
 
 const struct mf_rule_table *mf_rule_table_now(void)
@@ -157,15 +159,20 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 void mf_rule_table_init(void)
 {
 	mf_pages_touch(mf_rule_first, sizeof(mf_rule_first));
+	mf_wiped.epoch = mf_epoch_kept = 1;
 }
 
 void mf_rule_table_postfork_child(void)
 {
 	mf_rule_growing = 0; /* only ever set under the fork lock, but to be sure */
+	__atomic_store_n(&mf_wiped.epoch, mf_epoch_kept, __ATOMIC_RELEASE);
 }
 
 /* Our dlclose calls, and unloads the module map noticed (glibc's own, say, of iconv modules). */
 void mf_rule_table_forget(void)
 {
-	__atomic_add_fetch(&mf_unwind_epoch, 1, __ATOMIC_ACQ_REL);
+	unsigned now = __atomic_add_fetch(&mf_wiped.epoch, 1, __ATOMIC_ACQ_REL);
+	if (!now) /* (never 0 but in a raw fork's child) */
+		now = __atomic_add_fetch(&mf_wiped.epoch, 1, __ATOMIC_ACQ_REL);
+	__atomic_store_n(&mf_epoch_kept, now, __ATOMIC_RELAXED);
 }

@@ -82,10 +82,8 @@ struct mf_hot {
 /* A thread's capture state, kept in its thread state (the large parts last: their pages are
  * touched only as they are used). */
 struct mf_unwind_thread {
-	/* Alone in the first page: all that the hot path reads before it counts a call. Zeroed,
-	 * it finds no stack (and the slow path can tell: arena is NULL). */
-	struct mf_hot hot;
-	_Alignas(4096) unsigned generation; /* mf_modules_generation of its trie index */
+	struct mf_hot hot; /* all that the hot path reads before it counts a call */
+	unsigned generation; /* mf_modules_generation of its trie index */
 	int nodes_known;	  /* nodes[0..nodes_known) are the trie nodes of ws.pc[0..) */
 	struct mf_walk_stacks ws; /* the capture buffers: here, not on the program's stack */
 	uint32_t nodes[MF_DEPTH_MAX + 16];

@@ -1,0 +1,73 @@
+/* Where thread states live: slots of one size in a few large mappings (64 slots, then twice
+ * as many each time), not a mapping per thread: a process's mappings are bounded
+ * (vm.max_map_count), and so would be its threads. A slot is handed out at a thread's start
+ * and taken back at its end, emptied (zero pages again, holding no memory). No malloc. */
+#include "config.h"
+
+#include <errno.h>
+#include <pthread.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "mf_internal.h"
+
+enum { MF_POOL_FIRST = 64 };
+
+static size_t mf_pool_slot_size;
+static unsigned char *mf_pool_next, *mf_pool_end; /* the newest mapping's unused slots */
+static size_t mf_pool_mapped;			   /* slots in all mappings so far */
+static void *mf_pool_free;			   /* slots given back, each holding the next */
+static pthread_mutex_t mf_pool_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* A new mapping of as many slots as all before it (MF_POOL_FIRST at first); 0, or -1. */
+static int mf_pool_grow(void)
+{
+	size_t n = mf_pool_mapped ? mf_pool_mapped : MF_POOL_FIRST;
+	void *p = mmap(NULL, n * mf_pool_slot_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return -1;
+	mf_pool_next = p;
+	mf_pool_end = mf_pool_next + n * mf_pool_slot_size;
+	mf_pool_mapped += n;
+	return 0;
+}
+
+void *mf_pool_take(size_t size)
+{
+	void *slot = NULL;
+	int saved = errno;
+	pthread_mutex_lock(&mf_pool_lock);
+	if (!mf_pool_slot_size)
+		mf_pool_slot_size = (size + 4095) & ~(size_t)4095;
+	if (size > mf_pool_slot_size) {
+		/* (one size only: a caller's mistake) */
+	} else if (mf_pool_free) {
+		slot = mf_pool_free;
+		memcpy(&mf_pool_free, slot, sizeof(void *));
+		memset(slot, 0, sizeof(void *));
+	} else if (mf_pool_next < mf_pool_end || !mf_pool_grow()) {
+		slot = mf_pool_next;
+		mf_pool_next += mf_pool_slot_size;
+	}
+	pthread_mutex_unlock(&mf_pool_lock);
+	errno = saved;
+	return slot;
+}
+
+void mf_pool_give(void *slot)
+{
+	int saved = errno;
+	madvise(slot, mf_pool_slot_size, MADV_DONTNEED); /* zero pages again */
+	errno = saved;
+	pthread_mutex_lock(&mf_pool_lock);
+	memcpy(slot, &mf_pool_free, sizeof(void *));
+	mf_pool_free = slot;
+	pthread_mutex_unlock(&mf_pool_lock);
+}
+
+void mf_pool_reset(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&mf_pool_lock, &fresh, sizeof(fresh));
+}
