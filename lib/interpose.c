@@ -27,6 +27,7 @@ static MF_NOINLINE void mf_init(void)
 	int ok = mf_real_init() == 0;
 	if (ok) {
 		mf_config_load();
+		mf_fds_apart_init();
 		mf_loader_init();
 		mf_modules_init();
 		mf_unwind_init();

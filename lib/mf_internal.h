@@ -311,6 +311,16 @@ void mf_thread_count_nested(void);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);
+/* fds_apart.c: fn(arg), run where the descriptors it opens are never the program's (a task
+ * with a descriptor table of its own, sharing all else), or in place where that cannot be;
+ * returns what fn returns. Every file the profiler opens once the program runs is opened so.
+ * errno is kept. */
+long mf_fds_apart(long (*fn)(void *), void *arg);
+void mf_fds_apart_init(void); /* at start: in place if the process came with a seccomp filter */
+void mf_fds_apart_off(void);  /* from now on in place (a seccomp filter may forbid clone) */
+void mf_fds_apart_postfork_child(void);
+void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
+
 /* pool.c: zeroed memory for a thread state of size bytes (the same every time), or NULL. */
 void *mf_pool_take(size_t size);
 void mf_pool_give(void *slot);

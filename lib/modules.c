@@ -305,11 +305,10 @@ static int mf_modules_put(int fd)
 
 /* The first map of a directory is written in place (creating a file costs more than all the
  * rest of starting); later ones replace it whole, through a rename. */
-static void mf_modules_write_locked(void)
+static long mf_modules_write_apart(void *unused)
 {
+	(void)unused;
 	const char *dir = mf_prof_dir();
-	if (!dir)
-		return;
 	char tmp[64];
 	/* (by pid: a child forked by a signal handler may be finishing its parent's map) */
 	mf_format(tmp, sizeof(tmp), "modules.%d.tmp", (int)getpid());
@@ -317,11 +316,11 @@ static void mf_modules_write_locked(void)
 	if (err) {
 		MF_LOG_ONCE("cannot write %s/modules: %s; frames will show as module numbers", dir,
 			    strerrordesc_np(-err));
-		return;
+		return 0;
 	}
 	int dfd = mf_prof_dir_open();
 	if (dfd < 0)
-		return;
+		return 0;
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
 	int fd = openat(dfd, "modules", flags, 0644);
 	if (fd >= 0) {
@@ -332,20 +331,20 @@ static void mf_modules_write_locked(void)
 			    "cannot write %s/modules: %s; frames will show as module numbers", dir,
 			    strerrordesc_np(-err));
 		mf_prof_dir_close(dfd);
-		return;
+		return 0;
 	}
 	/* A child forked by a signal handler in the middle of this goes on here with the
 	 * parent's directory: it leaves the file to the parent. */
 	if (!mf_prof_dir_mine()) {
 		mf_prof_dir_close(dfd);
-		return;
+		return 0;
 	}
 	unlinkat(dfd, tmp, 0);
 	if ((fd = openat(dfd, tmp, flags, 0644)) < 0) {
 		MF_LOG_ONCE("cannot create %s/%s: %s; frames will show as module numbers", dir, tmp,
 			    strerrordesc_np(errno));
 		mf_prof_dir_close(dfd);
-		return;
+		return 0;
 	}
 	err = mf_modules_put(fd);
 	close(fd);
@@ -355,6 +354,13 @@ static void mf_modules_write_locked(void)
 		unlinkat(dfd, tmp, 0);
 	}
 	mf_prof_dir_close(dfd);
+	return 0;
+}
+
+static void mf_modules_write_locked(void)
+{
+	if (mf_prof_dir())
+		mf_fds_apart(mf_modules_write_apart, NULL);
 }
 
 /* Looks at the loaded objects (without our lock) and merges what changed (with it). */

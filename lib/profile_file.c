@@ -45,13 +45,23 @@ static uint64_t mf_now_ns(void)
 
 static int mf_prof_dir_make(pid_t pid);
 
+static long mf_prof_dir_make_apart(void *pid)
+{
+	return mf_prof_dir_make(*(pid_t *)pid);
+}
+
 int mf_prof_dir_ensure(void)
 {
 	pid_t pid = getpid();
 	if (__atomic_load_n(&mf_dir_pid, __ATOMIC_ACQUIRE) == pid)
 		return 0;
 	pthread_mutex_lock(&mf_dir_lock);
-	int r = mf_dir_pid == pid ? 0 : mf_prof_dir_make(pid);
+	if (mf_dir_pid != pid && mf_dir_kept >= 0) { /* a chrooted parent's: not this directory */
+		close(mf_dir_kept); /* (here: it is in the program's table, not the task's) */
+		mf_fds_apart_keep(mf_dir_kept, -1);
+		mf_dir_kept = -1;
+	}
+	int r = mf_dir_pid == pid ? 0 : (int)mf_fds_apart(mf_prof_dir_make_apart, &pid);
 	pthread_mutex_unlock(&mf_dir_lock);
 	return r;
 }
@@ -85,10 +95,6 @@ static int mf_prof_dir_make(pid_t pid)
 			continue;
 		mf_dir_dev = st.st_dev;
 		mf_dir_ino = st.st_ino;
-		if (mf_dir_kept >= 0) { /* (a chrooted parent's: not this directory) */
-			close(mf_dir_kept);
-			mf_dir_kept = -1;
-		}
 		__atomic_store_n(&mf_dir_pid, pid, __ATOMIC_RELEASE);
 		mf_modules_write();
 		return 0;
@@ -141,11 +147,12 @@ static int mf_prof_keep(const char *path)
 void mf_prof_dir_keep(void)
 {
 	if (mf_base_kept < 0)
-		mf_base_kept = mf_prof_keep(mf_config.dir);
+		mf_fds_apart_keep(-1, mf_base_kept = mf_prof_keep(mf_config.dir));
 	if (mf_dir_kept < 0 && mf_prof_dir_mine()) {
 		int fd = mf_prof_dir_open();
 		if (fd >= 0) {
 			mf_dir_kept = fcntl(fd, F_DUPFD_CLOEXEC, 100);
+			mf_fds_apart_keep(-1, mf_dir_kept);
 			close(fd);
 		}
 	}
@@ -167,11 +174,10 @@ void mf_prof_dir_forget(void)
 	pthread_mutex_init(&mf_dir_lock, NULL); /* in a forked child: whatever its state was */
 }
 
-void mf_prof_give_to(uid_t uid)
+static long mf_prof_give_apart(void *arg)
 {
-	if (uid == (uid_t)-1 || uid == geteuid() || !mf_prof_dir_mine())
-		return;
-	int saved = errno, dir = mf_prof_dir_open();
+	uid_t uid = *(uid_t *)arg;
+	int dir = mf_prof_dir_open();
 	int fd = dir < 0 ? -1 : openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	char buf[1024];
 	long n;
@@ -188,7 +194,14 @@ void mf_prof_give_to(uid_t uid)
 		fchownat(dir, "", uid, (gid_t)-1, AT_EMPTY_PATH);
 	}
 	mf_prof_dir_close(dir);
-	errno = saved;
+	return 0;
+}
+
+void mf_prof_give_to(uid_t uid)
+{
+	if (uid == (uid_t)-1 || uid == geteuid() || !mf_prof_dir_mine())
+		return;
+	mf_fds_apart(mf_prof_give_apart, &uid);
 }
 
 int mf_prof_size_allowed(off_t size)
@@ -220,8 +233,15 @@ static void *mf_prof_map(int fd, size_t len, off_t off)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-int mf_prof_open(struct mf_prof_file *f, pid_t tid)
+struct mf_prof_open_call {
+	struct mf_prof_file *f;
+	pid_t tid;
+};
+
+static long mf_prof_open_apart(void *arg)
 {
+	struct mf_prof_file *f = ((struct mf_prof_open_call *)arg)->f;
+	pid_t tid = ((struct mf_prof_open_call *)arg)->tid;
 	int fd = -1, err, dir = mf_prof_dir_open();
 	if (dir < 0)
 		return dir;
@@ -260,6 +280,15 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 		return err;
 	f->dev = st.st_dev;
 	f->ino = st.st_ino;
+	return 0;
+}
+
+int mf_prof_open(struct mf_prof_file *f, pid_t tid)
+{
+	struct mf_prof_open_call c = {f, tid};
+	int err = (int)mf_fds_apart(mf_prof_open_apart, &c);
+	if (err)
+		return err;
 	f->nodes = (struct mf_node *)((char *)f->header + MF_HEADER_SIZE);
 	struct mf_prof_header *h = f->header;
 	memcpy(h->magic, MF_PROF_MAGIC, sizeof(h->magic));
@@ -278,23 +307,32 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	return 0;
 }
 
-/* Reopens the file by name to extend it: no descriptor is kept between calls, so a host that
- * closes or dup2()s over every descriptor cannot hurt us, and we never write to one of its. */
-static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity)
+/* Reopens the file by name to extend it to twice its nodes: no descriptor is kept between
+ * calls, so a host that closes or dup2()s over every descriptor cannot hurt us, and we never
+ * write to one of its. 0 or -errno. */
+static long mf_prof_grow_apart(void *file)
 {
-	uint64_t cap = f->capacity * 2;
+	struct mf_prof_file *f = file;
 	int dir = mf_prof_dir_open();
 	int fd = dir < 0 ? -1 : openat(dir, f->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+	int err = fd < 0 ? -errno : 0;
 	mf_prof_dir_close(dir);
-	if (fd < 0)
-		return NULL;
 	struct stat st;
-	int err = fstat(fd, &st) ? -errno : 0;
+	if (!err && fstat(fd, &st))
+		err = -errno;
 	if (!err && (st.st_dev != f->dev || st.st_ino != f->ino))
 		err = -ESTALE; /* someone replaced our file: write nothing through that name */
 	if (!err)
-		err = mf_prof_reserve(fd, MF_HEADER_SIZE + cap * sizeof(struct mf_node));
-	close(fd);
+		err = mf_prof_reserve(fd, MF_HEADER_SIZE + f->capacity * 2 * sizeof(struct mf_node));
+	if (fd >= 0)
+		close(fd);
+	return err;
+}
+
+static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity)
+{
+	uint64_t cap = f->capacity * 2;
+	int err = (int)mf_fds_apart(mf_prof_grow_apart, f);
 	if (err) {
 		MF_LOG_ONCE("cannot grow %s: %s; this thread's further new call stacks are counted "
 			    "as lost (said once for all threads)",
@@ -341,6 +379,27 @@ void mf_prof_close(struct mf_prof_file *f)
 	f->header = NULL;
 }
 
+struct mf_prof_comm_call {
+	pid_t tid;
+	char *name; /* MF_THREAD_NAME_LEN bytes */
+};
+
+static long mf_prof_comm_apart(void *arg)
+{
+	const struct mf_prof_comm_call *c = arg;
+	char path[64];
+	mf_format(path, sizeof(path), "/proc/self/task/%d/comm", (int)c->tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		ssize_t n = read(fd, c->name, MF_THREAD_NAME_LEN - 1);
+		close(fd);
+		if (n > 0 && c->name[n - 1] == '\n')
+			n--;
+		c->name[n > 0 ? n : 0] = 0;
+	}
+	return 0;
+}
+
 /* The thread name may have changed since the file was made; another thread's is read from
  * /proc. */
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid)
@@ -352,16 +411,8 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid)
 	if (tid == gettid()) {
 		prctl(PR_GET_NAME, name);
 	} else {
-		char path[64];
-		mf_format(path, sizeof(path), "/proc/self/task/%d/comm", (int)tid);
-		int fd = open(path, O_RDONLY | O_CLOEXEC);
-		if (fd >= 0) {
-			ssize_t n = read(fd, name, sizeof(name) - 1);
-			close(fd);
-			if (n > 0 && name[n - 1] == '\n')
-				n--;
-			name[n > 0 ? n : 0] = 0;
-		}
+		struct mf_prof_comm_call c = {tid, name};
+		mf_fds_apart(mf_prof_comm_apart, &c);
 	}
 	if (name[0])
 		memcpy(h->thread_name, name, sizeof(h->thread_name));

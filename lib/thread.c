@@ -251,6 +251,7 @@ static void mf_thread_postfork_child(void)
 {
 	mf_wiped.owner = getpid();
 	mf_pool_reset();
+	mf_fds_apart_postfork_child();
 	if (mf_fork_in_slow_step) {
 		/* Other threads may have been in slow steps too: this process is not recorded,
 		 * its mutexes start afresh, mf_fork_lock is left as it is for the interrupted
@@ -310,6 +311,7 @@ static void mf_thread_after_raw_fork(void)
 {
 	int saved = errno;
 	mf_pool_reset();
+	mf_fds_apart_postfork_child();
 	struct mf_thread *t = mf_threads;
 	while (t) {
 		struct mf_thread *next = t->next;

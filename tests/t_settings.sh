@@ -48,11 +48,14 @@ got=$(cd "$mf_work" && MALLOC_FREQ_DIR= LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_dee
 is "$(cat "$mf_work/err")" "malloc_freq: MALLOC_FREQ_DIR is empty; using the current directory" "an empty MALLOC_FREQ_DIR is named"
 ls -d "$mf_work"/malloc_freq.* > /dev/null 2>&1; ok $? "... and the current directory used"
 
-# too few descriptors: a program that used them all up starts threads
+# too few descriptors: a program that used them all up starts threads (the profiler opens its
+# files in a copy of the table, where it makes room)
+rm -rf "$mf_work"/malloc_freq.*
 got=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_threads" nofds 2> "$mf_work/err"); rc=$?
 is "$rc:$got" "0:" "descriptors used up: the program runs on unharmed"
-is "$(grep -c 'malloc_freq: cannot create the profile of thread .*Too many open files; threads that cannot create their file are not recorded (said once)' "$mf_work/err")" 1 "... and it is said once for its threads"
-is "$(sed 's/[0-9][0-9]*//g' "$mf_work/err" | sort | uniq -d)" "" "... no message repeats"
+is "$(cat "$mf_work/err")" "" "... nothing said"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+is "$(calls "$mf_work/c.txt" ';site_short;')" 40 "... and its 4 threads' 40 calls recorded"
 
 # a file size limit below what the profile needs: no SIGXFSZ, new stacks counted as lost
 rm -rf "$mf_work"/malloc_freq.*

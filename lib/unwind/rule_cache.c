@@ -179,6 +179,16 @@ static void mf_rules_free(const uint64_t *keys, uint64_t count)
 		       sizeof(struct mf_rules_header) + count * 8);
 }
 
+static long mf_rules_read_apart(void *unused)
+{
+	(void)unused;
+	const char *bad = mf_rules_read(&mf_rules_keys, &mf_rules_count, &mf_rules_flags_read);
+	if (bad)
+		mf_log("rule cache %s: %s; not used, and replaced at exit if it can be",
+		       mf_rules_path, bad);
+	return 0;
+}
+
 void mf_rules_init(void)
 {
 	char id[2 * MF_BUILD_ID_LEN + 1];
@@ -186,10 +196,7 @@ void mf_rules_init(void)
 	    mf_modules_main_build_id(id))
 		return;
 	mf_format(mf_rules_path, sizeof(mf_rules_path), "%s/%s.rules", mf_config.cache, id);
-	const char *bad = mf_rules_read(&mf_rules_keys, &mf_rules_count, &mf_rules_flags_read);
-	if (bad)
-		mf_log("rule cache %s: %s; not used, and replaced at exit if it can be",
-		       mf_rules_path, bad);
+	mf_fds_apart(mf_rules_read_apart, NULL);
 	void *p = mmap(NULL, MF_RULES_NEW_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	mf_rules_new = p == MAP_FAILED ? NULL : p;
@@ -264,15 +271,16 @@ static void mf_rules_replace(const unsigned char *buf, size_t len)
 /* At exit: the file's keys (as it is now: another run may have saved since start) and this
  * run's new ones, and whether this run needed libunwind beyond them. Best effort: a cache
  * that cannot be written is only slower next time. */
-void mf_rules_save(void)
+static long mf_rules_save_apart(void *unused)
 {
+	(void)unused;
 	const uint64_t *set = mf_rules_new;
 	if (!set)
-		return;
+		return 0;
 	unsigned n = __atomic_load_n(&mf_rules_new_count, __ATOMIC_RELAXED);
 	uint32_t flags = mf_rules_need ? 0 : MF_RULES_COMPLETE;
 	if (!n && flags == mf_rules_flags_read)
-		return; /* nothing to say */
+		return 0; /* nothing to say */
 	const uint64_t *old;
 	uint64_t have, old_count;
 	uint32_t old_flags;
@@ -283,7 +291,7 @@ void mf_rules_save(void)
 	unsigned char *buf = mf_pages_new(size);
 	if (!buf) {
 		mf_rules_free(old, have);
-		return;
+		return 0;
 	}
 	/* The new keys gathered and sorted at the end of the array, merged forwards into its
 	 * start: the merge never writes past what it has read. Repeats go. */
@@ -316,4 +324,10 @@ void mf_rules_save(void)
 	if (count && (added || flags != old_flags))
 		mf_rules_replace(buf, sizeof(*h) + count * 8);
 	munmap(buf, size);
+	return 0;
+}
+
+void mf_rules_save(void)
+{
+	mf_fds_apart(mf_rules_save_apart, NULL);
 }

@@ -37,8 +37,14 @@ static int mf_stack_line(const char *p, const char *end, uintptr_t sp, uintptr_t
 	return 1;
 }
 
-int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+struct mf_stack_call {
+	uintptr_t sp, *lo, *hi;
+};
+
+static long mf_stack_bounds_apart(void *arg)
 {
+	const struct mf_stack_call *c = arg;
+	uintptr_t sp = c->sp, *lo = c->lo, *hi = c->hi;
 	int saved = errno, found = 0;
 	int fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0) {
@@ -79,4 +85,10 @@ int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 	close(fd);
 	errno = saved;
 	return found ? 0 : -1;
+}
+
+int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
+{
+	struct mf_stack_call c = {sp, lo, hi};
+	return (int)mf_fds_apart(mf_stack_bounds_apart, &c);
 }

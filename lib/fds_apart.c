@@ -1,0 +1,140 @@
+/* The profiler's files are opened in a descriptor table of their own: a short-lived task that
+ * shares the process's memory (so the mappings it makes are the process's) but has a copy of
+ * its descriptor table, made and dropped with the task. The program's table never holds a
+ * descriptor of ours, even for an instant: its open() still returns the lowest free number
+ * while other threads start, and it never finds its last free slot taken (RLIMIT_NOFILE).
+ *
+ * The task is a thread of the process made by clone(CLONE_VM | CLONE_THREAD | CLONE_VFORK,
+ * without CLONE_FILES), with every signal blocked; the caller is suspended until it ends, so
+ * it runs on the caller's thread-local storage (errno included) and on a stack of ours. Where
+ * such a task cannot be made (a seccomp filter the profiler knows of, RLIMIT_NPROC, a kernel
+ * that refuses), fn runs in place and its descriptors are briefly the program's, as README
+ * says. Runs inside malloc: no malloc. */
+#include "config.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include "mf_internal.h"
+
+enum { MF_APART_STACK = 32 << 10 };
+
+static _Alignas(64) unsigned char mf_apart_stack[MF_APART_STACK];
+static pthread_mutex_t mf_apart_lock = PTHREAD_MUTEX_INITIALIZER;
+static int mf_apart_off; /* a task could not be made: fn runs in place from now on */
+/* this thread's fn is running (in a task or in place); volatile, for the task reads it on the
+ * caller's thread-local storage behind clone(), where the compiler sees no reader */
+static MF_TLS volatile int mf_apart_inside;
+
+struct mf_apart_call {
+	long (*fn)(void *);
+	void *arg;
+	long ret;
+};
+
+static int mf_apart_kept[4] = {-1, -1, -1, -1}; /* descriptors of ours in the program's table */
+
+void mf_fds_apart_keep(int old, int fd)
+{
+	for (int i = 0; i < 4; i++)
+		if (mf_apart_kept[i] == old) {
+			mf_apart_kept[i] = fd;
+			return;
+		}
+}
+
+static int mf_apart_is_kept(int fd)
+{
+	for (int i = 0; i < 4; i++)
+		if (mf_apart_kept[i] == fd)
+			return 1;
+	return 0;
+}
+
+/* fn opens at most MF_APART_FDS descriptors at once. A copy of a table without that many free
+ * slots (the program near RLIMIT_NOFILE) gets them: its highest descriptors, not ours, are
+ * closed in the copy only. The program's files stay open in its own table (and its POSIX locks
+ * held: they belong to that table); a FUSE or NFS file among them sees a flush. */
+enum { MF_APART_FDS = 3 };
+
+static void mf_apart_room(void)
+{
+	int probe[MF_APART_FDS], got = 0;
+	while (got < MF_APART_FDS && (probe[got] = open("/", O_PATH | O_CLOEXEC)) >= 0)
+		got++;
+	int full = got < MF_APART_FDS && errno == EMFILE;
+	for (int i = 0; i < got; i++)
+		close(probe[i]);
+	struct rlimit lim;
+	if (!full || getrlimit(RLIMIT_NOFILE, &lim) || lim.rlim_cur > INT_MAX)
+		return;
+	for (int fd = (int)lim.rlim_cur - 1; fd >= 0 && got < MF_APART_FDS; fd--)
+		if (!mf_apart_is_kept(fd) && close(fd) == 0)
+			got++;
+}
+
+static int mf_apart_task(void *p)
+{
+	struct mf_apart_call *c = p;
+	mf_apart_room();
+	c->ret = c->fn(c->arg);
+	return 0;
+}
+
+void mf_fds_apart_off(void)
+{
+	__atomic_store_n(&mf_apart_off, 1, __ATOMIC_RELAXED);
+}
+
+void mf_fds_apart_init(void)
+{
+	int saved = errno;
+	if (prctl(PR_GET_SECCOMP) != 0) /* a filter came with the process: clone may be one */
+		mf_fds_apart_off();	/* it does not allow */
+	errno = saved;
+}
+
+long mf_fds_apart(long (*fn)(void *), void *arg)
+{
+	if (mf_apart_inside || __atomic_load_n(&mf_apart_off, __ATOMIC_RELAXED))
+		return fn(arg); /* (nested: already apart, or in place) */
+	int saved = errno;
+	struct mf_apart_call c = {fn, arg, 0};
+	uint64_t all = ~0ull, old;
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8); /* the task's mask: all */
+	pthread_mutex_lock(&mf_apart_lock);
+	mf_apart_inside = 1;
+	int tid = clone(mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
+			CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+			    CLONE_VFORK,
+			&c);
+	int err = errno;
+	mf_apart_inside = 0;
+	pthread_mutex_unlock(&mf_apart_lock);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+	if (tid < 0) {
+		if (err != EAGAIN) /* (EAGAIN: the thread limit, for now) */
+			mf_fds_apart_off();
+		mf_apart_inside = 1;
+		c.ret = fn(arg);
+		mf_apart_inside = 0;
+	}
+	errno = saved;
+	return c.ret;
+}
+
+void mf_fds_apart_postfork_child(void)
+{
+	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&mf_apart_lock, &fresh, sizeof(fresh));
+	mf_apart_inside = 0;
+}
