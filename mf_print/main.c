@@ -3,7 +3,6 @@
  * 2 usage. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
@@ -12,9 +11,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 #include "array.h"
+#include "discover.h"
 #include "reader.h"
 #include "report.h"
 #include "stacks.h"
@@ -226,11 +225,6 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	return 0;
 }
 
-static int mf_name_cmp(const void *a, const void *b)
-{
-	return strverscmp(*(char *const *)a, *(char *const *)b);
-}
-
 /* A map for a directory without a readable one: "[module N]" entries, never opened. */
 static int mf_placeholder_map(struct mf_modmap *m, uint32_t need)
 {
@@ -327,110 +321,6 @@ static int mf_read_dir(struct mf_input *in, const struct mf_args *a, const char 
 	return 0;
 }
 
-static void mf_free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
-/* Lists entries of dir whose names end in suffix (".prof") or start with prefix. */
-static int mf_list(const char *dir, const char *suffix, const char *prefix, char ***out, size_t *n)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	char **names = NULL;
-	size_t count = 0, cap = 0;
-	struct dirent *e;
-	int r = 0;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name), sl = suffix ? strlen(suffix) : 0;
-		int match = suffix ? len > sl && !strcmp(e->d_name + len - sl, suffix)
-				   : !strncmp(e->d_name, prefix, strlen(prefix));
-		if (!match)
-			continue;
-		char **v = mf_array_room(names, count, &cap, sizeof(*v));
-		if (!v) {
-			r = -ENOMEM;
-			break;
-		}
-		names = v;
-		if (!(names[count] = strdup(e->d_name))) {
-			r = -ENOMEM;
-			break;
-		}
-		count++;
-	}
-	closedir(d);
-	if (r) {
-		mf_free_names(names, count);
-		return r;
-	}
-	if (count)
-		qsort(names, count, sizeof(*names), mf_name_cmp);
-	*out = names;
-	*n = count;
-	return 0;
-}
-
-static int mf_read_input(struct mf_input *in, const struct mf_args *a, const char *dir)
-{
-	struct stat st;
-	if (stat(dir, &st)) {
-		mf_error(dir, "%s", strerror(errno));
-		in->failed = 1;
-		return 0;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		mf_error(dir, "not a directory (give the malloc_freq.<pid> directory, not a file)");
-		in->failed = 1;
-		return 0;
-	}
-	char **names = NULL;
-	size_t n = 0;
-	int r = mf_list(dir, ".prof", NULL, &names, &n);
-	if (r == -ENOMEM)
-		return r;
-	if (r) {
-		mf_error(dir, "%s", strerror(-r));
-		in->failed = 1;
-		return 0;
-	}
-	if (n) {
-		r = mf_read_dir(in, a, dir, names, n);
-		mf_free_names(names, n);
-		return r;
-	}
-	free(names);
-	/* A directory of profile directories: a process tree, or several runs. */
-	char **subs = NULL;
-	size_t ns = 0;
-	if ((r = mf_list(dir, NULL, "malloc_freq.", &subs, &ns)))
-		return r == -ENOMEM ? r : 0;
-	size_t before = in->files;
-	char path[PATH_MAX];
-	for (size_t i = 0; i < ns && !r; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
-		if (stat(path, &st) || !S_ISDIR(st.st_mode))
-			continue;
-		if ((r = mf_list(path, ".prof", NULL, &names, &n)))
-			break;
-		if (n)
-			r = mf_read_dir(in, a, path, names, n);
-		mf_free_names(names, n);
-	}
-	mf_free_names(subs, ns);
-	if (r == -ENOMEM)
-		return r;
-	if (in->files == before) {
-		mf_error(dir, "no profiles here (no *.prof files, no malloc_freq.* directories "
-			      "holding them)");
-		in->failed = 1;
-	}
-	return 0;
-}
-
 static void mf_print_warning(const char *msg, void *arg)
 {
 	(void)arg;
@@ -453,8 +343,15 @@ int main(int argc, char **argv)
 	int status = 0;
 	if (!sym)
 		r = -ENOMEM;
-	for (size_t i = 0; !r && i < a.ndirs; i++)
-		r = mf_read_input(&in, &a, a.dirs[i]);
+	struct mf_found_list found = {0};
+	for (size_t i = 0; r >= 0 && i < a.ndirs; i++) {
+		int d = mf_discover(&found, a.dirs[i]);
+		in.failed |= d > 0;
+		r = d < 0 ? d : 0;
+	}
+	for (size_t i = 0; !r && i < found.count; i++)
+		r = mf_read_dir(&in, &a, found.v[i].dir, found.v[i].profiles, found.v[i].nprofiles);
+	mf_found_free(&found);
 	if (!r && a.have_thread && !in.count && in.files) {
 		fprintf(stderr, "mf_print: no thread with id %llu in the profiles read\n",
 			a.thread);
