@@ -51,8 +51,6 @@ enum mf_label_style {
 int mf_stacks_build(struct mf_stackset *set, const struct mf_profile *profiles, size_t count,
 		    struct mf_symbolizer *sym, enum mf_label_style style, int full_names);
 
-/* Drops template arguments and parameter lists from a demangled C++ name. */
-void mf_simplify_name(const char *in, char *out, size_t size);
 void mf_stacks_free(struct mf_stackset *set);
 
 /* The label of the function that called the allocator (the innermost frame). */

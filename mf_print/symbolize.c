@@ -14,11 +14,11 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <libiberty/demangle.h>
 /* A failed add leaves the element's hh.tbl NULL instead of exiting. */
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
+#include "names.h"
 #include "symbolize.h"
 
 struct mf_sym_str {
@@ -152,13 +152,6 @@ __attribute__((format(printf, 2, 3))) static void mf_sym_warn(struct mf_symboliz
 		sym->warnings[sym->nwarnings++] = s;
 }
 
-char *mf_sym_demangle(const char *name)
-{
-	if (!name || !*name)
-		return NULL;
-	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
-}
-
 /* Demangled if mangled, interned either way. */
 static const char *mf_sym_name(struct mf_symbolizer *sym, const char *name)
 {
@@ -167,7 +160,7 @@ static const char *mf_sym_name(struct mf_symbolizer *sym, const char *name)
 
 	if (!name || !*name)
 		return NULL;
-	d = mf_sym_demangle(name);
+	d = mf_name_demangle(name);
 	if (!d)
 		return mf_sym_intern(sym, name);
 	r = mf_sym_intern(sym, d);

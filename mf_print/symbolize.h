@@ -33,9 +33,6 @@ int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *bu
 		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
 		  const struct mf_sym_frame **out);
 
-/* Demangles a C++ or Rust symbol; returns a malloc'd string, or NULL if name is not mangled. */
-char *mf_sym_demangle(const char *name);
-
 /* Calls fn once for each warning collected so far (module missing, build-id mismatch, no
  * debug info), in order, then forgets them. */
 void mf_sym_warnings(struct mf_symbolizer *sym, void (*fn)(const char *msg, void *arg), void *arg);

@@ -4,13 +4,13 @@
 
 #include <string.h>
 
-#include "../mf_print/stacks.h"
+#include "../mf_print/names.h"
 #include "tap.h"
 
 static void check(const char *in, const char *want)
 {
 	char out[512];
-	mf_simplify_name(in, out, sizeof(out));
+	mf_name_simplify(in, out, sizeof(out));
 	if (!tap_ok(!strcmp(out, want), "%s -> %s", in, want))
 		tap_diag("got %s", out);
 }
