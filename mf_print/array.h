@@ -4,6 +4,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* Room for element number count in v (capacity *capacity, elements of elem bytes): returns v,
  * or v moved to a larger block with *capacity updated, or NULL (v untouched) when out of
@@ -20,5 +21,14 @@ static inline void *mf_array_room(void *v, size_t count, size_t *capacity, size_
 		*capacity = cap;
 	return grown;
 }
+
+/* A new zeroed element at the end of array v (count and capacity: lvalues): its address, with
+ * count incremented; NULL (v untouched) when out of memory. */
+#define mf_array_push(v, count, capacity)                                                          \
+	({                                                                                         \
+		__typeof__(v) grown_ = mf_array_room((v), (count), &(capacity), sizeof(*(v)));     \
+		grown_ ? ((v) = grown_, memset(&(v)[(count)], 0, sizeof(*(v))), &(v)[(count)++])   \
+		       : NULL;                                                                     \
+	})
 
 #endif

@@ -14,42 +14,21 @@
 
 #include "array.h"
 #include "discover.h"
-#include "reader.h"
+#include "load.h"
+#include "model.h"
 #include "report.h"
-#include "stacks.h"
 #include "symbolize.h"
-
-#define MF_PLACEHOLDER_MODULES_MAX 65536
 
 enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS };
 
 struct mf_args {
 	enum mf_mode mode;
 	struct mf_report_options report;
-	int bytes, lines, debuginfod, have_thread, full_names;
-	unsigned long long thread;
+	int bytes, caller, by_bytes, debuginfod;
+	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
 };
-
-struct mf_input {
-	struct mf_profile *profiles;
-	size_t count, capacity;
-	struct mf_modmap **maps;
-	size_t nmaps;
-	size_t files, dirs;
-	int failed;
-};
-
-static void mf_error(const char *what, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "mf_print: %s: ", what);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 static void mf_usage(FILE *out)
 {
@@ -158,15 +137,15 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case 's':
 			if (!strcmp(optarg, "calls"))
-				a->report.by_bytes = 0;
+				a->by_bytes = 0;
 			else if (!strcmp(optarg, "bytes"))
-				a->report.by_bytes = 1;
+				a->by_bytes = 1;
 			else
 				return mf_usage_error("--sort '%s': give 'calls' or 'bytes'",
 						      optarg);
 			break;
 		case 'c':
-			a->report.caller_first = 1;
+			a->caller = 1;
 			break;
 		case OPT_COLLAPSED:
 			a->mode = MF_MODE_COLLAPSED;
@@ -180,21 +159,21 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->bytes = 1;
 			break;
 		case OPT_LINES:
-			a->lines = 1;
+			a->report.lines = 1;
 			break;
 		case OPT_THREAD:
 			errno = 0;
-			a->thread = strtoull(optarg, &end, 10);
+			a->load.thread = strtoull(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-')
 				return mf_usage_error("--thread '%s': give a thread id (a number)",
 						      optarg);
-			a->have_thread = 1;
+			a->load.have_thread = 1;
 			break;
 		case OPT_DEBUGINFOD:
 			a->debuginfod = 1;
 			break;
 		case OPT_FULL_NAMES:
-			a->full_names = 1;
+			a->report.full_names = 1;
 			break;
 		case 'h':
 			mf_usage(stdout);
@@ -214,110 +193,18 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
 		return mf_usage_error("choose one of --collapsed and --threads");
-	if (a->report.caller_first && a->mode != MF_MODE_TREE)
+	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed "
 				      "or --threads");
-	if ((a->bytes || a->lines) && a->mode != MF_MODE_COLLAPSED)
+	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
 				      "both; use --sort bytes to order it by bytes)");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
-	return 0;
-}
-
-/* A map for a directory without a readable one: "[module N]" entries, never opened. */
-static int mf_placeholder_map(struct mf_modmap *m, uint32_t need)
-{
-	if (need <= m->count)
-		return 0;
-	if (need > MF_PLACEHOLDER_MODULES_MAX)
-		return -1;
-	struct mf_module *mods = realloc(m->mods, (size_t)need * sizeof(*mods));
-	if (!mods)
-		return -1;
-	for (uint32_t i = m->count; i < need; i++) {
-		memset(&mods[i], 0, sizeof(mods[i]));
-		snprintf(mods[i].path, sizeof(mods[i].path), "[module %u]", i);
-	}
-	m->mods = mods;
-	m->count = need;
-	return 0;
-}
-
-static int mf_add_profile(struct mf_input *in, struct mf_profile *p)
-{
-	struct mf_profile *v = mf_array_room(in->profiles, in->count, &in->capacity, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	in->profiles = v;
-	in->profiles[in->count++] = *p;
-	return 0;
-}
-
-/* Reads one malloc_freq.<pid> directory given its sorted .prof names. */
-static int mf_read_dir(struct mf_input *in, const struct mf_args *a, const char *dir, char **names,
-		       size_t n)
-{
-	char path[PATH_MAX], err[512];
-	struct mf_modmap *map = calloc(1, sizeof(*map));
-	struct mf_modmap **maps = realloc(in->maps, (in->nmaps + 1) * sizeof(*maps));
-	if (!map || !maps) {
-		free(map);
-		return -ENOMEM;
-	}
-	in->maps = maps;
-	in->maps[in->nmaps++] = map;
-	in->dirs++;
-	snprintf(path, sizeof(path), "%s/modules", dir);
-	int have_map = mf_read_modules(path, map, err, sizeof(err)) == 0;
-	if (!have_map) {
-		fprintf(stderr, "mf_print: warning: %s: %s; frames are shown as module+offset\n",
-			path, err);
-		in->failed |= errno != ENOENT;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct mf_profile p;
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		in->files++;
-		int r = mf_read_profile(path, &p, err, sizeof(err));
-		if (r > 0) {
-			fprintf(stderr, "mf_print: warning: %s: %s\n", path, err);
-			continue;
-		}
-		if (r < 0) {
-			mf_error(path, "%s", err);
-			in->failed = 1;
-			continue;
-		}
-		if (!have_map) {
-			uint32_t need = 0;
-			for (uint64_t k = 1; k < p.node_count; k++)
-				if (p.nodes[k].module < MF_MODULE_MAX && p.nodes[k].module >= need)
-					need = p.nodes[k].module + 1;
-			if (mf_placeholder_map(map, need)) {
-				mf_error(path, "names module %u and there is no module map",
-					 need - 1);
-				in->failed = 1;
-				mf_profile_free(&p);
-				continue;
-			}
-		}
-		if (mf_profile_check_modules(&p, map->count, err, sizeof(err))) {
-			mf_error(path, "%s", err);
-			in->failed = 1;
-			mf_profile_free(&p);
-			continue;
-		}
-		p.modules = map;
-		if (a->have_thread && p.header.tid != a->thread) {
-			mf_profile_free(&p);
-			continue;
-		}
-		if (mf_add_profile(in, &p)) {
-			mf_profile_free(&p);
-			return -ENOMEM;
-		}
-	}
+	a->report.metric = a->mode == MF_MODE_COLLAPSED
+			       ? (a->bytes ? MF_METRIC_BYTES : MF_METRIC_CALLS)
+			   : a->by_bytes ? MF_METRIC_BYTES
+					 : MF_METRIC_CALLS;
 	return 0;
 }
 
@@ -325,6 +212,20 @@ static void mf_print_warning(const char *msg, void *arg)
 {
 	(void)arg;
 	fprintf(stderr, "mf_print: warning: %s\n", msg);
+}
+
+/* The report chosen, after the summary (--collapsed: alone). */
+static int mf_report(const struct mf_model *m, const struct mf_args *a)
+{
+	if (a->mode == MF_MODE_COLLAPSED)
+		return mf_report_collapsed(stdout, m, &a->report);
+	int r = mf_report_summary(stdout, m, &a->report);
+	if (r)
+		return r;
+	if (a->mode == MF_MODE_THREADS)
+		return mf_report_threads(stdout, m, &a->report);
+	return a->caller ? mf_report_caller(stdout, m, &a->report)
+			 : mf_report_tree(stdout, m, &a->report);
 }
 
 int main(int argc, char **argv)
@@ -337,42 +238,28 @@ int main(int argc, char **argv)
 	}
 	if (!a.debuginfod)
 		unsetenv("DEBUGINFOD_URLS");
-	struct mf_input in = {0};
-	struct mf_stackset set = {0};
+	struct mf_found_list found = {0};
+	struct mf_model m = {0};
 	struct mf_symbolizer *sym = mf_sym_new();
 	int status = 0;
-	if (!sym)
-		r = -ENOMEM;
-	struct mf_found_list found = {0};
-	for (size_t i = 0; r >= 0 && i < a.ndirs; i++) {
+	r = sym ? mf_model_init(&m, sym) : -ENOMEM;
+	for (size_t i = 0; !r && i < a.ndirs; i++) {
 		int d = mf_discover(&found, a.dirs[i]);
-		in.failed |= d > 0;
+		a.load.failed |= d > 0;
 		r = d < 0 ? d : 0;
 	}
 	for (size_t i = 0; !r && i < found.count; i++)
-		r = mf_read_dir(&in, &a, found.v[i].dir, found.v[i].profiles, found.v[i].nprofiles);
-	mf_found_free(&found);
-	if (!r && a.have_thread && !in.count && in.files) {
+		r = mf_load_dir(&m, &found.v[i], &a.load);
+	if (!r && a.load.have_thread && !a.load.threads && a.load.files) {
 		fprintf(stderr, "mf_print: no thread with id %llu in the profiles read\n",
-			a.thread);
+			(unsigned long long)a.load.thread);
 		status = 1;
 	}
-	if (!r && in.count) {
-		enum mf_label_style style =
-		    a.mode == MF_MODE_COLLAPSED && !a.lines ? MF_LABEL_FUNCTION : MF_LABEL_LINE;
-		r = mf_stacks_build(&set, in.profiles, in.count, sym, style, a.full_names);
+	if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, NULL);
-		a.report.files = in.files;
-		a.report.dirs = in.dirs;
-		if (!r && a.mode == MF_MODE_COLLAPSED)
-			r = mf_report_collapsed(stdout, &set, a.bytes);
-		else if (!r) {
-			r = mf_report_summary(stdout, &set, &a.report);
-			if (!r)
-				r = a.mode == MF_MODE_THREADS
-					? mf_report_threads(stdout, &set, &a.report)
-					: mf_report_tree(stdout, &set, &a.report);
-		}
+		a.report.files = a.load.files;
+		a.report.dirs = a.load.dirs;
+		r = mf_report(&m, &a);
 	}
 	if (!r && fflush(stdout))
 		r = -errno;
@@ -383,17 +270,10 @@ int main(int argc, char **argv)
 				     : strerror(-r));
 		status = 1;
 	}
-	if (in.failed || (!in.count && !status && !r))
+	if (a.load.failed || (!a.load.threads && !status && !r))
 		status = 1;
-	mf_stacks_free(&set);
-	for (size_t i = 0; i < in.count; i++)
-		mf_profile_free(&in.profiles[i]);
-	free(in.profiles);
-	for (size_t i = 0; i < in.nmaps; i++) {
-		mf_modmap_free(in.maps[i]);
-		free(in.maps[i]);
-	}
-	free(in.maps);
+	mf_found_free(&found);
+	mf_model_free(&m);
 	if (sym)
 		mf_sym_free(sym);
 	free(a.dirs);

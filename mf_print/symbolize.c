@@ -38,27 +38,11 @@ struct mf_sym_module {
 	bool warned_build_id;
 };
 
-struct mf_sym_key {
-	const struct mf_sym_module *mod;
-	uint64_t rel_pc;
-	uint32_t flags;
-	uint32_t pad; /* zeroed: the key is hashed as bytes */
-};
-
-#define MF_SYM_KEY_RET	1u
-#define MF_SYM_KEY_FILE 2u /* the file on disk was used (build-id matched) */
-
-struct mf_sym_result {
-	UT_hash_handle hh;
-	struct mf_sym_key key;
-	int n;
-	struct mf_sym_frame frames[];
-};
-
 struct mf_symbolizer {
 	struct mf_sym_str *strs;
 	struct mf_sym_module *mods;
-	struct mf_sym_result *results;
+	struct mf_sym_frame *frames; /* the last lookup's */
+	int cap_frames;
 	char **warnings;
 	size_t nwarnings;
 	size_t cap_warnings;
@@ -175,17 +159,12 @@ struct mf_symbolizer *mf_sym_new(void)
 
 void mf_sym_free(struct mf_symbolizer *sym)
 {
-	struct mf_sym_result *r, *rtmp;
 	struct mf_sym_module *m, *mtmp;
 	struct mf_sym_str *s, *stmp;
 	size_t i;
 
 	if (!sym)
 		return;
-	HASH_ITER (hh, sym->results, r, rtmp) {
-		HASH_DEL(sym->results, r);
-		free(r);
-	}
 	HASH_ITER (hh, sym->mods, m, mtmp) {
 		HASH_DEL(sym->mods, m);
 		if (m->dwfl)
@@ -200,6 +179,7 @@ void mf_sym_free(struct mf_symbolizer *sym)
 	for (i = 0; i < sym->nwarnings; i++)
 		free(sym->warnings[i]);
 	free(sym->warnings);
+	free(sym->frames);
 	free(sym);
 }
 
@@ -252,7 +232,7 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 		m->build_id_len = 0;
 }
 
-static struct mf_sym_module *mf_sym_module(struct mf_symbolizer *sym, const char *path)
+struct mf_sym_module *mf_sym_module_get(struct mf_symbolizer *sym, const char *path)
 {
 	struct mf_sym_module *m;
 	const char *slash;
@@ -431,53 +411,34 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 		mf_sym_push(vec, name, file, line, 0);
 }
 
-static struct mf_sym_result *mf_sym_result_new(struct mf_symbolizer *sym,
-					       const struct mf_sym_key *key,
-					       const struct mf_sym_frame *frames, int n)
+/* Keeps frames (n of them) as the last lookup's; returns them, or NULL when out of memory. */
+static const struct mf_sym_frame *mf_sym_keep(struct mf_symbolizer *sym,
+					      const struct mf_sym_frame *frames, int n)
 {
-	struct mf_sym_result *r;
-
-	r = malloc(sizeof(*r) + n * sizeof(r->frames[0]));
-	if (!r)
-		return NULL;
-	r->key = *key;
-	r->n = n;
-	memcpy(r->frames, frames, n * sizeof(r->frames[0]));
-	HASH_ADD(hh, sym->results, key, sizeof(r->key), r);
-	if (!r->hh.tbl) {
-		free(r);
-		return NULL;
+	if (n > sym->cap_frames) {
+		struct mf_sym_frame *f = realloc(sym->frames, n * sizeof(*f));
+		if (!f)
+			return NULL;
+		sym->frames = f;
+		sym->cap_frames = n;
 	}
-	return r;
+	memcpy(sym->frames, frames, n * sizeof(*frames));
+	return sym->frames;
 }
 
-int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
-		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
-		  const struct mf_sym_frame **out)
+int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const uint8_t *build_id,
+		     size_t build_id_len, uint64_t rel_pc, int is_return_address,
+		     const struct mf_sym_frame **out)
 {
 	struct mf_sym_vec vec = {0};
 	struct mf_sym_frame fallback;
-	struct mf_sym_result *r;
-	struct mf_sym_module *m;
-	struct mf_sym_key key;
+	const struct mf_sym_frame *kept;
 	bool use_file;
 
 	*out = &mf_sym_oom_frame;
-	m = mf_sym_module(sym, path ? path : "");
 	if (!m)
 		return 1;
 	use_file = m->dwfl && mf_sym_build_id_ok(sym, m, build_id, build_id_len);
-
-	memset(&key, 0, sizeof(key));
-	key.mod = m;
-	key.rel_pc = rel_pc;
-	key.flags = (is_return_address ? MF_SYM_KEY_RET : 0) | (use_file ? MF_SYM_KEY_FILE : 0);
-	HASH_FIND(hh, sym->results, &key, sizeof(key), r);
-	if (r) {
-		*out = r->frames;
-		return r->n;
-	}
-
 	if (use_file) {
 		/* A return address points after the call: look up the call itself. */
 		Dwarf_Addr addr = (is_return_address && rel_pc) ? rel_pc - 1 : rel_pc;
@@ -494,13 +455,22 @@ int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *bu
 		fallback.file = NULL;
 		fallback.line = 0;
 		fallback.inlined = 0;
-		r = mf_sym_result_new(sym, &key, &fallback, 1);
+		kept = mf_sym_keep(sym, &fallback, 1);
+		vec.n = 1;
 	} else {
-		r = mf_sym_result_new(sym, &key, vec.v, vec.n);
+		kept = mf_sym_keep(sym, vec.v, vec.n);
 	}
 	free(vec.v);
-	if (!r)
+	if (!kept)
 		return 1;
-	*out = r->frames;
-	return r->n;
+	*out = kept;
+	return vec.n;
+}
+
+int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
+		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
+		  const struct mf_sym_frame **out)
+{
+	return mf_sym_lookup_in(sym, mf_sym_module_get(sym, path ? path : ""), build_id,
+				build_id_len, rel_pc, is_return_address, out);
 }

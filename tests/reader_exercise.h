@@ -1,5 +1,5 @@
 /* Shared by the fuzzer and the robustness test: runs one input through everything mf_print
- * does with a file (parse, module check, stacks, every report) and returns what the parser
+ * does with a file (parse, module check, the model, every report) and returns what the parser
  * said: 0 accepted, -1 rejected with a message in err. Must never crash, hang or leak. */
 #ifndef MF_READER_EXERCISE_H
 #define MF_READER_EXERCISE_H
@@ -7,11 +7,40 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "../mf_print/model.h"
 #include "../mf_print/reader.h"
 #include "../mf_print/report.h"
-#include "../mf_print/stacks.h"
 
 #define MF_EXERCISE_MODULES 64
+
+static void mf_exercise_reports(const struct mf_profile *p, const struct mf_modmap *map, FILE *null)
+{
+	struct mf_symbolizer *sym = mf_sym_new();
+	struct mf_model m = {0};
+	uint32_t process;
+	if (sym && mf_model_init(&m, sym) == 0 &&
+	    mf_model_add_process(&m, p->header.pid, "input", "input", &process) == 0 &&
+	    mf_model_add_modules(&m, process, map) == 0 &&
+	    mf_model_add_thread(&m, process, p) == 0) {
+		for (int variant = 0; variant < 2; variant++) {
+			struct mf_report_options o = {.threshold = variant ? 0.0 : 1.0,
+						      .metric = variant ? MF_METRIC_BYTES
+									: MF_METRIC_CALLS,
+						      .lines = variant,
+						      .full_names = variant,
+						      .files = 1,
+						      .dirs = 1};
+			mf_report_summary(null, &m, &o);
+			mf_report_tree(null, &m, &o);
+			mf_report_caller(null, &m, &o);
+			mf_report_threads(null, &m, &o);
+			mf_report_collapsed(null, &m, &o);
+		}
+	}
+	mf_model_free(&m);
+	if (sym)
+		mf_sym_free(sym);
+}
 
 static int mf_exercise_profile(const unsigned char *data, size_t size, char *err, size_t errlen)
 {
@@ -27,27 +56,8 @@ static int mf_exercise_profile(const unsigned char *data, size_t size, char *err
 	err[0] = 0;
 	if (mf_parse_profile(data, size, "input", &p, err, errlen))
 		return -1;
-	if (mf_profile_check_modules(&p, map.count, err, errlen) == 0) {
-		p.modules = &map;
-		struct mf_symbolizer *sym = mf_sym_new();
-		for (int style = 0; style < 2 && sym; style++) {
-			struct mf_stackset set;
-			struct mf_report_options o = {
-			    .threshold = style ? 0.0 : 1.0, .files = 1, .dirs = 1};
-			if (mf_stacks_build(&set, &p, 1, sym, style, style) == 0) {
-				mf_report_summary(null, &set, &o);
-				mf_report_tree(null, &set, &o);
-				o.caller_first = 1;
-				o.by_bytes = 1;
-				mf_report_tree(null, &set, &o);
-				mf_report_threads(null, &set, &o);
-				mf_report_collapsed(null, &set, style);
-			}
-			mf_stacks_free(&set);
-		}
-		if (sym)
-			mf_sym_free(sym);
-	}
+	if (mf_profile_check_modules(&p, map.count, err, errlen) == 0)
+		mf_exercise_reports(&p, &map, null);
 	mf_profile_free(&p);
 	return 0;
 }

@@ -1,0 +1,479 @@
+/* Building the merged model (see model.h): modules interned by path and build-id, each
+ * distinct (module, address) symbolized once for all threads and processes into frames, stacks
+ * interned as arrays of frame ids, counts added to one sample per (stack, thread). Memory grows
+ * with distinct addresses and stacks, not with threads times stacks. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "idset.h"
+#include "model.h"
+
+const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
+
+const struct mf_metric_info mf_metric_info[MF_METRICS] = {
+    [MF_METRIC_CALLS] = {"calls", "calls", 0},
+    [MF_METRIC_BYTES] = {"bytes", "bytes", 1},
+};
+
+/* A distinct address of a module (or a special frame): its frames are
+ * frames[first .. first + count), outermost first. */
+struct mf_location {
+	uint64_t offset;
+	uint32_t module; /* model module; MF_NONE: code no module maps */
+	uint32_t first, count;
+};
+
+struct mf_model_index {
+	struct mf_location *locations;
+	size_t nlocations, cap_locations;
+	struct mf_idset location_set, stack_set, module_set;
+	uint32_t truncated_location;
+	uint32_t *scratch; /* a stack's locations while it is walked */
+	size_t cap_scratch;
+};
+
+/* A process's module map as model modules; kept beside the processes. */
+struct mf_process_modules {
+	uint32_t *module_of;
+	uint32_t count;
+};
+
+/* ---- modules -------------------------------------------------------------------------------- */
+
+static uint64_t mf_module_hash(const char *path, const uint8_t *id, uint32_t len)
+{
+	uint64_t h = mf_hash_str(path);
+	for (uint32_t i = 0; i < len; i++)
+		h = mf_hash_mix(h, id[i] | 0x100u);
+	return h;
+}
+
+static uint64_t mf_module_rehash(const void *ctx, uint32_t id)
+{
+	const struct mf_model_module *mod = &((const struct mf_model *)ctx)->modules[id];
+	return mf_module_hash(mod->path, mod->build_id, mod->build_id_len);
+}
+
+static int mf_model_module(struct mf_model *m, const struct mf_module *in, uint32_t *out)
+{
+	struct mf_idset *set = &m->idx->module_set;
+	uint32_t len = in->build_id_len <= MF_BUILD_ID_LEN ? in->build_id_len : 0;
+	uint64_t hash = mf_module_hash(in->path, in->build_id, len);
+	for (size_t at = mf_idset_first(set, hash); set->slot[at] != MF_NONE;
+	     at = mf_idset_next(set, at)) {
+		const struct mf_model_module *mod = &m->modules[set->slot[at]];
+		if (mod->build_id_len == len && !memcmp(mod->build_id, in->build_id, len) &&
+		    !strcmp(mod->path, in->path)) {
+			*out = set->slot[at];
+			return 0;
+		}
+	}
+	char *path = strdup(in->path);
+	struct mf_model_module *mod =
+	    path ? mf_array_push(m->modules, m->nmodules, m->cap_modules) : NULL;
+	if (!mod) {
+		free(path);
+		return -ENOMEM;
+	}
+	mod->path = path;
+	const char *slash = strrchr(path, '/');
+	mod->base = path[0] ? (slash ? slash + 1 : path) : "[unknown]";
+	mod->build_id_len = len;
+	memcpy(mod->build_id, in->build_id, len);
+	*out = (uint32_t)m->nmodules - 1;
+	if (mf_idset_room(set, mf_module_rehash, m))
+		return -ENOMEM;
+	mf_idset_put(set, hash, *out);
+	return 0;
+}
+
+/* ---- frames and locations ----------------------------------------------------------------- */
+
+static int mf_frame_new(struct mf_model *m, const struct mf_frame *f, uint32_t *id)
+{
+	struct mf_frame *v = mf_array_push(m->frames, m->nframes, m->cap_frames);
+	if (!v)
+		return -ENOMEM;
+	*v = *f;
+	*id = (uint32_t)m->nframes - 1;
+	return 0;
+}
+
+static uint64_t mf_location_hash(uint32_t module, uint64_t offset)
+{
+	return mf_hash_mix(mf_hash_mix(0x2545f4914f6cdd1dull, module), offset);
+}
+
+static uint64_t mf_location_rehash(const void *ctx, uint32_t id)
+{
+	const struct mf_location *l = &((const struct mf_model_index *)ctx)->locations[id];
+	return mf_location_hash(l->module, l->offset);
+}
+
+static int mf_location_new(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t first,
+			   uint32_t count, uint32_t *id)
+{
+	struct mf_model_index *x = m->idx;
+	struct mf_location *v = mf_array_push(x->locations, x->nlocations, x->cap_locations);
+	if (!v)
+		return -ENOMEM;
+	*v = (struct mf_location){offset, module, first, count};
+	*id = (uint32_t)x->nlocations - 1;
+	return 0;
+}
+
+/* The frames of a code address: symbolized now, once for the whole model. */
+static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t *first,
+			      uint32_t *count)
+{
+	struct mf_model_module *mod = &m->modules[module];
+	const struct mf_sym_frame *sf;
+	if (!mod->sym && !(mod->sym = mf_sym_module_get(m->sym, mod->path)))
+		return -ENOMEM; /* (opened when its first frame is met) */
+	int n =
+	    mf_sym_lookup_in(m->sym, mod->sym, mod->build_id, mod->build_id_len, offset, 1, &sf);
+	*first = (uint32_t)m->nframes;
+	*count = (uint32_t)n;
+	mod->frames += (uint32_t)n;
+	for (int k = 0; k < n; k++) {
+		const struct mf_sym_frame *s = &sf[n - 1 - k]; /* outermost first */
+		struct mf_frame f = {
+		    .offset = offset,
+		    .module = module,
+		    .inlined_into = k ? *first + (uint32_t)k - 1 : MF_NONE,
+		    .function = s->function,
+		    .file = s->file,
+		    .line = s->line > 0 ? (uint32_t)s->line : 0,
+		    .kind = MF_FRAME_CODE,
+		};
+		uint32_t id;
+		if (mf_frame_new(m, &f, &id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The location of a node's frame: module is a model module or MF_NONE (no module maps it). */
+static int mf_location(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t *id)
+{
+	struct mf_model_index *x = m->idx;
+	struct mf_idset *set = &x->location_set;
+	uint64_t hash = mf_location_hash(module, offset);
+	for (size_t at = mf_idset_first(set, hash); set->slot[at] != MF_NONE;
+	     at = mf_idset_next(set, at)) {
+		const struct mf_location *l = &x->locations[set->slot[at]];
+		if (l->module == module && l->offset == offset) {
+			*id = set->slot[at];
+			return 0;
+		}
+	}
+	uint32_t first, count = 1;
+	int r;
+	if (module == MF_NONE) {
+		struct mf_frame f = {.offset = offset,
+				     .module = MF_NONE,
+				     .inlined_into = MF_NONE,
+				     .kind = MF_FRAME_JIT};
+		r = mf_frame_new(m, &f, &first);
+	} else {
+		r = mf_location_frames(m, module, offset, &first, &count);
+	}
+	if (r || (r = mf_location_new(m, module, offset, first, count, id)) ||
+	    (r = mf_idset_room(set, mf_location_rehash, x)))
+		return r;
+	mf_idset_put(set, hash, *id);
+	return 0;
+}
+
+/* ---- stacks and samples ------------------------------------------------------------------- */
+
+static uint32_t mf_stack_hash(const uint32_t *frames, uint32_t depth)
+{
+	uint64_t h = 0x6a09e667f3bcc908ull ^ depth;
+	for (uint32_t i = 0; i < depth; i++)
+		h = mf_hash_mix(h, frames[i]);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static uint64_t mf_stack_rehash(const void *ctx, uint32_t id)
+{
+	return ((const struct mf_model *)ctx)->stacks[id].hash;
+}
+
+/* Interns the stack whose frames were just appended to stack_frames (depth of them, from
+ * first): an equal stack keeps its frames and these are dropped. */
+static int mf_stack_intern(struct mf_model *m, uint64_t first, uint32_t depth, uint32_t entry,
+			   uint32_t *id)
+{
+	struct mf_idset *set = &m->idx->stack_set;
+	const uint32_t *frames = m->stack_frames + first;
+	uint32_t hash = mf_stack_hash(frames, depth);
+	for (size_t at = mf_idset_first(set, hash); set->slot[at] != MF_NONE;
+	     at = mf_idset_next(set, at)) {
+		const struct mf_stack *s = &m->stacks[set->slot[at]];
+		if (s->hash == hash && s->depth == depth &&
+		    !memcmp(m->stack_frames + s->first, frames, depth * sizeof(*frames))) {
+			m->nstack_frames = first;
+			*id = set->slot[at];
+			return 0;
+		}
+	}
+	struct mf_stack *v = mf_array_push(m->stacks, m->nstacks, m->cap_stacks);
+	if (!v)
+		return -ENOMEM;
+	*v = (struct mf_stack){first, depth, entry, hash, MF_NONE};
+	*id = (uint32_t)m->nstacks - 1;
+	if (mf_idset_room(set, mf_stack_rehash, m))
+		return -ENOMEM;
+	mf_idset_put(set, hash, *id);
+	return 0;
+}
+
+/* n * rate, or UINT64_MAX (and *flag set) when it does not fit. */
+static uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
+{
+	uint64_t r;
+	if (__builtin_mul_overflow(n, rate, &r)) {
+		*flag = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+static int mf_sample_add(struct mf_model *m, uint32_t stack, uint32_t thread,
+			 const uint64_t value[MF_METRICS])
+{
+	struct mf_stack *s = &m->stacks[stack];
+	uint32_t at = s->last_sample;
+	if (at == MF_NONE || m->samples[at].thread != thread) {
+		size_t cap = m->cap_samples;
+		struct mf_sample *v = mf_array_room(m->samples, m->nsamples, &cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->samples = v;
+		if (cap != m->cap_samples) {
+			for (int k = 0; k < MF_METRICS; k++) {
+				uint64_t *c = realloc(m->values[k], cap * sizeof(*c));
+				if (!c)
+					return -ENOMEM;
+				m->values[k] = c;
+			}
+			m->cap_samples = cap;
+		}
+		at = (uint32_t)m->nsamples++;
+		m->samples[at] = (struct mf_sample){stack, thread};
+		for (int k = 0; k < MF_METRICS; k++)
+			m->values[k][at] = 0;
+		s->last_sample = at;
+	}
+	for (int k = 0; k < MF_METRICS; k++)
+		m->values[k][at] = mf_sat_add(m->values[k][at], value[k], &m->saturated[k]);
+	return 0;
+}
+
+/* ---- building ------------------------------------------------------------------------------ */
+
+int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym)
+{
+	memset(m, 0, sizeof(*m));
+	m->sym = sym;
+	m->idx = calloc(1, sizeof(*m->idx));
+	struct mf_model_index *x = m->idx;
+	if (!x || mf_idset_init(&x->location_set, 1024) || mf_idset_init(&x->stack_set, 1024) ||
+	    mf_idset_init(&x->module_set, 64))
+		return -ENOMEM;
+	for (uint32_t e = 0; e < MF_ENTRY_COUNT; e++) {
+		struct mf_frame f = {.offset = e,
+				     .module = MF_NONE,
+				     .inlined_into = MF_NONE,
+				     .kind = MF_FRAME_ENTRY};
+		if (mf_frame_new(m, &f, &m->entry_frame[e]))
+			return -ENOMEM;
+	}
+	struct mf_frame t = {
+	    .module = MF_NONE, .inlined_into = MF_NONE, .kind = MF_FRAME_TRUNCATED};
+	if (mf_frame_new(m, &t, &m->truncated_frame) ||
+	    mf_location_new(m, MF_NONE, 0, m->truncated_frame, 1, &x->truncated_location))
+		return -ENOMEM;
+	return 0;
+}
+
+int mf_model_add_process(struct mf_model *m, uint64_t pid, const char *dir, const char *name,
+			 uint32_t *id)
+{
+	struct mf_process *p = mf_array_push(m->processes, m->nprocesses, m->cap_processes);
+	if (!p)
+		return -ENOMEM;
+	p->pid = pid;
+	p->dir = strdup(dir ? dir : "");
+	p->name = strdup(name ? name : "");
+	*id = (uint32_t)m->nprocesses - 1;
+	return p->dir && p->name ? 0 : -ENOMEM;
+}
+
+int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map)
+{
+	struct mf_process *p = &m->processes[process];
+	if (map->count <= p->nmodules)
+		return 0;
+	uint32_t *v = realloc(p->module_of, map->count * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->module_of = v;
+	for (; p->nmodules < map->count; p->nmodules++)
+		if (mf_model_module(m, &map->mods[p->nmodules], &p->module_of[p->nmodules]))
+			return -ENOMEM;
+	return 0;
+}
+
+static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_profile *p,
+			 uint32_t *id)
+{
+	struct mf_thread *t = mf_array_push(m->threads, m->nthreads, m->cap_threads);
+	if (!t || !(t->path = strdup(p->path ? p->path : "")))
+		return -ENOMEM;
+	t->process = process;
+	t->tid = p->header.tid;
+	memcpy(t->name, p->header.thread_name, sizeof(t->name));
+	t->name[sizeof(t->name) - 1] = 0;
+	t->sample_rate = p->header.sample_rate;
+	t->seen = p->header.calls_total;
+	t->lost = p->header.calls_lost;
+	t->nested = p->header.calls_nested;
+	t->complete = p->complete;
+	m->estimated |= t->sample_rate > 1;
+	m->processes[process].threads++;
+	*id = (uint32_t)m->nthreads - 1;
+	return 0;
+}
+
+/* The stack of leaf: its frames appended to stack_frames, outermost first, the entry last. */
+static int mf_leaf_stack(struct mf_model *m, const struct mf_profile *p, uint64_t leaf,
+			 const uint32_t *loc, uint32_t *id)
+{
+	struct mf_model_index *x = m->idx;
+	size_t nloc = 0, nframes = 1;
+	for (uint64_t j = p->nodes[leaf].parent; j; j = p->nodes[j].parent) {
+		uint32_t *s = mf_array_room(x->scratch, nloc, &x->cap_scratch, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		x->scratch = s;
+		x->scratch[nloc++] = loc[j];
+		nframes += x->locations[loc[j]].count;
+	}
+	uint64_t first = m->nstack_frames;
+	while (m->nstack_frames + nframes > m->cap_stack_frames) {
+		size_t cap = m->cap_stack_frames ? m->cap_stack_frames * 2 : 4096;
+		uint32_t *v = realloc(m->stack_frames, cap * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->stack_frames = v;
+		m->cap_stack_frames = cap;
+	}
+	uint32_t *out = m->stack_frames + first;
+	for (size_t k = nloc; k-- > 0;) {
+		const struct mf_location *l = &x->locations[x->scratch[k]];
+		for (uint32_t f = 0; f < l->count; f++)
+			*out++ = l->first + f;
+	}
+	uint32_t entry = (uint32_t)p->nodes[leaf].rel_pc;
+	*out++ = m->entry_frame[entry];
+	m->nstack_frames = first + nframes;
+	return mf_stack_intern(m, first, (uint32_t)nframes, entry, id);
+}
+
+int mf_model_add_thread(struct mf_model *m, uint32_t process, const struct mf_profile *p)
+{
+	const struct mf_process *proc = &m->processes[process];
+	uint32_t thread;
+	int r = mf_thread_new(m, process, p, &thread);
+	if (r)
+		return r;
+	uint64_t n = p->node_count;
+	uint32_t *loc = malloc((n ? n : 1) * sizeof(*loc));
+	if (!loc)
+		return -ENOMEM;
+	for (uint64_t i = 1; !r && i < n; i++) {
+		const struct mf_node *node = &p->nodes[i];
+		if (node->module == MF_MODULE_ENTRY)
+			loc[i] = MF_NONE;
+		else if (node->module == MF_MODULE_TRUNCATED)
+			loc[i] = m->idx->truncated_location;
+		else if (node->module == MF_MODULE_NONE)
+			r = mf_location(m, MF_NONE, node->rel_pc, &loc[i]);
+		else if (node->module < proc->nmodules)
+			r = mf_location(m, proc->module_of[node->module], node->rel_pc, &loc[i]);
+		else
+			r = -EINVAL; /* not checked against the module map */
+	}
+	const uint64_t rate = p->header.sample_rate;
+	for (uint64_t i = 1; !r && i < n; i++) {
+		const struct mf_node *leaf = &p->nodes[i];
+		if (leaf->module != MF_MODULE_ENTRY || !leaf->calls)
+			continue;
+		uint32_t stack;
+		if ((r = mf_leaf_stack(m, p, i, loc, &stack)))
+			break;
+		uint64_t value[MF_METRICS] = {
+		    [MF_METRIC_CALLS] =
+			mf_sat_mul(leaf->calls, rate, &m->saturated[MF_METRIC_CALLS]),
+		    [MF_METRIC_BYTES] =
+			mf_sat_mul(leaf->bytes, rate, &m->saturated[MF_METRIC_BYTES]),
+		};
+		r = mf_sample_add(m, stack, thread, value);
+	}
+	free(loc);
+	return r;
+}
+
+uint64_t mf_model_total(const struct mf_model *m, enum mf_metric metric, uint64_t *entry)
+{
+	uint64_t total = 0;
+	int flag = 0;
+	if (entry)
+		memset(entry, 0, MF_ENTRY_COUNT * sizeof(*entry));
+	for (size_t i = 0; i < m->nsamples; i++) {
+		uint64_t v = m->values[metric][i];
+		total = mf_sat_add(total, v, &flag);
+		if (entry) {
+			uint32_t e = m->stacks[m->samples[i].stack].entry;
+			entry[e] = mf_sat_add(entry[e], v, &flag);
+		}
+	}
+	return total;
+}
+
+void mf_model_free(struct mf_model *m)
+{
+	for (size_t i = 0; i < m->nmodules; i++)
+		free((char *)m->modules[i].path);
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		free((char *)m->processes[i].dir);
+		free((char *)m->processes[i].name);
+		free(m->processes[i].module_of);
+	}
+	for (size_t i = 0; i < m->nthreads; i++)
+		free((char *)m->threads[i].path);
+	free(m->modules);
+	free(m->frames);
+	free(m->stack_frames);
+	free(m->stacks);
+	free(m->samples);
+	for (int k = 0; k < MF_METRICS; k++)
+		free(m->values[k]);
+	free(m->threads);
+	free(m->processes);
+	if (m->idx) {
+		free(m->idx->locations);
+		free(m->idx->location_set.slot);
+		free(m->idx->stack_set.slot);
+		free(m->idx->module_set.slot);
+		free(m->idx->scratch);
+		free(m->idx);
+	}
+	memset(m, 0, sizeof(*m));
+}
