@@ -17,36 +17,47 @@ static int mf_scratch_room(struct mf_fold_scratch *s, size_t n)
 		return 0;
 	free(s->pairs);
 	free(s->tmp);
+	free(s->items);
 	s->pairs = malloc(n * sizeof(*s->pairs));
 	s->tmp = malloc(n * sizeof(*s->tmp));
-	s->cap = s->pairs && s->tmp ? n : 0;
+	s->items = malloc(n * sizeof(*s->items));
+	s->cap = s->pairs && s->tmp && s->items ? n : 0;
 	return s->cap ? 0 : -ENOMEM;
 }
 
-/* Stable sort of pairs by their high 32 bits (the key), 16 bits a pass. */
-static void mf_radix_sort(uint64_t *pairs, uint64_t *tmp, size_t n)
+/* Stable sort of pairs by their high 32 bits (the key): insertion for a few, else a radix
+ * sort, 8 bits a pass, over the bits the keys use. */
+static void mf_sort_pairs(uint64_t *pairs, uint64_t *tmp, size_t n)
 {
-	for (int shift = 32; shift < 64; shift += 16) {
-		static size_t count[1 << 16];
-		memset(count, 0, sizeof(count));
+	if (n < 48) {
+		for (size_t i = 1; i < n; i++) {
+			uint64_t x = pairs[i];
+			size_t j = i;
+			for (; j > 0 && pairs[j - 1] >> 32 > x >> 32; j--)
+				pairs[j] = pairs[j - 1];
+			pairs[j] = x;
+		}
+		return;
+	}
+	uint64_t all = 0;
+	for (size_t i = 0; i < n; i++)
+		all |= pairs[i];
+	for (int shift = 32; shift < 64 && all >> shift; shift += 8) {
+		size_t count[256] = {0};
 		for (size_t i = 0; i < n; i++)
-			count[(pairs[i] >> shift) & 0xffff]++;
+			count[(pairs[i] >> shift) & 0xff]++;
+		if (count[(pairs[0] >> shift) & 0xff] == n)
+			continue; /* every key has this digit */
 		size_t at = 0;
-		for (size_t d = 0; d < (1 << 16); d++) {
+		for (size_t d = 0; d < 256; d++) {
 			size_t c = count[d];
 			count[d] = at;
 			at += c;
 		}
 		for (size_t i = 0; i < n; i++)
-			tmp[count[(pairs[i] >> shift) & 0xffff]++] = pairs[i];
+			tmp[count[(pairs[i] >> shift) & 0xff]++] = pairs[i];
 		memcpy(pairs, tmp, n * sizeof(*pairs));
 	}
-}
-
-static int mf_pair_cmp(const void *a, const void *b)
-{
-	uint64_t x = *(const uint64_t *)a >> 32, y = *(const uint64_t *)b >> 32;
-	return x < y ? -1 : x > y;
 }
 
 static int mf_group_push(struct mf_fold *f, uint32_t key, size_t first)
@@ -59,8 +70,8 @@ static int mf_group_push(struct mf_fold *f, uint32_t key, size_t first)
 	return 0;
 }
 
-int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items, uint32_t *keys,
-		  size_t n, uint64_t *const values[MF_METRICS])
+int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items, uint64_t *views,
+		  uint32_t *keys, size_t n, uint64_t *const values[MF_METRICS], const uint64_t *sum)
 {
 	f->count = f->shown = 0;
 	memset(f->folded_value, 0, sizeof(f->folded_value));
@@ -71,15 +82,26 @@ int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items,
 		if (mf_scratch_room(s, n))
 			return -ENOMEM;
 		for (size_t i = 0; i < n; i++)
-			s->pairs[i] = (uint64_t)keys[i] << 32 | items[i];
-		if (n < (1u << 16)) /* a radix pass costs 65536 counters */
-			qsort(s->pairs, n, sizeof(*s->pairs), mf_pair_cmp);
-		else
-			mf_radix_sort(s->pairs, s->tmp, n);
+			s->pairs[i] = (uint64_t)keys[i] << 32 | i;
+		mf_sort_pairs(s->pairs, s->tmp, n);
 		for (size_t i = 0; i < n; i++) {
+			size_t at = (uint32_t)s->pairs[i];
 			keys[i] = (uint32_t)(s->pairs[i] >> 32);
-			items[i] = (uint32_t)s->pairs[i];
+			s->items[i] = items[at];
+			if (views)
+				s->tmp[i] = views[at];
 		}
+		memcpy(items, s->items, n * sizeof(*items));
+		if (views)
+			memcpy(views, s->tmp, n * sizeof(*views));
+	}
+	if (same && sum && n && keys[0] != MF_NONE) { /* one group of them all */
+		if (mf_group_push(f, keys[0], 0))
+			return -ENOMEM;
+		f->groups[0].count = (uint32_t)n;
+		memcpy(f->groups[0].value, sum, sizeof(f->groups[0].value));
+		f->shown = 1;
+		return 0;
 	}
 	int flag = 0;
 	for (size_t i = 0; i < n && keys[i] != MF_NONE; i++) {
@@ -155,5 +177,21 @@ void mf_fold_scratch_free(struct mf_fold_scratch *s)
 {
 	free(s->pairs);
 	free(s->tmp);
+	free(s->items);
 	memset(s, 0, sizeof(*s));
+}
+
+int mf_fold_levels_init(struct mf_fold_levels *l, uint32_t depth)
+{
+	l->count = (size_t)depth + 1;
+	l->v = calloc(l->count, sizeof(*l->v));
+	return l->v ? 0 : -ENOMEM;
+}
+
+void mf_fold_levels_free(struct mf_fold_levels *l)
+{
+	for (size_t i = 0; i < l->count; i++)
+		mf_fold_free(&l->v[i]);
+	free(l->v);
+	memset(l, 0, sizeof(*l));
 }

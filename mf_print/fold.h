@@ -27,15 +27,19 @@ struct mf_fold {
  * with it before the next starts). */
 struct mf_fold_scratch {
 	uint64_t *pairs, *tmp;
+	uint32_t *items;
 	size_t cap;
 };
 
-/* Reorders items[0..n) (and keys[0..n), keys[i] being the key of items[i]) so that the items
- * of one key are adjacent, and makes f one group per key, the sum of the items' values
- * (values[metric][item]) in each; groups come in key order, all shown. Items whose key is
- * MF_NONE are left out of every group, at the end. 0 or -ENOMEM. */
-int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items, uint32_t *keys,
-		  size_t n, uint64_t *const values[MF_METRICS]);
+/* Reorders items[0..n) (and keys[0..n), keys[i] being the key of items[i], and views[0..n)
+ * unless NULL: a word that goes with each item) so that the items of one key are adjacent, and
+ * makes f one group per key, the sum of the items' values (values[metric][item]) in each;
+ * groups come in key order, all shown. Items whose key is MF_NONE are left out of every group,
+ * at the end. sum (may be NULL) is the sum of all n items' values, when the caller knows it.
+ * 0 or -ENOMEM. */
+int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items, uint64_t *views,
+		  uint32_t *keys, size_t n, uint64_t *const values[MF_METRICS],
+		  const uint64_t *sum);
 
 /* Orders f's groups by value[metric], largest first, equal ones by rank[key] (the key's place
  * in text order; NULL: by key), and folds the groups below threshold percent of total. */
@@ -46,6 +50,15 @@ void mf_fold_sort(struct mf_fold *f, enum mf_metric metric, uint64_t total, doub
 void mf_fold_sort_keys(struct mf_fold *f, const uint32_t *rank);
 
 void mf_fold_free(struct mf_fold *f);
+
+/* One mf_fold per level of a tree, reused by each node of the level in turn. */
+struct mf_fold_levels {
+	struct mf_fold *v;
+	size_t count;
+};
+/* Levels 0 to depth (made once: pointers to them stay valid). 0 or -ENOMEM. */
+int mf_fold_levels_init(struct mf_fold_levels *l, uint32_t depth);
+void mf_fold_levels_free(struct mf_fold_levels *l);
 void mf_fold_scratch_free(struct mf_fold_scratch *s);
 
 #endif

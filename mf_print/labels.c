@@ -71,12 +71,19 @@ int mf_labels_add(struct mf_labels *l, const char *raw, uint32_t *id)
 			return 0;
 		}
 	}
-	char **v = mf_array_room(l->text, l->count, &l->cap, sizeof(*v));
+	size_t cap = l->cap;
+	char **v = mf_array_room(l->text, l->count, &cap, sizeof(*v));
 	if (!v)
 		return -ENOMEM;
 	l->text = v;
+	uint32_t *len = cap == l->cap ? l->len : realloc(l->len, cap * sizeof(*len));
+	if (!len)
+		return -ENOMEM;
+	l->len = len;
+	l->cap = cap;
 	if (mf_idset_room(&l->set, mf_label_rehash, l) || !(l->text[l->count] = strdup(text)))
 		return -ENOMEM;
+	l->len[l->count] = (uint32_t)strlen(text);
 	*id = (uint32_t)l->count++;
 	mf_idset_put(&l->set, hash, *id);
 	return 0;
@@ -131,6 +138,7 @@ void mf_labels_free(struct mf_labels *l)
 	for (size_t i = 0; i < l->count; i++)
 		free(l->text[i]);
 	free(l->text);
+	free(l->len);
 	free(l->of_frame);
 	free(l->rank);
 	free(l->set.slot);

@@ -17,6 +17,7 @@ enum mf_label_style {
 struct mf_labels {
 	uint32_t *of_frame; /* frame id -> label id */
 	char **text;	    /* label id -> text */
+	uint32_t *len;	    /* label id -> strlen(text) */
 	size_t count, cap;
 	uint32_t *rank; /* label id -> place in text order; NULL until mf_labels_rank */
 	struct mf_idset set;

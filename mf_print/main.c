@@ -7,10 +7,12 @@
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "discover.h"
@@ -214,6 +216,17 @@ static void mf_print_warning(const char *msg, void *arg)
 	fprintf(stderr, "mf_print: warning: %s\n", msg);
 }
 
+/* Profiles are read where they lie (mapped): one that another program cuts shorter meanwhile
+ * raises SIGBUS. Say so rather than die silently. */
+static void mf_sigbus(int sig)
+{
+	static const char msg[] = "mf_print: a profile file was cut shorter while it was read\n";
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+	}
+	_exit(1);
+}
+
 /* The report chosen, after the summary (--collapsed: alone). */
 static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
@@ -238,6 +251,7 @@ int main(int argc, char **argv)
 	}
 	if (!a.debuginfod)
 		unsetenv("DEBUGINFOD_URLS");
+	signal(SIGBUS, mf_sigbus);
 	struct mf_found_list found = {0};
 	struct mf_model m = {0};
 	struct mf_symbolizer *sym = mf_sym_new();

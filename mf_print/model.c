@@ -226,6 +226,8 @@ static int mf_stack_intern(struct mf_model *m, uint64_t first, uint32_t depth, u
 	if (!v)
 		return -ENOMEM;
 	*v = (struct mf_stack){first, depth, entry, hash, MF_NONE};
+	if (depth > m->max_depth)
+		m->max_depth = depth;
 	*id = (uint32_t)m->nstacks - 1;
 	if (mf_idset_room(set, mf_stack_rehash, m))
 		return -ENOMEM;
@@ -351,17 +353,28 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	return 0;
 }
 
-/* The stack of leaf: its frames appended to stack_frames, outermost first, the entry last. */
-static int mf_leaf_stack(struct mf_model *m, const struct mf_profile *p, uint64_t leaf,
-			 const uint32_t *loc, uint32_t *id)
+/* A leaf of a thread's trie that counted calls. */
+struct mf_leaf {
+	uint64_t calls, bytes;
+	uint32_t parent, entry;
+};
+
+/* The stack of a leaf under node parent: its frames appended to stack_frames, outermost
+ * first, the entry last, and interned. up and loc give each node's parent and location. */
+static int mf_leaf_stack(struct mf_model *m, const uint32_t *up, const uint32_t *loc,
+			 const struct mf_leaf *leaf, uint32_t *id)
 {
 	struct mf_model_index *x = m->idx;
 	size_t nloc = 0, nframes = 1;
-	for (uint64_t j = p->nodes[leaf].parent; j; j = p->nodes[j].parent) {
-		uint32_t *s = mf_array_room(x->scratch, nloc, &x->cap_scratch, sizeof(*s));
-		if (!s)
-			return -ENOMEM;
-		x->scratch = s;
+	for (uint32_t j = leaf->parent; j; j = up[j]) {
+		if (nloc == x->cap_scratch) {
+			size_t cap = x->cap_scratch ? x->cap_scratch * 2 : 256;
+			uint32_t *s = realloc(x->scratch, cap * sizeof(*s));
+			if (!s)
+				return -ENOMEM;
+			x->scratch = s;
+			x->cap_scratch = cap;
+		}
 		x->scratch[nloc++] = loc[j];
 		nframes += x->locations[loc[j]].count;
 	}
@@ -380,53 +393,75 @@ static int mf_leaf_stack(struct mf_model *m, const struct mf_profile *p, uint64_
 		for (uint32_t f = 0; f < l->count; f++)
 			*out++ = l->first + f;
 	}
-	uint32_t entry = (uint32_t)p->nodes[leaf].rel_pc;
-	*out++ = m->entry_frame[entry];
+	*out = m->entry_frame[leaf->entry];
 	m->nstack_frames = first + nframes;
-	return mf_stack_intern(m, first, (uint32_t)nframes, entry, id);
+	return mf_stack_intern(m, first, (uint32_t)nframes, leaf->entry, id);
 }
 
-int mf_model_add_thread(struct mf_model *m, uint32_t process, const struct mf_profile *p)
+/* The location of every node but the leaves (up and loc, by node), and the leaves that
+ * counted calls. The profile's nodes are not read again. */
+static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, struct mf_profile *p,
+			   uint32_t *up, uint32_t *loc, struct mf_leaf **leaves, size_t *nleaves)
 {
-	const struct mf_process *proc = &m->processes[process];
+	size_t cap = 0;
+	int r = 0;
+	for (uint64_t i = 1; !r && i < p->node_count; i++) {
+		const struct mf_node *node = &p->nodes[i];
+		up[i] = node->parent;
+		loc[i] = MF_NONE;
+		if (node->module == MF_MODULE_ENTRY) {
+			struct mf_leaf *l =
+			    node->calls ? mf_array_push(*leaves, *nleaves, cap) : NULL;
+			if (node->calls && !l)
+				r = -ENOMEM;
+			else if (l)
+				*l = (struct mf_leaf){node->calls, node->bytes, node->parent,
+						      (uint32_t)node->rel_pc};
+		} else if (node->module == MF_MODULE_TRUNCATED) {
+			loc[i] = m->idx->truncated_location;
+		} else if (node->module == MF_MODULE_NONE) {
+			r = mf_location(m, MF_NONE, node->rel_pc, &loc[i]);
+		} else if (node->module < proc->nmodules) {
+			r = mf_location(m, proc->module_of[node->module], node->rel_pc, &loc[i]);
+		} else {
+			r = -EINVAL; /* not checked against the module map */
+		}
+		if (i % (1u << 20) ==
+		    0) /* a profile of millions of nodes need not stay in memory */
+			mf_profile_release(p, i);
+	}
+	mf_profile_release(p, p->node_count);
+	return r;
+}
+
+int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile *p)
+{
 	uint32_t thread;
 	int r = mf_thread_new(m, process, p, &thread);
 	if (r)
 		return r;
-	uint64_t n = p->node_count;
-	uint32_t *loc = malloc((n ? n : 1) * sizeof(*loc));
-	if (!loc)
-		return -ENOMEM;
-	for (uint64_t i = 1; !r && i < n; i++) {
-		const struct mf_node *node = &p->nodes[i];
-		if (node->module == MF_MODULE_ENTRY)
-			loc[i] = MF_NONE;
-		else if (node->module == MF_MODULE_TRUNCATED)
-			loc[i] = m->idx->truncated_location;
-		else if (node->module == MF_MODULE_NONE)
-			r = mf_location(m, MF_NONE, node->rel_pc, &loc[i]);
-		else if (node->module < proc->nmodules)
-			r = mf_location(m, proc->module_of[node->module], node->rel_pc, &loc[i]);
-		else
-			r = -EINVAL; /* not checked against the module map */
-	}
+	uint64_t n = p->node_count ? p->node_count : 1;
+	uint32_t *up = malloc(n * sizeof(*up)), *loc = malloc(n * sizeof(*loc));
+	struct mf_leaf *leaves = NULL;
+	size_t nleaves = 0;
+	r = up && loc ? mf_thread_nodes(m, &m->processes[process], p, up, loc, &leaves, &nleaves)
+		      : -ENOMEM;
 	const uint64_t rate = p->header.sample_rate;
-	for (uint64_t i = 1; !r && i < n; i++) {
-		const struct mf_node *leaf = &p->nodes[i];
-		if (leaf->module != MF_MODULE_ENTRY || !leaf->calls)
-			continue;
+	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack;
-		if ((r = mf_leaf_stack(m, p, i, loc, &stack)))
+		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)))
 			break;
 		uint64_t value[MF_METRICS] = {
 		    [MF_METRIC_CALLS] =
-			mf_sat_mul(leaf->calls, rate, &m->saturated[MF_METRIC_CALLS]),
+			mf_sat_mul(leaves[i].calls, rate, &m->saturated[MF_METRIC_CALLS]),
 		    [MF_METRIC_BYTES] =
-			mf_sat_mul(leaf->bytes, rate, &m->saturated[MF_METRIC_BYTES]),
+			mf_sat_mul(leaves[i].bytes, rate, &m->saturated[MF_METRIC_BYTES]),
 		};
 		r = mf_sample_add(m, stack, thread, value);
 	}
+	free(leaves);
 	free(loc);
+	free(up);
 	return r;
 }
 

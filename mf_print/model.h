@@ -109,6 +109,7 @@ struct mf_model {
 	size_t nstack_frames, cap_stack_frames;
 	struct mf_stack *stacks;
 	size_t nstacks, cap_stacks;
+	uint32_t max_depth; /* of any stack */
 	struct mf_sample *samples;
 	size_t nsamples, cap_samples;
 	uint64_t *values[MF_METRICS]; /* by sample; scaled by the thread's sample rate */
@@ -134,14 +135,29 @@ int mf_model_add_process(struct mf_model *m, uint64_t pid, const char *dir, cons
 int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map);
 
 /* Adds one thread's profile (validated, its modules checked against its process's map) to
- * process: new addresses are symbolized, stacks interned, its counts become samples. 0,
- * -ENOMEM, or -EINVAL for a module its process's map does not have. */
-int mf_model_add_thread(struct mf_model *m, uint32_t process, const struct mf_profile *p);
+ * process: new addresses are symbolized, stacks interned, its counts become samples; the
+ * profile's nodes are released (mf_profile_release) as they are done with. 0, -ENOMEM, or
+ * -EINVAL for a module its process's map does not have. */
+int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile *p);
 
 /* The frames of a stack, outermost first, the entry frame last. */
 static inline const uint32_t *mf_model_stack_frames(const struct mf_model *m, uint32_t stack)
 {
 	return m->stack_frames + m->stacks[stack].first;
+}
+
+/* A sample's stack as reports walk it, in one word: the offset of its first frame in
+ * stack_frames and its depth. */
+static inline uint64_t mf_model_view(const struct mf_model *m, uint32_t sample)
+{
+	const struct mf_stack *s = &m->stacks[m->samples[sample].stack];
+	return s->first << 24 | s->depth;
+}
+#define MF_VIEW_DEPTH(v) ((uint32_t)((v)&0xffffff))
+/* The frame at position k (0: the outermost) of a view. */
+static inline uint32_t mf_model_view_frame(const struct mf_model *m, uint64_t view, uint32_t k)
+{
+	return m->stack_frames[(view >> 24) + k];
 }
 
 /* a + b, or UINT64_MAX (and *flag set) when it does not fit. */

@@ -80,7 +80,7 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 		qsort(order, n, sizeof(*order), mf_thread_cmp);
 		for (size_t i = 0; i < n; i++)
 			column[order[i]] = i < ncols ? i : MF_THREAD_COLUMNS;
-		r = mf_fold_group(&f, &scratch, items, keys, ns, m->values);
+		r = mf_fold_group(&f, &scratch, items, NULL, keys, ns, m->values, NULL);
 	}
 	if (!r) {
 		uint64_t total = mf_model_total(m, metric, NULL);

@@ -5,13 +5,12 @@
 #include "tree.h"
 
 static uint32_t mf_callee_key(const struct mf_model *m, const struct mf_labels *l, uint32_t sample,
-			      uint32_t level)
+			      uint64_t view, uint32_t level)
 {
-	const struct mf_stack *s = &m->stacks[m->samples[sample].stack];
-	if (level >= s->depth)
+	(void)sample;
+	if (level >= MF_VIEW_DEPTH(view))
 		return MF_NONE;
-	return l
-	    ->of_frame[mf_model_stack_frames(m, m->samples[sample].stack)[s->depth - 1 - level]];
+	return l->of_frame[mf_model_view_frame(m, view, MF_VIEW_DEPTH(view) - 1 - level)];
 }
 
 int mf_report_tree(FILE *out, const struct mf_model *m, const struct mf_report_options *o)

@@ -19,8 +19,10 @@ struct mf_tree {
 	const struct mf_report_options *o;
 	const struct mf_tree_spec *spec;
 	uint64_t total;
-	uint32_t *keys; /* by position in items */
+	uint32_t *keys;	 /* by position in items */
+	uint64_t *views; /* by position in items: mf_model_view of the item */
 	struct mf_fold_scratch scratch;
+	struct mf_fold_levels levels;
 	struct mf_strbuf prefix; /* the tree's left margin, grown as it deepens */
 };
 
@@ -34,37 +36,62 @@ static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], co
 		branch, text);
 }
 
-/* The children at level of the node whose samples are items[0..n). */
-static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint32_t *keys, size_t n,
-			 uint32_t level)
+/* The path of one sample from level on: a line per label, each the only child of the one
+ * before (it is above the threshold, or it would not have been reached). */
+static int mf_tree_chain(struct mf_tree *t, uint32_t sample, uint64_t view, uint32_t level)
 {
+	uint64_t value[MF_METRICS];
+	for (int k = 0; k < MF_METRICS; k++)
+		value[k] = t->m->values[k][sample];
+	if (mf_text_pct(value[t->o->metric], t->total) < t->o->threshold) {
+		char text[128];
+		snprintf(text, sizeof(text), "(1 more path below %.2g%%)", t->o->threshold);
+		if (t->spec->key(t->m, t->l, sample, view, level) != MF_NONE)
+			mf_tree_line(t, value, level ? "`- " : "", text);
+		return 0;
+	}
+	int r = 0;
+	for (uint32_t key; !r && (key = t->spec->key(t->m, t->l, sample, view, level)) != MF_NONE;
+	     level++) {
+		mf_tree_line(t, value, level ? "`- " : "", t->l->text[key]);
+		if (level)
+			r = mf_strbuf_add(&t->prefix, "   ", 3);
+	}
+	return r;
+}
+
+/* The children at level of the node whose samples are items[0..n). */
+static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint64_t *views, uint32_t *keys,
+			 size_t n, uint32_t level, const uint64_t *sum)
+{
+	if (n == 1)
+		return mf_tree_chain(t, items[0], views[0], level);
 	for (size_t i = 0; i < n; i++)
-		keys[i] = t->spec->key(t->m, t->l, items[i], level);
-	struct mf_fold f = {0};
-	int r = mf_fold_group(&f, &t->scratch, items, keys, n, t->m->values);
+		keys[i] = t->spec->key(t->m, t->l, items[i], views[i], level);
+	struct mf_fold *f = &t->levels.v[level];
+	int r = mf_fold_group(f, &t->scratch, items, views, keys, n, t->m->values, sum);
 	if (r)
 		return r;
-	mf_fold_sort(&f, t->o->metric, t->total, t->o->threshold, t->l->rank);
+	mf_fold_sort(f, t->o->metric, t->total, t->o->threshold, t->l->rank);
 	int top = level == 0;
-	size_t folded = f.count - f.shown;
-	for (size_t i = 0; i < f.shown && !r; i++) {
-		const struct mf_group *g = &f.groups[i];
-		int last = i + 1 == f.shown && !folded;
+	size_t folded = f->count - f->shown;
+	for (size_t i = 0; i < f->shown && !r; i++) {
+		const struct mf_group *g = &f->groups[i];
+		int last = i + 1 == f->shown && !folded;
 		mf_tree_line(t, g->value, top ? "" : last ? "`- " : "|- ", t->l->text[g->key]);
 		size_t keep = t->prefix.len;
 		r = mf_strbuf_add(&t->prefix, top ? "" : last ? "   " : "|  ", top ? 0 : 3);
 		if (!r)
-			r = mf_tree_level(t, items + g->first, keys + g->first, g->count,
-					  level + 1);
+			r = mf_tree_level(t, items + g->first, views + g->first, keys + g->first,
+					  g->count, level + 1, g->value);
 		t->prefix.len = keep;
 	}
 	if (!r && folded) {
 		char text[128];
 		snprintf(text, sizeof(text), "(%zu more path%s below %.2g%%)", folded,
 			 folded == 1 ? "" : "s", t->o->threshold);
-		mf_tree_line(t, f.folded_value, top ? "" : "`- ", text);
+		mf_tree_line(t, f->folded_value, top ? "" : "`- ", text);
 	}
-	mf_fold_free(&f);
 	return r;
 }
 
@@ -76,24 +103,31 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 	size_t n = m->nsamples;
 	uint32_t *items = malloc((n ? n : 1) * sizeof(*items));
 	t.keys = malloc((n ? n : 1) * sizeof(*t.keys));
-	int r = items && t.keys ? 0 : -ENOMEM;
+	t.views = malloc((n ? n : 1) * sizeof(*t.views));
+	int r = items && t.keys && t.views ? 0 : -ENOMEM;
 	if (!r)
 		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, NULL);
 	if (!r)
 		r = mf_labels_rank(&l);
+	if (!r) /* a level past the deepest stack's end, and one for the process */
+		r = mf_fold_levels_init(&t.levels, m->max_depth + 2);
 	if (!r) {
-		for (size_t i = 0; i < n; i++)
+		for (size_t i = 0; i < n; i++) {
 			items[i] = (uint32_t)i;
+			t.views[i] = mf_model_view(m, (uint32_t)i);
+		}
 		t.total = mf_model_total(m, o->metric, NULL);
 		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
 			spec->heading, o->threshold, mf_metric_info[o->metric].name);
 		fprintf(out, "%12s %7s %11s  %s\n", "calls", "%", "bytes", spec->column);
-		r = mf_tree_level(&t, items, t.keys, n, 0);
+		r = mf_tree_level(&t, items, t.views, t.keys, n, 0, NULL);
 	}
 	mf_labels_free(&l);
 	mf_fold_scratch_free(&t.scratch);
+	mf_fold_levels_free(&t.levels);
 	free(t.prefix.s);
 	free(t.keys);
+	free(t.views);
 	free(items);
 	if (!r && ferror(out))
 		r = -EIO;

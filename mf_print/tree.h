@@ -11,9 +11,10 @@
 #include "report.h"
 
 struct mf_tree_spec {
-	/* The label of sample's path at level (0: the root), MF_NONE past its end. */
+	/* The label of sample's path at level (0: the root), MF_NONE past its end; view is
+	 * mf_model_view(m, sample). */
 	uint32_t (*key)(const struct mf_model *m, const struct mf_labels *l, uint32_t sample,
-			uint32_t level);
+			uint64_t view, uint32_t level);
 	const char *heading; /* what the tree shows, first */
 	const char *column;  /* the heading of the path column */
 };

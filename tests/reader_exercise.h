@@ -13,7 +13,7 @@
 
 #define MF_EXERCISE_MODULES 64
 
-static void mf_exercise_reports(const struct mf_profile *p, const struct mf_modmap *map, FILE *null)
+static void mf_exercise_reports(struct mf_profile *p, const struct mf_modmap *map, FILE *null)
 {
 	struct mf_symbolizer *sym = mf_sym_new();
 	struct mf_model m = {0};
