@@ -367,26 +367,19 @@ static int mf_leaf_stack(struct mf_model *m, const uint32_t *up, const uint32_t 
 	struct mf_model_index *x = m->idx;
 	size_t nloc = 0, nframes = 1;
 	for (uint32_t j = leaf->parent; j; j = up[j]) {
-		if (nloc == x->cap_scratch) {
-			size_t cap = x->cap_scratch ? x->cap_scratch * 2 : 256;
-			uint32_t *s = realloc(x->scratch, cap * sizeof(*s));
-			if (!s)
-				return -ENOMEM;
-			x->scratch = s;
-			x->cap_scratch = cap;
-		}
+		uint32_t *s = mf_array_room(x->scratch, nloc, &x->cap_scratch, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		x->scratch = s;
 		x->scratch[nloc++] = loc[j];
 		nframes += x->locations[loc[j]].count;
 	}
 	uint64_t first = m->nstack_frames;
-	while (m->nstack_frames + nframes > m->cap_stack_frames) {
-		size_t cap = m->cap_stack_frames ? m->cap_stack_frames * 2 : 4096;
-		uint32_t *v = realloc(m->stack_frames, cap * sizeof(*v));
-		if (!v)
-			return -ENOMEM;
-		m->stack_frames = v;
-		m->cap_stack_frames = cap;
-	}
+	uint32_t *v =
+	    mf_array_room_n(m->stack_frames, first, nframes, &m->cap_stack_frames, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	m->stack_frames = v;
 	uint32_t *out = m->stack_frames + first;
 	for (size_t k = nloc; k-- > 0;) {
 		const struct mf_location *l = &x->locations[x->scratch[k]];
