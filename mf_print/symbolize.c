@@ -18,6 +18,8 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
+#include "elfsym.h"
+#include "inlines.h"
 #include "names.h"
 #include "symbolize.h"
 
@@ -36,6 +38,9 @@ struct mf_sym_module {
 	int build_id_len;
 	bool dwarf_checked;
 	bool warned_build_id;
+	bool symtab_built;
+	struct mf_elfsym *symtab;   /* sorted, made on first use */
+	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 };
 
 struct mf_symbolizer {
@@ -167,6 +172,8 @@ void mf_sym_free(struct mf_symbolizer *sym)
 		return;
 	HASH_ITER (hh, sym->mods, m, mtmp) {
 		HASH_DEL(sym->mods, m);
+		mf_elfsym_free(m->symtab);
+		mf_inlines_free(m->inlines);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->path);
@@ -352,18 +359,28 @@ static const char *mf_sym_call_file(struct mf_symbolizer *sym, Dwarf_Die *die)
 	return mf_sym_intern(sym, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
+/* The ELF symbol holding addr, from the module's sorted symbol table. */
+static const char *mf_sym_symtab_name(struct mf_sym_module *m, Dwarf_Addr addr)
+{
+	if (!m->symtab_built) {
+		m->symtab_built = true;
+		m->symtab = mf_elfsym_build(m->mod);
+	}
+	return mf_elfsym_find(m->symtab, addr);
+}
+
 /*
- * Like eu-addr2line -i: the innermost frame gets the line table's file:line, and each frame
+ * Like addr2line -i: the innermost frame gets the line table's file:line, and each frame
  * further out gets the call site recorded on the inlined_subroutine DIE inside it.
  */
 static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, Dwarf_Addr addr,
 			   uint64_t rel_pc, struct mf_sym_vec *vec)
 {
 	const char *file = NULL, *name = NULL;
-	Dwarf_Die *scopes = NULL, *cudie, inner;
+	Dwarf_Die *scopes = NULL, *cudie;
 	Dwarf_Addr bias = 0;
 	Dwfl_Line *dline;
-	int line = 0, n, i;
+	int line = 0, n = 0, i;
 
 	dline = dwfl_module_getsrc(m->mod, addr);
 	if (dline) {
@@ -373,38 +390,33 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 	}
 
 	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
-	n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
-	if (n > 0) {
-		/* Past an inlined instance these follow its abstract origin, not its callers. */
-		inner = scopes[0];
-		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inner, &scopes);
+	if (cudie && !m->inlines && !(m->inlines = mf_inlines_new())) {
+		vec->failed = true;
+		return;
 	}
-	for (i = 0; i < n; i++) {
+	if (cudie)
+		n = mf_inlines_find(m->inlines, cudie, addr - bias, &scopes);
+	if (n < 0) {
+		vec->failed = true;
+		return;
+	}
+	/* scopes: the subprogram, then the inlined subroutines, innermost last */
+	for (i = n - 1; i > 0; i--) {
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
-		int tag = dwarf_tag(&scopes[i]);
 
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
-			name = mf_sym_die_name(sym, &scopes[i]);
-			break;
-		}
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
 		name = mf_sym_die_name(sym, &scopes[i]);
 		mf_sym_push(vec, name ? name : mf_sym_intern(sym, "??"), file, line, 1);
-		name = NULL;
 		file = mf_sym_call_file(sym, &scopes[i]);
 		line = 0;
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) == 0)
 			line = (int)w;
 	}
-	free(scopes);
+	name = n > 0 ? mf_sym_die_name(sym, &scopes[0]) : NULL;
 
 	/* The real function: by DWARF, else by the ELF symbol table. */
 	if (!name)
-		name = mf_sym_name(sym, dwfl_module_addrname(m->mod, addr));
+		name = mf_sym_name(sym, mf_sym_symtab_name(m, addr));
 	if (!name && vec->n)
 		name = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
 	if (name || vec->n)
