@@ -38,8 +38,9 @@ static void mf_frame_text(char *buf, size_t size, const struct mf_model *m,
 		snprintf(buf, size, "%s+0x%" PRIx64, m->modules[f->module].base, f->offset);
 		return;
 	}
-	if (!full_names && (strchr(fn, '<') || strchr(fn, '(')) && fn[0] != '[') {
-		mf_name_simplify(fn, name, sizeof(name));
+	if (!full_names && fn[0] != '[' &&
+	    (f->lang != MF_LANG_C || strchr(fn, '<') || strchr(fn, '('))) {
+		mf_name_simplify(fn, f->lang, name, sizeof(name));
 		if (name[0])
 			fn = name;
 	}

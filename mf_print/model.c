@@ -149,6 +149,7 @@ static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offs
 		    .file = s->file,
 		    .line = s->line > 0 ? (uint32_t)s->line : 0,
 		    .kind = MF_FRAME_CODE,
+		    .lang = (uint8_t)s->lang,
 		};
 		uint32_t id;
 		if (mf_frame_new(m, &f, &id))

@@ -141,15 +141,18 @@ __attribute__((format(printf, 2, 3))) static void mf_sym_warn(struct mf_symboliz
 		sym->warnings[sym->nwarnings++] = s;
 }
 
-/* Demangled if mangled, interned either way. */
-static const char *mf_sym_name(struct mf_symbolizer *sym, const char *name)
+/* Demangled if mangled, interned either way; *lang says how it was mangled. */
+static const char *mf_sym_name(struct mf_symbolizer *sym, const char *name, int *lang)
 {
+	enum mf_lang l;
 	const char *r;
 	char *d;
 
+	*lang = MF_LANG_C;
 	if (!name || !*name)
 		return NULL;
-	d = mf_name_demangle(name);
+	d = mf_name_demangle(name, &l);
+	*lang = l;
 	if (!d)
 		return mf_sym_intern(sym, name);
 	r = mf_sym_intern(sym, d);
@@ -304,7 +307,7 @@ static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *
 }
 
 static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char *file, int line,
-			int inlined)
+			int inlined, int lang)
 {
 	struct mf_sym_frame *f;
 
@@ -331,9 +334,10 @@ static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char
 	f->file = file;
 	f->line = line;
 	f->inlined = inlined;
+	f->lang = lang;
 }
 
-static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die)
+static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die, int *lang)
 {
 	Dwarf_Attribute attr;
 	const char *name;
@@ -342,7 +346,7 @@ static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die)
 				    ?: dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
 	if (!name)
 		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-	return mf_sym_name(sym, name);
+	return mf_sym_name(sym, name, lang);
 }
 
 static const char *mf_sym_call_file(struct mf_symbolizer *sym, Dwarf_Die *die)
@@ -380,7 +384,7 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 	Dwarf_Die *scopes = NULL, *cudie;
 	Dwarf_Addr bias = 0;
 	Dwfl_Line *dline;
-	int line = 0, n = 0, i;
+	int line = 0, n = 0, i, lang = MF_LANG_C;
 
 	dline = dwfl_module_getsrc(m->mod, addr);
 	if (dline) {
@@ -405,22 +409,22 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
 
-		name = mf_sym_die_name(sym, &scopes[i]);
-		mf_sym_push(vec, name ? name : mf_sym_intern(sym, "??"), file, line, 1);
+		name = mf_sym_die_name(sym, &scopes[i], &lang);
+		mf_sym_push(vec, name ? name : mf_sym_intern(sym, "??"), file, line, 1, lang);
 		file = mf_sym_call_file(sym, &scopes[i]);
 		line = 0;
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) == 0)
 			line = (int)w;
 	}
-	name = n > 0 ? mf_sym_die_name(sym, &scopes[0]) : NULL;
+	name = n > 0 ? mf_sym_die_name(sym, &scopes[0], &lang) : NULL;
 
 	/* The real function: by DWARF, else by the ELF symbol table. */
 	if (!name)
-		name = mf_sym_name(sym, mf_sym_symtab_name(m, addr));
+		name = mf_sym_name(sym, mf_sym_symtab_name(m, addr), &lang);
 	if (!name && vec->n)
 		name = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
 	if (name || vec->n)
-		mf_sym_push(vec, name, file, line, 0);
+		mf_sym_push(vec, name, file, line, 0, name ? lang : MF_LANG_C);
 }
 
 /* Keeps frames (n of them) as the last lookup's; returns them, or NULL when out of memory. */
@@ -467,6 +471,7 @@ int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const u
 		fallback.file = NULL;
 		fallback.line = 0;
 		fallback.inlined = 0;
+		fallback.lang = MF_LANG_C;
 		kept = mf_sym_keep(sym, &fallback, 1);
 		vec.n = 1;
 	} else {

@@ -253,7 +253,7 @@ static void test_demangle(void)
 	};
 
 	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-		char *d = mf_name_demangle(cases[i].in);
+		char *d = mf_name_demangle(cases[i].in, NULL);
 
 		if (cases[i].out)
 			check(streq(d, cases[i].out), "demangle %s -> %s (got %s)", cases[i].in,
