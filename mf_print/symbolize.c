@@ -349,6 +349,21 @@ static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die, in
 	return mf_sym_name(sym, name, lang);
 }
 
+/* A source file as addr2line names it: a name relative to the unit's compilation directory is
+ * joined to it (rustc writes "src/main.rs" for a crate built from its parent). Interned. */
+static const char *mf_sym_file(struct mf_symbolizer *sym, Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir;
+
+	if (!file || file[0] == '/' || !cu)
+		return mf_sym_intern(sym, file);
+	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (!dir || !dir[0])
+		return mf_sym_intern(sym, file);
+	return mf_sym_intern_fmt(sym, "%s/%s", dir, file);
+}
+
 static const char *mf_sym_call_file(struct mf_symbolizer *sym, Dwarf_Die *die)
 {
 	Dwarf_Attribute attr;
@@ -360,7 +375,7 @@ static const char *mf_sym_call_file(struct mf_symbolizer *sym, Dwarf_Die *die)
 		return NULL;
 	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
 		return NULL;
-	return mf_sym_intern(sym, dwarf_filesrc(files, idx, NULL, NULL));
+	return mf_sym_file(sym, &cu, dwarf_filesrc(files, idx, NULL, NULL));
 }
 
 /* The ELF symbol holding addr, from the module's sorted symbol table. */
@@ -388,7 +403,8 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 
 	dline = dwfl_module_getsrc(m->mod, addr);
 	if (dline) {
-		file = mf_sym_intern(sym, dwfl_lineinfo(dline, NULL, &line, NULL, NULL, NULL));
+		file = mf_sym_file(sym, dwfl_linecu(dline),
+				   dwfl_lineinfo(dline, NULL, &line, NULL, NULL, NULL));
 		if (!file)
 			line = 0;
 	}
