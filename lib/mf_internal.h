@@ -10,7 +10,9 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 
 #include "malloc_freq_format.h"
 
@@ -366,6 +368,26 @@ int mf_prof_size_allowed(off_t size);
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity); /* an mf_trie_grow_fn */
 void mf_prof_close(struct mf_prof_file *f);
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
+
+/* process.c: the process record (who the process is, how it ended). Async-signal-safe. */
+struct mf_process_real { /* the functions wrapped; NULL until mf_process_init */
+	void (*exit)(int) __attribute__((noreturn));
+	pid_t (*wait)(int *);
+	pid_t (*waitpid)(pid_t, int *, int);
+	pid_t (*wait3)(int *, int, struct rusage *);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+};
+extern struct mf_process_real mf_process_real;
+void mf_process_init(void); /* at load: the functions wrapped, an on_exit handler */
+/* Directory number n of pid (mf_prof_dir_make's), dir, was just made: its record, and the
+ * image this one replaced by exec (if any) marked so. */
+void mf_process_created(const char *dir, pid_t pid, unsigned n);
+void mf_process_exit(void);		/* exit(): ended (its status: the on_exit handler) */
+void mf_process_quick_exit(int status); /* _exit(), _Exit() */
+void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
+void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
+void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
 
 /* thread.c: per-thread state. */
 struct mf_thread;

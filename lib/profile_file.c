@@ -55,6 +55,7 @@ static int mf_prof_dir_make(pid_t pid)
 				  (int)pid, n);
 		if (mkdir(path, 0755) == 0) {
 			memcpy(mf_dir, path, sizeof(mf_dir));
+			mf_process_created(path, pid, n);
 			__atomic_store_n(&mf_dir_pid, pid, __ATOMIC_RELEASE);
 			mf_modules_write();
 			return 0;
@@ -80,6 +81,7 @@ int mf_prof_dir_mine(void)
 
 void mf_prof_dir_forget(void)
 {
+	mf_process_forget();
 	mf_dir_pid = 0;
 	pthread_mutex_init(&mf_dir_lock, NULL); /* in a forked child: whatever its state was */
 }

@@ -101,10 +101,13 @@ static int mf_check_common(const char magic[8], const char *want, uint32_t versi
 			       "written on a machine of the other byte order; read it there");
 	if (byte_order != MF_BYTE_ORDER_MARK)
 		return mf_fail(err, errlen, "corrupt header (byte-order mark 0x%08x)", byte_order);
-	if (version < 1 || version > MF_FORMAT_VERSION)
+	if (version > MF_FORMAT_VERSION)
 		return mf_fail(err, errlen,
-			       "format version %u; this mf_print reads versions 1 to %u", version,
-			       MF_FORMAT_VERSION);
+			       "format version %u, newer than this mf_print reads (1 to %u): read it "
+			       "with the mf_print of the malloc_freq that wrote it",
+			       version, MF_FORMAT_VERSION);
+	if (version < 1)
+		return mf_fail(err, errlen, "corrupt header (format version 0)");
 	return 0;
 }
 
