@@ -29,7 +29,7 @@ static void mf_frame_text(char *buf, size_t size, const struct mf_model *m,
 		return;
 	}
 	if (f->kind == MF_FRAME_JIT) {
-		snprintf(buf, size, "[unknown]+0x%" PRIx64, f->offset);
+		snprintf(buf, size, "[jit]"); /* (the summary counts them) */
 		return;
 	}
 	char name[4096];
@@ -61,9 +61,10 @@ static uint64_t mf_label_rehash(const void *ctx, uint32_t id)
 int mf_labels_add(struct mf_labels *l, const char *raw, uint32_t *id)
 {
 	char text[8192];
-	snprintf(text, sizeof(text), "%s", raw);
 	if (l->clean)
-		l->clean(text);
+		l->clean(raw, text, sizeof(text));
+	else
+		snprintf(text, sizeof(text), "%s", raw);
 	uint64_t hash = mf_hash_str(text);
 	for (size_t at = mf_idset_first(&l->set, hash); l->set.slot[at] != MF_IDSET_EMPTY;
 	     at = mf_idset_next(&l->set, at)) {
@@ -91,7 +92,7 @@ int mf_labels_add(struct mf_labels *l, const char *raw, uint32_t *id)
 }
 
 int mf_labels_build(struct mf_labels *l, const struct mf_model *m, enum mf_label_style style,
-		    int full_names, void (*clean)(char *text))
+		    int full_names, void (*clean)(const char *in, char *out, size_t size))
 {
 	memset(l, 0, sizeof(*l));
 	l->clean = clean;
@@ -104,6 +105,18 @@ int mf_labels_build(struct mf_labels *l, const struct mf_model *m, enum mf_label
 		int r = mf_labels_add(l, text, &l->of_frame[i]);
 		if (r)
 			return r;
+	}
+	/* Programs: after the frames, so a new label means a new program. */
+	l->of_process = malloc((m->nprocesses ? m->nprocesses : 1) * sizeof(*l->of_process));
+	if (!l->of_process)
+		return -ENOMEM;
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		size_t before = l->count;
+		snprintf(text, sizeof(text), "[%s]", m->processes[i].name);
+		int r = mf_labels_add(l, text, &l->of_process[i]);
+		if (r)
+			return r;
+		l->programs += l->count > before;
 	}
 	return 0;
 }
@@ -142,6 +155,7 @@ void mf_labels_free(struct mf_labels *l)
 	free(l->len);
 	free(l->of_frame);
 	free(l->rank);
+	free(l->of_process);
 	free(l->set.slot);
 	memset(l, 0, sizeof(*l));
 }

@@ -305,17 +305,50 @@ int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym)
 	return 0;
 }
 
-int mf_model_add_process(struct mf_model *m, uint64_t pid, const char *dir, const char *name,
-			 uint32_t *id)
+int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint32_t *id)
 {
 	struct mf_process *p = mf_array_push(m->processes, m->nprocesses, m->cap_processes);
 	if (!p)
 		return -ENOMEM;
-	p->pid = pid;
-	p->dir = strdup(dir ? dir : "");
-	p->name = strdup(name ? name : "");
+	*p = *info;
+	p->threads = 0; /* (counted as they are added) */
+	p->module_of = NULL;
+	p->nmodules = 0;
+	p->exec_from = p->exec_to = MF_NONE;
+	p->dir = strdup(info->dir ? info->dir : "");
+	p->name = strdup(info->name ? info->name : "");
+	p->exe = strdup(info->exe ? info->exe : "");
+	p->cmdline = strdup(info->cmdline ? info->cmdline : "");
+	p->exec_from_dir = strdup(info->exec_from_dir ? info->exec_from_dir : "");
 	*id = (uint32_t)m->nprocesses - 1;
-	return p->dir && p->name ? 0 : -ENOMEM;
+	return p->dir && p->name && p->exe && p->cmdline && p->exec_from_dir ? 0 : -ENOMEM;
+}
+
+static const char *mf_basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+void mf_model_link_execs(struct mf_model *m)
+{
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		struct mf_process *p = &m->processes[i];
+		if (!p->exec_from_dir[0])
+			continue;
+		for (size_t k = 0; k < m->nprocesses; k++) {
+			struct mf_process *q = &m->processes[k];
+			if (k == i || q->pid != p->pid ||
+			    strcmp(mf_basename_of(q->dir), p->exec_from_dir))
+				continue;
+			p->exec_from = (uint32_t)k;
+			q->exec_to = (uint32_t)i;
+			if (q->end == MF_END_RUNNING || q->end == MF_END_UNRECORDED ||
+			    q->end == MF_END_UNKNOWN)
+				q->end = MF_END_EXEC;
+			break;
+		}
+	}
 }
 
 int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map)
@@ -481,9 +514,13 @@ void mf_model_free(struct mf_model *m)
 	for (size_t i = 0; i < m->nmodules; i++)
 		free((char *)m->modules[i].path);
 	for (size_t i = 0; i < m->nprocesses; i++) {
-		free((char *)m->processes[i].dir);
-		free((char *)m->processes[i].name);
-		free(m->processes[i].module_of);
+		struct mf_process *p = &m->processes[i];
+		free((char *)p->dir);
+		free((char *)p->name);
+		free((char *)p->exe);
+		free((char *)p->cmdline);
+		free((char *)p->exec_from_dir);
+		free(p->module_of);
 	}
 	for (size_t i = 0; i < m->nthreads; i++)
 		free((char *)m->threads[i].path);

@@ -77,12 +77,37 @@ struct mf_sample {
 	uint32_t thread;
 };
 
+/* How a process ended, as far as can be known. */
+enum mf_end {
+	MF_END_UNKNOWN,	   /* no process record (format 1 or 2): only its threads' files speak */
+	MF_END_RUNNING,	   /* running when read (the same pid and start time are alive) */
+	MF_END_UNRECORDED, /* ended without a word: killed with no profiled parent, crashed, or
+			      exec'd into a program not profiled */
+	MF_END_EXIT,	   /* exit() or a return from main; status (if status_known) */
+	MF_END_QUICK_EXIT, /* _exit() or _Exit(); status */
+	MF_END_SIGNAL,	   /* killed by signal status */
+	MF_END_EXEC,	   /* replaced by another image (exec_to) */
+};
+
+/* One process image: a malloc_freq.<pid>[.<n>] directory. */
 struct mf_process {
-	uint64_t pid;
-	const char *dir;     /* the malloc_freq.<pid>[.<n>] directory */
-	const char *name;    /* the program: its executable's base name, or "pid N" */
-	uint32_t threads;    /* thread files read */
-	uint32_t *module_of; /* its module map's indexes as model modules */
+	uint64_t pid, ppid;	   /* ppid 0: not known */
+	const char *dir;	   /* the directory */
+	const char *name;	   /* the program: argv[0]'s base name, else its executable's, else
+				      "pid N" */
+	const char *exe;	   /* its executable, "" when not known */
+	const char *cmdline;	   /* its arguments joined by spaces (not escaped), "" */
+	int cmdline_cut;	   /* the record held only the start of it */
+	const char *exec_from_dir; /* the name of the directory of the image it replaced, "" */
+	uint64_t start_ticks;	   /* start time (clock ticks after boot), 0 when not known */
+	uint64_t start_ns, end_ns;
+	int end;    /* enum mf_end */
+	int status; /* exit status or signal, by end */
+	int status_known, by_parent, core;
+	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
+	uint32_t threads;	     /* thread files read */
+	uint32_t files;		     /* thread files in its directory */
+	uint32_t *module_of;	     /* its module map's indexes as model modules */
 	uint32_t nmodules;
 };
 
@@ -127,9 +152,12 @@ struct mf_model {
 int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym);
 void mf_model_free(struct mf_model *m);
 
-/* Adds a process; its strings are copied. Returns its index in *id. 0 or -ENOMEM. */
-int mf_model_add_process(struct mf_model *m, uint64_t pid, const char *dir, const char *name,
-			 uint32_t *id);
+/* Adds a process as info describes it (its strings are copied; threads, module_of, exec_from
+ * and exec_to are not taken). Returns its index in *id. 0 or -ENOMEM. */
+int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint32_t *id);
+/* Links each image to the one it replaced by exec (exec_from_dir, same pid), marking that
+ * one's end MF_END_EXEC. After every process is added. */
+void mf_model_link_execs(struct mf_model *m);
 /* The process's module map (again, when it has grown: only new entries are added). 0 or
  * -ENOMEM. */
 int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map);

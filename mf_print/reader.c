@@ -102,10 +102,11 @@ static int mf_check_common(const char magic[8], const char *want, uint32_t versi
 	if (byte_order != MF_BYTE_ORDER_MARK)
 		return mf_fail(err, errlen, "corrupt header (byte-order mark 0x%08x)", byte_order);
 	if (version > MF_FORMAT_VERSION)
-		return mf_fail(err, errlen,
-			       "format version %u, newer than this mf_print reads (1 to %u): read it "
-			       "with the mf_print of the malloc_freq that wrote it",
-			       version, MF_FORMAT_VERSION);
+		return mf_fail(
+		    err, errlen,
+		    "format version %u, newer than this mf_print reads (1 to %u): read it "
+		    "with the mf_print of the malloc_freq that wrote it",
+		    version, MF_FORMAT_VERSION);
 	if (version < 1)
 		return mf_fail(err, errlen, "corrupt header (format version 0)");
 	return 0;
@@ -381,4 +382,44 @@ void mf_modmap_free(struct mf_modmap *m)
 {
 	free(m->mods);
 	memset(m, 0, sizeof(*m));
+}
+
+int mf_parse_process(const unsigned char *data, size_t size, struct mf_process_record *out,
+		     char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (mf_check_size(size, sizeof(*out), err, errlen))
+		return -1;
+	memcpy(out, data, sizeof(*out));
+	struct mf_process_record *r = out;
+	if (mf_check_common(r->magic, MF_PROCESS_MAGIC, r->version, r->byte_order, err, errlen))
+		return -1;
+	if (r->version < 3 || r->record_size != MF_PROCESS_SIZE)
+		return mf_fail(err, errlen, "corrupt header (version %u, record size %u)",
+			       r->version, r->record_size);
+	if (r->state < MF_PROCESS_RUNNING || r->state > MF_PROCESS_SIGNALED)
+		return mf_fail(err, errlen, "corrupt record (state %u)", r->state);
+	if (r->cmdline_len > MF_CMDLINE_LEN || r->exe_len >= MF_PATH_LEN)
+		return mf_fail(err, errlen,
+			       "corrupt record (command line of %u bytes, executable "
+			       "of %u)",
+			       r->cmdline_len, r->exe_len);
+	r->exe[r->exe_len] = 0;
+	r->exec_from[MF_EXEC_FROM_LEN - 1] = 0;
+	if (r->cmdline_len)
+		r->cmdline[r->cmdline_len - 1] = 0;
+	return 0;
+}
+
+int mf_read_process(const char *path, struct mf_process_record *out, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t size;
+	memset(out, 0, sizeof(*out));
+	int r = mf_read_file(path, MF_PROCESS_SIZE * 4, &data, &size);
+	if (r)
+		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
+	r = mf_parse_process(data, size, out, err, errlen);
+	free(data);
+	return r;
 }

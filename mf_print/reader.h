@@ -46,6 +46,12 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 		     size_t errlen);
 void mf_modmap_free(struct mf_modmap *m);
 
+/* Reads and validates a process record (a copy in *out, its strings terminated). 0, or -1 with
+ * a message in err. */
+int mf_read_process(const char *path, struct mf_process_record *out, char *err, size_t errlen);
+int mf_parse_process(const unsigned char *data, size_t size, struct mf_process_record *out,
+		     char *err, size_t errlen);
+
 /* Checks a profile's nodes against its module map (count modules). 0 or -1 with err. */
 int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen);
 

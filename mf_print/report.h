@@ -13,6 +13,7 @@ struct mf_report_options {
 				 --collapsed counts */
 	int lines;	       /* --collapsed: frames carry file:line */
 	int full_names;	       /* C++ and Rust names as demangled, not simplified */
+	int merge_processes;   /* do not root stacks under their programs */
 	size_t files;	       /* files read, for the summary */
 	size_t dirs;
 };
@@ -25,6 +26,12 @@ int mf_report_tree(FILE *out, const struct mf_model *m, const struct mf_report_o
 int mf_report_caller(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* Allocation sites (the function that called the allocator) by thread. */
 int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* The programs: one line each, the busiest first, with how their processes ended. */
+int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --processes: every process under the one that started it. */
+int mf_report_processes(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* How a process ended, in a few words ("exited 0", "killed by SIGKILL", "still running"). */
+void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
  * by frame; for flamegraph.pl and speedscope. */
 int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);

@@ -19,15 +19,19 @@ struct mf_collapsed {
 	const struct mf_model *m;
 	struct mf_labels l;
 	enum mf_metric metric;
+	int rooted; /* each line starts with its program */
 	struct mf_fold_scratch scratch;
 	struct mf_fold_levels levels;
 	struct mf_strbuf path; /* the labels so far, each followed by ';' */
 };
 
-static void mf_collapsed_clean(char *text)
+/* A label as the format allows it: escaped as for a terminal (no newline is left), and ';'
+ * (which separates frames) made ':'. */
+static void mf_collapsed_clean(const char *in, char *out, size_t size)
 {
-	for (char *c = text; *c; c++)
-		if (*c == ';' || *c == '\n')
+	mf_text_escape(in, out, size);
+	for (char *c = out; *c; c++)
+		if (*c == ';')
 			*c = ':';
 }
 
@@ -47,7 +51,17 @@ static void mf_path_line(struct mf_collapsed *c, uint64_t count)
 	fwrite(num, 1, (size_t)n, c->out);
 }
 
-/* The line of one sample whose first level frames are the path so far. */
+/* The label at level of a sample's path: its program first when rooted. */
+static uint32_t mf_collapsed_key(const struct mf_collapsed *c, uint32_t sample, uint64_t view,
+				 uint32_t level)
+{
+	if (c->rooted && level-- == 0)
+		return mf_labels_program(&c->l, c->m, sample);
+	return level < MF_VIEW_DEPTH(view) ? c->l.of_frame[mf_model_view_frame(c->m, view, level)]
+					   : MF_NONE;
+}
+
+/* The line of one sample whose path's first level labels are the path so far. */
 static int mf_collapsed_line(struct mf_collapsed *c, uint32_t sample, uint64_t view, uint32_t level)
 {
 	const struct mf_model *m = c->m;
@@ -56,7 +70,10 @@ static int mf_collapsed_line(struct mf_collapsed *c, uint32_t sample, uint64_t v
 		return 0;
 	size_t keep = c->path.len;
 	int r = 0;
-	for (uint32_t k = level; k < MF_VIEW_DEPTH(view) && !r; k++)
+	if (c->rooted && level == 0)
+		r = mf_path_push(c, mf_labels_program(&c->l, m, sample));
+	for (uint32_t k = level ? level - (uint32_t)c->rooted : 0; k < MF_VIEW_DEPTH(view) && !r;
+	     k++)
 		r = mf_path_push(c, c->l.of_frame[mf_model_view_frame(m, view, k)]);
 	if (!r && c->path.len)
 		mf_path_line(c, count);
@@ -72,9 +89,7 @@ static int mf_collapsed_level(struct mf_collapsed *c, uint32_t *items, uint64_t 
 	if (n == 1)
 		return mf_collapsed_line(c, items[0], views[0], level);
 	for (size_t i = 0; i < n; i++)
-		keys[i] = level < MF_VIEW_DEPTH(views[i])
-			      ? c->l.of_frame[mf_model_view_frame(m, views[i], level)]
-			      : MF_NONE;
+		keys[i] = mf_collapsed_key(c, items[i], views[i], level);
 	struct mf_fold *f = &c->levels.v[level];
 	int r = mf_fold_group(f, &c->scratch, items, views, keys, n, m->values, sum);
 	if (r)
@@ -114,6 +129,7 @@ int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_rep
 				    o->full_names, mf_collapsed_clean);
 	if (!r)
 		r = mf_labels_rank(&c.l);
+	c.rooted = !r && mf_labels_rooted(&c.l, o->merge_processes);
 	if (!r) /* a level past the deepest stack's end, and one for the process */
 		r = mf_fold_levels_init(&c.levels, m->max_depth + 2);
 	if (!r) {

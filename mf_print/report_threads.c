@@ -13,6 +13,7 @@
 #include "text.h"
 
 #define MF_THREAD_COLUMNS 8
+#define MF_COLUMN	  15 /* characters: a pid/tid of two 7-digit numbers */
 
 static const struct mf_model *mf_thread_sort_model;
 static const uint64_t *mf_thread_sort_calls;
@@ -35,14 +36,57 @@ static uint32_t mf_site(const struct mf_model *m, const struct mf_labels *l, uin
 	return l->of_frame[frames[s->depth >= 2 ? s->depth - 2 : s->depth - 1]];
 }
 
+/* A column heading: text (escaped, cut to the column) right-aligned. */
+static void mf_heading(FILE *out, const char *text)
+{
+	char e[MF_COLUMN + 1];
+	mf_text_escape(text, e, sizeof(e));
+	fprintf(out, " %*s", MF_COLUMN, e);
+}
+
+/* Each column's thread: pid/tid, its name, and its program when there are several. */
+static void mf_threads_header(FILE *out, const struct mf_model *m, const uint32_t *order,
+			      size_t ncols, size_t others)
+{
+	char text[64];
+	int programs = 0;
+	for (size_t c = 1; c < ncols; c++) {
+		const struct mf_thread *t = &m->threads[order[c]], *t0 = &m->threads[order[0]];
+		programs |= strcmp(m->processes[t->process].name, m->processes[t0->process].name);
+	}
+	fprintf(out, "%12s", "total");
+	for (size_t c = 0; c < ncols; c++) {
+		const struct mf_thread *t = &m->threads[order[c]];
+		snprintf(text, sizeof(text), "%" PRIu64 "/%" PRIu64, m->processes[t->process].pid,
+			 t->tid);
+		mf_heading(out, text);
+	}
+	if (others)
+		fprintf(out, " %*s", MF_COLUMN, "others");
+	fprintf(out, "  %s\n%12s", "pid/tid", "");
+	for (size_t c = 0; c < ncols; c++)
+		mf_heading(out, m->threads[order[c]].name);
+	if (others)
+		fprintf(out, " %*zu th", MF_COLUMN - 3, others);
+	fprintf(out, "  %s\n", programs ? "thread name" : "thread name / allocation site");
+	if (!programs)
+		return;
+	fprintf(out, "%12s", "");
+	for (size_t c = 0; c < ncols; c++)
+		mf_heading(out, m->processes[m->threads[order[c]].process].name);
+	if (others)
+		fprintf(out, " %*s", MF_COLUMN, "");
+	fprintf(out, "  %s\n", "program / allocation site");
+}
+
 static void mf_row(FILE *out, uint64_t total, const uint64_t *cols, size_t ncols, int others,
 		   const char *text)
 {
 	fprintf(out, "%12" PRIu64, total);
 	for (size_t c = 0; c < ncols; c++)
-		fprintf(out, " %12" PRIu64, cols[c]);
+		fprintf(out, " %*" PRIu64, MF_COLUMN, cols[c]);
 	if (others)
-		fprintf(out, " %12" PRIu64, cols[MF_THREAD_COLUMNS]);
+		fprintf(out, " %*" PRIu64, MF_COLUMN, cols[MF_THREAD_COLUMNS]);
 	fprintf(out, "  %s\n", text);
 }
 
@@ -62,7 +106,7 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 	struct mf_fold_scratch scratch = {0};
 	int r = order && column && calls && items && keys ? 0 : -ENOMEM;
 	if (!r)
-		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, NULL);
+		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, mf_text_clean);
 	if (!r)
 		r = mf_labels_rank(&l);
 	if (!r) {
@@ -89,17 +133,7 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 			"\n%s per thread, by the function that called the allocator; sites below "
 			"%.2g%% are folded (--threshold)\n\n",
 			metric == MF_METRIC_BYTES ? "Bytes" : "Calls", o->threshold);
-		fprintf(out, "%12s", "total");
-		for (size_t c = 0; c < ncols; c++)
-			fprintf(out, " %12" PRIu64, m->threads[order[c]].tid);
-		if (others)
-			fprintf(out, " %12s", "others");
-		fprintf(out, "  %s\n%12s", "tid", "");
-		for (size_t c = 0; c < ncols; c++)
-			fprintf(out, " %12.12s", m->threads[order[c]].name);
-		if (others)
-			fprintf(out, " %9zu th", n - ncols);
-		fprintf(out, "  %s\n", "thread name / allocation site");
+		mf_threads_header(out, m, order, ncols, n - ncols);
 		uint64_t fold_cols[MF_THREAD_COLUMNS + 1] = {0};
 		int flag = 0;
 		for (size_t g = 0; g < f.count; g++) {

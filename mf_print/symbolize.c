@@ -43,12 +43,17 @@ struct mf_sym_module {
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 };
 
+struct mf_sym_warning {
+	int kind; /* MF_SYM_WARN_* */
+	char *path, *msg;
+};
+
 struct mf_symbolizer {
 	struct mf_sym_str *strs;
 	struct mf_sym_module *mods;
 	struct mf_sym_frame *frames; /* the last lookup's */
 	int cap_frames;
-	char **warnings;
+	struct mf_sym_warning *warnings;
 	size_t nwarnings;
 	size_t cap_warnings;
 };
@@ -119,26 +124,33 @@ mf_sym_intern_fmt(struct mf_symbolizer *sym, const char *fmt, ...)
 	return r;
 }
 
-__attribute__((format(printf, 2, 3))) static void mf_sym_warn(struct mf_symbolizer *sym,
-							      const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void
+mf_sym_warn(struct mf_symbolizer *sym, int kind, const char *path, const char *fmt, ...)
 {
+	struct mf_sym_warning *w;
 	va_list ap;
-	char *s;
 
 	if (sym->nwarnings == sym->cap_warnings) {
 		size_t cap = sym->cap_warnings ? sym->cap_warnings * 2 : 8;
-		char **w = realloc(sym->warnings, cap * sizeof(*w));
 
+		w = realloc(sym->warnings, cap * sizeof(*w));
 		if (!w)
 			return;
 		sym->warnings = w;
 		sym->cap_warnings = cap;
 	}
+	w = &sym->warnings[sym->nwarnings];
+	w->kind = kind;
+	w->path = strdup(path);
 	va_start(ap, fmt);
-	s = mf_sym_vasprintf(fmt, ap);
+	w->msg = mf_sym_vasprintf(fmt, ap);
 	va_end(ap);
-	if (s)
-		sym->warnings[sym->nwarnings++] = s;
+	if (w->path && w->msg)
+		sym->nwarnings++;
+	else {
+		free(w->path);
+		free(w->msg);
+	}
 }
 
 /* Demangled if mangled, interned either way; *lang says how it was mangled. */
@@ -186,20 +198,24 @@ void mf_sym_free(struct mf_symbolizer *sym)
 		HASH_DEL(sym->strs, s);
 		free(s);
 	}
-	for (i = 0; i < sym->nwarnings; i++)
-		free(sym->warnings[i]);
+	for (i = 0; i < sym->nwarnings; i++) {
+		free(sym->warnings[i].path);
+		free(sym->warnings[i].msg);
+	}
 	free(sym->warnings);
 	free(sym->frames);
 	free(sym);
 }
 
-void mf_sym_warnings(struct mf_symbolizer *sym, void (*fn)(const char *msg, void *arg), void *arg)
+void mf_sym_warnings(struct mf_symbolizer *sym,
+		     void (*fn)(int kind, const char *path, const char *msg, void *arg), void *arg)
 {
 	size_t i;
 
 	for (i = 0; i < sym->nwarnings; i++) {
-		fn(sym->warnings[i], arg);
-		free(sym->warnings[i]);
+		fn(sym->warnings[i].kind, sym->warnings[i].path, sym->warnings[i].msg, arg);
+		free(sym->warnings[i].path);
+		free(sym->warnings[i].msg);
 	}
 	sym->nwarnings = 0;
 }
@@ -215,13 +231,15 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 	/* A FIFO or device under a module's name would block or feed us garbage. */
 	struct stat st;
 	if (stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		mf_sym_warn(sym, "%s: cannot open: not a regular file", m->path);
+		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path,
+			    "%s: cannot open: not a regular file", m->path);
 		return;
 	}
 
 	dwfl = dwfl_begin(&mf_sym_callbacks);
 	if (!dwfl) {
-		mf_sym_warn(sym, "%s: cannot open: %s", m->path, dwfl_errmsg(-1));
+		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s", m->path,
+			    dwfl_errmsg(-1));
 		return;
 	}
 	dwfl_report_begin(dwfl);
@@ -231,7 +249,8 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 	 */
 	m->mod = dwfl_report_elf(dwfl, m->path, m->path, -1, 0, true);
 	if (!m->mod) {
-		mf_sym_warn(sym, "%s: cannot open: %s", m->path, dwfl_errmsg(-1));
+		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s", m->path,
+			    dwfl_errmsg(-1));
 		dwfl_end(dwfl);
 		return;
 	}
@@ -284,7 +303,7 @@ static bool mf_sym_build_id_ok(struct mf_symbolizer *sym, struct mf_sym_module *
 		return true;
 	if (!m->warned_build_id) {
 		m->warned_build_id = true;
-		mf_sym_warn(sym,
+		mf_sym_warn(sym, MF_SYM_WARN_BUILD_ID, m->path,
 			    "%s: build-id differs from the profiled one (file changed since "
 			    "the run?); its frames are shown as module+offset",
 			    m->path);
@@ -300,7 +319,7 @@ static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *
 		return;
 	m->dwarf_checked = true;
 	if (!dwfl_module_getdwarf(m->mod, &bias))
-		mf_sym_warn(sym,
+		mf_sym_warn(sym, MF_SYM_WARN_NO_DEBUG_INFO, m->path,
 			    "%s: no debug info; install its -dbgsym package or rebuild with "
 			    "-g for file:line",
 			    m->path);

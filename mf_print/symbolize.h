@@ -44,8 +44,14 @@ int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *bu
 		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
 		  const struct mf_sym_frame **out);
 
-/* Calls fn once for each warning collected so far (module missing, build-id mismatch, no
- * debug info), in order, then forgets them. */
-void mf_sym_warnings(struct mf_symbolizer *sym, void (*fn)(const char *msg, void *arg), void *arg);
+enum {
+	MF_SYM_WARN_CANNOT_OPEN,   /* the module's file cannot be opened */
+	MF_SYM_WARN_BUILD_ID,	   /* the file is not the one the process had */
+	MF_SYM_WARN_NO_DEBUG_INFO, /* no debug info found: functions only, no file:line */
+};
+/* Calls fn once for each warning collected so far, in order (its kind, the module's path and a
+ * message naming it), then forgets them. */
+void mf_sym_warnings(struct mf_symbolizer *sym,
+		     void (*fn)(int kind, const char *path, const char *msg, void *arg), void *arg);
 
 #endif

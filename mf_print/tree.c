@@ -19,12 +19,21 @@ struct mf_tree {
 	const struct mf_report_options *o;
 	const struct mf_tree_spec *spec;
 	uint64_t total;
+	int rooted;	 /* level 0 is the program */
 	uint32_t *keys;	 /* by position in items */
 	uint64_t *views; /* by position in items: mf_model_view of the item */
 	struct mf_fold_scratch scratch;
 	struct mf_fold_levels levels;
 	struct mf_strbuf prefix; /* the tree's left margin, grown as it deepens */
 };
+
+/* The label at level of a sample's path: its program first when rooted. */
+static uint32_t mf_tree_key(const struct mf_tree *t, uint32_t sample, uint64_t view, uint32_t level)
+{
+	if (t->rooted && level == 0)
+		return mf_labels_program(t->l, t->m, sample);
+	return t->spec->key(t->m, t->l, sample, view, level - (uint32_t)t->rooted);
+}
 
 static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const char *branch,
 			 const char *text)
@@ -46,13 +55,12 @@ static int mf_tree_chain(struct mf_tree *t, uint32_t sample, uint64_t view, uint
 	if (mf_text_pct(value[t->o->metric], t->total) < t->o->threshold) {
 		char text[128];
 		snprintf(text, sizeof(text), "(1 more path below %.2g%%)", t->o->threshold);
-		if (t->spec->key(t->m, t->l, sample, view, level) != MF_NONE)
+		if (mf_tree_key(t, sample, view, level) != MF_NONE)
 			mf_tree_line(t, value, level ? "`- " : "", text);
 		return 0;
 	}
 	int r = 0;
-	for (uint32_t key; !r && (key = t->spec->key(t->m, t->l, sample, view, level)) != MF_NONE;
-	     level++) {
+	for (uint32_t key; !r && (key = mf_tree_key(t, sample, view, level)) != MF_NONE; level++) {
 		mf_tree_line(t, value, level ? "`- " : "", t->l->text[key]);
 		if (level)
 			r = mf_strbuf_add(&t->prefix, "   ", 3);
@@ -67,7 +75,7 @@ static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint64_t *views, ui
 	if (n == 1)
 		return mf_tree_chain(t, items[0], views[0], level);
 	for (size_t i = 0; i < n; i++)
-		keys[i] = t->spec->key(t->m, t->l, items[i], views[i], level);
+		keys[i] = mf_tree_key(t, items[i], views[i], level);
 	struct mf_fold *f = &t->levels.v[level];
 	int r = mf_fold_group(f, &t->scratch, items, views, keys, n, t->m->values, sum);
 	if (r)
@@ -106,7 +114,7 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 	t.views = malloc((n ? n : 1) * sizeof(*t.views));
 	int r = items && t.keys && t.views ? 0 : -ENOMEM;
 	if (!r)
-		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, NULL);
+		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, mf_text_clean);
 	if (!r)
 		r = mf_labels_rank(&l);
 	if (!r) /* a level past the deepest stack's end, and one for the process */
@@ -117,6 +125,7 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 			t.views[i] = mf_model_view(m, (uint32_t)i);
 		}
 		t.total = mf_model_total(m, o->metric, NULL);
+		t.rooted = mf_labels_rooted(&l, o->merge_processes);
 		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
 			spec->heading, o->threshold, mf_metric_info[o->metric].name);
 		fprintf(out, "%12s %7s %11s  %s\n", "calls", "%", "bytes", spec->column);

@@ -19,7 +19,8 @@ static void mf_exercise_reports(struct mf_profile *p, const struct mf_modmap *ma
 	struct mf_model m = {0};
 	uint32_t process;
 	if (sym && mf_model_init(&m, sym) == 0 &&
-	    mf_model_add_process(&m, p->header.pid, "input", "input", &process) == 0 &&
+	    mf_model_add_process(&m, &(struct mf_process){.pid = p->header.pid, .name = "input"},
+				 &process) == 0 &&
 	    mf_model_add_modules(&m, process, map) == 0 &&
 	    mf_model_add_thread(&m, process, p) == 0) {
 		for (int variant = 0; variant < 2; variant++) {

@@ -66,11 +66,15 @@ check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls' or 'bytes'"
 check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate "$good"
 check "missing option value" 2 "^mf_print: --dir needs a value" --dir
 check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
-check "two reports at once" 2 "^mf_print: choose one of --collapsed and --threads" --collapsed --threads "$good"
+check "two reports at once" 2 "^mf_print: choose one of --collapsed, --threads and --processes" --collapsed --threads "$good"
 check "--thread not a number" 2 "^mf_print: --thread 'x'" --thread x "$good"
+check "--process with nothing to match" 2 "^mf_print: --process '': give a pid or a program name" --process "" "$good"
+check "--process that matches nothing: exit 3, and the programs there are named" 3 "^mf_print: no process here is nosuchprog \(--process\); the programs are: prog_kill" --process nosuchprog "$good"
+check "--thread that matches nothing: exit 3" 3 "^mf_print: no thread with id 1 in the profiles read" --thread 1 "$good"
 "$MF_PRINT" --help > "$mf_work/help"; rc=$?
 is "$rc" 0 "--help exits 0"
-for o in --dir --threshold --sort --caller --collapsed --threads --bytes --lines --thread --debuginfod --version; do
+for o in --dir --threshold --sort --caller --collapsed --threads --processes --bytes --lines --thread \
+	--process --merge-processes --full-names --debuginfod --verbose --version; do
 	grep -q -- "$o" "$mf_work/help" || missing="$missing $o"
 done
 is "${missing:-}" "" "--help documents every option"

@@ -204,10 +204,12 @@ struct warnings {
 	int n;
 };
 
-static void collect(const char *msg, void *arg)
+static void collect(int kind, const char *path, const char *msg, void *arg)
 {
 	struct warnings *w = arg;
 
+	(void)kind;
+	(void)path;
 	if (w->n < 16)
 		w->msg[w->n++] = strdup(msg);
 }
