@@ -399,7 +399,8 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	}
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
-	leaf->bytes += bytes;
+	if (__builtin_add_overflow(leaf->bytes, bytes, &leaf->bytes))
+		leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
 }
 
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */

@@ -71,6 +71,19 @@ check "--thread not a number" 2 "^mf_print: --thread 'x'" --thread x "$good"
 check "--process with nothing to match" 2 "^mf_print: --process '': give a pid or a program name" --process "" "$good"
 check "--process that matches nothing: exit 3, and the programs there are named" 3 "^mf_print: no process here is nosuchprog \(--process\); the programs are: prog_kill" --process nosuchprog "$good"
 check "--thread that matches nothing: exit 3" 3 "^mf_print: no thread with id 1 in the profiles read" --thread 1 "$good"
+# What programs may do to the report: request more than 2^64 bytes in all (4 x 2^63: it used
+# to wrap to 0), or name a thread with a terminal escape and a newline.
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_tree" huge 4
+out=$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)
+like "$out" "^malloc_freq: 8 calls, at least 16.0 EiB requested" "requests beyond 2^64 bytes: the sum stops at 16 EiB, says 'at least'"
+like "$out" "some sums reached 2\^64 - 1" "... and the summary says why"
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_tree" name 30
+"$MF_PRINT" --threads "$mf_work"/malloc_freq.* > "$mf_work/out" 2> /dev/null
+is "$(grep -c "$(printf '\033')" "$mf_work/out")" 0 "a thread name's escape sequence does not reach the terminal"
+like "$(cat "$mf_work/out")" '^ +\\x1b\[31m\\nx  thread name' "... it is shown escaped, on its own line of the table"
+like "$(cat "$mf_work/out")" '^ +30 +30  site_tree ' "... and the table's rows are whole"
 "$MF_PRINT" --help > "$mf_work/help"; rc=$?
 is "$rc" 0 "--help exits 0"
 for o in --dir --threshold --sort --caller --collapsed --threads --processes --bytes --lines --thread \
