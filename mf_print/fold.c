@@ -145,7 +145,8 @@ void mf_fold_sort(struct mf_fold *f, enum mf_metric metric, uint64_t total, doub
 {
 	mf_sort_rank = rank;
 	mf_sort_metric = metric;
-	qsort(f->groups, f->count, sizeof(*f->groups), mf_value_cmp);
+	if (f->count > 1)
+		qsort(f->groups, f->count, sizeof(*f->groups), mf_value_cmp);
 	int flag = 0;
 	f->shown = 0;
 	memset(f->folded_value, 0, sizeof(f->folded_value));
@@ -163,7 +164,8 @@ void mf_fold_sort(struct mf_fold *f, enum mf_metric metric, uint64_t total, doub
 void mf_fold_sort_keys(struct mf_fold *f, const uint32_t *rank)
 {
 	mf_sort_rank = rank;
-	qsort(f->groups, f->count, sizeof(*f->groups), mf_rank_cmp);
+	if (f->count > 1)
+		qsort(f->groups, f->count, sizeof(*f->groups), mf_rank_cmp);
 	f->shown = f->count;
 }
 

@@ -137,7 +137,8 @@ static struct mf_unit *mf_unit_get(struct mf_inlines *x, Dwarf_Die *cudie)
 	mf_idset_put(&x->index, hash, (uint32_t)x->count - 1);
 	if (mf_unit_walk(u, cudie))
 		return NULL;
-	qsort(u->ranges, u->count, sizeof(*u->ranges), mf_range_cmp);
+	if (u->count > 1)
+		qsort(u->ranges, u->count, sizeof(*u->ranges), mf_range_cmp);
 	return u;
 }
 

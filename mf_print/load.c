@@ -67,8 +67,8 @@ int mf_load_liveness(uint64_t pid, uint64_t start_ticks)
 	return p && strtoull(p, NULL, 10) == start_ticks ? MF_END_RUNNING : MF_END_UNRECORDED;
 }
 
-/* What a process record says of its process, in info (strings pointing into rec). */
-static void mf_record_info(struct mf_process *info, struct mf_process_record *rec, char *cmdline)
+void mf_load_process_info(struct mf_process *info, const struct mf_process_record *rec,
+			  char *cmdline)
 {
 	info->pid = rec->pid;
 	info->ppid = rec->ppid;
@@ -203,7 +203,7 @@ static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)
 	snprintf(path, sizeof(path), "%s/process", d->found->dir);
 	if (mf_read_process(path, &d->rec, err, sizeof(err)) == 0) {
 		d->have_record = 1;
-		mf_record_info(&d->info, &d->rec, d->cmdline);
+		mf_load_process_info(&d->info, &d->rec, d->cmdline);
 		d->info.dir = d->found->dir;
 	} else if (errno != ENOENT) {
 		fprintf(stderr, "mf_print: warning: %s: %s; how the process ended is not known\n",

@@ -29,6 +29,12 @@ struct mf_load {
 int mf_load_dir(struct mf_model *m, const struct mf_found *dir, struct mf_load *ld);
 void mf_load_free(struct mf_load *ld);
 
+/* What a (validated) process record says of its process, in info: its strings point into rec
+ * and cmdline (MF_CMDLINE_LEN + 1 bytes: the arguments joined by spaces); the end of a record
+ * still running is judged by mf_load_liveness. The name is left to the caller. */
+void mf_load_process_info(struct mf_process *info, const struct mf_process_record *rec,
+			  char *cmdline);
+
 /* How a record still running at pid, started at start_ticks, stands now: MF_END_RUNNING if
  * that process is alive, else MF_END_UNRECORDED. */
 int mf_load_liveness(uint64_t pid, uint64_t start_ticks);

@@ -26,6 +26,8 @@ void mf_text_bytes(char *buf, size_t size, uint64_t b)
 
 int mf_strbuf_add(struct mf_strbuf *b, const char *s, size_t n)
 {
+	if (!n)
+		return 0;
 	if (b->len + n > b->cap) {
 		size_t cap = (b->len + n) * 2;
 		char *p = realloc(b->s, cap);
