@@ -135,6 +135,8 @@ void mf_process_created(const char *dir, pid_t pid, unsigned n)
 {
 	char path[MF_PATH_LEN];
 	struct mf_process_record *r = &mf_proc_new;
+	if (getpid() != pid)
+		return; /* a child forked by a signal handler, finishing its parent's step */
 	memset(r, 0, sizeof(*r));
 	memcpy(r->magic, MF_PROCESS_MAGIC, sizeof(r->magic));
 	r->version = MF_FORMAT_VERSION;

@@ -55,9 +55,9 @@ static int mf_prof_dir_make(pid_t pid)
 				  (int)pid, n);
 		if (mkdir(path, 0755) == 0) {
 			memcpy(mf_dir, path, sizeof(mf_dir));
-			mf_process_created(path, pid, n);
 			__atomic_store_n(&mf_dir_pid, pid, __ATOMIC_RELEASE);
 			mf_modules_write();
+			mf_process_created(path, pid, n);
 			return 0;
 		}
 		if (errno != EEXIST)
