@@ -362,13 +362,14 @@ MF_EXPORT const char *malloc_freq_dir(void)
 	return mf_prof_dir();
 }
 
-__attribute__((constructor)) static void mf_constructor(void)
+/* glibc calls constructors with the program's arguments. */
+__attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 {
 	mf_busy_enter();
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
 		mf_init();
 	mf_tls.own++; /* what dlsym or on_exit allocate is the profiler's, not the program's */
-	mf_process_init();
+	mf_process_init(argc, argv);
 	mf_tls.own--;
 	mf_busy_leave();
 }

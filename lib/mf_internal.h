@@ -379,7 +379,9 @@ struct mf_process_real { /* the functions wrapped; NULL until mf_process_init */
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
 };
 extern struct mf_process_real mf_process_real;
-void mf_process_init(void); /* at load: the functions wrapped, an on_exit handler */
+/* At load: the functions wrapped, an on_exit handler, the program's arguments (the loader's,
+ * as it gives them to constructors; argc 0: read /proc/self/cmdline instead). */
+void mf_process_init(int argc, char **argv);
 /* Directory number n of pid (mf_prof_dir_make's), dir, was just made: its record, and the
  * image this one replaced by exec (if any) marked so. */
 void mf_process_created(const char *dir, pid_t pid, unsigned n);

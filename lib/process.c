@@ -27,6 +27,8 @@ struct mf_process_real mf_process_real;
 static struct mf_process_record *mf_proc;    /* this process's record, mapped */
 static pid_t mf_proc_pid;		     /* the process mf_proc belongs to */
 static struct mf_process_record mf_proc_new; /* a record being made (under the dir lock) */
+static int mf_process_argc;		     /* the program's arguments, from the loader */
+static char **mf_process_argv;
 
 static uint64_t mf_process_now_ns(void)
 {
@@ -50,6 +52,24 @@ static ssize_t mf_process_slurp(const char *path, char *buf, size_t size, int *m
 		*more = len == size && read(fd, &extra, 1) == 1;
 	close(fd);
 	return len || n == 0 ? (ssize_t)len : -1;
+}
+
+/* The arguments the loader gave the constructor, as /proc/self/cmdline has them (each ending
+ * in NUL) but without the system calls: how many bytes of buf (size) they fill. */
+static ssize_t mf_process_args(char *buf, size_t size, int *more)
+{
+	size_t len = 0;
+	for (int i = 0; i < mf_process_argc && mf_process_argv[i]; i++) {
+		size_t n = strlen(mf_process_argv[i]) + 1;
+		if (len + n > size) {
+			memcpy(buf + len, mf_process_argv[i], size - len);
+			*more = 1;
+			return (ssize_t)size;
+		}
+		memcpy(buf + len, mf_process_argv[i], n);
+		len += n;
+	}
+	return (ssize_t)len;
 }
 
 /* Field 22 of /proc/self/stat: the start time, after the command name (which may hold
@@ -150,7 +170,11 @@ void mf_process_created(const char *dir, pid_t pid, unsigned n)
 	ssize_t len = readlink("/proc/self/exe", r->exe, sizeof(r->exe) - 1);
 	r->exe_len = len > 0 ? (uint32_t)len : 0;
 	int more = 0;
-	len = mf_process_slurp("/proc/self/cmdline", r->cmdline, sizeof(r->cmdline) - 1, &more);
+	if (mf_process_argv)
+		len = mf_process_args(r->cmdline, sizeof(r->cmdline) - 1, &more);
+	else
+		len = mf_process_slurp("/proc/self/cmdline", r->cmdline, sizeof(r->cmdline) - 1,
+				       &more);
 	if (len > 0 && r->cmdline[len - 1] != 0) /* cut inside an argument: end it there */
 		r->cmdline[len++] = 0;
 	r->cmdline_len = len > 0 ? (uint32_t)len : 0;
@@ -221,8 +245,10 @@ static void mf_process_on_exit(int status, void *arg)
 	errno = saved;
 }
 
-void mf_process_init(void)
+void mf_process_init(int argc, char **argv)
 {
+	mf_process_argc = argc;
+	mf_process_argv = argc > 0 ? argv : NULL;
 	*(void **)&mf_process_real.exit = dlsym(RTLD_NEXT, "_exit");
 	*(void **)&mf_process_real.wait = dlsym(RTLD_NEXT, "wait");
 	*(void **)&mf_process_real.waitpid = dlsym(RTLD_NEXT, "waitpid");
@@ -265,12 +291,8 @@ static void mf_process_reap(pid_t pid, int state, int status, uint32_t flags)
 		size_t dir_len = strlen(path);
 		memcpy(path + dir_len, "/process", 9);
 		int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0) {
-			path[dir_len] = 0;
-			if (access(path, F_OK))
-				break; /* directories are numbered without gaps */
-			continue;
-		}
+		if (fd < 0)
+			break; /* directories are numbered without gaps, and each has its record */
 		struct mf_process_record r;
 		if (mf_process_peek(fd, &r, (uint64_t)pid) && r.ppid == (uint64_t)getpid() &&
 		    r.state == MF_PROCESS_RUNNING) {

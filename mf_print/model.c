@@ -15,8 +15,8 @@
 const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
 
 const struct mf_metric_info mf_metric_info[MF_METRICS] = {
-    [MF_METRIC_CALLS] = {"calls", "calls", 0},
-    [MF_METRIC_BYTES] = {"bytes", "bytes", 1},
+    [MF_METRIC_CALLS] = {"calls"},
+    [MF_METRIC_BYTES] = {"bytes"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -34,12 +34,6 @@ struct mf_model_index {
 	uint32_t truncated_location;
 	uint32_t *scratch; /* a stack's locations while it is walked */
 	size_t cap_scratch;
-};
-
-/* A process's module map as model modules; kept beside the processes. */
-struct mf_process_modules {
-	uint32_t *module_of;
-	uint32_t count;
 };
 
 /* ---- modules -------------------------------------------------------------------------------- */

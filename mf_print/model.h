@@ -25,9 +25,7 @@ enum mf_metric {
 };
 
 struct mf_metric_info {
-	const char *name;  /* as --sort names it */
-	const char *title; /* a column heading */
-	int is_bytes;	   /* shown as a size */
+	const char *name; /* as --sort names it, and headings */
 };
 extern const struct mf_metric_info mf_metric_info[MF_METRICS];
 extern const char *const mf_entry_names[MF_ENTRY_COUNT];
