@@ -142,6 +142,7 @@ static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offs
 		    .function = s->function,
 		    .file = s->file,
 		    .line = s->line > 0 ? (uint32_t)s->line : 0,
+		    .column = s->column > 0 ? (uint32_t)s->column : 0,
 		    .kind = MF_FRAME_CODE,
 		    .lang = (uint8_t)s->lang,
 		};

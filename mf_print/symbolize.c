@@ -325,14 +325,14 @@ static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *
 			    m->path);
 }
 
-static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char *file, int line,
-			int inlined, int lang)
+/* Appends frame (its function, file, line and column, inlined or not, language). */
+static void mf_sym_push(struct mf_sym_vec *vec, const struct mf_sym_frame *frame)
 {
 	struct mf_sym_frame *f;
 
 	if (vec->failed)
 		return;
-	if (!function) {
+	if (!frame->function) {
 		/* An interning failure: a partial chain would misattribute, so fall back. */
 		vec->failed = true;
 		return;
@@ -348,12 +348,7 @@ static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char
 		vec->v = f;
 		vec->cap = cap;
 	}
-	f = &vec->v[vec->n++];
-	f->function = function;
-	f->file = file;
-	f->line = line;
-	f->inlined = inlined;
-	f->lang = lang;
+	vec->v[vec->n++] = *frame;
 }
 
 static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die, int *lang)
@@ -414,18 +409,18 @@ static const char *mf_sym_symtab_name(struct mf_sym_module *m, Dwarf_Addr addr)
 static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, Dwarf_Addr addr,
 			   uint64_t rel_pc, struct mf_sym_vec *vec)
 {
-	const char *file = NULL, *name = NULL;
+	struct mf_sym_frame at = {0}; /* where the frame now being found calls from */
 	Dwarf_Die *scopes = NULL, *cudie;
 	Dwarf_Addr bias = 0;
 	Dwfl_Line *dline;
-	int line = 0, n = 0, i, lang = MF_LANG_C;
+	int n = 0, i, lang = MF_LANG_C;
 
 	dline = dwfl_module_getsrc(m->mod, addr);
 	if (dline) {
-		file = mf_sym_file(sym, dwfl_linecu(dline),
-				   dwfl_lineinfo(dline, NULL, &line, NULL, NULL, NULL));
-		if (!file)
-			line = 0;
+		at.file = mf_sym_file(sym, dwfl_linecu(dline),
+				      dwfl_lineinfo(dline, NULL, &at.line, &at.column, NULL, NULL));
+		if (!at.file)
+			at.line = at.column = 0;
 	}
 
 	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
@@ -444,22 +439,30 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
 
-		name = mf_sym_die_name(sym, &scopes[i], &lang);
-		mf_sym_push(vec, name ? name : mf_sym_intern(sym, "??"), file, line, 1, lang);
-		file = mf_sym_call_file(sym, &scopes[i]);
-		line = 0;
+		at.function = mf_sym_die_name(sym, &scopes[i], &lang);
+		if (!at.function)
+			at.function = mf_sym_intern(sym, "??");
+		at.inlined = 1;
+		at.lang = lang;
+		mf_sym_push(vec, &at);
+		at.file = mf_sym_call_file(sym, &scopes[i]);
+		at.line = at.column = 0;
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) == 0)
-			line = (int)w;
+			at.line = (int)w;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &w) == 0)
+			at.column = (int)w;
 	}
-	name = n > 0 ? mf_sym_die_name(sym, &scopes[0], &lang) : NULL;
+	at.function = n > 0 ? mf_sym_die_name(sym, &scopes[0], &lang) : NULL;
 
 	/* The real function: by DWARF, else by the ELF symbol table. */
-	if (!name)
-		name = mf_sym_name(sym, mf_sym_symtab_name(m, addr), &lang);
-	if (!name && vec->n)
-		name = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
-	if (name || vec->n)
-		mf_sym_push(vec, name, file, line, 0, name ? lang : MF_LANG_C);
+	if (!at.function)
+		at.function = mf_sym_name(sym, mf_sym_symtab_name(m, addr), &lang);
+	at.lang = at.function ? lang : MF_LANG_C;
+	if (!at.function && vec->n)
+		at.function = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
+	at.inlined = 0;
+	if (at.function || vec->n)
+		mf_sym_push(vec, &at);
 }
 
 /* Keeps frames (n of them) as the last lookup's; returns them, or NULL when out of memory. */
@@ -504,7 +507,7 @@ int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const u
 			return 1;
 		}
 		fallback.file = NULL;
-		fallback.line = 0;
+		fallback.line = fallback.column = 0;
 		fallback.inlined = 0;
 		fallback.lang = MF_LANG_C;
 		kept = mf_sym_keep(sym, &fallback, 1);

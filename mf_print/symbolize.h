@@ -11,6 +11,7 @@ struct mf_sym_frame {
 	const char *function; /* demangled name; never NULL: "BASENAME+0xOFF" when unknown */
 	const char *file;     /* source file as DWARF names it, or NULL */
 	int line;	      /* 0 when unknown */
+	int column;	      /* 0 when unknown */
 	int inlined;	      /* 1: inlined into the frame that follows in the array */
 	int lang;	      /* enum mf_lang: how function was mangled */
 };
