@@ -186,6 +186,7 @@ static int mf_dir_decide(struct mf_model *m, struct mf_load *ld, struct mf_dir *
 	d->info.name = d->name;
 	int r = mf_remember_program(ld, d->name);
 	d->chosen = mf_chosen(ld, &d->info);
+	ld->chosen += d->chosen;
 	ld->unchosen += !d->chosen;
 	if (r || !d->chosen)
 		return r;

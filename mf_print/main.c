@@ -325,7 +325,7 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 static void mf_nothing_chosen(const struct mf_args *a)
 {
 	char text[256];
-	if (a->load.nprocess && !a->load.threads && a->load.unchosen && !a->load.threads) {
+	if (a->load.nprocess && !a->load.chosen) {
 		fprintf(stderr, "mf_print: no process here is");
 		for (size_t i = 0; i < a->load.nprocess; i++)
 			fprintf(stderr, "%s %s", i ? " or" : "",
@@ -335,8 +335,7 @@ static void mf_nothing_chosen(const struct mf_args *a)
 			fprintf(stderr, " %s",
 				mf_text_escape(a->load.programs[i], text, sizeof(text)));
 		fprintf(stderr, "%s\n", a->load.nprograms > 20 ? " ..." : "");
-	}
-	if (a->load.have_thread)
+	} else if (a->load.have_thread)
 		fprintf(stderr, "mf_print: no thread with id %llu in the profiles read%s\n",
 			(unsigned long long)a->load.thread,
 			a->load.nprocess ? " (of the processes chosen)" : "");

@@ -34,9 +34,10 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size)
 		snprintf(buf, size, "_exit(%d)", p->status);
 		break;
 	case MF_END_SIGNAL:
-		snprintf(buf, size, "killed by %s%s%s", sig ? "SIG" : "signal ", sig ? sig : "",
-			 p->core ? " (core dumped)" : "");
-		if (!sig)
+		if (sig)
+			snprintf(buf, size, "killed by SIG%s%s", sig,
+				 p->core ? " (core dumped)" : "");
+		else
 			snprintf(buf, size, "killed by signal %d%s", p->status,
 				 p->core ? " (core dumped)" : "");
 		break;
