@@ -37,8 +37,7 @@
 #define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC   "MFMODS\r\n"
 #define MF_PROCESS_MAGIC   "MFPROC\r\n"
-#define MF_FORMAT_VERSION  3u /* 3: the process record; 2: module records of variable size;
-				 .prof files as in 1 */
+#define MF_FORMAT_VERSION  3u	       /* 3: the process record; 2: module records of any size */
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -239,8 +238,8 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
-	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");    \
-	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                       \
+	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \
+	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
 		       "process record is MF_PROCESS_SIZE bytes")
 
 #endif
