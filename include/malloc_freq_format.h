@@ -14,6 +14,8 @@
  *                     an mf_module_record and its path (path_len bytes, no NUL) padded with
  *                     zeros to a multiple of 8 bytes. (Version 1 had mf_module records: 4 KiB
  *                     of path each, most of it zeros; readers still read it.)
+ *   process           (since version 3) the process: an mf_process_record, mapped shared like
+ *                     the .prof files; who it is and how it ended.
  *
  * A .prof file is a file-backed shared mapping while the thread runs, so every recorded call is
  * in the page cache the moment it is counted: a killed process leaves a readable file whose
@@ -34,7 +36,8 @@
 
 #define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC   "MFMODS\r\n"
-#define MF_FORMAT_VERSION  2u	       /* 2: module records of variable size; .prof files as in 1 */
+#define MF_PROCESS_MAGIC   "MFPROC\r\n"
+#define MF_FORMAT_VERSION  3u	       /* 3: the process record; 2: module records of any size */
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -139,6 +142,61 @@ struct mf_module {
 };
 
 /*
+ * The process record `process`, made with the directory (at the process's first recorded
+ * call) and updated in place: who the process is (pid, parent, executable, command line, start
+ * time) and how it ended. The process itself writes its end at exit() (its status from an
+ * on_exit handler), _exit() and _Exit(); a profiled parent writes a child's end when its wait
+ * returns it (a killed child says nothing itself); an image started by exec marks the image it
+ * replaced (same pid and start time) MF_PROCESS_EXECED and names it in exec_from. A record
+ * still MF_PROCESS_RUNNING belongs to a process that is running, or that ended without any of
+ * that (killed with no profiled parent, exec'd into a program not profiled): a reader tells
+ * them apart by pid and start time.
+ */
+#define MF_PROCESS_SIZE	 8192u
+#define MF_CMDLINE_LEN	 2048u
+#define MF_EXEC_FROM_LEN 64u
+
+enum mf_process_state {
+	MF_PROCESS_RUNNING = 1,	   /* running, or ended unrecorded */
+	MF_PROCESS_EXITED = 2,	   /* exit() or a return from main; status: the exit status */
+	MF_PROCESS_QUICK_EXIT = 3, /* _exit() or _Exit(); status: its argument */
+	MF_PROCESS_EXECED = 4,	   /* replaced by another image (whose exec_from names this one) */
+	MF_PROCESS_SIGNALED = 5,   /* killed; status: the signal */
+};
+
+#define MF_PROCESS_STATUS      1u /* status holds what state says */
+#define MF_PROCESS_BY_PARENT   2u /* the end was written by the parent, from its wait */
+#define MF_PROCESS_CORE	       4u /* killed with a core dump */
+#define MF_PROCESS_CMDLINE_CUT 8u /* the command line was longer than cmdline holds */
+
+struct mf_process_record {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t record_size; /* MF_PROCESS_SIZE */
+	uint32_t state;	      /* enum mf_process_state */
+	int32_t status;	      /* exit status or signal number, by state (MF_PROCESS_STATUS) */
+	uint32_t flags;	      /* MF_PROCESS_* bits */
+	uint64_t pid;
+	uint64_t ppid;	      /* the parent when the record was made */
+	uint64_t start_ticks; /* start time in clock ticks after boot (/proc/<pid>/stat field 22):
+				 with pid, names the process, through exec too */
+	uint64_t start_ns;    /* CLOCK_REALTIME when the record was made */
+	uint64_t end_ns;      /* when its end was written; 0 while running */
+	uint32_t argc;	      /* arguments in cmdline */
+	uint32_t cmdline_len; /* bytes of cmdline used: the arguments, each ending in NUL */
+	uint32_t exe_len;     /* bytes of exe used, no NUL */
+	uint32_t reserved0;
+	char exec_from[MF_EXEC_FROM_LEN]; /* the directory's name (no path) of the image this one
+					     replaced, NUL-terminated; empty: none */
+	uint64_t counters[192]; /* zero: reserved for process-wide counters (calls not recorded,
+				   by reason and entry point; calls while recording was off) */
+	uint64_t reserved[45];	/* zero */
+	char exe[MF_PATH_LEN];	/* the executable, /proc/<pid>/exe at start */
+	char cmdline[MF_CMDLINE_LEN];
+};
+
+/*
  * The rule cache `<MALLOC_FREQ_CACHE>/<build-id>.rules`, one per program (the build-id of its
  * main executable, in hex), written and read by the library only: the frame rules libunwind has
  * confirmed in earlier runs of the program, so a run need not ask again. An mf_rules_header,
@@ -180,6 +238,8 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
-	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes")
+	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \
+	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
+		       "process record is MF_PROCESS_SIZE bytes")
 
 #endif

@@ -10,8 +10,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "malloc_freq_format.h"
@@ -273,6 +275,28 @@ int mf_prof_size_allowed(off_t size);
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity);
 void mf_prof_close(struct mf_prof_file *f);
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
+
+/* process.c: the process record (who the process is, how it ended). Async-signal-safe. */
+struct mf_process_real { /* the functions wrapped; NULL until mf_process_init */
+	void (*exit)(int) __attribute__((noreturn));
+	pid_t (*wait)(int *);
+	pid_t (*waitpid)(pid_t, int *, int);
+	pid_t (*wait3)(int *, int, struct rusage *);
+	pid_t (*wait4)(pid_t, int *, int, struct rusage *);
+	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
+};
+extern struct mf_process_real mf_process_real;
+/* At load: the functions wrapped, an on_exit handler, the program's arguments (the loader's,
+ * as it gives them to constructors; argc 0: read /proc/self/cmdline instead). */
+void mf_process_init(int argc, char **argv);
+/* Directory number n of pid (mf_prof_dir_make's), dir, was just made: its record, and the
+ * image this one replaced by exec (if any) marked so. */
+void mf_process_created(pid_t pid, unsigned n); /* pid's n-th directory made (fds apart) */
+void mf_process_exit(void);		/* exit(): ended (its status: the on_exit handler) */
+void mf_process_quick_exit(int status); /* _exit(), _Exit() */
+void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
+void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
+void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
 
 /* thread.c: per-thread state. */
 struct mf_thread;

@@ -97,6 +97,7 @@ static int mf_prof_dir_make(pid_t pid)
 		mf_dir_ino = st.st_ino;
 		__atomic_store_n(&mf_dir_pid, pid, __ATOMIC_RELEASE);
 		mf_modules_write();
+		mf_process_created(pid, n);
 		return 0;
 	}
 	mf_log("cannot create a profile directory in %s: %s; not recording", mf_config.dir,
@@ -170,6 +171,7 @@ int mf_prof_dir_mine(void)
 
 void mf_prof_dir_forget(void)
 {
+	mf_process_forget();
 	mf_dir_pid = 0; /* (mf_dir_kept, if any, is closed when the child's is made) */
 	pthread_mutex_init(&mf_dir_lock, NULL); /* in a forked child: whatever its state was */
 }

@@ -449,7 +449,8 @@ static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t by
 	}
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
-	leaf->bytes += bytes;
+	if (__builtin_add_overflow(leaf->bytes, bytes, &leaf->bytes))
+		leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
 }
 
 MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from)

@@ -1,56 +1,38 @@
-/* mf_print: options and orchestration only. Reads profile directories, merges, symbolizes,
- * prints one report. Exit 0 ok, 1 some input could not be read (the rest is still reported),
- * 2 usage. */
+/* mf_print: options and orchestration only. Finds profile directories, reads them into one
+ * model, prints one report. Exit 0 ok; 1 some input could not be read (the rest is still
+ * reported), or none held a profile; 2 usage; 3 --thread or --process chose nothing. */
 #include "config.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
 #include <math.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
+#include <unistd.h>
 
-#include "array.h"
-#include "reader.h"
+#include "discover.h"
+#include "load.h"
+#include "model.h"
 #include "report.h"
-#include "stacks.h"
 #include "symbolize.h"
+#include "text.h"
 
-#define MF_PLACEHOLDER_MODULES_MAX 65536
+enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS };
+enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES };
 
 struct mf_args {
 	enum mf_mode mode;
 	struct mf_report_options report;
-	int bytes, lines, debuginfod, have_thread, full_names;
-	unsigned long long thread;
+	int bytes, caller, by_bytes, debuginfod, verbose;
+	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
 };
-
-struct mf_input {
-	struct mf_profile *profiles;
-	size_t count, capacity;
-	struct mf_modmap **maps;
-	size_t nmaps;
-	size_t files, dirs;
-	int failed;
-};
-
-static void mf_error(const char *what, const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fprintf(stderr, "mf_print: %s: ", what);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 static void mf_usage(FILE *out)
 {
@@ -58,32 +40,39 @@ static void mf_usage(FILE *out)
 	    "Usage: mf_print [OPTIONS] --dir DIR [--dir DIR]...\n"
 	    "       mf_print [OPTIONS] DIR...\n"
 	    "Reads the profiles that libmalloc_freq.so wrote to DIR (malloc_freq.<pid>, one\n"
-	    "<tid>.prof per thread plus the module map), merges threads and processes,\n"
-	    "symbolizes offline (function, file:line, inlined frames, demangled names) and prints\n"
-	    "which call stacks call the allocator how often.\n"
+	    "<tid>.prof per thread plus the module map and the process record), merges threads\n"
+	    "and processes, symbolizes offline (function, file:line, inlined frames, demangled\n"
+	    "names) and prints which call stacks call the allocator how often.\n"
 	    "\n"
-	    "Reports (default: summary and tree):\n"
+	    "Reports (default: summary, programs when there are several, and tree):\n"
 	    "      (none)            the allocation function at the root, its callers below\n"
 	    "  -c, --caller          the tree top-down: outermost caller first\n"
 	    "      --collapsed       one line per stack, 'main;f;g;malloc 42', for flamegraph.pl\n"
 	    "                        and speedscope\n"
-	    "      --threads         calls per thread for each function that calls the allocator\n"
+	    "      --threads         calls per thread (pid/tid and name) for each function that\n"
+	    "                        calls the allocator\n"
+	    "      --processes       every process under the one that started it, with how it\n"
+	    "                        ended and its command line\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
-	    "                        malloc_freq.* directories (a fork or exec tree) reads them "
-	    "all\n"
+	    "                        malloc_freq.* directories (a process tree: fork, exec, a\n"
+	    "                        build) reads them all\n"
 	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
 	    "                        (default 1.0; 0 shows everything)\n"
 	    "  -s, --sort calls|bytes  order and threshold by calls (default) or requested bytes\n"
 	    "      --bytes           --collapsed counts bytes instead of calls\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
-	    "      --full-names      C++ names with template arguments and parameter lists\n"
-	    "                        (by default std::vector<int>::push_back(int const&) shows\n"
-	    "                        as std::vector::push_back)\n"
+	    "      --process PID|NAME  only the processes of this pid or program (repeatable)\n"
+	    "      --merge-processes  do not root stacks under their programs ([gcc], [cc1]),\n"
+	    "                        as the tree and --collapsed do when there are several\n"
+	    "      --full-names      C++ and Rust names in full (by default without template or\n"
+	    "                        generic arguments, parameters or return types:\n"
+	    "                        std::vector::push_back, <String as Clone>::clone)\n"
 	    "      --debuginfod      let elfutils fetch missing debug info from DEBUGINFOD_URLS\n"
 	    "                        (off by default: mf_print works offline)\n"
+	    "  -v, --verbose         name every module without debug info\n"
 	    "  -h, --help            this text\n"
 	    "  -V, --version         the version\n"
 	    "\n"
@@ -92,9 +81,10 @@ static void mf_usage(FILE *out)
 	    "  mf_print --dir malloc_freq.1234 --threshold 0.2\n"
 	    "  mf_print --dir malloc_freq.1234 --collapsed | flamegraph.pl > flame.svg\n"
 	    "  mf_print --threads malloc_freq.1234\n"
+	    "  mf_print --process cc1 build-profiles/\n"
 	    "\n"
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
-	    "reported); 2 usage error.\n",
+	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
 	    out);
 }
 
@@ -106,7 +96,7 @@ static int mf_usage_error(const char *fmt, ...)
 	vfprintf(stderr, fmt, ap);
 	fputs("\nTry 'mf_print --help'.\n", stderr);
 	va_end(ap);
-	return 2;
+	return MF_EXIT_USAGE;
 }
 
 static int mf_parse_args(int argc, char **argv, struct mf_args *a)
@@ -114,9 +104,12 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	enum {
 		OPT_COLLAPSED = 256,
 		OPT_THREADS,
+		OPT_PROCESSES,
 		OPT_BYTES,
 		OPT_LINES,
 		OPT_THREAD,
+		OPT_PROCESS,
+		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
 		OPT_FULL_NAMES
 	};
@@ -127,11 +120,15 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"caller", no_argument, NULL, 'c'},
 	    {"collapsed", no_argument, NULL, OPT_COLLAPSED},
 	    {"threads", no_argument, NULL, OPT_THREADS},
+	    {"processes", no_argument, NULL, OPT_PROCESSES},
 	    {"bytes", no_argument, NULL, OPT_BYTES},
 	    {"lines", no_argument, NULL, OPT_LINES},
 	    {"thread", required_argument, NULL, OPT_THREAD},
+	    {"process", required_argument, NULL, OPT_PROCESS},
+	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
@@ -139,12 +136,13 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	memset(a, 0, sizeof(*a));
 	a->report.threshold = 1.0;
 	a->dirs = calloc((size_t)argc + 1, sizeof(char *));
-	if (!a->dirs)
+	a->load.process = calloc((size_t)argc + 1, sizeof(char *));
+	if (!a->dirs || !a->load.process)
 		return mf_usage_error("out of memory");
 	int modes = 0, c;
 	char *end;
 	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:t:s:chV", opts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, ":d:t:s:cvhV", opts, NULL)) != -1) {
 		switch (c) {
 		case 'd':
 			a->dirs[a->ndirs++] = optarg;
@@ -159,15 +157,15 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case 's':
 			if (!strcmp(optarg, "calls"))
-				a->report.by_bytes = 0;
+				a->by_bytes = 0;
 			else if (!strcmp(optarg, "bytes"))
-				a->report.by_bytes = 1;
+				a->by_bytes = 1;
 			else
 				return mf_usage_error("--sort '%s': give 'calls' or 'bytes'",
 						      optarg);
 			break;
 		case 'c':
-			a->report.caller_first = 1;
+			a->caller = 1;
 			break;
 		case OPT_COLLAPSED:
 			a->mode = MF_MODE_COLLAPSED;
@@ -177,32 +175,47 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->mode = MF_MODE_THREADS;
 			modes++;
 			break;
+		case OPT_PROCESSES:
+			a->mode = MF_MODE_PROCESSES;
+			modes++;
+			break;
 		case OPT_BYTES:
 			a->bytes = 1;
 			break;
 		case OPT_LINES:
-			a->lines = 1;
+			a->report.lines = 1;
 			break;
 		case OPT_THREAD:
 			errno = 0;
-			a->thread = strtoull(optarg, &end, 10);
+			a->load.thread = strtoull(optarg, &end, 10);
 			if (errno || end == optarg || *end || optarg[0] == '-')
 				return mf_usage_error("--thread '%s': give a thread id (a number)",
 						      optarg);
-			a->have_thread = 1;
+			a->load.have_thread = 1;
+			break;
+		case OPT_PROCESS:
+			if (!optarg[0])
+				return mf_usage_error("--process '': give a pid or a program name");
+			a->load.process[a->load.nprocess++] = optarg;
+			break;
+		case OPT_MERGE_PROCESSES:
+			a->report.merge_processes = 1;
 			break;
 		case OPT_DEBUGINFOD:
 			a->debuginfod = 1;
 			break;
 		case OPT_FULL_NAMES:
-			a->full_names = 1;
+			a->report.full_names = 1;
+			break;
+		case 'v':
+			a->verbose = 1;
 			break;
 		case 'h':
 			mf_usage(stdout);
-			exit(0);
+			exit(MF_EXIT_OK);
 		case 'V':
 			printf("mf_print (malloc_freq) %s\n", PACKAGE_VERSION);
-			exit(0);
+			exit(MF_EXIT_OK);
 		case ':':
 			return mf_usage_error("%s needs a value", argv[optind - 1]);
 		default:
@@ -214,227 +227,118 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	for (int i = optind; i < argc; i++)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
-		return mf_usage_error("choose one of --collapsed and --threads");
-	if (a->report.caller_first && a->mode != MF_MODE_TREE)
-		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed "
-				      "or --threads");
-	if ((a->bytes || a->lines) && a->mode != MF_MODE_COLLAPSED)
+		return mf_usage_error("choose one of --collapsed, --threads and --processes");
+	if (a->caller && a->mode != MF_MODE_TREE)
+		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
+				      "--threads or --processes");
+	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
 				      "both; use --sort bytes to order it by bytes)");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
+	a->report.metric = a->mode == MF_MODE_COLLAPSED
+			       ? (a->bytes ? MF_METRIC_BYTES : MF_METRIC_CALLS)
+			   : a->by_bytes ? MF_METRIC_BYTES
+					 : MF_METRIC_CALLS;
 	return 0;
 }
 
-static int mf_name_cmp(const void *a, const void *b)
+/* The symbolizer's warnings: modules without debug info in one line (-v: each), the others as
+ * they are. */
+struct mf_warnings {
+	int verbose;
+	size_t nodebug;
+	char names[3][64];
+};
+
+static void mf_print_warning(int kind, const char *path, const char *msg, void *arg)
 {
-	return strverscmp(*(char *const *)a, *(char *const *)b);
+	struct mf_warnings *w = arg;
+	char text[4096];
+	if (kind == MF_SYM_WARN_NO_DEBUG_INFO && !w->verbose) {
+		if (w->nodebug < 3) {
+			const char *base = strrchr(path, '/');
+			mf_text_escape(base ? base + 1 : path, w->names[w->nodebug],
+				       sizeof(w->names[0]));
+		}
+		w->nodebug++;
+		return;
+	}
+	fprintf(stderr, "mf_print: warning: %s\n", mf_text_escape(msg, text, sizeof(text)));
 }
 
-/* A map for a directory without a readable one: "[module N]" entries, never opened. */
-static int mf_placeholder_map(struct mf_modmap *m, uint32_t need)
+static void mf_print_nodebug(const struct mf_warnings *w)
 {
-	if (need <= m->count)
-		return 0;
-	if (need > MF_PLACEHOLDER_MODULES_MAX)
-		return -1;
-	struct mf_module *mods = realloc(m->mods, (size_t)need * sizeof(*mods));
-	if (!mods)
-		return -1;
-	for (uint32_t i = m->count; i < need; i++) {
-		memset(&mods[i], 0, sizeof(mods[i]));
-		snprintf(mods[i].path, sizeof(mods[i].path), "[module %u]", i);
-	}
-	m->mods = mods;
-	m->count = need;
-	return 0;
+	size_t n = w->nodebug;
+	if (!n)
+		return;
+	char names[256];
+	snprintf(names, sizeof(names), "%s%s%s%s%s", w->names[0], n > 1 ? ", " : "",
+		 n > 1 ? w->names[1] : "", n > 2 ? ", " : "",
+		 n > 3	 ? "..."
+		 : n > 2 ? w->names[2]
+			 : "");
+	if (n == 1)
+		fprintf(stderr,
+			"mf_print: warning: 1 module without debug info (%s): its frames have no "
+			"file:line; install its -dbgsym package or rebuild it with -g\n",
+			names);
+	else
+		fprintf(stderr,
+			"mf_print: warning: %zu modules without debug info (%s): their frames have "
+			"no file:line; install their -dbgsym packages or rebuild them with -g (-v "
+			"names them all)\n",
+			n, names);
 }
 
-static int mf_add_profile(struct mf_input *in, struct mf_profile *p)
+/* Profiles are read where they lie (mapped): one that another program cuts shorter meanwhile
+ * raises SIGBUS. Say so rather than die silently. */
+static void mf_sigbus(int sig)
 {
-	struct mf_profile *v = mf_array_room(in->profiles, in->count, &in->capacity, sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	in->profiles = v;
-	in->profiles[in->count++] = *p;
-	return 0;
+	static const char msg[] = "mf_print: a profile file was cut shorter while it was read\n";
+	(void)sig;
+	if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0) {
+	}
+	_exit(MF_EXIT_INPUT);
 }
 
-/* Reads one malloc_freq.<pid> directory given its sorted .prof names. */
-static int mf_read_dir(struct mf_input *in, const struct mf_args *a, const char *dir, char **names,
-		       size_t n)
+/* The report chosen: after the summary and, with several processes, the programs
+ * (--collapsed: alone). */
+static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
-	char path[PATH_MAX], err[512];
-	struct mf_modmap *map = calloc(1, sizeof(*map));
-	struct mf_modmap **maps = realloc(in->maps, (in->nmaps + 1) * sizeof(*maps));
-	if (!map || !maps) {
-		free(map);
-		return -ENOMEM;
-	}
-	in->maps = maps;
-	in->maps[in->nmaps++] = map;
-	in->dirs++;
-	snprintf(path, sizeof(path), "%s/modules", dir);
-	int have_map = mf_read_modules(path, map, err, sizeof(err)) == 0;
-	if (!have_map) {
-		fprintf(stderr, "mf_print: warning: %s: %s; frames are shown as module+offset\n",
-			path, err);
-		in->failed |= errno != ENOENT;
-	}
-	for (size_t i = 0; i < n; i++) {
-		struct mf_profile p;
-		snprintf(path, sizeof(path), "%s/%s", dir, names[i]);
-		in->files++;
-		int r = mf_read_profile(path, &p, err, sizeof(err));
-		if (r > 0) {
-			fprintf(stderr, "mf_print: warning: %s: %s\n", path, err);
-			continue;
-		}
-		if (r < 0) {
-			mf_error(path, "%s", err);
-			in->failed = 1;
-			continue;
-		}
-		if (!have_map) {
-			uint32_t need = 0;
-			for (uint64_t k = 1; k < p.node_count; k++)
-				if (p.nodes[k].module < MF_MODULE_MAX && p.nodes[k].module >= need)
-					need = p.nodes[k].module + 1;
-			if (mf_placeholder_map(map, need)) {
-				mf_error(path, "names module %u and there is no module map",
-					 need - 1);
-				in->failed = 1;
-				mf_profile_free(&p);
-				continue;
-			}
-		}
-		if (mf_profile_check_modules(&p, map->count, err, sizeof(err))) {
-			mf_error(path, "%s", err);
-			in->failed = 1;
-			mf_profile_free(&p);
-			continue;
-		}
-		p.modules = map;
-		if (a->have_thread && p.header.tid != a->thread) {
-			mf_profile_free(&p);
-			continue;
-		}
-		if (mf_add_profile(in, &p)) {
-			mf_profile_free(&p);
-			return -ENOMEM;
-		}
-	}
-	return 0;
-}
-
-static void mf_free_names(char **names, size_t n)
-{
-	for (size_t i = 0; i < n; i++)
-		free(names[i]);
-	free(names);
-}
-
-/* Lists entries of dir whose names end in suffix (".prof") or start with prefix. */
-static int mf_list(const char *dir, const char *suffix, const char *prefix, char ***out, size_t *n)
-{
-	DIR *d = opendir(dir);
-	if (!d)
-		return -errno;
-	char **names = NULL;
-	size_t count = 0, cap = 0;
-	struct dirent *e;
-	int r = 0;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name), sl = suffix ? strlen(suffix) : 0;
-		int match = suffix ? len > sl && !strcmp(e->d_name + len - sl, suffix)
-				   : !strncmp(e->d_name, prefix, strlen(prefix));
-		if (!match)
-			continue;
-		char **v = mf_array_room(names, count, &cap, sizeof(*v));
-		if (!v) {
-			r = -ENOMEM;
-			break;
-		}
-		names = v;
-		if (!(names[count] = strdup(e->d_name))) {
-			r = -ENOMEM;
-			break;
-		}
-		count++;
-	}
-	closedir(d);
-	if (r) {
-		mf_free_names(names, count);
+	if (a->mode == MF_MODE_COLLAPSED)
+		return mf_report_collapsed(stdout, m, &a->report);
+	int r = mf_report_summary(stdout, m, &a->report);
+	if (r)
 		return r;
-	}
-	if (count)
-		qsort(names, count, sizeof(*names), mf_name_cmp);
-	*out = names;
-	*n = count;
-	return 0;
+	if (a->mode == MF_MODE_PROCESSES)
+		return mf_report_processes(stdout, m, &a->report);
+	if (m->nprocesses > 1 && (r = mf_report_programs(stdout, m, &a->report)))
+		return r;
+	if (a->mode == MF_MODE_THREADS)
+		return mf_report_threads(stdout, m, &a->report);
+	return a->caller ? mf_report_caller(stdout, m, &a->report)
+			 : mf_report_tree(stdout, m, &a->report);
 }
 
-static int mf_read_input(struct mf_input *in, const struct mf_args *a, const char *dir)
+/* Says that --thread or --process chose nothing, and what there is. */
+static void mf_nothing_chosen(const struct mf_args *a)
 {
-	struct stat st;
-	if (stat(dir, &st)) {
-		mf_error(dir, "%s", strerror(errno));
-		in->failed = 1;
-		return 0;
-	}
-	if (!S_ISDIR(st.st_mode)) {
-		mf_error(dir, "not a directory (give the malloc_freq.<pid> directory, not a file)");
-		in->failed = 1;
-		return 0;
-	}
-	char **names = NULL;
-	size_t n = 0;
-	int r = mf_list(dir, ".prof", NULL, &names, &n);
-	if (r == -ENOMEM)
-		return r;
-	if (r) {
-		mf_error(dir, "%s", strerror(-r));
-		in->failed = 1;
-		return 0;
-	}
-	if (n) {
-		r = mf_read_dir(in, a, dir, names, n);
-		mf_free_names(names, n);
-		return r;
-	}
-	free(names);
-	/* A directory of profile directories: a process tree, or several runs. */
-	char **subs = NULL;
-	size_t ns = 0;
-	if ((r = mf_list(dir, NULL, "malloc_freq.", &subs, &ns)))
-		return r == -ENOMEM ? r : 0;
-	size_t before = in->files;
-	char path[PATH_MAX];
-	for (size_t i = 0; i < ns && !r; i++) {
-		snprintf(path, sizeof(path), "%s/%s", dir, subs[i]);
-		if (stat(path, &st) || !S_ISDIR(st.st_mode))
-			continue;
-		if ((r = mf_list(path, ".prof", NULL, &names, &n)))
-			break;
-		if (n)
-			r = mf_read_dir(in, a, path, names, n);
-		mf_free_names(names, n);
-	}
-	mf_free_names(subs, ns);
-	if (r == -ENOMEM)
-		return r;
-	if (in->files == before) {
-		mf_error(dir, "no profiles here (no *.prof files, no malloc_freq.* directories "
-			      "holding them)");
-		in->failed = 1;
-	}
-	return 0;
-}
-
-static void mf_print_warning(const char *msg, void *arg)
-{
-	(void)arg;
-	fprintf(stderr, "mf_print: warning: %s\n", msg);
+	char text[256];
+	if (a->load.nprocess && !a->load.chosen) {
+		fprintf(stderr, "mf_print: no process here is");
+		for (size_t i = 0; i < a->load.nprocess; i++)
+			fprintf(stderr, "%s %s", i ? " or" : "",
+				mf_text_escape(a->load.process[i], text, sizeof(text)));
+		fprintf(stderr, " (--process); the programs are:");
+		for (size_t i = 0; i < a->load.nprograms && i < 20; i++)
+			fprintf(stderr, " %s",
+				mf_text_escape(a->load.programs[i], text, sizeof(text)));
+		fprintf(stderr, "%s\n", a->load.nprograms > 20 ? " ..." : "");
+	} else if (a->load.have_thread)
+		fprintf(stderr, "mf_print: no thread with id %llu in the profiles read%s\n",
+			(unsigned long long)a->load.thread,
+			a->load.nprocess ? " (of the processes chosen)" : "");
 }
 
 int main(int argc, char **argv)
@@ -443,39 +347,39 @@ int main(int argc, char **argv)
 	int r = mf_parse_args(argc, argv, &a);
 	if (r) {
 		free(a.dirs);
+		free(a.load.process);
 		return r;
 	}
 	if (!a.debuginfod)
 		unsetenv("DEBUGINFOD_URLS");
-	struct mf_input in = {0};
-	struct mf_stackset set = {0};
+	signal(SIGBUS, mf_sigbus);
+	struct mf_found_list found = {0};
+	struct mf_model m = {0};
 	struct mf_symbolizer *sym = mf_sym_new();
-	int status = 0;
-	if (!sym)
-		r = -ENOMEM;
-	for (size_t i = 0; !r && i < a.ndirs; i++)
-		r = mf_read_input(&in, &a, a.dirs[i]);
-	if (!r && a.have_thread && !in.count && in.files) {
-		fprintf(stderr, "mf_print: no thread with id %llu in the profiles read\n",
-			a.thread);
-		status = 1;
+	struct mf_warnings warnings = {.verbose = a.verbose};
+	int status = MF_EXIT_OK;
+	r = sym ? mf_model_init(&m, sym) : -ENOMEM;
+	for (size_t i = 0; !r && i < a.ndirs; i++) {
+		int d = mf_discover(&found, a.dirs[i]);
+		a.load.failed |= d > 0;
+		r = d < 0 ? d : 0;
 	}
-	if (!r && in.count) {
-		enum mf_label_style style =
-		    a.mode == MF_MODE_COLLAPSED && !a.lines ? MF_LABEL_FUNCTION : MF_LABEL_LINE;
-		r = mf_stacks_build(&set, in.profiles, in.count, sym, style, a.full_names);
-		mf_sym_warnings(sym, mf_print_warning, NULL);
-		a.report.files = in.files;
-		a.report.dirs = in.dirs;
-		if (!r && a.mode == MF_MODE_COLLAPSED)
-			r = mf_report_collapsed(stdout, &set, a.bytes);
-		else if (!r) {
-			r = mf_report_summary(stdout, &set, &a.report);
-			if (!r)
-				r = a.mode == MF_MODE_THREADS
-					? mf_report_threads(stdout, &set, &a.report)
-					: mf_report_tree(stdout, &set, &a.report);
-		}
+	for (size_t i = 0; !r && i < found.count; i++)
+		r = mf_load_dir(&m, &found.v[i], &a.load);
+	if (!r)
+		mf_model_link_execs(&m);
+	int chose_nothing = (a.load.have_thread || a.load.nprocess) && !a.load.threads &&
+			    a.load.files + a.load.unchosen > 0;
+	if (!r && chose_nothing) {
+		mf_nothing_chosen(&a);
+		status = MF_EXIT_NOTHING_CHOSEN;
+	}
+	if (!r && a.load.threads) {
+		mf_sym_warnings(sym, mf_print_warning, &warnings);
+		mf_print_nodebug(&warnings);
+		a.report.files = a.load.files;
+		a.report.dirs = a.load.dirs;
+		r = mf_report(&m, &a);
 	}
 	if (!r && fflush(stdout))
 		r = -errno;
@@ -484,21 +388,16 @@ int main(int argc, char **argv)
 			r == -ENOMEM ? "out of memory"
 			: r == -EIO  ? "write error"
 				     : strerror(-r));
-		status = 1;
+		status = MF_EXIT_INPUT;
 	}
-	if (in.failed || (!in.count && !status && !r))
-		status = 1;
-	mf_stacks_free(&set);
-	for (size_t i = 0; i < in.count; i++)
-		mf_profile_free(&in.profiles[i]);
-	free(in.profiles);
-	for (size_t i = 0; i < in.nmaps; i++) {
-		mf_modmap_free(in.maps[i]);
-		free(in.maps[i]);
-	}
-	free(in.maps);
+	if (a.load.failed || (!a.load.threads && !status && !r))
+		status = MF_EXIT_INPUT; /* (what could not be read may be what was asked for) */
+	mf_found_free(&found);
+	mf_model_free(&m);
+	mf_load_free(&a.load);
 	if (sym)
 		mf_sym_free(sym);
 	free(a.dirs);
+	free(a.load.process);
 	return status;
 }

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -26,27 +27,44 @@ static int mf_fail(char *err, size_t errlen, const char *fmt, ...)
 	return -1;
 }
 
-int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size)
+/* Opens a regular file of at most max bytes; its size in *size. A descriptor or -errno. */
+static int mf_open_file(const char *path, size_t max, size_t *size)
 {
 	/* O_NONBLOCK: a FIFO planted under a profile's name must not hang us before the check */
 	int fd = open(path, O_RDONLY | O_CLOEXEC | O_NONBLOCK);
 	if (fd < 0)
 		return -errno;
 	struct stat st;
-	if (fstat(fd, &st)) {
-		int e = errno;
+	int e = fstat(fd, &st)		     ? errno
+		: !S_ISREG(st.st_mode)	     ? EISDIR
+		: (uint64_t)st.st_size > max ? EFBIG
+					     : 0;
+	if (e) {
 		close(fd);
 		return -e;
 	}
-	if (!S_ISREG(st.st_mode)) {
-		close(fd);
-		return -EISDIR;
-	}
-	if ((uint64_t)st.st_size > max) {
-		close(fd);
-		return -EFBIG;
-	}
-	size_t cap = (size_t)st.st_size, len = 0;
+	*size = (size_t)st.st_size;
+	return fd;
+}
+
+int mf_map_file(const char *path, size_t max, unsigned char **data, size_t *size)
+{
+	int fd = mf_open_file(path, max, size);
+	if (fd < 0)
+		return fd;
+	void *p = *size ? mmap(NULL, *size, PROT_READ, MAP_PRIVATE, fd, 0) : NULL;
+	int e = p == MAP_FAILED ? errno : 0;
+	close(fd);
+	*data = e ? NULL : p;
+	return -e;
+}
+
+int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size)
+{
+	size_t cap, len = 0;
+	int fd = mf_open_file(path, max, &cap);
+	if (fd < 0)
+		return fd;
 	unsigned char *buf = malloc(cap ? cap : 1);
 	if (!buf) {
 		close(fd);
@@ -83,10 +101,14 @@ static int mf_check_common(const char magic[8], const char *want, uint32_t versi
 			       "written on a machine of the other byte order; read it there");
 	if (byte_order != MF_BYTE_ORDER_MARK)
 		return mf_fail(err, errlen, "corrupt header (byte-order mark 0x%08x)", byte_order);
-	if (version < 1 || version > MF_FORMAT_VERSION)
-		return mf_fail(err, errlen,
-			       "format version %u; this mf_print reads versions 1 to %u", version,
-			       MF_FORMAT_VERSION);
+	if (version > MF_FORMAT_VERSION)
+		return mf_fail(
+		    err, errlen,
+		    "format version %u, newer than this mf_print reads (1 to %u): read it "
+		    "with the mf_print of the malloc_freq that wrote it",
+		    version, MF_FORMAT_VERSION);
+	if (version < 1)
+		return mf_fail(err, errlen, "corrupt header (format version 0)");
 	return 0;
 }
 
@@ -153,12 +175,16 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	}
 	/* A thread killed while its file was being made has a header but no root yet. */
 	uint64_t n = h.node_count;
-	struct mf_node *nodes = calloc(n ? n : 1, sizeof(*nodes));
-	if (!nodes) {
-		mf_fail(err, errlen, "out of memory for %llu nodes", (unsigned long long)n);
-		goto bad;
+	const struct mf_node *nodes = (const struct mf_node *)(data + MF_HEADER_SIZE);
+	struct mf_node *copy = NULL;
+	if ((uintptr_t)nodes % _Alignof(struct mf_node)) {
+		if (!(copy = malloc((n ? n : 1) * sizeof(*copy)))) {
+			mf_fail(err, errlen, "out of memory for %llu nodes", (unsigned long long)n);
+			goto bad;
+		}
+		memcpy(copy, nodes, n * sizeof(*copy));
+		nodes = copy;
 	}
-	memcpy(nodes, data + MF_HEADER_SIZE, n * sizeof(*nodes));
 	for (uint64_t i = 1; i < n; i++) {
 		const struct mf_node *x = &nodes[i];
 		if (x->parent >= i) {
@@ -202,16 +228,17 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	h.thread_name[MF_THREAD_NAME_LEN - 1] = 0;
 	out->path = strdup(path);
 	if (!out->path) {
-		free(nodes);
+		free(copy);
 		return mf_fail(err, errlen, "out of memory");
 	}
 	out->header = h;
 	out->node_count = n;
 	out->nodes = nodes;
+	out->map = copy;
 	out->complete = h.state == MF_STATE_THREAD_EXIT || h.state == MF_STATE_PROCESS_EXIT;
 	return 0;
 bad_nodes:
-	free(nodes);
+	free(copy);
 bad:
 	return -1;
 }
@@ -221,12 +248,29 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
 	unsigned char *data;
 	size_t size;
 	memset(out, 0, sizeof(*out));
-	int r = mf_read_file(path, MF_FILE_MAX, &data, &size);
+	int r = mf_map_file(path, MF_FILE_MAX, &data, &size);
 	if (r)
 		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
 	r = mf_parse_profile(data, size, path, out, err, errlen);
-	free(data);
-	return r;
+	if (r || out->map) { /* (a mapping is page-aligned: nodes are never copied from it) */
+		if (data)
+			munmap(data, size);
+		return r;
+	}
+	out->map = data;
+	out->map_len = size;
+	return 0;
+}
+
+void mf_profile_release(struct mf_profile *p, uint64_t upto)
+{
+	if (!p->map_len)
+		return;
+	uintptr_t start = (uintptr_t)p->map, end = (uintptr_t)(p->nodes + upto);
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	end &= ~(uintptr_t)(page - 1);
+	if (end > start)
+		madvise(p->map, end - start, MADV_DONTNEED);
 }
 
 int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen)
@@ -244,7 +288,10 @@ int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *e
 void mf_profile_free(struct mf_profile *p)
 {
 	free(p->path);
-	free(p->nodes);
+	if (p->map_len)
+		munmap(p->map, p->map_len);
+	else
+		free(p->map);
 	memset(p, 0, sizeof(*p));
 }
 
@@ -335,4 +382,44 @@ void mf_modmap_free(struct mf_modmap *m)
 {
 	free(m->mods);
 	memset(m, 0, sizeof(*m));
+}
+
+int mf_parse_process(const unsigned char *data, size_t size, struct mf_process_record *out,
+		     char *err, size_t errlen)
+{
+	memset(out, 0, sizeof(*out));
+	if (mf_check_size(size, sizeof(*out), err, errlen))
+		return -1;
+	memcpy(out, data, sizeof(*out));
+	struct mf_process_record *r = out;
+	if (mf_check_common(r->magic, MF_PROCESS_MAGIC, r->version, r->byte_order, err, errlen))
+		return -1;
+	if (r->version < 3 || r->record_size != MF_PROCESS_SIZE)
+		return mf_fail(err, errlen, "corrupt header (version %u, record size %u)",
+			       r->version, r->record_size);
+	if (r->state < MF_PROCESS_RUNNING || r->state > MF_PROCESS_SIGNALED)
+		return mf_fail(err, errlen, "corrupt record (state %u)", r->state);
+	if (r->cmdline_len > MF_CMDLINE_LEN || r->exe_len >= MF_PATH_LEN)
+		return mf_fail(err, errlen,
+			       "corrupt record (command line of %u bytes, executable "
+			       "of %u)",
+			       r->cmdline_len, r->exe_len);
+	r->exe[r->exe_len] = 0;
+	r->exec_from[MF_EXEC_FROM_LEN - 1] = 0;
+	if (r->cmdline_len)
+		r->cmdline[r->cmdline_len - 1] = 0;
+	return 0;
+}
+
+int mf_read_process(const char *path, struct mf_process_record *out, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t size;
+	memset(out, 0, sizeof(*out));
+	int r = mf_read_file(path, MF_PROCESS_SIZE * 4, &data, &size);
+	if (r)
+		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
+	r = mf_parse_process(data, size, out, err, errlen);
+	free(data);
+	return r;
 }

@@ -18,18 +18,26 @@ struct mf_profile {
 	char *path;
 	struct mf_prof_header header; /* validated copy */
 	uint64_t node_count;
-	struct mf_node *nodes;		 /* validated: parent < index, modules in range */
-	const struct mf_modmap *modules; /* of its directory; count 0 when missing */
-	int complete;			 /* finalized at thread or process exit */
+	const struct mf_node *nodes; /* validated: parent < index; in the file's mapping, the
+					caller's data, or a copy (owned) */
+	int complete;		     /* finalized at thread or process exit */
+	void *map;		     /* the file's mapping, or the copy; NULL: nodes are the
+					caller's */
+	size_t map_len;		     /* of a mapping; 0 for a copy */
 };
 
-/* Reads and validates one .prof file. Returns 0; 1 for a file its thread never got to write
- * (empty or no header: nothing recorded, not an error), with a message in err; or -1 with a
- * message (no file name) in err. */
+/* Reads and validates one .prof file, mapped (not copied: a profile of millions of stacks is
+ * read once, where it lies). Returns 0; 1 for a file its thread never got to write (empty or
+ * no header: nothing recorded, not an error), with a message in err; or -1 with a message (no
+ * file name) in err. A file cut shorter while it is mapped raises SIGBUS. */
 int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen);
-/* The same for a file's contents already in memory (path is only remembered). */
+/* The same for a file's contents already in memory (path is only remembered); its nodes are
+ * data's, which must outlive out, unless data is not aligned for them (then they are
+ * copied). */
 int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		     struct mf_profile *out, char *err, size_t errlen);
+/* Says that nodes before upto will not be read again: a mapping's pages holding them go. */
+void mf_profile_release(struct mf_profile *p, uint64_t upto);
 void mf_profile_free(struct mf_profile *p);
 
 /* Same for a module map; the map may then index frames of profiles of that directory. */
@@ -38,10 +46,19 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 		     size_t errlen);
 void mf_modmap_free(struct mf_modmap *m);
 
+/* Reads and validates a process record (a copy in *out, its strings terminated). 0, or -1 with
+ * a message in err. */
+int mf_read_process(const char *path, struct mf_process_record *out, char *err, size_t errlen);
+int mf_parse_process(const unsigned char *data, size_t size, struct mf_process_record *out,
+		     char *err, size_t errlen);
+
 /* Checks a profile's nodes against its module map (count modules). 0 or -1 with err. */
 int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen);
 
 /* Reads a whole file into memory (at most max bytes). Returns 0 or -errno; *data is malloc'd. */
 int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size);
+/* Maps a whole file read-only (at most max bytes; an empty one is not mapped: *data NULL).
+ * Returns 0 or -errno; munmap(*data, *size) when done. */
+int mf_map_file(const char *path, size_t max, unsigned char **data, size_t *size);
 
 #endif

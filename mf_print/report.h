@@ -1,24 +1,39 @@
-/* The outputs of mf_print, each built from an mf_stackset and written to a stream.
- * Return 0 or -ENOMEM (or -EIO when the stream fails). */
+/* The outputs of mf_print, each rendering the model in a file of its own and written to a
+ * stream. Each returns 0, -ENOMEM, or -EIO when the stream fails. */
 #ifndef MF_REPORT_H
 #define MF_REPORT_H
 
 #include <stdio.h>
 
-#include "stacks.h"
+#include "model.h"
 
 struct mf_report_options {
-	double threshold; /* percent of the total of the sort key; smaller paths are folded */
-	int by_bytes;	  /* sort and threshold by bytes, not calls */
-	int caller_first; /* top-down tree: outermost caller first */
-	size_t files;	  /* files read, for the summary */
+	double threshold;      /* percent of the total of metric; smaller paths are folded */
+	enum mf_metric metric; /* what the tree and tables are ordered and folded by; what
+				 --collapsed counts */
+	int lines;	       /* --collapsed: frames carry file:line */
+	int full_names;	       /* C++ and Rust names as demangled, not simplified */
+	int merge_processes;   /* do not root stacks under their programs */
+	size_t files;	       /* files read, for the summary */
 	size_t dirs;
 };
 
-int mf_report_summary(FILE *out, const struct mf_stackset *set, const struct mf_report_options *o);
-int mf_report_tree(FILE *out, const struct mf_stackset *set, const struct mf_report_options *o);
-int mf_report_threads(FILE *out, const struct mf_stackset *set, const struct mf_report_options *o);
-/* One line per distinct stack: "root;...;caller;malloc COUNT", sorted; calls or bytes. */
-int mf_report_collapsed(FILE *out, const struct mf_stackset *set, int bytes);
+/* The totals: calls, bytes, threads, files, by entry point, and what the profile lacks. */
+int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* The tree rooted at the allocation function, its callers below. */
+int mf_report_tree(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* The tree top-down: outermost callers first, the allocation function last. */
+int mf_report_caller(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* Allocation sites (the function that called the allocator) by thread. */
+int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* The programs: one line each, the busiest first, with how their processes ended. */
+int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --processes: every process under the one that started it. */
+int mf_report_processes(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* How a process ended, in a few words ("exited 0", "killed by SIGKILL", "still running"). */
+void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
+/* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
+ * by frame; for flamegraph.pl and speedscope. */
+int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 
 #endif

@@ -14,11 +14,13 @@
 #include <dwarf.h>
 #include <elfutils/libdw.h>
 #include <elfutils/libdwfl.h>
-#include <libiberty/demangle.h>
 /* A failed add leaves the element's hh.tbl NULL instead of exiting. */
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
+#include "elfsym.h"
+#include "inlines.h"
+#include "names.h"
 #include "symbolize.h"
 
 struct mf_sym_str {
@@ -36,30 +38,22 @@ struct mf_sym_module {
 	int build_id_len;
 	bool dwarf_checked;
 	bool warned_build_id;
+	bool symtab_built;
+	struct mf_elfsym *symtab;   /* sorted, made on first use */
+	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 };
 
-struct mf_sym_key {
-	const struct mf_sym_module *mod;
-	uint64_t rel_pc;
-	uint32_t flags;
-	uint32_t pad; /* zeroed: the key is hashed as bytes */
-};
-
-#define MF_SYM_KEY_RET	1u
-#define MF_SYM_KEY_FILE 2u /* the file on disk was used (build-id matched) */
-
-struct mf_sym_result {
-	UT_hash_handle hh;
-	struct mf_sym_key key;
-	int n;
-	struct mf_sym_frame frames[];
+struct mf_sym_warning {
+	int kind; /* MF_SYM_WARN_* */
+	char *path, *msg;
 };
 
 struct mf_symbolizer {
 	struct mf_sym_str *strs;
 	struct mf_sym_module *mods;
-	struct mf_sym_result *results;
-	char **warnings;
+	struct mf_sym_frame *frames; /* the last lookup's */
+	int cap_frames;
+	struct mf_sym_warning *warnings;
 	size_t nwarnings;
 	size_t cap_warnings;
 };
@@ -130,44 +124,47 @@ mf_sym_intern_fmt(struct mf_symbolizer *sym, const char *fmt, ...)
 	return r;
 }
 
-__attribute__((format(printf, 2, 3))) static void mf_sym_warn(struct mf_symbolizer *sym,
-							      const char *fmt, ...)
+__attribute__((format(printf, 4, 5))) static void
+mf_sym_warn(struct mf_symbolizer *sym, int kind, const char *path, const char *fmt, ...)
 {
+	struct mf_sym_warning *w;
 	va_list ap;
-	char *s;
 
 	if (sym->nwarnings == sym->cap_warnings) {
 		size_t cap = sym->cap_warnings ? sym->cap_warnings * 2 : 8;
-		char **w = realloc(sym->warnings, cap * sizeof(*w));
 
+		w = realloc(sym->warnings, cap * sizeof(*w));
 		if (!w)
 			return;
 		sym->warnings = w;
 		sym->cap_warnings = cap;
 	}
+	w = &sym->warnings[sym->nwarnings];
+	w->kind = kind;
+	w->path = strdup(path);
 	va_start(ap, fmt);
-	s = mf_sym_vasprintf(fmt, ap);
+	w->msg = mf_sym_vasprintf(fmt, ap);
 	va_end(ap);
-	if (s)
-		sym->warnings[sym->nwarnings++] = s;
+	if (w->path && w->msg)
+		sym->nwarnings++;
+	else {
+		free(w->path);
+		free(w->msg);
+	}
 }
 
-char *mf_sym_demangle(const char *name)
+/* Demangled if mangled, interned either way; *lang says how it was mangled. */
+static const char *mf_sym_name(struct mf_symbolizer *sym, const char *name, int *lang)
 {
-	if (!name || !*name)
-		return NULL;
-	return cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
-}
-
-/* Demangled if mangled, interned either way. */
-static const char *mf_sym_name(struct mf_symbolizer *sym, const char *name)
-{
+	enum mf_lang l;
 	const char *r;
 	char *d;
 
+	*lang = MF_LANG_C;
 	if (!name || !*name)
 		return NULL;
-	d = mf_sym_demangle(name);
+	d = mf_name_demangle(name, &l);
+	*lang = l;
 	if (!d)
 		return mf_sym_intern(sym, name);
 	r = mf_sym_intern(sym, d);
@@ -182,19 +179,16 @@ struct mf_symbolizer *mf_sym_new(void)
 
 void mf_sym_free(struct mf_symbolizer *sym)
 {
-	struct mf_sym_result *r, *rtmp;
 	struct mf_sym_module *m, *mtmp;
 	struct mf_sym_str *s, *stmp;
 	size_t i;
 
 	if (!sym)
 		return;
-	HASH_ITER (hh, sym->results, r, rtmp) {
-		HASH_DEL(sym->results, r);
-		free(r);
-	}
 	HASH_ITER (hh, sym->mods, m, mtmp) {
 		HASH_DEL(sym->mods, m);
+		mf_elfsym_free(m->symtab);
+		mf_inlines_free(m->inlines);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->path);
@@ -204,19 +198,24 @@ void mf_sym_free(struct mf_symbolizer *sym)
 		HASH_DEL(sym->strs, s);
 		free(s);
 	}
-	for (i = 0; i < sym->nwarnings; i++)
-		free(sym->warnings[i]);
+	for (i = 0; i < sym->nwarnings; i++) {
+		free(sym->warnings[i].path);
+		free(sym->warnings[i].msg);
+	}
 	free(sym->warnings);
+	free(sym->frames);
 	free(sym);
 }
 
-void mf_sym_warnings(struct mf_symbolizer *sym, void (*fn)(const char *msg, void *arg), void *arg)
+void mf_sym_warnings(struct mf_symbolizer *sym,
+		     void (*fn)(int kind, const char *path, const char *msg, void *arg), void *arg)
 {
 	size_t i;
 
 	for (i = 0; i < sym->nwarnings; i++) {
-		fn(sym->warnings[i], arg);
-		free(sym->warnings[i]);
+		fn(sym->warnings[i].kind, sym->warnings[i].path, sym->warnings[i].msg, arg);
+		free(sym->warnings[i].path);
+		free(sym->warnings[i].msg);
 	}
 	sym->nwarnings = 0;
 }
@@ -232,13 +231,15 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 	/* A FIFO or device under a module's name would block or feed us garbage. */
 	struct stat st;
 	if (stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
-		mf_sym_warn(sym, "%s: cannot open: not a regular file", m->path);
+		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path,
+			    "%s: cannot open: not a regular file", m->path);
 		return;
 	}
 
 	dwfl = dwfl_begin(&mf_sym_callbacks);
 	if (!dwfl) {
-		mf_sym_warn(sym, "%s: cannot open: %s", m->path, dwfl_errmsg(-1));
+		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s", m->path,
+			    dwfl_errmsg(-1));
 		return;
 	}
 	dwfl_report_begin(dwfl);
@@ -248,7 +249,8 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 	 */
 	m->mod = dwfl_report_elf(dwfl, m->path, m->path, -1, 0, true);
 	if (!m->mod) {
-		mf_sym_warn(sym, "%s: cannot open: %s", m->path, dwfl_errmsg(-1));
+		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s", m->path,
+			    dwfl_errmsg(-1));
 		dwfl_end(dwfl);
 		return;
 	}
@@ -259,7 +261,7 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 		m->build_id_len = 0;
 }
 
-static struct mf_sym_module *mf_sym_module(struct mf_symbolizer *sym, const char *path)
+struct mf_sym_module *mf_sym_module_get(struct mf_symbolizer *sym, const char *path)
 {
 	struct mf_sym_module *m;
 	const char *slash;
@@ -301,7 +303,7 @@ static bool mf_sym_build_id_ok(struct mf_symbolizer *sym, struct mf_sym_module *
 		return true;
 	if (!m->warned_build_id) {
 		m->warned_build_id = true;
-		mf_sym_warn(sym,
+		mf_sym_warn(sym, MF_SYM_WARN_BUILD_ID, m->path,
 			    "%s: build-id differs from the profiled one (file changed since "
 			    "the run?); its frames are shown as module+offset",
 			    m->path);
@@ -317,20 +319,20 @@ static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *
 		return;
 	m->dwarf_checked = true;
 	if (!dwfl_module_getdwarf(m->mod, &bias))
-		mf_sym_warn(sym,
+		mf_sym_warn(sym, MF_SYM_WARN_NO_DEBUG_INFO, m->path,
 			    "%s: no debug info; install its -dbgsym package or rebuild with "
 			    "-g for file:line",
 			    m->path);
 }
 
-static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char *file, int line,
-			int inlined)
+/* Appends frame (its function, file, line and column, inlined or not, language). */
+static void mf_sym_push(struct mf_sym_vec *vec, const struct mf_sym_frame *frame)
 {
 	struct mf_sym_frame *f;
 
 	if (vec->failed)
 		return;
-	if (!function) {
+	if (!frame->function) {
 		/* An interning failure: a partial chain would misattribute, so fall back. */
 		vec->failed = true;
 		return;
@@ -346,14 +348,10 @@ static void mf_sym_push(struct mf_sym_vec *vec, const char *function, const char
 		vec->v = f;
 		vec->cap = cap;
 	}
-	f = &vec->v[vec->n++];
-	f->function = function;
-	f->file = file;
-	f->line = line;
-	f->inlined = inlined;
+	vec->v[vec->n++] = *frame;
 }
 
-static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die)
+static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die, int *lang)
 {
 	Dwarf_Attribute attr;
 	const char *name;
@@ -362,7 +360,22 @@ static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die)
 				    ?: dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
 	if (!name)
 		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
-	return mf_sym_name(sym, name);
+	return mf_sym_name(sym, name, lang);
+}
+
+/* A source file as addr2line names it: a name relative to the unit's compilation directory is
+ * joined to it (rustc writes "src/main.rs" for a crate built from its parent). Interned. */
+static const char *mf_sym_file(struct mf_symbolizer *sym, Dwarf_Die *cu, const char *file)
+{
+	Dwarf_Attribute attr;
+	const char *dir;
+
+	if (!file || file[0] == '/' || !cu)
+		return mf_sym_intern(sym, file);
+	dir = dwarf_formstring(dwarf_attr(cu, DW_AT_comp_dir, &attr));
+	if (!dir || !dir[0])
+		return mf_sym_intern(sym, file);
+	return mf_sym_intern_fmt(sym, "%s/%s", dir, file);
 }
 
 static const char *mf_sym_call_file(struct mf_symbolizer *sym, Dwarf_Die *die)
@@ -376,115 +389,110 @@ static const char *mf_sym_call_file(struct mf_symbolizer *sym, Dwarf_Die *die)
 		return NULL;
 	if (!dwarf_diecu(die, &cu, NULL, NULL) || dwarf_getsrcfiles(&cu, &files, NULL) != 0)
 		return NULL;
-	return mf_sym_intern(sym, dwarf_filesrc(files, idx, NULL, NULL));
+	return mf_sym_file(sym, &cu, dwarf_filesrc(files, idx, NULL, NULL));
+}
+
+/* The ELF symbol holding addr, from the module's sorted symbol table. */
+static const char *mf_sym_symtab_name(struct mf_sym_module *m, Dwarf_Addr addr)
+{
+	if (!m->symtab_built) {
+		m->symtab_built = true;
+		m->symtab = mf_elfsym_build(m->mod);
+	}
+	return mf_elfsym_find(m->symtab, addr);
 }
 
 /*
- * Like eu-addr2line -i: the innermost frame gets the line table's file:line, and each frame
+ * Like addr2line -i: the innermost frame gets the line table's file:line, and each frame
  * further out gets the call site recorded on the inlined_subroutine DIE inside it.
  */
 static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, Dwarf_Addr addr,
 			   uint64_t rel_pc, struct mf_sym_vec *vec)
 {
-	const char *file = NULL, *name = NULL;
-	Dwarf_Die *scopes = NULL, *cudie, inner;
+	struct mf_sym_frame at = {0}; /* where the frame now being found calls from */
+	Dwarf_Die *scopes = NULL, *cudie;
 	Dwarf_Addr bias = 0;
 	Dwfl_Line *dline;
-	int line = 0, n, i;
+	int n = 0, i, lang = MF_LANG_C;
 
 	dline = dwfl_module_getsrc(m->mod, addr);
 	if (dline) {
-		file = mf_sym_intern(sym, dwfl_lineinfo(dline, NULL, &line, NULL, NULL, NULL));
-		if (!file)
-			line = 0;
+		at.file = mf_sym_file(sym, dwfl_linecu(dline),
+				      dwfl_lineinfo(dline, NULL, &at.line, &at.column, NULL, NULL));
+		if (!at.file)
+			at.line = at.column = 0;
 	}
 
 	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
-	n = cudie ? dwarf_getscopes(cudie, addr - bias, &scopes) : 0;
-	if (n > 0) {
-		/* Past an inlined instance these follow its abstract origin, not its callers. */
-		inner = scopes[0];
-		free(scopes);
-		scopes = NULL;
-		n = dwarf_getscopes_die(&inner, &scopes);
+	if (cudie && !m->inlines && !(m->inlines = mf_inlines_new())) {
+		vec->failed = true;
+		return;
 	}
-	for (i = 0; i < n; i++) {
+	if (cudie)
+		n = mf_inlines_find(m->inlines, cudie, addr - bias, &scopes);
+	if (n < 0) {
+		vec->failed = true;
+		return;
+	}
+	/* scopes: the subprogram, then the inlined subroutines, innermost last */
+	for (i = n - 1; i > 0; i--) {
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
-		int tag = dwarf_tag(&scopes[i]);
 
-		if (tag == DW_TAG_subprogram || tag == DW_TAG_entry_point) {
-			name = mf_sym_die_name(sym, &scopes[i]);
-			break;
-		}
-		if (tag != DW_TAG_inlined_subroutine)
-			continue;
-		name = mf_sym_die_name(sym, &scopes[i]);
-		mf_sym_push(vec, name ? name : mf_sym_intern(sym, "??"), file, line, 1);
-		name = NULL;
-		file = mf_sym_call_file(sym, &scopes[i]);
-		line = 0;
+		at.function = mf_sym_die_name(sym, &scopes[i], &lang);
+		if (!at.function)
+			at.function = mf_sym_intern(sym, "??");
+		at.inlined = 1;
+		at.lang = lang;
+		mf_sym_push(vec, &at);
+		at.file = mf_sym_call_file(sym, &scopes[i]);
+		at.line = at.column = 0;
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_line, &attr), &w) == 0)
-			line = (int)w;
+			at.line = (int)w;
+		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &w) == 0)
+			at.column = (int)w;
 	}
-	free(scopes);
+	at.function = n > 0 ? mf_sym_die_name(sym, &scopes[0], &lang) : NULL;
 
 	/* The real function: by DWARF, else by the ELF symbol table. */
-	if (!name)
-		name = mf_sym_name(sym, dwfl_module_addrname(m->mod, addr));
-	if (!name && vec->n)
-		name = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
-	if (name || vec->n)
-		mf_sym_push(vec, name, file, line, 0);
+	if (!at.function)
+		at.function = mf_sym_name(sym, mf_sym_symtab_name(m, addr), &lang);
+	at.lang = at.function ? lang : MF_LANG_C;
+	if (!at.function && vec->n)
+		at.function = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
+	at.inlined = 0;
+	if (at.function || vec->n)
+		mf_sym_push(vec, &at);
 }
 
-static struct mf_sym_result *mf_sym_result_new(struct mf_symbolizer *sym,
-					       const struct mf_sym_key *key,
-					       const struct mf_sym_frame *frames, int n)
+/* Keeps frames (n of them) as the last lookup's; returns them, or NULL when out of memory. */
+static const struct mf_sym_frame *mf_sym_keep(struct mf_symbolizer *sym,
+					      const struct mf_sym_frame *frames, int n)
 {
-	struct mf_sym_result *r;
-
-	r = malloc(sizeof(*r) + n * sizeof(r->frames[0]));
-	if (!r)
-		return NULL;
-	r->key = *key;
-	r->n = n;
-	memcpy(r->frames, frames, n * sizeof(r->frames[0]));
-	HASH_ADD(hh, sym->results, key, sizeof(r->key), r);
-	if (!r->hh.tbl) {
-		free(r);
-		return NULL;
+	if (n > sym->cap_frames) {
+		struct mf_sym_frame *f = realloc(sym->frames, n * sizeof(*f));
+		if (!f)
+			return NULL;
+		sym->frames = f;
+		sym->cap_frames = n;
 	}
-	return r;
+	memcpy(sym->frames, frames, n * sizeof(*frames));
+	return sym->frames;
 }
 
-int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
-		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
-		  const struct mf_sym_frame **out)
+int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const uint8_t *build_id,
+		     size_t build_id_len, uint64_t rel_pc, int is_return_address,
+		     const struct mf_sym_frame **out)
 {
 	struct mf_sym_vec vec = {0};
 	struct mf_sym_frame fallback;
-	struct mf_sym_result *r;
-	struct mf_sym_module *m;
-	struct mf_sym_key key;
+	const struct mf_sym_frame *kept;
 	bool use_file;
 
 	*out = &mf_sym_oom_frame;
-	m = mf_sym_module(sym, path ? path : "");
 	if (!m)
 		return 1;
 	use_file = m->dwfl && mf_sym_build_id_ok(sym, m, build_id, build_id_len);
-
-	memset(&key, 0, sizeof(key));
-	key.mod = m;
-	key.rel_pc = rel_pc;
-	key.flags = (is_return_address ? MF_SYM_KEY_RET : 0) | (use_file ? MF_SYM_KEY_FILE : 0);
-	HASH_FIND(hh, sym->results, &key, sizeof(key), r);
-	if (r) {
-		*out = r->frames;
-		return r->n;
-	}
-
 	if (use_file) {
 		/* A return address points after the call: look up the call itself. */
 		Dwarf_Addr addr = (is_return_address && rel_pc) ? rel_pc - 1 : rel_pc;
@@ -499,15 +507,25 @@ int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *bu
 			return 1;
 		}
 		fallback.file = NULL;
-		fallback.line = 0;
+		fallback.line = fallback.column = 0;
 		fallback.inlined = 0;
-		r = mf_sym_result_new(sym, &key, &fallback, 1);
+		fallback.lang = MF_LANG_C;
+		kept = mf_sym_keep(sym, &fallback, 1);
+		vec.n = 1;
 	} else {
-		r = mf_sym_result_new(sym, &key, vec.v, vec.n);
+		kept = mf_sym_keep(sym, vec.v, vec.n);
 	}
 	free(vec.v);
-	if (!r)
+	if (!kept)
 		return 1;
-	*out = r->frames;
-	return r->n;
+	*out = kept;
+	return vec.n;
+}
+
+int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
+		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
+		  const struct mf_sym_frame **out)
+{
+	return mf_sym_lookup_in(sym, mf_sym_module_get(sym, path ? path : ""), build_id,
+				build_id_len, rel_pc, is_return_address, out);
 }

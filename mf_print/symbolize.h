@@ -11,33 +11,48 @@ struct mf_sym_frame {
 	const char *function; /* demangled name; never NULL: "BASENAME+0xOFF" when unknown */
 	const char *file;     /* source file as DWARF names it, or NULL */
 	int line;	      /* 0 when unknown */
+	int column;	      /* 0 when unknown */
 	int inlined;	      /* 1: inlined into the frame that follows in the array */
+	int lang;	      /* enum mf_lang: how function was mangled */
 };
 
 struct mf_symbolizer;
+struct mf_sym_module;
 
 /* Returns NULL only when out of memory. */
 struct mf_symbolizer *mf_sym_new(void);
 void mf_sym_free(struct mf_symbolizer *sym);
 
+/* The session of the module file at path, opened on first use ("" and "[...]" names are
+ * never opened: their frames are named "[name]+0xOFF"). NULL only when out of memory. */
+struct mf_sym_module *mf_sym_module_get(struct mf_symbolizer *sym, const char *path);
+
 /*
- * The frames at rel_pc (an ELF virtual address of the module at path), innermost first: the
- * inlined functions, then the function that contains them. is_return_address: rel_pc is a
- * return address, so the call instruction before it is looked up (rel_pc - 1).
- * build_id (may be NULL when build_id_len is 0) is what the profiled process saw; a file on disk
- * with another build-id is not used (the frame falls back to "path+0xOFF") and
- * mf_sym_warnings() says so once per module. Returns the number of frames (>= 1) and sets *out
- * to an array that stays valid until mf_sym_free(). Results are cached.
+ * The frames at rel_pc (an ELF virtual address of module m), innermost first: the inlined
+ * functions, then the function that contains them. is_return_address: rel_pc is a return
+ * address, so the call instruction before it is looked up (rel_pc - 1). build_id (may be NULL
+ * when build_id_len is 0) is what the profiled process saw; a file on disk with another
+ * build-id is not used (the frame falls back to "path+0xOFF") and mf_sym_warnings() says so
+ * once per module. Returns the number of frames (>= 1) and sets *out to an array that stays
+ * valid until the next lookup; its strings stay valid until mf_sym_free(). Nothing is cached:
+ * look each address up once.
  */
+int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const uint8_t *build_id,
+		     size_t build_id_len, uint64_t rel_pc, int is_return_address,
+		     const struct mf_sym_frame **out);
+/* The same by the module's path. */
 int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
 		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
 		  const struct mf_sym_frame **out);
 
-/* Demangles a C++ or Rust symbol; returns a malloc'd string, or NULL if name is not mangled. */
-char *mf_sym_demangle(const char *name);
-
-/* Calls fn once for each warning collected so far (module missing, build-id mismatch, no
- * debug info), in order, then forgets them. */
-void mf_sym_warnings(struct mf_symbolizer *sym, void (*fn)(const char *msg, void *arg), void *arg);
+enum {
+	MF_SYM_WARN_CANNOT_OPEN,   /* the module's file cannot be opened */
+	MF_SYM_WARN_BUILD_ID,	   /* the file is not the one the process had */
+	MF_SYM_WARN_NO_DEBUG_INFO, /* no debug info found: functions only, no file:line */
+};
+/* Calls fn once for each warning collected so far, in order (its kind, the module's path and a
+ * message naming it), then forgets them. */
+void mf_sym_warnings(struct mf_symbolizer *sym,
+		     void (*fn)(int kind, const char *path, const char *msg, void *arg), void *arg);
 
 #endif

@@ -1,6 +1,6 @@
-/* The readable reports: a summary, the call tree (callee-rooted by default: the allocation
- * function, then who called it), and the per-thread table. Paths below the threshold are
- * folded into one line that says how much they hold. */
+/* Printing a call tree (see tree.h): the samples are grouped by their label at the root, each
+ * group shown is grouped again by the next label, and so on; a group below the threshold is
+ * folded and never looked into. */
 #include "config.h"
 
 #include <errno.h>
@@ -8,368 +8,136 @@
 #include <stdlib.h>
 #include <string.h>
 
-#undef uthash_fatal
-#define uthash_fatal(msg) return -ENOMEM
-#include <uthash.h>
+#include "fold.h"
+#include "text.h"
+#include "tree.h"
 
-#include "report.h"
-
-struct mf_tnode {
-	UT_hash_handle hh;
-	uint32_t label;
-	uint64_t calls, bytes;
-	struct mf_tnode *children;
-};
-
-static void mf_human_bytes(char *buf, size_t size, uint64_t b)
-{
-	const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB"};
-	double v = (double)b;
-	int u = 0;
-	while (v >= 1024 && u < 5) {
-		v /= 1024;
-		u++;
-	}
-	if (u == 0)
-		snprintf(buf, size, "%" PRIu64 " B", b);
-	else
-		snprintf(buf, size, "%.1f %s", v, unit[u]);
-}
-
-static double mf_pct(uint64_t part, uint64_t total)
-{
-	return total ? 100.0 * (double)part / (double)total : 0.0;
-}
-
-int mf_report_summary(FILE *out, const struct mf_stackset *set, const struct mf_report_options *o)
-{
-	char bytes[32];
-	mf_human_bytes(bytes, sizeof(bytes), set->bytes);
-	fprintf(out,
-		"malloc_freq: %s%" PRIu64
-		" calls, %s requested; %zu thread%s in %zu file%s from %zu director%s\n",
-		set->estimated ? "~" : "", set->calls, bytes, set->nthreads,
-		set->nthreads == 1 ? "" : "s", o->files, o->files == 1 ? "" : "s", o->dirs,
-		o->dirs == 1 ? "y" : "ies");
-	fprintf(out, "  by function:");
-	const char *sep = " ";
-	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
-		if (!set->entry_calls[e])
-			continue;
-		fprintf(out, "%s%s %" PRIu64 " (%.1f%%)", sep, mf_entry_names[e],
-			set->entry_calls[e], mf_pct(set->entry_calls[e], set->calls));
-		sep = ", ";
-	}
-	fprintf(out, "%s\n", set->calls ? "" : " no calls recorded");
-	if (set->estimated)
-		fprintf(out,
-			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "
-			"are scaled by the sampling rate\n");
-	if (set->incomplete)
-		fprintf(out,
-			"  %zu file%s not finalized: the process was killed, crashed, exec'd or "
-			"called _exit while %s ran; everything recorded until then is included\n",
-			set->incomplete, set->incomplete == 1 ? "" : "s",
-			set->incomplete == 1 ? "its thread" : "their threads");
-	if (set->lost)
-		fprintf(out,
-			"  %" PRIu64 " of %" PRIu64
-			" calls lost: a profile file could not grow (disk "
-			"full, or a file size limit); the rest are in the report\n",
-			set->lost, set->seen);
-	if (set->nested)
-		fprintf(out,
-			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
-			"thread (signal handlers): counted, not attributed to a stack\n",
-			set->nested);
-	return ferror(out) ? -EIO : 0;
-}
-
-static int mf_tnode_child(struct mf_tnode *parent, uint32_t label, struct mf_tnode **out)
-{
-	struct mf_tnode *c;
-	HASH_FIND(hh, parent->children, &label, sizeof(label), c);
-	if (!c) {
-		if (!(c = calloc(1, sizeof(*c))))
-			return -ENOMEM;
-		c->label = label;
-		HASH_ADD(hh, parent->children, label, sizeof(label), c);
-	}
-	*out = c;
-	return 0;
-}
-
-static void mf_tnode_free(struct mf_tnode *n)
-{
-	struct mf_tnode *c, *tmp;
-	HASH_ITER (hh, n->children, c, tmp) {
-		HASH_DEL(n->children, c);
-		mf_tnode_free(c);
-		free(c);
-	}
-}
-
-struct mf_tree_print {
+struct mf_tree {
 	FILE *out;
-	const struct mf_stackset *set;
+	const struct mf_model *m;
+	const struct mf_labels *l;
 	const struct mf_report_options *o;
+	const struct mf_tree_spec *spec;
 	uint64_t total;
-	char *prefix; /* the tree's left margin, grown as it deepens */
-	size_t prefix_len, prefix_cap;
+	int rooted;	 /* level 0 is the program */
+	uint32_t *keys;	 /* by position in items */
+	uint64_t *views; /* by position in items: mf_model_view of the item */
+	struct mf_fold_scratch scratch;
+	struct mf_fold_levels levels;
+	struct mf_strbuf prefix; /* the tree's left margin, grown as it deepens */
 };
 
-static uint64_t mf_key(const struct mf_tree_print *tp, const struct mf_tnode *n)
+/* The label at level of a sample's path: its program first when rooted. */
+static uint32_t mf_tree_key(const struct mf_tree *t, uint32_t sample, uint64_t view, uint32_t level)
 {
-	return tp->o->by_bytes ? n->bytes : n->calls;
+	if (t->rooted && level == 0)
+		return mf_labels_program(t->l, t->m, sample);
+	return t->spec->key(t->m, t->l, sample, view, level - (uint32_t)t->rooted);
 }
 
-static const struct mf_tree_print *mf_sort_ctx;
-static int mf_tnode_cmp(const void *a, const void *b)
-{
-	const struct mf_tnode *x = *(const struct mf_tnode *const *)a;
-	const struct mf_tnode *y = *(const struct mf_tnode *const *)b;
-	uint64_t kx = mf_key(mf_sort_ctx, x), ky = mf_key(mf_sort_ctx, y);
-	if (kx != ky)
-		return kx > ky ? -1 : 1;
-	return strcmp(mf_sort_ctx->set->labels[x->label], mf_sort_ctx->set->labels[y->label]);
-}
-
-static void mf_tree_line(struct mf_tree_print *tp, uint64_t calls, uint64_t bytes,
-			 const char *branch, const char *text)
+static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const char *branch,
+			 const char *text)
 {
 	char b[32];
-	mf_human_bytes(b, sizeof(b), bytes);
-	fprintf(tp->out, "%12" PRIu64 " %6.2f%% %11s  %.*s%s%s\n", calls,
-		mf_pct(tp->o->by_bytes ? bytes : calls, tp->total), b, (int)tp->prefix_len,
-		tp->prefix, branch, text);
+	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
+	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s  %.*s%s%s\n", value[MF_METRIC_CALLS],
+		mf_text_pct(value[t->o->metric], t->total), b, (int)t->prefix.len, t->prefix.s,
+		branch, text);
 }
 
-static int mf_prefix_push(struct mf_tree_print *tp, const char *s)
+/* The path of one sample from level on: a line per label, each the only child of the one
+ * before (it is above the threshold, or it would not have been reached). */
+static int mf_tree_chain(struct mf_tree *t, uint32_t sample, uint64_t view, uint32_t level)
 {
-	size_t n = strlen(s);
-	if (tp->prefix_len + n + 1 > tp->prefix_cap) {
-		size_t cap = (tp->prefix_cap + n + 1) * 2;
-		char *p = realloc(tp->prefix, cap);
-		if (!p)
-			return -ENOMEM;
-		tp->prefix = p;
-		tp->prefix_cap = cap;
-	}
-	memcpy(tp->prefix + tp->prefix_len, s, n);
-	tp->prefix_len += n;
-	return 0;
-}
-
-static int mf_tree_children(struct mf_tree_print *tp, const struct mf_tnode *n)
-{
-	size_t count = HASH_COUNT(n->children), shown = 0, i = 0;
-	if (!count)
+	uint64_t value[MF_METRICS];
+	for (int k = 0; k < MF_METRICS; k++)
+		value[k] = t->m->values[k][sample];
+	if (mf_text_pct(value[t->o->metric], t->total) < t->o->threshold) {
+		char text[128];
+		snprintf(text, sizeof(text), "(1 more path below %.2g%%)", t->o->threshold);
+		if (mf_tree_key(t, sample, view, level) != MF_NONE)
+			mf_tree_line(t, value, level ? "`- " : "", text);
 		return 0;
-	struct mf_tnode **v = malloc(count * sizeof(*v));
-	if (!v)
-		return -ENOMEM;
-	for (struct mf_tnode *c = n->children; c; c = c->hh.next)
-		v[i++] = c;
-	mf_sort_ctx = tp;
-	qsort(v, count, sizeof(*v), mf_tnode_cmp);
-	uint64_t folded_calls = 0, folded_bytes = 0;
-	size_t folded = 0;
-	for (i = 0; i < count; i++) {
-		if (mf_pct(mf_key(tp, v[i]), tp->total) < tp->o->threshold) {
-			folded_calls += v[i]->calls;
-			folded_bytes += v[i]->bytes;
-			folded++;
-		} else {
-			shown++;
-		}
 	}
-	int r = 0, top = n->label == UINT32_MAX;
-	for (i = 0; i < shown && !r; i++) {
-		int last = i + 1 == shown && !folded;
-		mf_tree_line(tp, v[i]->calls, v[i]->bytes,
-			     top    ? ""
-			     : last ? "`- "
-				    : "|- ",
-			     tp->set->labels[v[i]->label]);
-		size_t keep = tp->prefix_len;
-		r = mf_prefix_push(tp, top ? "" : last ? "   " : "|  ");
+	int r = 0;
+	for (uint32_t key; !r && (key = mf_tree_key(t, sample, view, level)) != MF_NONE; level++) {
+		mf_tree_line(t, value, level ? "`- " : "", t->l->text[key]);
+		if (level)
+			r = mf_strbuf_add(&t->prefix, "   ", 3);
+	}
+	return r;
+}
+
+/* The children at level of the node whose samples are items[0..n). */
+static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint64_t *views, uint32_t *keys,
+			 size_t n, uint32_t level, const uint64_t *sum)
+{
+	if (n == 1)
+		return mf_tree_chain(t, items[0], views[0], level);
+	for (size_t i = 0; i < n; i++)
+		keys[i] = mf_tree_key(t, items[i], views[i], level);
+	struct mf_fold *f = &t->levels.v[level];
+	int r = mf_fold_group(f, &t->scratch, items, views, keys, n, t->m->values, sum);
+	if (r)
+		return r;
+	mf_fold_sort(f, t->o->metric, t->total, t->o->threshold, t->l->rank);
+	int top = level == 0;
+	size_t folded = f->count - f->shown;
+	for (size_t i = 0; i < f->shown && !r; i++) {
+		const struct mf_group *g = &f->groups[i];
+		int last = i + 1 == f->shown && !folded;
+		mf_tree_line(t, g->value, top ? "" : last ? "`- " : "|- ", t->l->text[g->key]);
+		size_t keep = t->prefix.len;
+		r = mf_strbuf_add(&t->prefix, top ? "" : last ? "   " : "|  ", top ? 0 : 3);
 		if (!r)
-			r = mf_tree_children(tp, v[i]);
-		tp->prefix_len = keep;
+			r = mf_tree_level(t, items + g->first, views + g->first, keys + g->first,
+					  g->count, level + 1, g->value);
+		t->prefix.len = keep;
 	}
 	if (!r && folded) {
 		char text[128];
 		snprintf(text, sizeof(text), "(%zu more path%s below %.2g%%)", folded,
-			 folded == 1 ? "" : "s", tp->o->threshold);
-		mf_tree_line(tp, folded_calls, folded_bytes, top ? "" : "`- ", text);
+			 folded == 1 ? "" : "s", t->o->threshold);
+		mf_tree_line(t, f->folded_value, top ? "" : "`- ", text);
 	}
-	free(v);
 	return r;
 }
 
-int mf_report_tree(FILE *out, const struct mf_stackset *set, const struct mf_report_options *o)
+int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_options *o,
+		   const struct mf_tree_spec *spec)
 {
-	struct mf_tnode root = {.label = UINT32_MAX};
-	int r = 0;
-	for (size_t i = 0; i < set->count && !r; i++) {
-		const struct mf_stack *s = &set->stacks[i];
-		struct mf_tnode *n = &root;
-		uint32_t len = s->depth + 1;
-		for (uint32_t k = 0; k < len && !r; k++) {
-			/* callee-first: entry, innermost ... outermost; caller-first: the reverse
-			 */
-			uint32_t label;
-			if (o->caller_first)
-				label = k < s->depth ? s->labels[k] : set->entry_label[s->entry];
-			else
-				label =
-				    k == 0 ? set->entry_label[s->entry] : s->labels[s->depth - k];
-			if (!(r = mf_tnode_child(n, label, &n))) {
-				n->calls += s->calls;
-				n->bytes += s->bytes;
-			}
-		}
-	}
-	struct mf_tree_print tp = {.out = out, .set = set, .o = o};
-	tp.total = o->by_bytes ? set->bytes : set->calls;
+	struct mf_labels l;
+	struct mf_tree t = {.out = out, .m = m, .l = &l, .o = o, .spec = spec};
+	size_t n = m->nsamples;
+	uint32_t *items = malloc((n ? n : 1) * sizeof(*items));
+	t.keys = malloc((n ? n : 1) * sizeof(*t.keys));
+	t.views = malloc((n ? n : 1) * sizeof(*t.views));
+	int r = items && t.keys && t.views ? 0 : -ENOMEM;
+	if (!r)
+		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, mf_text_clean);
+	if (!r)
+		r = mf_labels_rank(&l);
+	if (!r) /* a level past the deepest stack's end, and one for the process */
+		r = mf_fold_levels_init(&t.levels, m->max_depth + 2);
 	if (!r) {
+		for (size_t i = 0; i < n; i++) {
+			items[i] = (uint32_t)i;
+			t.views[i] = mf_model_view(m, (uint32_t)i);
+		}
+		t.total = mf_model_total(m, o->metric, NULL);
+		t.rooted = mf_labels_rooted(&l, o->merge_processes);
 		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
-			o->caller_first ? "Outermost callers first, the allocation function last"
-					: "The allocation function first, then who called it",
-			o->threshold, o->by_bytes ? "bytes" : "calls");
-		fprintf(out, "%12s %7s %11s  %s\n", "calls", "%", "bytes",
-			o->caller_first ? "call stack (caller -> allocation)"
-					: "call stack (allocation <- caller)");
-		r = mf_tree_children(&tp, &root);
+			spec->heading, o->threshold, mf_metric_info[o->metric].name);
+		fprintf(out, "%12s %7s %11s  %s\n", "calls", "%", "bytes", spec->column);
+		r = mf_tree_level(&t, items, t.views, t.keys, n, 0, NULL);
 	}
-	free(tp.prefix);
-	mf_tnode_free(&root);
-	if (!r && ferror(out))
-		r = -EIO;
-	return r;
-}
-
-/* ---- threads ------------------------------------------------------------------------------ */
-
-#define MF_THREAD_COLUMNS 8
-
-struct mf_site {
-	UT_hash_handle hh;
-	uint32_t label;
-	uint64_t total;
-	uint64_t cols[MF_THREAD_COLUMNS + 1]; /* last: all other threads */
-};
-
-static const struct mf_stackset *mf_thread_sort_set;
-static int mf_thread_cmp(const void *a, const void *b)
-{
-	const struct mf_thread_info *x = &mf_thread_sort_set->threads[*(const size_t *)a];
-	const struct mf_thread_info *y = &mf_thread_sort_set->threads[*(const size_t *)b];
-	if (x->calls != y->calls)
-		return x->calls > y->calls ? -1 : 1;
-	return x->profile->header.tid < y->profile->header.tid ? -1 : 1;
-}
-
-static int mf_site_cmp(const void *a, const void *b)
-{
-	const struct mf_site *x = *(const struct mf_site *const *)a;
-	const struct mf_site *y = *(const struct mf_site *const *)b;
-	if (x->total != y->total)
-		return x->total > y->total ? -1 : 1;
-	return x->label < y->label ? -1 : x->label > y->label;
-}
-
-int mf_report_threads(FILE *out, const struct mf_stackset *set, const struct mf_report_options *o)
-{
-	size_t n = set->nthreads, ncols = n < MF_THREAD_COLUMNS ? n : MF_THREAD_COLUMNS;
-	int others = n > MF_THREAD_COLUMNS;
-	size_t *order = malloc((n ? n : 1) * sizeof(*order));
-	size_t *column = malloc((n ? n : 1) * sizeof(*column));
-	struct mf_site *sites = NULL, *s, *tmp;
-	int r = order && column ? 0 : -ENOMEM;
-	for (size_t i = 0; !r && i < n; i++)
-		order[i] = i;
-	if (!r) {
-		mf_thread_sort_set = set;
-		qsort(order, n, sizeof(*order), mf_thread_cmp);
-		for (size_t i = 0; i < n; i++)
-			column[order[i]] = i < ncols ? i : MF_THREAD_COLUMNS;
-	}
-	for (size_t i = 0; !r && i < set->count; i++) {
-		const struct mf_stack *st = &set->stacks[i];
-		uint32_t label = mf_stack_site(set, st);
-		HASH_FIND(hh, sites, &label, sizeof(label), s);
-		if (!s) {
-			if (!(s = calloc(1, sizeof(*s)))) {
-				r = -ENOMEM;
-				break;
-			}
-			s->label = label;
-			HASH_ADD(hh, sites, label, sizeof(label), s);
-		}
-		uint64_t v = o->by_bytes ? st->bytes : st->calls;
-		s->total += v;
-		s->cols[column[st->thread]] += v;
-	}
-	size_t count = HASH_COUNT(sites), k = 0;
-	struct mf_site **v = r ? NULL : malloc((count ? count : 1) * sizeof(*v));
-	if (!r && !v)
-		r = -ENOMEM;
-	if (!r) {
-		for (s = sites; s; s = s->hh.next)
-			v[k++] = s;
-		qsort(v, count, sizeof(*v), mf_site_cmp);
-		uint64_t total = o->by_bytes ? set->bytes : set->calls;
-		fprintf(out,
-			"\n%s per thread, by the function that called the allocator; sites below "
-			"%.2g%% are folded (--threshold)\n\n",
-			o->by_bytes ? "Bytes" : "Calls", o->threshold);
-		fprintf(out, "%12s", "total");
-		for (size_t c = 0; c < ncols; c++)
-			fprintf(out, " %12" PRIu64, set->threads[order[c]].profile->header.tid);
-		if (others)
-			fprintf(out, " %12s", "others");
-		fprintf(out, "  %s\n%12s", "tid", "");
-		for (size_t c = 0; c < ncols; c++)
-			fprintf(out, " %12.12s",
-				set->threads[order[c]].profile->header.thread_name);
-		if (others)
-			fprintf(out, " %9zu th", n - ncols);
-		fprintf(out, "  %s\n", "thread name / allocation site");
-		uint64_t fold_total = 0, fold_cols[MF_THREAD_COLUMNS + 1] = {0};
-		size_t folded = 0;
-		for (size_t i = 0; i < count; i++) {
-			if (mf_pct(v[i]->total, total) < o->threshold) {
-				folded++;
-				fold_total += v[i]->total;
-				for (size_t c = 0; c <= MF_THREAD_COLUMNS; c++)
-					fold_cols[c] += v[i]->cols[c];
-				continue;
-			}
-			fprintf(out, "%12" PRIu64, v[i]->total);
-			for (size_t c = 0; c < ncols; c++)
-				fprintf(out, " %12" PRIu64, v[i]->cols[c]);
-			if (others)
-				fprintf(out, " %12" PRIu64, v[i]->cols[MF_THREAD_COLUMNS]);
-			fprintf(out, "  %s\n", set->labels[v[i]->label]);
-		}
-		if (folded) {
-			fprintf(out, "%12" PRIu64, fold_total);
-			for (size_t c = 0; c < ncols; c++)
-				fprintf(out, " %12" PRIu64, fold_cols[c]);
-			if (others)
-				fprintf(out, " %12" PRIu64, fold_cols[MF_THREAD_COLUMNS]);
-			fprintf(out, "  (%zu more site%s below %.2g%%)\n", folded,
-				folded == 1 ? "" : "s", o->threshold);
-		}
-	}
-	free(v);
-	HASH_ITER (hh, sites, s, tmp) {
-		HASH_DEL(sites, s);
-		free(s);
-	}
-	free(order);
-	free(column);
+	mf_labels_free(&l);
+	mf_fold_scratch_free(&t.scratch);
+	mf_fold_levels_free(&t.levels);
+	free(t.prefix.s);
+	free(t.keys);
+	free(t.views);
+	free(items);
 	if (!r && ferror(out))
 		r = -EIO;
 	return r;

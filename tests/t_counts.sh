@@ -50,7 +50,7 @@ tid=$(ls "$d" | grep '\.prof$' | sed 's/\.prof$//' | sort -n | tail -1)
 "$MF_PRINT" --collapsed --thread "$tid" "$d" > "$mf_work/t.txt"
 is "$(calls "$mf_work/t.txt" ';site_malloc;malloc$')" 100 "--thread $tid: 100 calls from site_malloc"
 "$MF_PRINT" --thread 1 "$d" > /dev/null 2> "$mf_work/err"; rc=$?
-is "$rc" 1 "--thread with an unknown tid exits 1"
+is "$rc" 3 "--thread with an unknown tid exits 3 (chose nothing)"
 like "$(cat "$mf_work/err")" "no thread with id 1" "... and says so"
 sorted=$("$MF_PRINT" --sort bytes --threshold 0 "$d" | awk '$NF != "" && NR > 6' | head -1)
 like "$sorted" "pvalloc$" "--sort bytes puts the largest byte count (pvalloc) first"

@@ -29,8 +29,8 @@ check "empty directory" 1 "^mf_print: $mf_work/empty: no profiles here" "$mf_wor
 check "a file instead of a directory" 1 "^mf_print: $prof: not a directory" "$prof"
 d=$(bad magic); f=$(ls "$d"/*.prof); patch "$f" 0 101
 check "not a profile (bad magic)" 1 "^mf_print: $f: not a malloc_freq file \(bad magic\)" "$d"
-d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 003
-check "wrong format version" 1 "^mf_print: $f: format version 3; this mf_print reads versions 1 to 2" "$d"
+d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 004
+check "a newer format version is named as such" 1 "^mf_print: $f: format version 4, newer than this mf_print reads \(1 to 3\): read it with the mf_print of the malloc_freq that wrote it" "$d"
 d=$(bad order); f=$(ls "$d"/*.prof); patch "$f" 12 001; patch "$f" 13 002; patch "$f" 14 003; patch "$f" 15 004
 check "other byte order" 1 "^mf_print: $f: written on a machine of the other byte order" "$d"
 d=$(bad short); f=$(ls "$d"/*.prof); head -c 100 "$prof" > "$f"
@@ -66,11 +66,28 @@ check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls' or 'bytes'"
 check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate "$good"
 check "missing option value" 2 "^mf_print: --dir needs a value" --dir
 check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
-check "two reports at once" 2 "^mf_print: choose one of --collapsed and --threads" --collapsed --threads "$good"
+check "two reports at once" 2 "^mf_print: choose one of --collapsed, --threads and --processes" --collapsed --threads "$good"
 check "--thread not a number" 2 "^mf_print: --thread 'x'" --thread x "$good"
+check "--process with nothing to match" 2 "^mf_print: --process '': give a pid or a program name" --process "" "$good"
+check "--process that matches nothing: exit 3, and the programs there are named" 3 "^mf_print: no process here is nosuchprog \(--process\); the programs are: prog_kill" --process nosuchprog "$good"
+check "--thread that matches nothing: exit 3" 3 "^mf_print: no thread with id 1 in the profiles read" --thread 1 "$good"
+# What programs may do to the report: request more than 2^64 bytes in all (4 x 2^63: it used
+# to wrap to 0), or name a thread with a terminal escape and a newline.
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_tree" huge 4
+out=$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)
+like "$out" "^malloc_freq: 8 calls, at least 16.0 EiB requested" "requests beyond 2^64 bytes: the sum stops at 16 EiB, says 'at least'"
+like "$out" "some sums reached 2\^64 - 1" "... and the summary says why"
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_tree" name 30
+"$MF_PRINT" --threads "$mf_work"/malloc_freq.* > "$mf_work/out" 2> /dev/null
+is "$(grep -c "$(printf '\033')" "$mf_work/out")" 0 "a thread name's escape sequence does not reach the terminal"
+like "$(cat "$mf_work/out")" '^ +\\x1b\[31m\\nx  thread name' "... it is shown escaped, on its own line of the table"
+like "$(cat "$mf_work/out")" '^ +30 +30  site_tree ' "... and the table's rows are whole"
 "$MF_PRINT" --help > "$mf_work/help"; rc=$?
 is "$rc" 0 "--help exits 0"
-for o in --dir --threshold --sort --caller --collapsed --threads --bytes --lines --thread --debuginfod --version; do
+for o in --dir --threshold --sort --caller --collapsed --threads --processes --bytes --lines --thread \
+	--process --merge-processes --full-names --debuginfod --verbose --version; do
 	grep -q -- "$o" "$mf_work/help" || missing="$missing $o"
 done
 is "${missing:-}" "" "--help documents every option"

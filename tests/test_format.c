@@ -1,8 +1,9 @@
-/* The on-disk format round trip: the library's own writer (profile_file.c, trie.c, modules.c)
- * records known stacks into a real file, mf_print's reader reads it back, and everything must
- * agree: header fields, every node, and the calls and bytes of every stack. Also forces the
- * file to grow several times; and the module map must say what the loader says of every
- * object, one of them loaded through a path 4000 bytes long. */
+/* The on-disk format round trip: the library's own writer (profile_file.c, trie.c, modules.c,
+ * process.c) records known stacks into a real file, mf_print's reader reads it back, and
+ * everything must agree: header fields, every node, and the calls and bytes of every stack.
+ * Also forces the file to grow several times; the module map must say what the loader says of
+ * every object, one of them loaded through a path 4000 bytes long; and the process record must
+ * say who this process is, then how it ended, and an exec'd image's what it replaced. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -253,6 +254,47 @@ int main(void)
 	if (mnodes)
 		mf_trie_destroy(&mt);
 	free(mnodes);
+
+	/* The process record: made with the directory, read back, then ended and replaced. */
+	struct mf_process_record rec, rec1;
+	char ppath[4200], stat[1024], *field;
+	snprintf(ppath, sizeof(ppath), "%s/process", mf_prof_dir());
+	r = mf_read_process(ppath, &rec, err, sizeof(err));
+	tap_ok(r == 0, "the process record reads back %s", err);
+	FILE *st = fopen("/proc/self/stat", "r");
+	size_t got = st ? fread(stat, 1, sizeof(stat) - 1, st) : 0;
+	stat[got] = 0;
+	if (st)
+		fclose(st);
+	field = strrchr(stat, ')');
+	for (int k = 2; field && k < 22 && *field; field++)
+		k += *field == ' ';
+	tap_ok(r == 0 && rec.pid == (uint64_t)getpid() && rec.ppid == (uint64_t)getppid() &&
+		   field && rec.start_ticks == strtoull(field, NULL, 10),
+	       "pid, parent and start time round-trip");
+	tap_ok(r == 0 && strstr(rec.exe, "test_format") && rec.argc >= 1 &&
+		   strstr(rec.cmdline, "test_format") && rec.state == MF_PROCESS_RUNNING &&
+		   !rec.exec_from[0],
+	       "executable and command line; running; not exec'd (%s, %u args)", rec.exe, rec.argc);
+	char first[4200];
+	snprintf(first, sizeof(first), "%s", mf_prof_dir());
+	mf_prof_dir_forget(); /* as a new image of this pid would: its directory is .1 */
+	r = mf_prof_dir_ensure();
+	snprintf(ppath, sizeof(ppath), "%s/process", first);
+	r = r ? r : mf_read_process(ppath, &rec, err, sizeof(err));
+	snprintf(ppath, sizeof(ppath), "%s.1/process", first);
+	r = r ? r : mf_read_process(ppath, &rec1, err, sizeof(err));
+	const char *base = strrchr(first, '/') + 1;
+	tap_ok(r == 0 && rec.state == MF_PROCESS_EXECED && rec.end_ns &&
+		   !strcmp(rec1.exec_from, base) && rec1.state == MF_PROCESS_RUNNING,
+	       "the next image of the pid marks the last replaced and names it (%s)",
+	       r == 0 ? rec1.exec_from : err);
+	mf_process_quick_exit(3);
+	mf_process_exit(); /* (what exit() does after: a status already written is kept) */
+	r = mf_read_process(ppath, &rec1, err, sizeof(err));
+	tap_ok(r == 0 && rec1.state == MF_PROCESS_QUICK_EXIT && rec1.status == 3 &&
+		   (rec1.flags & MF_PROCESS_STATUS) && rec1.end_ns >= rec1.start_ns,
+	       "_exit(3) is written, with its status and time");
 
 	/* Version 1's map (4152-byte records), as the previous writer wrote it, still reads. */
 	char v1[4200];

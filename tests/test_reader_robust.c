@@ -1,7 +1,8 @@
-/* Every truncation of real profiles and module maps, and 20000 random byte changes (fixed
- * seed): the reader accepts the input or rejects it with a message, and whatever it accepts
- * goes through every report; never a crash, a hang or a leak (CI runs this under ASan).
- * Inputs: the files in tests/fuzz_corpus, whose first byte says the kind (see fuzz_reader.c). */
+/* Every truncation of real profiles, module maps and process records, and 20000 random byte
+ * changes (fixed seed): the reader accepts the input or rejects it with a message, and
+ * whatever it accepts goes through every report; never a crash, a hang or a leak (CI runs this
+ * under ASan). Inputs: the files in tests/fuzz_corpus, whose first byte says the kind (see
+ * reader_exercise.h). */
 #include "config.h"
 
 #include <dirent.h>
@@ -9,12 +10,6 @@
 
 #include "reader_exercise.h"
 #include "tap.h"
-
-static int exercise(const unsigned char *d, size_t n, char *err, size_t errlen)
-{
-	return d[0] & 1 ? mf_exercise_modules(d + 1, n - 1, err, errlen)
-			: mf_exercise_profile(d + 1, n - 1, err, errlen);
-}
 
 int main(void)
 {
@@ -36,11 +31,11 @@ int main(void)
 		if (mf_read_file(path, 1 << 24, &data, &size) || size < 2)
 			tap_bail(path);
 		files++;
-		int whole = exercise(data, size, err, sizeof(err));
+		int whole = mf_exercise(data, size, err, sizeof(err));
 		tap_ok(whole == 0, "%s: the whole file is accepted %s", e->d_name, err);
 		int silent = 0, accepted = 0;
 		for (size_t n = 1; n < size; n++) {
-			int r = exercise(data, n, err, sizeof(err));
+			int r = mf_exercise(data, n, err, sizeof(err));
 			accepted += r == 0;
 			silent += r != 0 && !err[0];
 		}
@@ -58,7 +53,7 @@ int main(void)
 					at = 1 + (size_t)(rng % 4096);
 				copy[at] = (unsigned char)(rng >> 32);
 			}
-			int r = exercise(copy, size, err, sizeof(err));
+			int r = mf_exercise(copy, size, err, sizeof(err));
 			accepted += r == 0;
 			silent += r != 0 && !err[0];
 		}

@@ -1,0 +1,358 @@
+/* The process record `process` of the profile directory (malloc_freq_format.h): made with the
+ * directory, mapped shared so that a SIGKILL loses nothing, and given the process's end at
+ * exit, _exit and _Exit; a parent's wait gives its children theirs, and a new image marks the
+ * one it replaced. Runs inside malloc, in _exit and in wait, which a signal handler may call:
+ * no malloc, no stdio, errno preserved, async-signal-safe (the one lock, fds_apart.c's, is
+ * taken with signals blocked); files opened in a table of their own, no descriptor kept. */
+#include "config.h"
+
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mf_internal.h"
+
+#define MF_PROCESS_IMAGES_MAX 256 /* malloc_freq.<pid>.<n> looked at for one pid */
+
+struct mf_process_real mf_process_real;
+
+static struct mf_process_record *mf_proc;    /* this process's record, mapped */
+static pid_t mf_proc_pid;		     /* the process mf_proc belongs to */
+static struct mf_process_record mf_proc_new; /* a record being made (under the dir lock) */
+static int mf_process_argc;		     /* the program's arguments, from the loader */
+static char **mf_process_argv;
+
+static uint64_t mf_process_now_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Reads up to size bytes of a /proc file into buf; how many, or -1. */
+static ssize_t mf_process_slurp(const char *path, char *buf, size_t size, int *more)
+{
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	size_t len = 0;
+	ssize_t n = 0;
+	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
+		len += (size_t)n;
+	char extra;
+	if (more)
+		*more = len == size && read(fd, &extra, 1) == 1;
+	close(fd);
+	return len || n == 0 ? (ssize_t)len : -1;
+}
+
+/* The arguments the loader gave the constructor, as /proc/self/cmdline has them (each ending
+ * in NUL) but without the system calls: how many bytes of buf (size) they fill. */
+static ssize_t mf_process_args(char *buf, size_t size, int *more)
+{
+	size_t len = 0;
+	for (int i = 0; i < mf_process_argc && mf_process_argv[i]; i++) {
+		size_t n = strlen(mf_process_argv[i]) + 1;
+		if (len + n > size) {
+			memcpy(buf + len, mf_process_argv[i], size - len);
+			*more = 1;
+			return (ssize_t)size;
+		}
+		memcpy(buf + len, mf_process_argv[i], n);
+		len += n;
+	}
+	return (ssize_t)len;
+}
+
+/* Field 22 of /proc/self/stat: the start time, after the command name (which may hold
+ * spaces and parentheses: the last ')' ends it). 0 if it cannot be read. */
+static uint64_t mf_process_start_ticks(void)
+{
+	char buf[1024];
+	ssize_t n = mf_process_slurp("/proc/self/stat", buf, sizeof(buf) - 1, NULL);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	char *p = strrchr(buf, ')');
+	if (!p)
+		return 0;
+	for (int field = 2; field < 22 && *p; p++)
+		if (*p == ' ')
+			field++;
+	uint64_t v = 0;
+	for (; *p >= '0' && *p <= '9'; p++)
+		v = v * 10 + (uint64_t)(*p - '0');
+	return v;
+}
+
+/* Reads a record's first part from fd into r; 1 if it is a process record of pid. */
+static int mf_process_peek(int fd, struct mf_process_record *r, uint64_t pid)
+{
+	size_t head = offsetof(struct mf_process_record, counters);
+	return pread(fd, r, head, 0) == (ssize_t)head &&
+	       !memcmp(r->magic, MF_PROCESS_MAGIC, sizeof(r->magic)) &&
+	       r->version == MF_FORMAT_VERSION && r->byte_order == MF_BYTE_ORDER_MARK &&
+	       r->pid == pid;
+}
+
+/* Writes a record's end (state, status, flags, end_ns) at fd. */
+static void mf_process_poke_end(int fd, const struct mf_process_record *r)
+{
+	const size_t from = offsetof(struct mf_process_record, state),
+		     to = offsetof(struct mf_process_record, pid);
+	/* (a failure leaves the record running: the reader says it ended unrecorded) */
+	if (pwrite(fd, (const char *)r + from, to - from, (off_t)from) == (ssize_t)(to - from))
+		(void)!pwrite(fd, &r->end_ns, sizeof(r->end_ns),
+			      offsetof(struct mf_process_record, end_ns));
+}
+
+/* The name of pid's n-th profile directory (as mf_prof_dir_make numbers them) into path. */
+static void mf_process_dir_name(char *path, size_t size, pid_t pid, unsigned n)
+{
+	if (n == 0)
+		mf_format(path, size, "%s/malloc_freq.%d", mf_config.dir, (int)pid);
+	else
+		mf_format(path, size, "%s/malloc_freq.%d.%u", mf_config.dir, (int)pid, n);
+}
+
+/* The image this one replaced by exec: the latest directory of this pid before dir n whose
+ * record has this process's start time and no end. It is marked replaced, and named in r. */
+static void mf_process_find_exec(struct mf_process_record *r, pid_t pid, unsigned n)
+{
+	char path[MF_PATH_LEN];
+	for (unsigned k = n; k-- > 0;) {
+		mf_process_dir_name(path, sizeof(path) - 8, pid, k);
+		size_t dir_len = strlen(path);
+		memcpy(path + dir_len, "/process", 9);
+		int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			continue;
+		struct mf_process_record old;
+		if (mf_process_peek(fd, &old, (uint64_t)pid) && old.start_ticks == r->start_ticks &&
+		    old.state == MF_PROCESS_RUNNING) {
+			old.state = MF_PROCESS_EXECED;
+			old.flags &= ~MF_PROCESS_STATUS;
+			old.end_ns = mf_process_now_ns();
+			mf_process_poke_end(fd, &old);
+			path[dir_len] = 0;
+			const char *name = strrchr(path, '/') + 1;
+			mf_format(r->exec_from, sizeof(r->exec_from), "%s", name);
+			k = 0;
+		}
+		close(fd);
+	}
+}
+
+void mf_process_created(pid_t pid, unsigned n)
+{
+	struct mf_process_record *r = &mf_proc_new;
+	if (getpid() != pid)
+		return; /* a child forked by a signal handler, finishing its parent's step */
+	memset(r, 0, sizeof(*r));
+	memcpy(r->magic, MF_PROCESS_MAGIC, sizeof(r->magic));
+	r->version = MF_FORMAT_VERSION;
+	r->byte_order = MF_BYTE_ORDER_MARK;
+	r->record_size = MF_PROCESS_SIZE;
+	r->state = MF_PROCESS_RUNNING;
+	r->pid = (uint64_t)pid;
+	r->ppid = (uint64_t)getppid();
+	r->start_ticks = mf_process_start_ticks();
+	r->start_ns = mf_process_now_ns();
+	ssize_t len = readlink("/proc/self/exe", r->exe, sizeof(r->exe) - 1);
+	r->exe_len = len > 0 ? (uint32_t)len : 0;
+	int more = 0;
+	if (mf_process_argv)
+		len = mf_process_args(r->cmdline, sizeof(r->cmdline) - 1, &more);
+	else
+		len = mf_process_slurp("/proc/self/cmdline", r->cmdline, sizeof(r->cmdline) - 1,
+				       &more);
+	if (len > 0 && r->cmdline[len - 1] != 0) /* cut inside an argument: end it there */
+		r->cmdline[len++] = 0;
+	r->cmdline_len = len > 0 ? (uint32_t)len : 0;
+	for (uint32_t i = 0; i < r->cmdline_len; i++)
+		r->argc += r->cmdline[i] == 0;
+	r->flags = more ? MF_PROCESS_CMDLINE_CUT : 0;
+	mf_process_find_exec(r, pid, n);
+
+	/* Written whole (its blocks are then the file's: the mapping cannot fault on a full disk),
+	 * then mapped. */
+	if (mf_prof_size_allowed(MF_PROCESS_SIZE))
+		return;
+	int dfd = mf_prof_dir_open();
+	if (dfd < 0)
+		return;
+	int fd = openat(dfd, "process", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	mf_prof_dir_close(dfd);
+	if (fd < 0)
+		return;
+	size_t done = 0;
+	while (done < sizeof(*r)) {
+		ssize_t w = write(fd, (const char *)r + done, sizeof(*r) - done);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			break;
+		done += (size_t)w;
+	}
+	void *p = done == sizeof(*r)
+		      ? mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
+		      : MAP_FAILED;
+	close(fd);
+	if (p == MAP_FAILED) {
+		MF_LOG_ONCE("cannot write %s/process: %s; how the process ends is not recorded",
+			    mf_prof_dir(), strerrordesc_np(errno));
+		return;
+	}
+	mf_proc = p;
+	__atomic_store_n(&mf_proc_pid, pid, __ATOMIC_RELEASE);
+}
+
+/* This process's record, or NULL (none made, or the one mapped is a parent's: a fork or
+ * vfork child writes nothing there). */
+static struct mf_process_record *mf_process_mine(void)
+{
+	pid_t owner = __atomic_load_n(&mf_proc_pid, __ATOMIC_ACQUIRE);
+	return owner && owner == getpid() ? mf_proc : NULL;
+}
+
+/* Writes this process's end; an end already written with a status is kept (unless this one
+ * has one too). */
+static void mf_process_end(int state, int status, uint32_t flags)
+{
+	struct mf_process_record *r = mf_process_mine();
+	if (!r || (r->state != MF_PROCESS_RUNNING && (r->flags & MF_PROCESS_STATUS) &&
+		   !(flags & MF_PROCESS_STATUS)))
+		return;
+	r->status = status;
+	r->flags = (r->flags & MF_PROCESS_CMDLINE_CUT) | flags;
+	r->end_ns = mf_process_now_ns();
+	__atomic_store_n(&r->state, (uint32_t)state, __ATOMIC_RELEASE);
+}
+
+/* exit()'s status. The handler may run before or after the destructor (mf_process_exit):
+ * registered at load, it comes after the loader's own, which runs the destructors. */
+static void mf_process_on_exit(int status, void *arg)
+{
+	(void)arg;
+	int saved = errno;
+	mf_process_end(MF_PROCESS_EXITED, status, MF_PROCESS_STATUS);
+	errno = saved;
+}
+
+void mf_process_init(int argc, char **argv)
+{
+	mf_process_argc = argc;
+	mf_process_argv = argc > 0 ? argv : NULL;
+	*(void **)&mf_process_real.exit = dlsym(RTLD_NEXT, "_exit");
+	*(void **)&mf_process_real.wait = dlsym(RTLD_NEXT, "wait");
+	*(void **)&mf_process_real.waitpid = dlsym(RTLD_NEXT, "waitpid");
+	*(void **)&mf_process_real.wait3 = dlsym(RTLD_NEXT, "wait3");
+	*(void **)&mf_process_real.wait4 = dlsym(RTLD_NEXT, "wait4");
+	*(void **)&mf_process_real.waitid = dlsym(RTLD_NEXT, "waitid");
+	on_exit(mf_process_on_exit, NULL);
+}
+
+void mf_process_exit(void)
+{
+	int saved = errno;
+	mf_process_end(MF_PROCESS_EXITED, 0, 0);
+	errno = saved;
+}
+
+void mf_process_quick_exit(int status)
+{
+	int saved = errno;
+	mf_process_end(MF_PROCESS_QUICK_EXIT, status, MF_PROCESS_STATUS);
+	errno = saved;
+}
+
+void mf_process_forget(void)
+{
+	if (mf_proc)
+		munmap(mf_proc, sizeof(*mf_proc));
+	mf_proc = NULL;
+	__atomic_store_n(&mf_proc_pid, 0, __ATOMIC_RELEASE);
+}
+
+/* A child's end as wait returned it: written into the record of its last image (the highest
+ * numbered directory of its pid, made by this process's child, with no end yet). */
+static void mf_process_reap(pid_t pid, int state, int status, uint32_t flags)
+{
+	char path[MF_PATH_LEN];
+	int last = -1;
+	for (unsigned n = 0; n < MF_PROCESS_IMAGES_MAX; n++) {
+		mf_process_dir_name(path, sizeof(path) - 8, pid, n);
+		size_t dir_len = strlen(path);
+		memcpy(path + dir_len, "/process", 9);
+		int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
+		if (fd < 0)
+			break; /* directories are numbered without gaps, and each has its record */
+		struct mf_process_record r;
+		if (mf_process_peek(fd, &r, (uint64_t)pid) && r.ppid == (uint64_t)getpid() &&
+		    r.state == MF_PROCESS_RUNNING) {
+			if (last >= 0)
+				close(last);
+			last = fd;
+		} else {
+			close(fd);
+		}
+	}
+	if (last < 0)
+		return;
+	struct mf_process_record end = {
+	    .state = (uint32_t)state,
+	    .status = status,
+	    .flags = flags | MF_PROCESS_STATUS | MF_PROCESS_BY_PARENT,
+	    .end_ns = mf_process_now_ns(),
+	};
+	mf_process_poke_end(last, &end);
+	close(last);
+}
+
+struct mf_process_reap_call {
+	pid_t pid;
+	int status;
+};
+
+static long mf_process_reap_apart(void *arg)
+{
+	const struct mf_process_reap_call *c = arg;
+	if (WIFEXITED(c->status))
+		mf_process_reap(c->pid, MF_PROCESS_EXITED, WEXITSTATUS(c->status), 0);
+	else
+		mf_process_reap(c->pid, MF_PROCESS_SIGNALED, WTERMSIG(c->status),
+				WCOREDUMP(c->status) ? MF_PROCESS_CORE : 0);
+	return 0;
+}
+
+void mf_process_reaped(pid_t pid, int status)
+{
+	if (pid <= 0 || !mf_config.dir[0] || !(WIFEXITED(status) || WIFSIGNALED(status)))
+		return;
+	int saved = errno, cancel = mf_nocancel_begin();
+	struct mf_process_reap_call c = {pid, status};
+	mf_fds_apart(mf_process_reap_apart, &c);
+	mf_nocancel_end(cancel);
+	errno = saved;
+}
+
+void mf_process_reaped_info(const siginfo_t *info)
+{
+	if (!info || info->si_pid <= 0)
+		return;
+	int code = info->si_code;
+	if (code == CLD_EXITED)
+		mf_process_reaped(info->si_pid, W_EXITCODE(info->si_status, 0));
+	else if (code == CLD_KILLED || code == CLD_DUMPED)
+		mf_process_reaped(info->si_pid,
+				  info->si_status | (code == CLD_DUMPED ? WCOREFLAG : 0));
+}

@@ -1,0 +1,156 @@
+/* Finding profile directories (see discover.h): names are listed and sorted in version order,
+ * so malloc_freq.9 comes before malloc_freq.10 and an exec'd image's .1 after its first. */
+#define _GNU_SOURCE /* strverscmp */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "array.h"
+#include "discover.h"
+
+static int mf_name_cmp(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+static void mf_free_names(char **names, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		free(names[i]);
+	free(names);
+}
+
+/* Lists entries of dir whose names end in suffix (".prof") or start with prefix. */
+static int mf_list(const char *dir, const char *suffix, const char *prefix, char ***out, size_t *n)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return -errno;
+	char **names = NULL;
+	size_t count = 0, cap = 0;
+	struct dirent *e;
+	int r = 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name), sl = suffix ? strlen(suffix) : 0;
+		int match = suffix ? len > sl && !strcmp(e->d_name + len - sl, suffix)
+				   : !strncmp(e->d_name, prefix, strlen(prefix));
+		if (!match)
+			continue;
+		char **v = mf_array_room(names, count, &cap, sizeof(*v));
+		if (!v) {
+			r = -ENOMEM;
+			break;
+		}
+		names = v;
+		if (!(names[count] = strdup(e->d_name))) {
+			r = -ENOMEM;
+			break;
+		}
+		count++;
+	}
+	closedir(d);
+	if (r) {
+		mf_free_names(names, count);
+		return r;
+	}
+	if (count)
+		qsort(names, count, sizeof(*names), mf_name_cmp);
+	*out = names;
+	*n = count;
+	return 0;
+}
+
+/* Takes names (n of them) as the .prof files of dir. */
+static int mf_found_add(struct mf_found_list *list, const char *dir, char **names, size_t n)
+{
+	struct mf_found *v = mf_array_room(list->v, list->count, &list->capacity, sizeof(*v));
+	char *copy = v ? strdup(dir) : NULL;
+	if (!copy) {
+		if (v)
+			list->v = v;
+		mf_free_names(names, n);
+		return -ENOMEM;
+	}
+	list->v = v;
+	list->v[list->count++] = (struct mf_found){copy, names, n};
+	return 0;
+}
+
+static void mf_discover_error(const char *arg, const char *what)
+{
+	fprintf(stderr, "mf_print: %s: %s\n", arg, what);
+}
+
+int mf_discover(struct mf_found_list *list, const char *arg)
+{
+	struct stat st;
+	if (stat(arg, &st)) {
+		mf_discover_error(arg, strerror(errno));
+		return 1;
+	}
+	if (!S_ISDIR(st.st_mode)) {
+		mf_discover_error(
+		    arg, "not a directory (give the malloc_freq.<pid> directory, not a file)");
+		return 1;
+	}
+	char **names = NULL;
+	size_t n = 0;
+	int r = mf_list(arg, ".prof", NULL, &names, &n);
+	if (r == -ENOMEM)
+		return r;
+	if (r) {
+		mf_discover_error(arg, strerror(-r));
+		return 1;
+	}
+	if (n)
+		return mf_found_add(list, arg, names, n);
+	free(names);
+	/* A directory of profile directories: a process tree, or several runs. */
+	char **subs = NULL;
+	size_t ns = 0;
+	if ((r = mf_list(arg, NULL, "malloc_freq.", &subs, &ns)))
+		return r == -ENOMEM ? r : 0;
+	size_t before = list->count;
+	int failed = 0;
+	char path[PATH_MAX];
+	for (size_t i = 0; i < ns && r != -ENOMEM; i++) {
+		snprintf(path, sizeof(path), "%s/%s", arg, subs[i]);
+		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+			continue;
+		if ((r = mf_list(path, ".prof", NULL, &names, &n))) {
+			if (r != -ENOMEM)
+				mf_discover_error(path, strerror(-r));
+			failed = 1;
+			continue;
+		}
+		if (n)
+			r = mf_found_add(list, path, names, n);
+		else
+			free(names);
+	}
+	mf_free_names(subs, ns);
+	if (r == -ENOMEM)
+		return r;
+	if (list->count == before && !failed) {
+		mf_discover_error(arg, "no profiles here (no *.prof files, no malloc_freq.* "
+				       "directories holding them)");
+		return 1;
+	}
+	return failed;
+}
+
+void mf_found_free(struct mf_found_list *list)
+{
+	for (size_t i = 0; i < list->count; i++) {
+		free(list->v[i].dir);
+		mf_free_names(list->v[i].profiles, list->v[i].nprofiles);
+	}
+	free(list->v);
+	memset(list, 0, sizeof(*list));
+}

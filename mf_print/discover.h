@@ -1,0 +1,26 @@
+/* Finding profile directories: a malloc_freq.<pid> directory named on the command line, or
+ * the malloc_freq.* directories inside one (a process tree: fork, exec, a build). Reads no
+ * profile; says on stderr what it cannot use. */
+#ifndef MF_DISCOVER_H
+#define MF_DISCOVER_H
+
+#include <stddef.h>
+
+struct mf_found {
+	char *dir;	 /* a malloc_freq.<pid>[.<n>] directory, as the command line reached it */
+	char **profiles; /* its <tid>[.<n>].prof file names, in version order */
+	size_t nprofiles;
+};
+
+struct mf_found_list {
+	struct mf_found *v;
+	size_t count, capacity;
+};
+
+/* Adds the profile directories of arg (one, or those inside it) to list, in version order.
+ * Returns 0; 1 after an error naming arg on stderr (missing, not a directory, unreadable, no
+ * profiles in it); -ENOMEM. */
+int mf_discover(struct mf_found_list *list, const char *arg);
+void mf_found_free(struct mf_found_list *list);
+
+#endif

@@ -1,0 +1,207 @@
+/* Finding an address's subprogram and inlined subroutines (see inlines.h). A unit's index is
+ * the code ranges of every subprogram in it, sorted; an address's subprogram is the smallest
+ * range holding it, and from there the walk goes down through the DIEs whose ranges hold it
+ * (lexical blocks, inlined subroutines), keeping the inlined ones. */
+#include "config.h"
+
+#include <dwarf.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "idset.h"
+#include "inlines.h"
+
+struct mf_range {
+	Dwarf_Addr low, high; /* [low, high) */
+	Dwarf_Die die;
+};
+
+struct mf_unit {
+	void *key; /* the unit DIE's address in .debug_info */
+	struct mf_range *ranges;
+	size_t count, cap;
+};
+
+struct mf_inlines {
+	struct mf_unit *units;
+	size_t count, cap;
+	struct mf_idset index; /* of units, by key */
+	Dwarf_Die *scopes;
+	size_t nscopes, cap_scopes;
+};
+
+struct mf_inlines *mf_inlines_new(void)
+{
+	struct mf_inlines *x = calloc(1, sizeof(*x));
+	if (x && mf_idset_init(&x->index, 64)) {
+		free(x);
+		return NULL;
+	}
+	return x;
+}
+
+void mf_inlines_free(struct mf_inlines *x)
+{
+	if (!x)
+		return;
+	for (size_t i = 0; i < x->count; i++)
+		free(x->units[i].ranges);
+	free(x->units);
+	free(x->index.slot);
+	free(x->scopes);
+	free(x);
+}
+
+/* Tags under which subprograms with code may be found. */
+static int mf_may_hold_subprograms(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit:
+	case DW_TAG_partial_unit:
+	case DW_TAG_module:
+	case DW_TAG_namespace:
+	case DW_TAG_subprogram:
+	case DW_TAG_lexical_block:
+	case DW_TAG_class_type:
+	case DW_TAG_structure_type:
+	case DW_TAG_union_type:
+	case DW_TAG_interface_type:
+		return 1;
+	}
+	return 0;
+}
+
+static int mf_unit_add(struct mf_unit *u, Dwarf_Die *die)
+{
+	Dwarf_Addr base, low, high;
+	ptrdiff_t off = 0;
+	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
+		if (high <= low)
+			continue;
+		struct mf_range *r = mf_array_push(u->ranges, u->count, u->cap);
+		if (!r)
+			return -1;
+		*r = (struct mf_range){low, high, *die};
+	}
+	return 0;
+}
+
+static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent)
+{
+	Dwarf_Die child;
+	if (dwarf_child(parent, &child) != 0)
+		return 0;
+	do {
+		int tag = dwarf_tag(&child);
+		if (tag == DW_TAG_subprogram && mf_unit_add(u, &child))
+			return -1;
+		if (mf_may_hold_subprograms(tag) && mf_unit_walk(u, &child))
+			return -1;
+	} while (dwarf_siblingof(&child, &child) == 0);
+	return 0;
+}
+
+static int mf_range_cmp(const void *a, const void *b)
+{
+	const struct mf_range *x = a, *y = b;
+	if (x->low != y->low)
+		return x->low < y->low ? -1 : 1;
+	return x->high < y->high ? -1 : x->high > y->high;
+}
+
+static uint64_t mf_unit_hash(const void *key)
+{
+	return mf_hash_mix(0x9e3779b97f4a7c15ull, (uintptr_t)key);
+}
+
+static uint64_t mf_unit_rehash(const void *ctx, uint32_t id)
+{
+	return mf_unit_hash(((const struct mf_inlines *)ctx)->units[id].key);
+}
+
+/* The index of cudie's unit, made on first use. */
+static struct mf_unit *mf_unit_get(struct mf_inlines *x, Dwarf_Die *cudie)
+{
+	uint64_t hash = mf_unit_hash(cudie->addr);
+	for (size_t at = mf_idset_first(&x->index, hash); x->index.slot[at] != MF_IDSET_EMPTY;
+	     at = mf_idset_next(&x->index, at))
+		if (x->units[x->index.slot[at]].key == cudie->addr)
+			return &x->units[x->index.slot[at]];
+	if (mf_idset_room(&x->index, mf_unit_rehash, x))
+		return NULL;
+	struct mf_unit *u = mf_array_push(x->units, x->count, x->cap);
+	if (!u)
+		return NULL;
+	u->key = cudie->addr;
+	mf_idset_put(&x->index, hash, (uint32_t)x->count - 1);
+	if (mf_unit_walk(u, cudie))
+		return NULL;
+	if (u->count > 1)
+		qsort(u->ranges, u->count, sizeof(*u->ranges), mf_range_cmp);
+	return u;
+}
+
+/* The smallest subprogram range of u that holds addr. */
+static Dwarf_Die *mf_unit_find(struct mf_unit *u, Dwarf_Addr addr)
+{
+	size_t lo = 0, hi = u->count; /* ranges[0 .. lo) start at or below addr */
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		if (u->ranges[mid].low <= addr)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	struct mf_range *best = NULL;
+	/* Ranges do not nest but in odd code (nested functions): look a little way back. */
+	for (size_t k = lo; k-- > 0 && lo - k <= 64;) {
+		struct mf_range *r = &u->ranges[k];
+		if (addr < r->high && (!best || r->high - r->low < best->high - best->low))
+			best = r;
+	}
+	return best ? &best->die : NULL;
+}
+
+static int mf_scope_push(struct mf_inlines *x, Dwarf_Die *die)
+{
+	Dwarf_Die *s = mf_array_push(x->scopes, x->nscopes, x->cap_scopes);
+	if (!s)
+		return -1;
+	*s = *die;
+	return 0;
+}
+
+int mf_inlines_find(struct mf_inlines *x, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die **scopes)
+{
+	x->nscopes = 0;
+	struct mf_unit *u = mf_unit_get(x, cudie);
+	if (!u)
+		return -1;
+	Dwarf_Die *sub = mf_unit_find(u, addr);
+	if (!sub)
+		return 0;
+	Dwarf_Die at = *sub, child;
+	if (mf_scope_push(x, &at))
+		return -1;
+	/* Down through the children that hold addr: blocks, and inlined subroutines. */
+	for (int found = 1; found && dwarf_child(&at, &child) == 0;) {
+		found = 0;
+		do {
+			int tag = dwarf_tag(&child);
+			if (tag != DW_TAG_inlined_subroutine && tag != DW_TAG_lexical_block &&
+			    tag != DW_TAG_try_block && tag != DW_TAG_catch_block &&
+			    tag != DW_TAG_with_stmt)
+				continue;
+			if (dwarf_haspc(&child, addr) != 1)
+				continue;
+			if (tag == DW_TAG_inlined_subroutine && mf_scope_push(x, &child))
+				return -1;
+			at = child;
+			found = 1;
+			break;
+		} while (dwarf_siblingof(&child, &child) == 0);
+	}
+	*scopes = x->scopes;
+	return (int)x->nscopes;
+}

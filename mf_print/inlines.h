@@ -1,0 +1,23 @@
+/* The DWARF scopes of an address: the subprogram whose code holds it, then each
+ * inlined_subroutine nested in it that holds it, found by walking the compilation unit's DIE
+ * tree ourselves. (elfutils 0.188's dwarf_getscopes finds no scope for some addresses of Rust
+ * programs, which lost their inlined frames, and walks the whole unit for each address.) Each
+ * unit's subprograms are indexed by address once. */
+#ifndef MF_INLINES_H
+#define MF_INLINES_H
+
+#include <elfutils/libdw.h>
+
+struct mf_inlines;
+
+/* Indexes for one module; NULL when out of memory. */
+struct mf_inlines *mf_inlines_new(void);
+void mf_inlines_free(struct mf_inlines *x);
+
+/* The scopes at addr (a DIE address of cudie's unit): the subprogram first, then the
+ * inlined_subroutine DIEs that hold addr, outermost first. Returns their number (0: no
+ * subprogram holds addr; -1: out of memory) and sets *scopes to an array valid until the next
+ * call. */
+int mf_inlines_find(struct mf_inlines *x, Dwarf_Die *cudie, Dwarf_Addr addr, Dwarf_Die **scopes);
+
+#endif

@@ -1,0 +1,304 @@
+/* Reading discovered profile directories into the model (see load.h). A profile is read,
+ * added and freed before the next, so memory holds one file at a time besides the model. */
+#include "config.h"
+
+#include <errno.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "load.h"
+#include "reader.h"
+
+#define MF_PLACEHOLDER_MODULES_MAX 65536
+
+static void mf_error(const char *what, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fprintf(stderr, "mf_print: %s: ", what);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* A map for a directory without a readable one: "[module N]" entries, never opened. */
+static int mf_placeholder_map(struct mf_modmap *m, uint32_t need)
+{
+	if (need <= m->count)
+		return 0;
+	if (need > MF_PLACEHOLDER_MODULES_MAX)
+		return -1;
+	struct mf_module *mods = realloc(m->mods, (size_t)need * sizeof(*mods));
+	if (!mods)
+		return -1;
+	for (uint32_t i = m->count; i < need; i++) {
+		memset(&mods[i], 0, sizeof(mods[i]));
+		snprintf(mods[i].path, sizeof(mods[i].path), "[module %u]", i);
+	}
+	m->mods = mods;
+	m->count = need;
+	return 0;
+}
+
+static const char *mf_base(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+int mf_load_liveness(uint64_t pid, uint64_t start_ticks)
+{
+	char path[64], buf[1024];
+	snprintf(path, sizeof(path), "/proc/%llu/stat", (unsigned long long)pid);
+	FILE *f = start_ticks ? fopen(path, "re") : NULL;
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	/* field 22, after the command name in parentheses (which may hold either) */
+	char *p = strrchr(buf, ')');
+	for (int field = 2; p && field < 22 && *p; p++)
+		if (*p == ' ')
+			field++;
+	return p && strtoull(p, NULL, 10) == start_ticks ? MF_END_RUNNING : MF_END_UNRECORDED;
+}
+
+void mf_load_process_info(struct mf_process *info, const struct mf_process_record *rec,
+			  char *cmdline)
+{
+	info->pid = rec->pid;
+	info->ppid = rec->ppid;
+	info->exe = rec->exe;
+	info->start_ticks = rec->start_ticks;
+	info->start_ns = rec->start_ns;
+	info->end_ns = rec->end_ns;
+	info->exec_from_dir = rec->exec_from;
+	info->cmdline_cut = !!(rec->flags & MF_PROCESS_CMDLINE_CUT);
+	/* the arguments joined by spaces */
+	memcpy(cmdline, rec->cmdline, rec->cmdline_len);
+	cmdline[rec->cmdline_len] = 0;
+	for (uint32_t i = 0; i + 1 < rec->cmdline_len; i++)
+		if (!cmdline[i])
+			cmdline[i] = ' ';
+	info->cmdline = cmdline;
+	info->status = rec->status;
+	info->status_known = !!(rec->flags & MF_PROCESS_STATUS);
+	info->by_parent = !!(rec->flags & MF_PROCESS_BY_PARENT);
+	info->core = !!(rec->flags & MF_PROCESS_CORE);
+	switch (rec->state) {
+	case MF_PROCESS_EXITED:
+		info->end = MF_END_EXIT;
+		break;
+	case MF_PROCESS_QUICK_EXIT:
+		info->end = MF_END_QUICK_EXIT;
+		break;
+	case MF_PROCESS_EXECED:
+		info->end = MF_END_EXEC;
+		break;
+	case MF_PROCESS_SIGNALED:
+		info->end = MF_END_SIGNAL;
+		break;
+	default:
+		info->end = mf_load_liveness(rec->pid, rec->start_ticks);
+	}
+}
+
+/* The program's name: argv[0]'s base name, else the executable's (the record's, else the
+ * module map's first module), else "pid N". */
+static void mf_program_name(char *buf, size_t size, const struct mf_process_record *rec,
+			    const struct mf_modmap *map, uint64_t pid)
+{
+	const char *path = rec && rec->cmdline_len && rec->cmdline[0]  ? rec->cmdline
+			   : rec && rec->exe[0]			       ? rec->exe
+			   : map->count && map->mods[0].path[0] == '/' ? map->mods[0].path
+								       : "";
+	if (*mf_base(path))
+		snprintf(buf, size, "%.*s", (int)size - 1, mf_base(path));
+	else
+		snprintf(buf, size, "pid %llu", (unsigned long long)pid);
+}
+
+/* The pid in a directory's name, malloc_freq.<pid>[.<n>]; 0 if it has none. */
+static uint64_t mf_dir_pid(const char *dir)
+{
+	const char *base = mf_base(dir);
+	if (strncmp(base, "malloc_freq.", 12))
+		return 0;
+	char *end;
+	unsigned long long pid = strtoull(base + 12, &end, 10);
+	return end != base + 12 && (*end == 0 || *end == '.') ? pid : 0;
+}
+
+static int mf_remember_program(struct mf_load *ld, const char *name)
+{
+	for (size_t i = 0; i < ld->nprograms; i++)
+		if (!strcmp(ld->programs[i], name))
+			return 0;
+	char **slot = mf_array_push(ld->programs, ld->nprograms, ld->cap_programs);
+	if (!slot || !(*slot = strdup(name)))
+		return -ENOMEM;
+	return 0;
+}
+
+/* Whether --process chose this process (by pid, or by its program's name as reports show it). */
+static int mf_chosen(const struct mf_load *ld, const struct mf_process *info)
+{
+	if (!ld->nprocess)
+		return 1;
+	for (size_t i = 0; i < ld->nprocess; i++) {
+		const char *want = ld->process[i];
+		char *end;
+		unsigned long long pid = strtoull(want, &end, 10);
+		if (*want && !*end ? pid == info->pid : !strcmp(want, info->name))
+			return 1;
+	}
+	return 0;
+}
+
+/* One directory as it is read. */
+struct mf_dir {
+	const struct mf_found *found;
+	struct mf_modmap map;
+	int have_map, have_record;
+	struct mf_process_record rec;
+	char cmdline[MF_CMDLINE_LEN + 1];
+	char name[256];
+	struct mf_process info;
+	uint32_t process; /* in the model; MF_NONE until added */
+	int decided, chosen;
+};
+
+/* Decides (once the pid is known: from the record, the name, or the first profile) whether
+ * the process is chosen, and adds it to the model if so. */
+static int mf_dir_decide(struct mf_model *m, struct mf_load *ld, struct mf_dir *d, uint64_t pid)
+{
+	if (d->decided)
+		return 0;
+	d->decided = 1;
+	if (!d->info.pid)
+		d->info.pid = pid;
+	mf_program_name(d->name, sizeof(d->name), d->have_record ? &d->rec : NULL, &d->map,
+			d->info.pid);
+	d->info.name = d->name;
+	int r = mf_remember_program(ld, d->name);
+	d->chosen = mf_chosen(ld, &d->info);
+	ld->chosen += d->chosen;
+	ld->unchosen += !d->chosen;
+	if (r || !d->chosen)
+		return r;
+	return mf_model_add_process(m, &d->info, &d->process);
+}
+
+static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)
+{
+	char path[PATH_MAX], err[512];
+	d->info = (struct mf_process){.dir = d->found->dir,
+				      .exe = "",
+				      .cmdline = "",
+				      .exec_from_dir = "",
+				      .end = MF_END_UNKNOWN};
+	snprintf(path, sizeof(path), "%s/process", d->found->dir);
+	if (mf_read_process(path, &d->rec, err, sizeof(err)) == 0) {
+		d->have_record = 1;
+		mf_load_process_info(&d->info, &d->rec, d->cmdline);
+		d->info.dir = d->found->dir;
+	} else if (errno != ENOENT) {
+		fprintf(stderr, "mf_print: warning: %s: %s; how the process ended is not known\n",
+			path, err);
+		ld->failed = 1;
+	}
+	if (!d->info.pid)
+		d->info.pid = mf_dir_pid(d->found->dir);
+	d->info.files = (uint32_t)d->found->nprofiles;
+}
+
+/* Reads one thread's file into the process of d (added when first needed). */
+static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir *d,
+			  const char *name)
+{
+	char path[PATH_MAX], err[512];
+	struct mf_profile p;
+	snprintf(path, sizeof(path), "%s/%s", d->found->dir, name);
+	ld->files++;
+	int rp = mf_read_profile(path, &p, err, sizeof(err));
+	if (rp > 0) {
+		fprintf(stderr, "mf_print: warning: %s: %s\n", path, err);
+		return 0;
+	}
+	if (rp < 0) {
+		mf_error(path, "%s", err);
+		ld->failed = 1;
+		return 0;
+	}
+	int r = 0;
+	if (!d->have_map) {
+		uint32_t need = 0;
+		for (uint64_t k = 1; k < p.node_count; k++)
+			if (p.nodes[k].module < MF_MODULE_MAX && p.nodes[k].module >= need)
+				need = p.nodes[k].module + 1;
+		if (mf_placeholder_map(&d->map, need)) {
+			mf_error(path, "names module %u and there is no module map", need - 1);
+			ld->failed = 1;
+			goto done;
+		}
+	}
+	if (mf_profile_check_modules(&p, d->map.count, err, sizeof(err))) {
+		mf_error(path, "%s", err);
+		ld->failed = 1;
+		goto done;
+	}
+	if ((r = mf_dir_decide(m, ld, d, p.header.pid)) || !d->chosen) {
+		ld->files--; /* (a file of a process not chosen is not read) */
+		goto done;
+	}
+	if (ld->have_thread && p.header.tid != ld->thread)
+		goto done;
+	if (!(r = mf_model_add_modules(m, d->process, &d->map)) &&
+	    !(r = mf_model_add_thread(m, d->process, &p)))
+		ld->threads++;
+done:
+	mf_profile_free(&p);
+	return r;
+}
+
+int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load *ld)
+{
+	char path[PATH_MAX], err[512];
+	struct mf_dir *d = calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->found = found;
+	d->process = MF_NONE;
+	ld->dirs++;
+	snprintf(path, sizeof(path), "%s/modules", found->dir);
+	d->have_map = mf_read_modules(path, &d->map, err, sizeof(err)) == 0;
+	if (!d->have_map) {
+		fprintf(stderr, "mf_print: warning: %s: %s; frames are shown as module+offset\n",
+			path, err);
+		ld->failed |= errno != ENOENT;
+	}
+	mf_dir_record(d, ld);
+	int r = 0;
+	/* Known now, the process is decided now: it is counted even if none of its threads is
+	 * read (--thread); else its first profile says its pid. */
+	if (d->info.pid && !ld->have_thread)
+		r = mf_dir_decide(m, ld, d, d->info.pid);
+	for (size_t i = 0; i < found->nprofiles && !r && (!d->decided || d->chosen); i++)
+		r = mf_dir_profile(m, ld, d, found->profiles[i]);
+	mf_modmap_free(&d->map);
+	free(d);
+	return r;
+}
+
+void mf_load_free(struct mf_load *ld)
+{
+	for (size_t i = 0; i < ld->nprograms; i++)
+		free(ld->programs[i]);
+	free(ld->programs);
+	ld->programs = NULL;
+	ld->nprograms = 0;
+}

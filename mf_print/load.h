@@ -1,0 +1,43 @@
+/* Reading discovered profile directories into the model: the process record and the module
+ * map, then each thread's file, checked and added; what cannot be read is named on stderr and
+ * the rest is used. --process and --thread choose what is added. */
+#ifndef MF_LOAD_H
+#define MF_LOAD_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "discover.h"
+#include "model.h"
+
+struct mf_load {
+	/* what to read */
+	int have_thread; /* --thread: only threads with this id */
+	uint64_t thread;
+	char **process; /* --process: only processes of these pids or program names */
+	size_t nprocess;
+	/* what was read */
+	size_t files, dirs;
+	size_t threads;	 /* thread files added to the model */
+	size_t chosen;	 /* processes chosen by --process (all, without it) */
+	size_t unchosen; /* processes left out by --process */
+	char **programs; /* the programs met, chosen or not (for a message when none is) */
+	size_t nprograms, cap_programs;
+	int failed; /* some input could not be read */
+};
+
+/* Reads dir into m. 0, or -ENOMEM (errors of the input are counted in ld->failed). */
+int mf_load_dir(struct mf_model *m, const struct mf_found *dir, struct mf_load *ld);
+void mf_load_free(struct mf_load *ld);
+
+/* What a (validated) process record says of its process, in info: its strings point into rec
+ * and cmdline (MF_CMDLINE_LEN + 1 bytes: the arguments joined by spaces); the end of a record
+ * still running is judged by mf_load_liveness. The name is left to the caller. */
+void mf_load_process_info(struct mf_process *info, const struct mf_process_record *rec,
+			  char *cmdline);
+
+/* How a record still running at pid, started at start_ticks, stands now: MF_END_RUNNING if
+ * that process is alive, else MF_END_UNRECORDED. */
+int mf_load_liveness(uint64_t pid, uint64_t start_ticks);
+
+#endif

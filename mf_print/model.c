@@ -1,0 +1,540 @@
+/* Building the merged model (see model.h): modules interned by path and build-id, each
+ * distinct (module, address) symbolized once for all threads and processes into frames, stacks
+ * interned as arrays of frame ids, counts added to one sample per (stack, thread). Memory grows
+ * with distinct addresses and stacks, not with threads times stacks. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "idset.h"
+#include "model.h"
+
+const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
+
+const struct mf_metric_info mf_metric_info[MF_METRICS] = {
+    [MF_METRIC_CALLS] = {"calls"},
+    [MF_METRIC_BYTES] = {"bytes"},
+};
+
+/* A distinct address of a module (or a special frame): its frames are
+ * frames[first .. first + count), outermost first. */
+struct mf_location {
+	uint64_t offset;
+	uint32_t module; /* model module; MF_NONE: code no module maps */
+	uint32_t first, count;
+};
+
+struct mf_model_index {
+	struct mf_location *locations;
+	size_t nlocations, cap_locations;
+	struct mf_idset location_set, stack_set, module_set;
+	uint32_t truncated_location;
+	uint32_t *scratch; /* a stack's locations while it is walked */
+	size_t cap_scratch;
+};
+
+/* ---- modules -------------------------------------------------------------------------------- */
+
+static uint64_t mf_module_hash(const char *path, const uint8_t *id, uint32_t len)
+{
+	uint64_t h = mf_hash_str(path);
+	for (uint32_t i = 0; i < len; i++)
+		h = mf_hash_mix(h, id[i] | 0x100u);
+	return h;
+}
+
+static uint64_t mf_module_rehash(const void *ctx, uint32_t id)
+{
+	const struct mf_model_module *mod = &((const struct mf_model *)ctx)->modules[id];
+	return mf_module_hash(mod->path, mod->build_id, mod->build_id_len);
+}
+
+static int mf_model_module(struct mf_model *m, const struct mf_module *in, uint32_t *out)
+{
+	struct mf_idset *set = &m->idx->module_set;
+	uint32_t len = in->build_id_len <= MF_BUILD_ID_LEN ? in->build_id_len : 0;
+	uint64_t hash = mf_module_hash(in->path, in->build_id, len);
+	for (size_t at = mf_idset_first(set, hash); set->slot[at] != MF_NONE;
+	     at = mf_idset_next(set, at)) {
+		const struct mf_model_module *mod = &m->modules[set->slot[at]];
+		if (mod->build_id_len == len && !memcmp(mod->build_id, in->build_id, len) &&
+		    !strcmp(mod->path, in->path)) {
+			*out = set->slot[at];
+			return 0;
+		}
+	}
+	char *path = strdup(in->path);
+	struct mf_model_module *mod =
+	    path ? mf_array_push(m->modules, m->nmodules, m->cap_modules) : NULL;
+	if (!mod) {
+		free(path);
+		return -ENOMEM;
+	}
+	mod->path = path;
+	const char *slash = strrchr(path, '/');
+	mod->base = path[0] ? (slash ? slash + 1 : path) : "[unknown]";
+	mod->build_id_len = len;
+	memcpy(mod->build_id, in->build_id, len);
+	*out = (uint32_t)m->nmodules - 1;
+	if (mf_idset_room(set, mf_module_rehash, m))
+		return -ENOMEM;
+	mf_idset_put(set, hash, *out);
+	return 0;
+}
+
+/* ---- frames and locations ----------------------------------------------------------------- */
+
+static int mf_frame_new(struct mf_model *m, const struct mf_frame *f, uint32_t *id)
+{
+	struct mf_frame *v = mf_array_push(m->frames, m->nframes, m->cap_frames);
+	if (!v)
+		return -ENOMEM;
+	*v = *f;
+	*id = (uint32_t)m->nframes - 1;
+	return 0;
+}
+
+static uint64_t mf_location_hash(uint32_t module, uint64_t offset)
+{
+	return mf_hash_mix(mf_hash_mix(0x2545f4914f6cdd1dull, module), offset);
+}
+
+static uint64_t mf_location_rehash(const void *ctx, uint32_t id)
+{
+	const struct mf_location *l = &((const struct mf_model_index *)ctx)->locations[id];
+	return mf_location_hash(l->module, l->offset);
+}
+
+static int mf_location_new(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t first,
+			   uint32_t count, uint32_t *id)
+{
+	struct mf_model_index *x = m->idx;
+	struct mf_location *v = mf_array_push(x->locations, x->nlocations, x->cap_locations);
+	if (!v)
+		return -ENOMEM;
+	*v = (struct mf_location){offset, module, first, count};
+	*id = (uint32_t)x->nlocations - 1;
+	return 0;
+}
+
+/* The frames of a code address: symbolized now, once for the whole model. */
+static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t *first,
+			      uint32_t *count)
+{
+	struct mf_model_module *mod = &m->modules[module];
+	const struct mf_sym_frame *sf;
+	if (!mod->sym && !(mod->sym = mf_sym_module_get(m->sym, mod->path)))
+		return -ENOMEM; /* (opened when its first frame is met) */
+	int n =
+	    mf_sym_lookup_in(m->sym, mod->sym, mod->build_id, mod->build_id_len, offset, 1, &sf);
+	*first = (uint32_t)m->nframes;
+	*count = (uint32_t)n;
+	mod->frames += (uint32_t)n;
+	for (int k = 0; k < n; k++) {
+		const struct mf_sym_frame *s = &sf[n - 1 - k]; /* outermost first */
+		struct mf_frame f = {
+		    .offset = offset,
+		    .module = module,
+		    .inlined_into = k ? *first + (uint32_t)k - 1 : MF_NONE,
+		    .function = s->function,
+		    .file = s->file,
+		    .line = s->line > 0 ? (uint32_t)s->line : 0,
+		    .column = s->column > 0 ? (uint32_t)s->column : 0,
+		    .kind = MF_FRAME_CODE,
+		    .lang = (uint8_t)s->lang,
+		};
+		uint32_t id;
+		if (mf_frame_new(m, &f, &id))
+			return -ENOMEM;
+	}
+	return 0;
+}
+
+/* The location of a node's frame: module is a model module or MF_NONE (no module maps it). */
+static int mf_location(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t *id)
+{
+	struct mf_model_index *x = m->idx;
+	struct mf_idset *set = &x->location_set;
+	uint64_t hash = mf_location_hash(module, offset);
+	for (size_t at = mf_idset_first(set, hash); set->slot[at] != MF_NONE;
+	     at = mf_idset_next(set, at)) {
+		const struct mf_location *l = &x->locations[set->slot[at]];
+		if (l->module == module && l->offset == offset) {
+			*id = set->slot[at];
+			return 0;
+		}
+	}
+	uint32_t first, count = 1;
+	int r;
+	if (module == MF_NONE) {
+		struct mf_frame f = {.offset = offset,
+				     .module = MF_NONE,
+				     .inlined_into = MF_NONE,
+				     .kind = MF_FRAME_JIT};
+		r = mf_frame_new(m, &f, &first);
+	} else {
+		r = mf_location_frames(m, module, offset, &first, &count);
+	}
+	if (r || (r = mf_location_new(m, module, offset, first, count, id)) ||
+	    (r = mf_idset_room(set, mf_location_rehash, x)))
+		return r;
+	mf_idset_put(set, hash, *id);
+	return 0;
+}
+
+/* ---- stacks and samples ------------------------------------------------------------------- */
+
+static uint32_t mf_stack_hash(const uint32_t *frames, uint32_t depth)
+{
+	uint64_t h = 0x6a09e667f3bcc908ull ^ depth;
+	for (uint32_t i = 0; i < depth; i++)
+		h = mf_hash_mix(h, frames[i]);
+	return (uint32_t)(h ^ (h >> 32));
+}
+
+static uint64_t mf_stack_rehash(const void *ctx, uint32_t id)
+{
+	return ((const struct mf_model *)ctx)->stacks[id].hash;
+}
+
+/* Interns the stack whose frames were just appended to stack_frames (depth of them, from
+ * first): an equal stack keeps its frames and these are dropped. */
+static int mf_stack_intern(struct mf_model *m, uint64_t first, uint32_t depth, uint32_t entry,
+			   uint32_t *id)
+{
+	struct mf_idset *set = &m->idx->stack_set;
+	const uint32_t *frames = m->stack_frames + first;
+	uint32_t hash = mf_stack_hash(frames, depth);
+	for (size_t at = mf_idset_first(set, hash); set->slot[at] != MF_NONE;
+	     at = mf_idset_next(set, at)) {
+		const struct mf_stack *s = &m->stacks[set->slot[at]];
+		if (s->hash == hash && s->depth == depth &&
+		    !memcmp(m->stack_frames + s->first, frames, depth * sizeof(*frames))) {
+			m->nstack_frames = first;
+			*id = set->slot[at];
+			return 0;
+		}
+	}
+	struct mf_stack *v = mf_array_push(m->stacks, m->nstacks, m->cap_stacks);
+	if (!v)
+		return -ENOMEM;
+	*v = (struct mf_stack){first, depth, entry, hash, MF_NONE};
+	if (depth > m->max_depth)
+		m->max_depth = depth;
+	*id = (uint32_t)m->nstacks - 1;
+	if (mf_idset_room(set, mf_stack_rehash, m))
+		return -ENOMEM;
+	mf_idset_put(set, hash, *id);
+	return 0;
+}
+
+/* n * rate, or UINT64_MAX (and *flag set) when it does not fit. */
+static uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
+{
+	uint64_t r;
+	if (__builtin_mul_overflow(n, rate, &r)) {
+		*flag = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+static int mf_sample_add(struct mf_model *m, uint32_t stack, uint32_t thread,
+			 const uint64_t value[MF_METRICS])
+{
+	struct mf_stack *s = &m->stacks[stack];
+	uint32_t at = s->last_sample;
+	if (at == MF_NONE || m->samples[at].thread != thread) {
+		size_t cap = m->cap_samples;
+		struct mf_sample *v = mf_array_room(m->samples, m->nsamples, &cap, sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		m->samples = v;
+		if (cap != m->cap_samples) {
+			for (int k = 0; k < MF_METRICS; k++) {
+				uint64_t *c = realloc(m->values[k], cap * sizeof(*c));
+				if (!c)
+					return -ENOMEM;
+				m->values[k] = c;
+			}
+			m->cap_samples = cap;
+		}
+		at = (uint32_t)m->nsamples++;
+		m->samples[at] = (struct mf_sample){stack, thread};
+		for (int k = 0; k < MF_METRICS; k++)
+			m->values[k][at] = 0;
+		s->last_sample = at;
+	}
+	for (int k = 0; k < MF_METRICS; k++)
+		m->values[k][at] = mf_sat_add(m->values[k][at], value[k], &m->saturated[k]);
+	return 0;
+}
+
+/* ---- building ------------------------------------------------------------------------------ */
+
+int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym)
+{
+	memset(m, 0, sizeof(*m));
+	m->sym = sym;
+	m->idx = calloc(1, sizeof(*m->idx));
+	struct mf_model_index *x = m->idx;
+	if (!x || mf_idset_init(&x->location_set, 1024) || mf_idset_init(&x->stack_set, 1024) ||
+	    mf_idset_init(&x->module_set, 64))
+		return -ENOMEM;
+	for (uint32_t e = 0; e < MF_ENTRY_COUNT; e++) {
+		struct mf_frame f = {.offset = e,
+				     .module = MF_NONE,
+				     .inlined_into = MF_NONE,
+				     .kind = MF_FRAME_ENTRY};
+		if (mf_frame_new(m, &f, &m->entry_frame[e]))
+			return -ENOMEM;
+	}
+	struct mf_frame t = {
+	    .module = MF_NONE, .inlined_into = MF_NONE, .kind = MF_FRAME_TRUNCATED};
+	if (mf_frame_new(m, &t, &m->truncated_frame) ||
+	    mf_location_new(m, MF_NONE, 0, m->truncated_frame, 1, &x->truncated_location))
+		return -ENOMEM;
+	return 0;
+}
+
+int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint32_t *id)
+{
+	struct mf_process *p = mf_array_push(m->processes, m->nprocesses, m->cap_processes);
+	if (!p)
+		return -ENOMEM;
+	*p = *info;
+	p->threads = 0; /* (counted as they are added) */
+	p->module_of = NULL;
+	p->nmodules = 0;
+	p->exec_from = p->exec_to = MF_NONE;
+	p->dir = strdup(info->dir ? info->dir : "");
+	p->name = strdup(info->name ? info->name : "");
+	p->exe = strdup(info->exe ? info->exe : "");
+	p->cmdline = strdup(info->cmdline ? info->cmdline : "");
+	p->exec_from_dir = strdup(info->exec_from_dir ? info->exec_from_dir : "");
+	*id = (uint32_t)m->nprocesses - 1;
+	return p->dir && p->name && p->exe && p->cmdline && p->exec_from_dir ? 0 : -ENOMEM;
+}
+
+static const char *mf_basename_of(const char *path)
+{
+	const char *s = strrchr(path, '/');
+	return s ? s + 1 : path;
+}
+
+void mf_model_link_execs(struct mf_model *m)
+{
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		struct mf_process *p = &m->processes[i];
+		if (!p->exec_from_dir[0])
+			continue;
+		for (size_t k = 0; k < m->nprocesses; k++) {
+			struct mf_process *q = &m->processes[k];
+			if (k == i || q->pid != p->pid ||
+			    strcmp(mf_basename_of(q->dir), p->exec_from_dir))
+				continue;
+			p->exec_from = (uint32_t)k;
+			q->exec_to = (uint32_t)i;
+			if (q->end == MF_END_RUNNING || q->end == MF_END_UNRECORDED ||
+			    q->end == MF_END_UNKNOWN)
+				q->end = MF_END_EXEC;
+			break;
+		}
+	}
+}
+
+int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map)
+{
+	struct mf_process *p = &m->processes[process];
+	if (map->count <= p->nmodules)
+		return 0;
+	uint32_t *v = realloc(p->module_of, map->count * sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	p->module_of = v;
+	for (; p->nmodules < map->count; p->nmodules++)
+		if (mf_model_module(m, &map->mods[p->nmodules], &p->module_of[p->nmodules]))
+			return -ENOMEM;
+	return 0;
+}
+
+static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_profile *p,
+			 uint32_t *id)
+{
+	struct mf_thread *t = mf_array_push(m->threads, m->nthreads, m->cap_threads);
+	if (!t || !(t->path = strdup(p->path ? p->path : "")))
+		return -ENOMEM;
+	t->process = process;
+	t->tid = p->header.tid;
+	memcpy(t->name, p->header.thread_name, sizeof(t->name));
+	t->name[sizeof(t->name) - 1] = 0;
+	t->sample_rate = p->header.sample_rate;
+	t->seen = p->header.calls_total;
+	t->lost = p->header.calls_lost;
+	t->nested = p->header.calls_nested;
+	t->complete = p->complete;
+	m->estimated |= t->sample_rate > 1;
+	m->processes[process].threads++;
+	*id = (uint32_t)m->nthreads - 1;
+	return 0;
+}
+
+/* A leaf of a thread's trie that counted calls. */
+struct mf_leaf {
+	uint64_t calls, bytes;
+	uint32_t parent, entry;
+};
+
+/* The stack of a leaf under node parent: its frames appended to stack_frames, outermost
+ * first, the entry last, and interned. up and loc give each node's parent and location. */
+static int mf_leaf_stack(struct mf_model *m, const uint32_t *up, const uint32_t *loc,
+			 const struct mf_leaf *leaf, uint32_t *id)
+{
+	struct mf_model_index *x = m->idx;
+	size_t nloc = 0, nframes = 1;
+	for (uint32_t j = leaf->parent; j; j = up[j]) {
+		uint32_t *s = mf_array_room(x->scratch, nloc, &x->cap_scratch, sizeof(*s));
+		if (!s)
+			return -ENOMEM;
+		x->scratch = s;
+		x->scratch[nloc++] = loc[j];
+		nframes += x->locations[loc[j]].count;
+	}
+	uint64_t first = m->nstack_frames;
+	uint32_t *v =
+	    mf_array_room_n(m->stack_frames, first, nframes, &m->cap_stack_frames, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	m->stack_frames = v;
+	uint32_t *out = m->stack_frames + first;
+	for (size_t k = nloc; k-- > 0;) {
+		const struct mf_location *l = &x->locations[x->scratch[k]];
+		for (uint32_t f = 0; f < l->count; f++)
+			*out++ = l->first + f;
+	}
+	*out = m->entry_frame[leaf->entry];
+	m->nstack_frames = first + nframes;
+	return mf_stack_intern(m, first, (uint32_t)nframes, leaf->entry, id);
+}
+
+/* The location of every node but the leaves (up and loc, by node), and the leaves that
+ * counted calls. The profile's nodes are not read again. */
+static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, struct mf_profile *p,
+			   uint32_t *up, uint32_t *loc, struct mf_leaf **leaves, size_t *nleaves)
+{
+	size_t cap = 0;
+	int r = 0;
+	for (uint64_t i = 1; !r && i < p->node_count; i++) {
+		const struct mf_node *node = &p->nodes[i];
+		up[i] = node->parent;
+		loc[i] = MF_NONE;
+		if (node->module == MF_MODULE_ENTRY) {
+			struct mf_leaf *l =
+			    node->calls ? mf_array_push(*leaves, *nleaves, cap) : NULL;
+			if (node->calls && !l)
+				r = -ENOMEM;
+			else if (l)
+				*l = (struct mf_leaf){node->calls, node->bytes, node->parent,
+						      (uint32_t)node->rel_pc};
+		} else if (node->module == MF_MODULE_TRUNCATED) {
+			loc[i] = m->idx->truncated_location;
+		} else if (node->module == MF_MODULE_NONE) {
+			r = mf_location(m, MF_NONE, node->rel_pc, &loc[i]);
+		} else if (node->module < proc->nmodules) {
+			r = mf_location(m, proc->module_of[node->module], node->rel_pc, &loc[i]);
+		} else {
+			r = -EINVAL; /* not checked against the module map */
+		}
+		if (i % (1u << 20) ==
+		    0) /* a profile of millions of nodes need not stay in memory */
+			mf_profile_release(p, i);
+	}
+	mf_profile_release(p, p->node_count);
+	return r;
+}
+
+int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile *p)
+{
+	uint32_t thread;
+	int r = mf_thread_new(m, process, p, &thread);
+	if (r)
+		return r;
+	uint64_t n = p->node_count ? p->node_count : 1;
+	uint32_t *up = malloc(n * sizeof(*up)), *loc = malloc(n * sizeof(*loc));
+	struct mf_leaf *leaves = NULL;
+	size_t nleaves = 0;
+	r = up && loc ? mf_thread_nodes(m, &m->processes[process], p, up, loc, &leaves, &nleaves)
+		      : -ENOMEM;
+	const uint64_t rate = p->header.sample_rate;
+	for (size_t i = 0; !r && i < nleaves; i++) {
+		uint32_t stack;
+		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)))
+			break;
+		uint64_t value[MF_METRICS] = {
+		    [MF_METRIC_CALLS] =
+			mf_sat_mul(leaves[i].calls, rate, &m->saturated[MF_METRIC_CALLS]),
+		    [MF_METRIC_BYTES] =
+			mf_sat_mul(leaves[i].bytes, rate, &m->saturated[MF_METRIC_BYTES]),
+		};
+		r = mf_sample_add(m, stack, thread, value);
+	}
+	free(leaves);
+	free(loc);
+	free(up);
+	return r;
+}
+
+uint64_t mf_model_total(const struct mf_model *m, enum mf_metric metric, uint64_t *entry)
+{
+	uint64_t total = 0;
+	int flag = 0;
+	if (entry)
+		memset(entry, 0, MF_ENTRY_COUNT * sizeof(*entry));
+	for (size_t i = 0; i < m->nsamples; i++) {
+		uint64_t v = m->values[metric][i];
+		total = mf_sat_add(total, v, &flag);
+		if (entry) {
+			uint32_t e = m->stacks[m->samples[i].stack].entry;
+			entry[e] = mf_sat_add(entry[e], v, &flag);
+		}
+	}
+	return total;
+}
+
+void mf_model_free(struct mf_model *m)
+{
+	for (size_t i = 0; i < m->nmodules; i++)
+		free((char *)m->modules[i].path);
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		struct mf_process *p = &m->processes[i];
+		free((char *)p->dir);
+		free((char *)p->name);
+		free((char *)p->exe);
+		free((char *)p->cmdline);
+		free((char *)p->exec_from_dir);
+		free(p->module_of);
+	}
+	for (size_t i = 0; i < m->nthreads; i++)
+		free((char *)m->threads[i].path);
+	free(m->modules);
+	free(m->frames);
+	free(m->stack_frames);
+	free(m->stacks);
+	free(m->samples);
+	for (int k = 0; k < MF_METRICS; k++)
+		free(m->values[k]);
+	free(m->threads);
+	free(m->processes);
+	if (m->idx) {
+		free(m->idx->locations);
+		free(m->idx->location_set.slot);
+		free(m->idx->stack_set.slot);
+		free(m->idx->module_set.slot);
+		free(m->idx->scratch);
+		free(m->idx);
+	}
+	memset(m, 0, sizeof(*m));
+}

@@ -1,0 +1,204 @@
+/* mf_print's merged model of everything read: processes, threads, a frame table interned once,
+ * stacks as arrays of frame ids, and samples (a stack as one thread recorded it) with a column
+ * of counters per metric. Every report renders from it and only from it; a new output is a new
+ * file reading these tables, a new metric a new column. Built from validated profiles; never
+ * prints. Not thread-safe. */
+#ifndef MF_MODEL_H
+#define MF_MODEL_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "malloc_freq_format.h"
+#include "names.h"
+#include "reader.h"
+#include "symbolize.h"
+
+#define MF_NONE UINT32_MAX
+
+/* What a sample counts. Each is a column of mf_model.values; reports pick one to sort and
+ * threshold by and show the others. */
+enum mf_metric {
+	MF_METRIC_CALLS, /* calls to the allocation function */
+	MF_METRIC_BYTES, /* bytes those calls requested */
+	MF_METRICS
+};
+
+struct mf_metric_info {
+	const char *name; /* as --sort names it, and headings */
+};
+extern const struct mf_metric_info mf_metric_info[MF_METRICS];
+extern const char *const mf_entry_names[MF_ENTRY_COUNT];
+
+enum mf_frame_kind {
+	MF_FRAME_CODE,	    /* an address in a module, as symbolization found it */
+	MF_FRAME_ENTRY,	    /* the allocation function; offset is the enum mf_entry */
+	MF_FRAME_TRUNCATED, /* the stack was cut at the depth limit (its outermost frame) */
+	MF_FRAME_JIT,	    /* code that no loaded object maps (JIT-compiled, generated);
+			       offset is the absolute address */
+};
+
+/* A module of any process: the same file with the same build-id is one module. */
+struct mf_model_module {
+	const char *path;
+	const char *base; /* path without directories, for names like "libfoo.so+0x1234" */
+	uint8_t build_id[MF_BUILD_ID_LEN];
+	uint32_t build_id_len;
+	struct mf_sym_module *sym; /* its symbolizer session; NULL until its first frame */
+	uint32_t frames;	   /* frames symbolized in it */
+};
+
+/* One function at one address: a return address of a module, or one of the functions inlined
+ * there (each a frame of its own, inlined_into the one that contains it). */
+struct mf_frame {
+	uint64_t offset;       /* the return address relative to the module's load bias */
+	uint32_t module;       /* index into mf_model.modules; MF_NONE for the other kinds */
+	uint32_t inlined_into; /* the frame this function was inlined into; MF_NONE: none */
+	const char *function;  /* demangled, in full; NULL when not known */
+	const char *file;      /* source file as the debug info names it; NULL when not known */
+	uint32_t line, column; /* 0 when not known */
+	uint8_t kind;	       /* enum mf_frame_kind */
+	uint8_t lang;	       /* enum mf_lang of the function's name */
+};
+
+struct mf_stack {
+	uint64_t first; /* its frames: mf_model.stack_frames[first .. first + depth) */
+	uint32_t depth; /* outermost frame first, the entry frame (MF_FRAME_ENTRY) last */
+	uint32_t entry; /* enum mf_entry */
+	uint32_t hash;
+	uint32_t last_sample; /* (while building: the latest sample of this stack) */
+};
+
+/* A stack as one thread recorded it; its counters are mf_model.values[metric][sample]. */
+struct mf_sample {
+	uint32_t stack;
+	uint32_t thread;
+};
+
+/* How a process ended, as far as can be known. */
+enum mf_end {
+	MF_END_UNKNOWN,	   /* no process record (format 1 or 2): only its threads' files speak */
+	MF_END_RUNNING,	   /* running when read (the same pid and start time are alive) */
+	MF_END_UNRECORDED, /* ended without a word: killed with no profiled parent, crashed, or
+			      exec'd into a program not profiled */
+	MF_END_EXIT,	   /* exit() or a return from main; status (if status_known) */
+	MF_END_QUICK_EXIT, /* _exit() or _Exit(); status */
+	MF_END_SIGNAL,	   /* killed by signal status */
+	MF_END_EXEC,	   /* replaced by another image (exec_to) */
+};
+
+/* One process image: a malloc_freq.<pid>[.<n>] directory. */
+struct mf_process {
+	uint64_t pid, ppid;	   /* ppid 0: not known */
+	const char *dir;	   /* the directory */
+	const char *name;	   /* the program: argv[0]'s base name, else its executable's, else
+				      "pid N" */
+	const char *exe;	   /* its executable, "" when not known */
+	const char *cmdline;	   /* its arguments joined by spaces (not escaped), "" */
+	int cmdline_cut;	   /* the record held only the start of it */
+	const char *exec_from_dir; /* the name of the directory of the image it replaced, "" */
+	uint64_t start_ticks;	   /* start time (clock ticks after boot), 0 when not known */
+	uint64_t start_ns, end_ns;
+	int end;    /* enum mf_end */
+	int status; /* exit status or signal, by end */
+	int status_known, by_parent, core;
+	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
+	uint32_t threads;	     /* thread files read */
+	uint32_t files;		     /* thread files in its directory */
+	uint32_t *module_of;	     /* its module map's indexes as model modules */
+	uint32_t nmodules;
+};
+
+struct mf_thread {
+	uint32_t process;
+	uint64_t tid;
+	char name[MF_THREAD_NAME_LEN];
+	const char *path;     /* its .prof file */
+	uint64_t sample_rate; /* 1: every call; N: one in N, counts scaled by N */
+	uint64_t seen;	      /* calls it saw, recorded or not (unscaled) */
+	uint64_t lost;	      /* calls it could not record */
+	uint64_t nested;      /* calls counted apart: a signal handler's, inside the profiler */
+	int complete;	      /* finalized at thread or process exit */
+};
+
+struct mf_model {
+	struct mf_model_module *modules;
+	size_t nmodules, cap_modules;
+	struct mf_frame *frames;
+	size_t nframes, cap_frames;
+	uint32_t entry_frame[MF_ENTRY_COUNT];
+	uint32_t truncated_frame;
+	uint32_t *stack_frames; /* every stack's frame ids, one after the other */
+	size_t nstack_frames, cap_stack_frames;
+	struct mf_stack *stacks;
+	size_t nstacks, cap_stacks;
+	uint32_t max_depth; /* of any stack */
+	struct mf_sample *samples;
+	size_t nsamples, cap_samples;
+	uint64_t *values[MF_METRICS]; /* by sample; scaled by the thread's sample rate */
+	struct mf_thread *threads;
+	size_t nthreads, cap_threads;
+	struct mf_process *processes;
+	size_t nprocesses, cap_processes;
+	int estimated;		    /* some thread was sampled: counts are estimates */
+	int saturated[MF_METRICS];  /* some sum reached UINT64_MAX and stayed there */
+	struct mf_symbolizer *sym;  /* not owned */
+	struct mf_model_index *idx; /* the building's hash tables */
+};
+
+/* An empty model that symbolizes with sym (which must outlive it). 0 or -ENOMEM. */
+int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym);
+void mf_model_free(struct mf_model *m);
+
+/* Adds a process as info describes it (its strings are copied; threads, module_of, exec_from
+ * and exec_to are not taken). Returns its index in *id. 0 or -ENOMEM. */
+int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint32_t *id);
+/* Links each image to the one it replaced by exec (exec_from_dir, same pid), marking that
+ * one's end MF_END_EXEC. After every process is added. */
+void mf_model_link_execs(struct mf_model *m);
+/* The process's module map (again, when it has grown: only new entries are added). 0 or
+ * -ENOMEM. */
+int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map);
+
+/* Adds one thread's profile (validated, its modules checked against its process's map) to
+ * process: new addresses are symbolized, stacks interned, its counts become samples; the
+ * profile's nodes are released (mf_profile_release) as they are done with. 0, -ENOMEM, or
+ * -EINVAL for a module its process's map does not have. */
+int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile *p);
+
+/* The frames of a stack, outermost first, the entry frame last. */
+static inline const uint32_t *mf_model_stack_frames(const struct mf_model *m, uint32_t stack)
+{
+	return m->stack_frames + m->stacks[stack].first;
+}
+
+/* A sample's stack as reports walk it, in one word: the offset of its first frame in
+ * stack_frames and its depth. */
+static inline uint64_t mf_model_view(const struct mf_model *m, uint32_t sample)
+{
+	const struct mf_stack *s = &m->stacks[m->samples[sample].stack];
+	return s->first << 24 | s->depth;
+}
+#define MF_VIEW_DEPTH(v) ((uint32_t)((v)&0xffffff))
+/* The frame at position k (0: the outermost) of a view. */
+static inline uint32_t mf_model_view_frame(const struct mf_model *m, uint64_t view, uint32_t k)
+{
+	return m->stack_frames[(view >> 24) + k];
+}
+
+/* a + b, or UINT64_MAX (and *flag set) when it does not fit. */
+static inline uint64_t mf_sat_add(uint64_t a, uint64_t b, int *flag)
+{
+	uint64_t r;
+	if (__builtin_add_overflow(a, b, &r)) {
+		*flag = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+/* The total of a metric over all samples, per entry point (entry[MF_ENTRY_COUNT], may be
+ * NULL). */
+uint64_t mf_model_total(const struct mf_model *m, enum mf_metric metric, uint64_t *entry);
+
+#endif

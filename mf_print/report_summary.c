@@ -1,0 +1,154 @@
+/* The summary every text report starts with: totals, calls by entry point, and what the
+ * profile lacks or how to read it (sampled estimates, processes still running or ended
+ * without finalizing, calls lost or not attributed, code no object maps, sums too large). */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+
+#include "report.h"
+#include "text.h"
+
+/* The processes whose end is `end` and that have files not finalized: "1234 (sh), 1240 (cc1)"
+ * (five at most), and how many files. Returns how many processes. */
+static size_t mf_unfinished(const struct mf_model *m, int end, char *list, size_t size,
+			    size_t *files)
+{
+	size_t *open = calloc(m->nprocesses ? m->nprocesses : 1, sizeof(*open));
+	size_t procs = 0, at = 0;
+	*files = 0;
+	list[0] = 0;
+	if (!open)
+		return 0;
+	for (size_t i = 0; i < m->nthreads; i++)
+		open[m->threads[i].process] += !m->threads[i].complete;
+	for (size_t p = 0; p < m->nprocesses; p++) {
+		if (!open[p] || m->processes[p].end != end)
+			continue;
+		*files += open[p];
+		if (procs++ < 5 && at < size) {
+			char name[128], how[64] = "";
+			mf_text_escape(m->processes[p].name, name, sizeof(name));
+			if (end == MF_END_SIGNAL) {
+				how[0] = ',', how[1] = ' ';
+				mf_process_end_text(&m->processes[p], how + 2, sizeof(how) - 2);
+			}
+			at +=
+			    (size_t)snprintf(list + at, size - at, "%s%" PRIu64 " (%s%s)",
+					     procs > 1 ? ", " : "", m->processes[p].pid, name, how);
+		} else if (procs == 6 && at < size) {
+			at += (size_t)snprintf(list + at, size - at, ", ...");
+		}
+	}
+	free(open);
+	return procs;
+}
+
+/* Files not finalized, by how their process ended; none for an _exit, an exec or an exit
+ * (their threads' files stay open by design, everything recorded is there). */
+static void mf_summary_unfinished(FILE *out, const struct mf_model *m)
+{
+	static const struct {
+		int end;
+		const char *what;
+	} ends[] = {
+	    {MF_END_RUNNING, "still running: the counts are those at the time of reading"},
+	    {MF_END_SIGNAL, "everything recorded until then is included"},
+	    {MF_END_UNRECORDED, "ended without saying how (killed with no profiled parent to "
+				"see it, crashed, or exec'd into a program not profiled); "
+				"everything recorded until then is included"},
+	    {MF_END_UNKNOWN, "profiled by a malloc_freq that kept no process record (killed, "
+			     "crashed, exec'd or called _exit while their threads ran); everything "
+			     "recorded until then is included"},
+	};
+	char list[512];
+	size_t files;
+	for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
+		size_t procs = mf_unfinished(m, ends[k].end, list, sizeof(list), &files);
+		if (procs)
+			fprintf(out, "  %zu file%s not finalized, of process%s %s: %s\n", files,
+				files == 1 ? "" : "s", procs == 1 ? "" : "es", list, ends[k].what);
+	}
+}
+
+/* Calls whose stacks pass through code no loaded object maps ([jit] frames). */
+static void mf_summary_jit(FILE *out, const struct mf_model *m, uint64_t calls)
+{
+	size_t addresses = 0;
+	for (size_t f = 0; f < m->nframes; f++)
+		addresses += m->frames[f].kind == MF_FRAME_JIT;
+	if (!addresses)
+		return;
+	uint64_t through = 0;
+	int flag = 0;
+	for (size_t i = 0; i < m->nsamples; i++) {
+		const struct mf_stack *s = &m->stacks[m->samples[i].stack];
+		const uint32_t *fr = mf_model_stack_frames(m, m->samples[i].stack);
+		for (uint32_t k = 0; k < s->depth; k++)
+			if (m->frames[fr[k]].kind == MF_FRAME_JIT) {
+				through = mf_sat_add(through, m->values[MF_METRIC_CALLS][i], &flag);
+				break;
+			}
+	}
+	fprintf(out,
+		"  %" PRIu64 " calls (%.1f%%) came through code that no loaded object maps "
+		"(JIT-compiled or generated code, at %zu addresses): its frames show as [jit]\n",
+		through, mf_text_pct(through, calls), addresses);
+}
+
+int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	uint64_t entry[MF_ENTRY_COUNT];
+	uint64_t calls = mf_model_total(m, MF_METRIC_CALLS, entry);
+	uint64_t bytes = mf_model_total(m, MF_METRIC_BYTES, NULL);
+	uint64_t lost = 0, nested = 0, seen = 0;
+	int flag = 0;
+	for (size_t i = 0; i < m->nthreads; i++) {
+		lost = mf_sat_add(lost, m->threads[i].lost, &flag);
+		nested = mf_sat_add(nested, m->threads[i].nested, &flag);
+		seen = mf_sat_add(seen, m->threads[i].seen, &flag);
+	}
+	char b[32], procs[64] = "";
+	mf_text_bytes(b, sizeof(b), bytes);
+	if (m->nprocesses > 1)
+		snprintf(procs, sizeof(procs), " of %zu processes", m->nprocesses);
+	fprintf(out,
+		"malloc_freq: %s%" PRIu64 "%s calls, %s%s requested; %zu thread%s%s in %zu file%s "
+		"from %zu director%s\n",
+		m->estimated ? "~" : "", calls, calls == UINT64_MAX ? "+" : "",
+		bytes == UINT64_MAX ? "at least " : "", b, m->nthreads, m->nthreads == 1 ? "" : "s",
+		procs, o->files, o->files == 1 ? "" : "s", o->dirs, o->dirs == 1 ? "y" : "ies");
+	fprintf(out, "  by function:");
+	const char *sep = " ";
+	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+		if (!entry[e])
+			continue;
+		fprintf(out, "%s%s %" PRIu64 " (%.1f%%)", sep, mf_entry_names[e], entry[e],
+			mf_text_pct(entry[e], calls));
+		sep = ", ";
+	}
+	fprintf(out, "%s\n", calls ? "" : " no calls recorded");
+	if (m->estimated)
+		fprintf(out,
+			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "
+			"are scaled by the sampling rate\n");
+	if (bytes == UINT64_MAX || m->saturated[MF_METRIC_BYTES] || m->saturated[MF_METRIC_CALLS] ||
+	    calls == UINT64_MAX)
+		fprintf(out, "  some sums reached 2^64 - 1 (16 EiB of requests, say) and stopped "
+			     "there: they are at least what they show\n");
+	mf_summary_unfinished(out, m);
+	if (lost)
+		fprintf(out,
+			"  %" PRIu64 " of %" PRIu64
+			" calls lost: a profile file could not grow (disk "
+			"full, or a file size limit); the rest are in the report\n",
+			lost, seen);
+	if (nested)
+		fprintf(out,
+			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
+			"thread (signal handlers): counted, not attributed to a stack\n",
+			nested);
+	mf_summary_jit(out, m, calls);
+	return ferror(out) ? -EIO : 0;
+}

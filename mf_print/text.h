@@ -1,0 +1,37 @@
+/* Numbers and names as the text reports print them. */
+#ifndef MF_TEXT_H
+#define MF_TEXT_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* "123 B", "1.5 KiB" ... "16.0 EiB" into buf (size bytes). */
+void mf_text_bytes(char *buf, size_t size, uint64_t bytes);
+
+/* part as a percentage of total (0 when total is 0). */
+static inline double mf_text_pct(uint64_t part, uint64_t total)
+{
+	return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+/* in as a terminal may show it, into out (size bytes, always terminated): what a terminal
+ * would act on is made visible, so that a name cannot break a table or send escape sequences
+ * to the viewer: a backslash as \\, control characters as \n, \t, \r or \xNN (\x1b for
+ * escape), bytes that are not UTF-8 (and UTF-8's own control characters) as \xNN. Text that
+ * does not fit is cut at a whole character. Returns out. */
+char *mf_text_escape(const char *in, char *out, size_t size);
+/* The same as a label cleaner (mf_labels_build). */
+static inline void mf_text_clean(const char *in, char *out, size_t size)
+{
+	mf_text_escape(in, out, size);
+}
+
+/* A growing string: a tree's left margin, a collapsed line's frames. */
+struct mf_strbuf {
+	char *s; /* not terminated */
+	size_t len, cap;
+};
+/* Appends s[0..n). 0 or -ENOMEM. */
+int mf_strbuf_add(struct mf_strbuf *b, const char *s, size_t n);
+
+#endif

@@ -1,0 +1,75 @@
+/* A program of known counts for process-tree tests; each mode allocates from site_tree:
+ *   alloc N STATUS       N calls, then returns STATUS from main
+ *   forkexit N M         N calls; a child makes M calls and calls _exit(7); waits for it
+ *   exec N M             N calls, then execs itself as "alloc M 0"
+ *   kill N               N calls, then kills itself with SIGKILL
+ *   wait N               N calls, says "ready", then waits to be killed
+ *   huge N               N calls of malloc(2^63) (each fails), then N calls as usual
+ *   name N               names its thread "ESC[31m", newline, "x", then N calls */
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+static void *volatile sink;
+
+__attribute__((noinline)) static void site_tree(void)
+{
+	sink = malloc(48);
+	free(sink);
+}
+
+static void calls(long n)
+{
+	for (long i = 0; i < n; i++)
+		site_tree();
+}
+
+int main(int argc, char **argv)
+{
+	if (argc < 3)
+		return 2;
+	const char *mode = argv[1];
+	long n = atol(argv[2]), m = argc > 3 ? atol(argv[3]) : 0;
+	volatile size_t huge = (size_t)1 << 63;
+	if (!strcmp(mode, "huge"))
+		for (long i = 0; i < n; i++)
+			sink = malloc(huge); /* fails, but was requested */
+	if (!strcmp(mode, "name"))
+		prctl(PR_SET_NAME, "\033[31m\nx");
+	calls(n);
+	if (!strcmp(mode, "alloc"))
+		return (int)m;
+	if (!strcmp(mode, "huge") || !strcmp(mode, "name"))
+		return 0;
+	if (!strcmp(mode, "forkexit")) {
+		fflush(stdout);
+		pid_t pid = fork();
+		if (pid == 0) {
+			calls(m);
+			_exit(7);
+		}
+		int st;
+		return pid > 0 && waitpid(pid, &st, 0) == pid && WIFEXITED(st) &&
+			       WEXITSTATUS(st) == 7
+			   ? 0
+			   : 3;
+	}
+	if (!strcmp(mode, "exec")) {
+		execl("/proc/self/exe", argv[0], "alloc", argv[3], "0", (char *)NULL);
+		return 3;
+	}
+	if (!strcmp(mode, "kill"))
+		raise(SIGKILL);
+	if (!strcmp(mode, "wait")) {
+		printf("ready\n");
+		fflush(stdout);
+		for (;;)
+			pause();
+	}
+	return 2;
+}
