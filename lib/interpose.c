@@ -126,6 +126,8 @@ MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
  * frame it interrupted, on the same stack (the program's, or the thread's own of the slow
  * steps), or on a signal stack; and while the call runs, its frame holds the return address
  * into the entry point. (No lock can be held then: locks are taken with signals blocked.) */
+enum { MF_NEST_MARGIN = 1024 };
+
 static int mf_entry_running(void)
 {
 	const struct mf_frame *f = mf_tls.entry;
@@ -133,16 +135,20 @@ static int mf_entry_running(void)
 	stack_t ss;
 	if (!f || mf_thread_on_own_stack(mf_tls.thread, here))
 		return 1; /* (the profiler's own work, or a slow step's) */
-	if (here >= (uintptr_t)f && (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK)))
-		return 0; /* above the frame, on the same stack: it is gone */
+	/* At the recorded call's depth or above it, on the same stack: it is gone. (This call's
+	 * own frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call
+	 * lies below the kernel's signal frame, which takes more.) */
+	if (here + MF_NEST_MARGIN >= f->sp &&
+	    (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK)))
+		return 0;
 	return mf_modules_is_self(f->pc);
 }
 
 /* A call made while the profiler itself runs in this thread: its own (served by mf_real_own;
  * signals are blocked then), or a signal handler's that interrupted it while the trie is
- * mid-update (counted apart, then served as usual). Returns 1 for the profiler's own. If the
- * recorded call was left for good, the thread records again from the next call on (this one
- * is counted apart). */
+ * mid-update (counted apart, then served as usual). Returns 1 for the profiler's own, 0 for a
+ * handler's. If the recorded call was left for good, the thread records again, from this
+ * call on: -1. */
 static MF_NOINLINE int mf_enter_nested(void)
 {
 	if (mf_tls.own)
@@ -150,6 +156,7 @@ static MF_NOINLINE int mf_enter_nested(void)
 	if (!mf_entry_running()) {
 		mf_tls.recording = 0;
 		mf_tls.entry = NULL;
+		return -1; /* (recorded as any call) */
 	}
 	mf_thread_count_nested();
 	return 0;
@@ -161,8 +168,9 @@ static MF_NOINLINE int mf_enter_nested(void)
  * (No entry point reaches another through us: reallocarray is done here with realloc.) */
 static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
-	if (mf_unlikely(mf_tls.recording))
-		return mf_enter_nested();
+	int nested;
+	if (mf_unlikely(mf_tls.recording) && (nested = mf_enter_nested()) >= 0)
+		return nested;
 	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: one decrement, one branch */
 		mf_sample_here(e, bytes, __builtin_return_address(0));
 	return 0;
