@@ -164,6 +164,14 @@ enum mf_process_state {
 	MF_PROCESS_SIGNALED = 5,   /* killed; status: the signal */
 };
 
+/* Process-wide counters (counters[]): calls made by threads that had no file to record them
+ * in (it could not be created, there was no memory for the thread's state, or recording had
+ * stopped), and the bytes they requested (saturating at 2^64 - 1). */
+enum mf_process_counter {
+	MF_PROCESS_UNRECORDED_CALLS = 0,
+	MF_PROCESS_UNRECORDED_BYTES = 1,
+};
+
 #define MF_PROCESS_STATUS      1u /* status holds what state says */
 #define MF_PROCESS_BY_PARENT   2u /* the end was written by the parent, from its wait */
 #define MF_PROCESS_CORE	       4u /* killed with a core dump */
@@ -189,8 +197,7 @@ struct mf_process_record {
 	uint32_t reserved0;
 	char exec_from[MF_EXEC_FROM_LEN]; /* the directory's name (no path) of the image this one
 					     replaced, NUL-terminated; empty: none */
-	uint64_t counters[192]; /* zero: reserved for process-wide counters (calls not recorded,
-				   by reason and entry point; calls while recording was off) */
+	uint64_t counters[192]; /* enum mf_process_counter; the rest zero, reserved */
 	uint64_t reserved[45];	/* zero */
 	char exe[MF_PATH_LEN];	/* the executable, /proc/<pid>/exe at start */
 	char cmdline[MF_CMDLINE_LEN];

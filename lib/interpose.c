@@ -84,6 +84,8 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	if (t) {
 		struct mf_sample_call c = {t, from, bytes, e};
 		mf_thread_on_stack(t, mf_sample_record, &c);
+	} else if (mf_tls.thread == NULL) { /* (not one the countdown passed over) */
+		mf_process_unrecorded(bytes);
 	}
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();

@@ -294,6 +294,9 @@ void mf_process_init(int argc, char **argv);
 void mf_process_created(pid_t pid, unsigned n); /* pid's n-th directory made (fds apart) */
 void mf_process_exit(void);		/* exit(): ended (its status: the on_exit handler) */
 void mf_process_quick_exit(int status); /* _exit(), _Exit() */
+/* A call of a thread that has no file (none could be made, or recording stopped): counted in the
+ * process record, if this process has one. */
+void mf_process_unrecorded(size_t bytes);
 void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */

@@ -275,6 +275,22 @@ void mf_process_quick_exit(int status)
 	errno = saved;
 }
 
+void mf_process_unrecorded(size_t bytes)
+{
+	int saved = errno;
+	struct mf_process_record *r = mf_process_mine();
+	if (r) {
+		uint64_t *b = &r->counters[MF_PROCESS_UNRECORDED_BYTES];
+		uint64_t was = __atomic_load_n(b, __ATOMIC_RELAXED), now;
+		do /* (saturating: a sum at 2^64 - 1 stays there) */
+			now = was + bytes < was ? UINT64_MAX : was + bytes;
+		while (!__atomic_compare_exchange_n(b, &was, now, 1, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED));
+		__atomic_fetch_add(&r->counters[MF_PROCESS_UNRECORDED_CALLS], 1, __ATOMIC_RELAXED);
+	}
+	errno = saved;
+}
+
 void mf_process_forget(void)
 {
 	if (mf_proc)

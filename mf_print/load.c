@@ -77,6 +77,8 @@ void mf_load_process_info(struct mf_process *info, const struct mf_process_recor
 	info->start_ns = rec->start_ns;
 	info->end_ns = rec->end_ns;
 	info->exec_from_dir = rec->exec_from;
+	info->unrecorded_calls = rec->counters[MF_PROCESS_UNRECORDED_CALLS];
+	info->unrecorded_bytes = rec->counters[MF_PROCESS_UNRECORDED_BYTES];
 	info->cmdline_cut = !!(rec->flags & MF_PROCESS_CMDLINE_CUT);
 	/* the arguments joined by spaces */
 	memcpy(cmdline, rec->cmdline, rec->cmdline_len);

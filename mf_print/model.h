@@ -103,6 +103,8 @@ struct mf_process {
 	int status; /* exit status or signal, by end */
 	int status_known, by_parent, core;
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
+	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
+	uint64_t unrecorded_bytes;
 	uint32_t threads;	     /* thread files read */
 	uint32_t files;		     /* thread files in its directory */
 	uint32_t *module_of;	     /* its module map's indexes as model modules */

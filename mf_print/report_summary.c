@@ -117,8 +117,9 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 		"malloc_freq: %s%" PRIu64 "%s calls, %s%s requested; %zu thread%s%s in %zu file%s "
 		"from %zu director%s\n",
 		m->estimated ? "~" : "", calls, calls == UINT64_MAX ? "+" : "",
-		bytes == UINT64_MAX ? "at least " : "", b, m->nthreads, m->nthreads == 1 ? "" : "s",
-		procs, o->files, o->files == 1 ? "" : "s", o->dirs, o->dirs == 1 ? "y" : "ies");
+		bytes == UINT64_MAX ? "at least " : "", b + (bytes == UINT64_MAX ? 2 : 0),
+		m->nthreads, m->nthreads == 1 ? "" : "s", procs, o->files, o->files == 1 ? "" : "s",
+		o->dirs, o->dirs == 1 ? "y" : "ies");
 	fprintf(out, "  by function:");
 	const char *sep = " ";
 	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
@@ -144,6 +145,21 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			" calls lost: a profile file could not grow (disk "
 			"full, or a file size limit); the rest are in the report\n",
 			lost, seen);
+	uint64_t unrec = 0, unrec_bytes = 0;
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		unrec = mf_sat_add(unrec, m->processes[i].unrecorded_calls, &flag);
+		unrec_bytes = mf_sat_add(unrec_bytes, m->processes[i].unrecorded_bytes, &flag);
+	}
+	if (unrec) {
+		char ub[32];
+		mf_text_bytes(ub, sizeof(ub), unrec_bytes);
+		fprintf(out,
+			"  %" PRIu64 " of %" PRIu64
+			" calls (%s requested) were not recorded: threads "
+			"that could not get a file (see what the profiler said on the program's "
+			"stderr); the rest are in the report\n",
+			unrec, mf_sat_add(calls, unrec, &flag), ub);
+	}
 	if (nested)
 		fprintf(out,
 			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
