@@ -8,7 +8,7 @@
  * without CLONE_FILES), with every signal blocked; the caller is suspended until it ends, so
  * it runs on the caller's thread-local storage (errno included) and on a stack of ours. Where
  * such a task cannot be made (a seccomp filter the profiler knows of, RLIMIT_NPROC, a kernel
- * that refuses), fn runs in place and its descriptors are briefly the program's, as README
+ * that refuses, Valgrind), fn runs in place and its descriptors are briefly the program's, as README
  * says. Runs inside malloc: no malloc. */
 #include "config.h"
 
@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -30,7 +31,8 @@ enum { MF_APART_STACK = 32 << 10 };
 
 static _Alignas(64) unsigned char mf_apart_stack[MF_APART_STACK];
 static pthread_mutex_t mf_apart_lock = PTHREAD_MUTEX_INITIALIZER;
-static int mf_apart_off; /* a task could not be made: fn runs in place from now on */
+static int mf_apart_off;    /* a task could not be made: fn runs in place from now on */
+static int mf_apart_closed; /* a seccomp filter may forbid what fn does: it never runs */
 /* this thread's fn is running (in a task or in place); volatile, for the task reads it on the
  * caller's thread-local storage behind clone(), where the compiler sees no reader */
 static MF_TLS volatile int mf_apart_inside;
@@ -100,11 +102,23 @@ void mf_fds_apart_init(void)
 	int saved = errno;
 	if (prctl(PR_GET_SECCOMP) != 0) /* a filter came with the process: clone may be one */
 		mf_fds_apart_off();	/* it does not allow */
+	/* Valgrind runs the program on a simulated CPU that makes only the clone()s threads and
+	 * fork make, and ends the process at any other: its own library in LD_PRELOAD says so. */
+	const char *preload = getenv("LD_PRELOAD");
+	if (preload && strstr(preload, "/vgpreload_"))
+		mf_fds_apart_off();
 	errno = saved;
+}
+
+int mf_fds_apart_close(void)
+{
+	return !__atomic_exchange_n(&mf_apart_closed, 1, __ATOMIC_SEQ_CST);
 }
 
 long mf_fds_apart(long (*fn)(void *), void *arg)
 {
+	if (__atomic_load_n(&mf_apart_closed, __ATOMIC_SEQ_CST))
+		return -EPERM;
 	if (mf_apart_inside || __atomic_load_n(&mf_apart_off, __ATOMIC_RELAXED))
 		return fn(arg); /* (nested: already apart, or in place) */
 	int saved = errno;

@@ -344,6 +344,9 @@ struct mf_thread *mf_thread_current(void);
  * errno is kept. */
 long mf_fds_apart(long (*fn)(void *), void *arg);
 void mf_fds_apart_init(void); /* at start: in place if the process came with a seccomp filter */
+/* From now on fn never runs (a seccomp filter is coming): mf_fds_apart returns -EPERM. 1 the
+ * first time. */
+int mf_fds_apart_close(void);
 void mf_fds_apart_off(void);  /* from now on in place (a seccomp filter may forbid clone) */
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */

@@ -60,12 +60,24 @@ static int mf_unw_close(int fd)
 /* Writing one byte of addr to the pipe is libunwind's test that addr is readable: ask the
  * kernel to copy it instead, which fails with EFAULT where the write would have. (From this
  * thread by its own id: once the main thread has exited, the process's id names a zombie
- * that has no memory left to read.) */
+ * that has no memory left to read.) Where a seccomp filter forbids process_vm_readv, the kernel
+ * reads the address as a signal set to block instead: every signal is blocked already while
+ * the profiler unwinds (and the mask is put back after), so that changes nothing but fails
+ * with EFAULT the same way. */
+static int mf_unw_no_vm_readv;
+
 static long mf_unw_readable(const void *addr)
 {
 	char byte;
 	struct iovec local = {&byte, 1}, remote = {(void *)addr, 1};
-	if (process_vm_readv(gettid(), &local, 1, &remote, 1, 0) == 1)
+	if (!mf_unw_no_vm_readv) {
+		if (process_vm_readv(gettid(), &local, 1, &remote, 1, 0) == 1)
+			return 1;
+		if (errno == EFAULT)
+			return -1;
+		mf_unw_no_vm_readv = 1; /* (EPERM or ENOSYS: not the address's fault) */
+	}
+	if (syscall(SYS_rt_sigprocmask, SIG_BLOCK, addr, NULL, 8) == 0)
 		return 1;
 	errno = EFAULT;
 	return -1;
