@@ -105,26 +105,70 @@ static int mf_prof_dir_make(pid_t pid)
 	return -err;
 }
 
-int mf_prof_dir_open(void)
+static int mf_prof_dir_is_mine(int fd)
 {
 	struct stat st;
+	return fstat(fd, &st) == 0 && st.st_dev == mf_dir_dev && st.st_ino == mf_dir_ino;
+}
+
+/* The directory made, looked for by its inode in the directory it was made in: someone moved
+ * it (and perhaps put a link in its place). Its descriptor, mf_dir renamed; or -1. */
+static int mf_prof_dir_find(void)
+{
+	int base = mf_base_kept >= 0 ? mf_base_kept
+				     : open(mf_config.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (base < 0)
+		return -1;
+	char buf[2048];
+	long n;
+	int found = -1;
+	while (found < 0 && (n = syscall(SYS_getdents64, base, buf, sizeof(buf))) > 0) {
+		for (long at = 0; found < 0 && at < n;) {
+			const struct dirent64 *d = (const void *)(buf + at);
+			at += d->d_reclen;
+			if (d->d_ino != mf_dir_ino || d->d_type != DT_DIR)
+				continue;
+			int fd =
+			    openat(base, d->d_name, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+			if (fd >= 0 && mf_prof_dir_is_mine(fd)) {
+				char was[MF_PATH_LEN];
+				memcpy(was, mf_dir, sizeof(was));
+				mf_format(mf_dir, sizeof(mf_dir), "%s/%s", mf_config.dir,
+					  d->d_name);
+				MF_LOG_ONCE(
+				    "the profile directory %s was moved to %s; recording goes "
+				    "on there",
+				    was, mf_dir);
+				found = fd;
+			} else if (fd >= 0) {
+				close(fd);
+			}
+		}
+	}
+	if (base != mf_base_kept)
+		close(base);
+	return found;
+}
+
+int mf_prof_dir_open(void)
+{
 	int fd = mf_dir_kept;
-	if (fd < 0 && (fd = open(mf_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC)) < 0) {
-		int err = errno;
-		if (err == ELOOP || err == ENOTDIR || err == ENOENT) /* (else the caller says) */
-			MF_LOG_ONCE("the profile directory %s is gone or replaced by a link; "
-				    "nothing more is written there",
-				    mf_dir);
-		return -err;
-	}
-	if (fstat(fd, &st) || st.st_dev != mf_dir_dev || st.st_ino != mf_dir_ino) {
-		MF_LOG_ONCE("the profile directory %s is not the one made for this process "
-			    "(replaced?); nothing more is written there",
-			    mf_dir);
-		mf_prof_dir_close(fd);
-		return -ESTALE;
-	}
-	return fd;
+	if (fd >= 0)
+		return fd;
+	fd = open(mf_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd >= 0 && mf_prof_dir_is_mine(fd))
+		return fd;
+	int err = fd < 0 ? errno : ESTALE;
+	if (fd >= 0)
+		close(fd);
+	if (err != ELOOP && err != ENOTDIR && err != ENOENT && err != ESTALE)
+		return -err; /* (the caller says) */
+	if ((fd = mf_prof_dir_find()) >= 0)
+		return fd;
+	MF_LOG_ONCE("the profile directory %s is gone or replaced, and not found where it was "
+		    "made; nothing more is written there",
+		    mf_dir);
+	return -err;
 }
 
 void mf_prof_dir_close(int fd)
@@ -325,7 +369,8 @@ static long mf_prof_grow_apart(void *file)
 	if (!err && (st.st_dev != f->dev || st.st_ino != f->ino))
 		err = -ESTALE; /* someone replaced our file: write nothing through that name */
 	if (!err)
-		err = mf_prof_reserve(fd, MF_HEADER_SIZE + f->capacity * 2 * sizeof(struct mf_node));
+		err =
+		    mf_prof_reserve(fd, MF_HEADER_SIZE + f->capacity * 2 * sizeof(struct mf_node));
 	if (fd >= 0)
 		close(fd);
 	return err;
