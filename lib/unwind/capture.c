@@ -83,10 +83,12 @@ static void mf_unwind_check_hot(uint32_t hot, uint32_t walked)
  * at the first address that cannot be code. *hash is their mf_stack_hash_step fold, or 0 if
  * not known. max bounds the raw capture, our frames included. */
 static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct mf_frame *from,
-			     void ***at, uint64_t *hash)
+			     void ***at, uint64_t *hash, int *cut)
 {
 	struct mf_walk_stacks *ws = &u->ws;
 	*hash = 0;
+	*cut = 0;
+	ws->cut = 0;
 	*at = (void **)ws->fresh_pc;
 	if (mf_unlikely(mf_loader_stuck))
 		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
@@ -113,8 +115,11 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 		walked = 0;
 		mf_fork_hold();
 		mf_rules_needed(); /* the next run cannot do without libunwind either */
-		/* (without libunwind in this run: counted without a stack) */
 		n = mf_unwind_slow(*at, max);
+		/* Without libunwind in this run: the frames walked, marked as cut (a signal frame,
+		 * say, on a stack the rule cache had not seen). */
+		if (n == 0 && !walked && ws->cut > 0 && (n = mf_unwind_trim(*at, ws->cut)) > 0)
+			*cut = 1;
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
 		mf_unwind_check(*at, n, u->check, max, walked);
@@ -138,11 +143,14 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 	void **pcs;
 	uint64_t hash;
 	/* depth + our own frames + 1 to see that a stack was cut */
-	int frames = mf_unwind_capture(u, depth + 16, from, &pcs, &hash);
-	int truncated = frames > depth;
+	int cut;
+	int frames = mf_unwind_capture(u, depth + 16, from, &pcs, &hash, &cut);
+	int truncated = frames > depth || cut;
 	if (mf_unlikely(truncated)) { /* the innermost depth frames, and a marker */
-		pcs += frames - depth;
-		frames = depth;
+		if (frames > depth) {
+			pcs += frames - depth;
+			frames = depth;
+		}
 		hash = 0;
 	}
 	/* The outer frames the walk kept from the stack before have the nodes they had. */

@@ -49,6 +49,7 @@ struct mf_walk_stacks {
 	int count;    /* frames in pc and f */
 	int kept;     /* of them, the outermost ones kept from the stack before */
 	int reusable; /* the stack ended at its outermost frame, under epoch */
+	int cut;      /* MF_WALK_SLOW: frames walked (in fresh_pc) before one no rule covers */
 	/* The mapping a guessed frame may be read in (the stack's), as far as known; and the
 	 * sp of the frame a walk needed it for (MF_WALK_BOUNDS). */
 	uintptr_t stack_lo, stack_hi, bounds_sp;
@@ -82,8 +83,8 @@ struct mf_hot {
 /* A thread's capture state, kept in its thread state (the large parts last: their pages are
  * touched only as they are used). */
 struct mf_unwind_thread {
-	struct mf_hot hot; /* all that the hot path reads before it counts a call */
-	unsigned generation; /* mf_modules_generation of its trie index */
+	struct mf_hot hot;	  /* all that the hot path reads before it counts a call */
+	unsigned generation;	  /* mf_modules_generation of its trie index */
 	int nodes_known;	  /* nodes[0..nodes_known) are the trie nodes of ws.pc[0..) */
 	struct mf_walk_stacks ws; /* the capture buffers: here, not on the program's stack */
 	uint32_t nodes[MF_DEPTH_MAX + 16];

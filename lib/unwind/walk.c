@@ -92,21 +92,27 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 				w = mf_rule_table_learn(pc, sp, bp, epoch);
 			unsigned kind = mf_rule_kind(w);
 			int guess = kind == MF_CFI_GUESS ? mf_walk_guess(ws, sp, bp) : 1;
-			if (guess < 0)
+			if (guess < 0) {
+				ws->cut = j + 1; /* (this frame is known: not its caller) */
 				return guess;
+			}
 			if (kind == MF_CFI_END || !guess) {
 				ws->fresh[j++].rule = w;
 				ws->reusable = 1; /* complete: the next walk may keep its frames */
 				ws->epoch = count;
 				return mf_walk_place(ws, 0, j);
 			}
-			if (kind != MF_CFI_STEP && kind != MF_CFI_GUESS)
+			if (kind != MF_CFI_STEP && kind != MF_CFI_GUESS) {
+				ws->cut = j + 1;
 				return MF_WALK_SLOW;
+			}
 		}
 		ws->fresh[j++].rule = w;
 		uintptr_t cfa = (mf_rule_cfa_rbp(w) ? bp : sp) + mf_rule_cfa_off(w);
-		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME)) /* not above sp */
+		if (mf_unlikely(cfa - sp - 8 >= MF_WALK_MAX_FRAME)) { /* not above sp */
+			ws->cut = j;
 			return MF_WALK_SLOW;
+		}
 		int16_t rbp_off = mf_rule_rbp_off(w);
 		if (rbp_off)
 			bp = *(const uintptr_t *)(cfa + rbp_off);
