@@ -18,7 +18,9 @@ void mf_text_bytes(char *buf, size_t size, uint64_t b)
 		v /= 1024;
 		u++;
 	}
-	if (u == 0)
+	if (b == UINT64_MAX) /* (a sum held at its maximum: at least that) */
+		snprintf(buf, size, ">=%.1f %s", v, unit[u]);
+	else if (u == 0)
 		snprintf(buf, size, "%" PRIu64 " B", b);
 	else
 		snprintf(buf, size, "%.1f %s", v, unit[u]);
