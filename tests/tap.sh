@@ -1,9 +1,9 @@
 # A tiny TAP helper for the shell tests (sourced). Environment from Makefile.am:
 # MF_LIB (libmalloc_freq.so), MF_PRINT (mf_print), MF_TESTS (built test programs).
-mf_n=0
+mf_n=0 mf_failed=0
 plan() { echo "1..$1"; }
 pass() { mf_n=$((mf_n + 1)); echo "ok $mf_n - $1"; }
-fail() { mf_n=$((mf_n + 1)); echo "not ok $mf_n - $1"; }
+fail() { mf_n=$((mf_n + 1)) mf_failed=$((mf_failed + 1)); echo "not ok $mf_n - $1"; }
 # ok STATUS DESC: passes when STATUS is 0
 ok() { if [ "$1" -eq 0 ]; then pass "$2"; else fail "$2"; fi; }
 # is GOT WANT DESC
@@ -39,8 +39,24 @@ export MALLOC_FREQ_CACHE
 
 # profile CMD...: runs CMD under the profiler with profiles in $mf_work
 profile() { MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@"; }
+# within SECS CMD...: CMD, killed if it runs longer (SIGKILL 5 s after SIGTERM: a process
+# that hangs with its signals blocked does not take SIGTERM), so a hang fails the test
+within() { mf_secs=$1; shift; timeout -k 5 "$mf_secs" "$@"; }
+# profile_within SECS CMD...: the same under the profiler (not timeout itself), with the
+# libraries in $MF_AFTER, if any, preloaded after it
+profile_within() {
+	mf_secs=$1; shift
+	timeout -k 5 "$mf_secs" env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB${MF_AFTER:+ $MF_AFTER}" "$@"
+}
 
 # calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX
 calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
+# accounted DIR...: the calls mf_print accounts for in DIR: the summary's total, or the calls
+# it says the threads saw ("N of M calls ..."), whichever is larger
+accounted() {
+	"$MF_PRINT" "$@" 2> /dev/null | awk 'NR == 1 { n = $2; sub(/^~/, "", n) }
+		/^  [0-9]+ of [0-9]+ calls/ && $3 + 0 > n + 0 { n = $3 }
+		END { printf "%.0f\n", n }'
+}
 # done_testing: the plan, printed last (TAP allows it at the end)
 done_testing() { echo "1..$mf_n"; }

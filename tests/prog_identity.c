@@ -1,0 +1,58 @@
+/* A process whose identity or root changes after it started recording (run as root): main
+ * calls site_before 1000 times, then
+ *   drop        setresgid/setresuid(65534): 4 threads call site_thread 2500 times each
+ *               (10000), while main calls site_grow 5 times through each of 300 call paths
+ *               (1500 calls on stacks new to it: its trie must grow)
+ *   chroot DIR  chroot(DIR) and chdir("/"): 4 threads call site_thread 1250 times each (5000)
+ * Prints what it did. Usage: prog_identity drop | prog_identity chroot DIR */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "prog.h"
+
+SITE(site_before, 8)
+SITE(site_thread, 16)
+SITE(site_grow, 24)
+
+static int per_thread;
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < per_thread; i++)
+		site_thread();
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "";
+	for (int i = 0; i < 1000; i++)
+		site_before();
+	if (!strcmp(mode, "drop")) {
+		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
+			return 3;
+		per_thread = 2500;
+	} else if (!strcmp(mode, "chroot") && argc > 2) {
+		if (chroot(argv[2]) || chdir("/"))
+			return 3;
+		per_thread = 1250;
+	} else {
+		return 2;
+	}
+	pthread_t t[4];
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, worker, NULL))
+			return 4;
+	if (!strcmp(mode, "drop"))
+		for (int d = 0; d < 300; d++)
+			for (int i = 0; i < 5; i++)
+				prog_rec(d, site_grow);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	printf("%s: %d thread calls\n", mode, 4 * per_thread);
+	return 0;
+}

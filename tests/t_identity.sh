@@ -1,0 +1,34 @@
+#!/bin/sh
+# A process that changes its identity or its root after it started recording (as root): it
+# drops to uid/gid 65534, or chroots into an empty directory, then starts threads that
+# allocate while the main thread's trie must grow. Its threads are still recorded, its main
+# thread's growth does not fail, and mf_print accounts for every call without blaming the disk.
+. "$srcdir/tests/tap.sh"
+[ "$(id -u)" = 0 ] || skip_all "needs root (setresuid, chroot)"
+prog="$MF_TESTS/prog_identity"
+chmod 755 "$mf_work" # the profile directory's parents, as a shared place would have them
+want=$(within 20 "$prog" drop); prc=$?
+[ $prc = 0 ] || skip_all "cannot change identity here (status $prc)"
+got=$(profile_within 20 "$prog" drop 2> "$mf_work/err"); rc=$?
+is "$rc:$got" "0:$want" "setresuid(65534) after the first calls: runs as without the profiler"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
+is "$(calls "$mf_work/c.txt" ';site_before;malloc$')" 1000 "... the 1000 calls made as root"
+is "$(calls "$mf_work/c.txt" ';worker;site_thread;malloc$')" 10000 "... the 10000 calls of threads started as uid 65534"
+is "$(calls "$mf_work/c.txt" ';site_grow;malloc$')" 1500 "... the main thread's 1500 calls on new stacks (its file grew)"
+n=$(accounted "$mf_work"/malloc_freq.*)
+[ "$n" -ge 12500 ]; ok $? "... mf_print accounts for all of the 12500 calls made ($n)"
+if "$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null | grep -q 'disk full'; then
+	fail "... and does not blame a full disk"
+else
+	pass "... and does not blame a full disk"
+fi
+
+rm -rf "$mf_work"/malloc_freq.*
+mkdir "$mf_work/jail"
+want=$(within 20 "$prog" chroot "$mf_work/jail"); prc=$?
+got=$(profile_within 20 "$prog" chroot "$mf_work/jail" 2> "$mf_work/err"); rc=$?
+is "$rc:$got" "$prc:$want" "chroot into an empty directory after the first calls: runs as without the profiler"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
+is "$(calls "$mf_work/c.txt" ';site_before;malloc$')" 1000 "... the 1000 calls made before"
+is "$(calls "$mf_work/c.txt" ';worker;site_thread;malloc$')" 5000 "... the 5000 calls of threads started inside the new root"
+done_testing
