@@ -1,19 +1,66 @@
 /* malloc_freq: the API a program may call while it runs under libmalloc_freq.so.
- * The library is meant to be preloaded, so declare what you use weak and test for it:
+ * Link with -lmalloc_freq_api (pkg-config malloc_freq_api): that library's functions do
+ * nothing, so the program runs as before without the profiler; preloaded, libmalloc_freq.so
+ * defines the same functions and its own take over. Without linking it, declare what you use
+ * weak and test for it:
  *     #pragma weak malloc_freq_dir
  *     if (malloc_freq_dir) printf("profile: %s\n", malloc_freq_dir());
- */
+ * Every function may be called from any thread at any time, never allocates through the
+ * program's malloc, and keeps errno unless it says it sets it. */
 #ifndef MALLOC_FREQ_H
 #define MALLOC_FREQ_H
+
+#include <stdint.h>
 
 #ifdef __cplusplus
 extern "C" {
 #endif
 
 /* The absolute path of this process's profile directory, malloc_freq.<pid>[.<n>]; NULL before
- * the first recorded allocation or when recording is off. Thread-safe; the string stays valid
- * until the process forks (a child gets its own directory). */
+ * the first recorded allocation (made at start with MALLOC_FREQ_START=off), when the profiler
+ * is not loaded (the stub), or when recording is off after an error. Thread-safe; the string
+ * stays valid until the process forks (a child gets its own directory). */
 const char *malloc_freq_dir(void);
+
+/* Recording on or off for the whole process, from the next allocation call on (a call already
+ * being recorded in another thread completes). Calls made while off are served as usual, not
+ * recorded, and counted: their number is in malloc_freq_stats and in mf_print's summary (one
+ * count per thread, no stacks). MALLOC_FREQ_START=off starts the process off; otherwise it
+ * starts on. Not nested: one enable undoes any number of disables. Async-signal-safe. */
+void malloc_freq_enable(void);
+void malloc_freq_disable(void);
+
+/* The same for the calling thread only: its calls are recorded while both the process and the
+ * thread are on (process-wide off wins). Each thread starts on. Not nested. Async-signal-safe
+ * (in a handler: the switch is the interrupted thread's). */
+void malloc_freq_thread_enable(void);
+void malloc_freq_thread_disable(void);
+
+/* The entry points, in this order in malloc_freq_stats' arrays. */
+#define MALLOC_FREQ_ENTRY_POINTS 9
+#define MALLOC_FREQ_ENTRY_NAMES                                                                    \
+	{                                                                                          \
+		"malloc", "calloc", "realloc", "reallocarray", "posix_memalign", "aligned_alloc",  \
+		    "memalign", "valloc", "pvalloc"                                                \
+	}
+
+struct malloc_freq_stats {
+	uint64_t calls[MALLOC_FREQ_ENTRY_POINTS]; /* recorded calls by entry point */
+	uint64_t bytes[MALLOC_FREQ_ENTRY_POINTS]; /* the bytes they requested */
+	uint64_t threads;			  /* threads that got a profile file, ended or not */
+	uint64_t calls_off;			  /* calls made while recording was off */
+	uint64_t sample_rate; /* 1: counts exact; N: scaled estimates (MALLOC_FREQ_SAMPLE) */
+	uint64_t reserved[5]; /* zero */
+};
+
+/* The process's totals so far, from memory (no file is read or written): every thread's
+ * recorded calls and bytes by entry point, threads that ended included, and the calls made
+ * while off. Sampled runs give estimates, scaled as mf_print scales them. Counts of threads
+ * that are allocating meanwhile are read as they stand: each total is at least what it was at
+ * the call, and may include calls made during it. Cost: one pass over the live threads' trie
+ * nodes (about a nanosecond each; a thread ending pays one such pass over its own). Returns 0;
+ * -1 with errno EINVAL (s is NULL) or ENOSYS (the profiler is not loaded: *s is zeroed). */
+int malloc_freq_stats(struct malloc_freq_stats *s);
 
 #ifdef __cplusplus
 }

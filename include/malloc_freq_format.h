@@ -37,7 +37,8 @@
 #define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC   "MFMODS\r\n"
 #define MF_PROCESS_MAGIC   "MFPROC\r\n"
-#define MF_FORMAT_VERSION  3u	       /* 3: the process record; 2: module records of any size */
+#define MF_FORMAT_VERSION  4u /* 4: calls_off (runtime control); 3: the process record; 2: module
+			       records of any size */
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -97,7 +98,11 @@ struct mf_prof_header {
 				* this thread (a signal handler's): counted here, not
 				* attributed to a stack */
 	char thread_name[MF_THREAD_NAME_LEN];
-	uint64_t reserved[32]; /* zero */
+	/* Since version 4 (runtime control, malloc_freq.h): calls made while recording was off
+	 * for the process or the thread, counted here, in no stack and not in calls_total
+	 * (scaled by the sampling interval, as calls_total). Zero in older files. */
+	uint64_t calls_off;
+	uint64_t reserved[31]; /* zero */
 };
 
 struct mf_node {

@@ -132,6 +132,13 @@ void mf_config_load(void)
 			       s);
 	}
 	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED;
+	s = secure_getenv("MALLOC_FREQ_START");
+	if (s) {
+		if (!strcmp(s, "off"))
+			mf_config.start_off = 1;
+		else if (strcmp(s, "on"))
+			mf_log("MALLOC_FREQ_START=\"%s\" is not one of on, off; using on", s);
+	}
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {
 		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {

@@ -54,6 +54,7 @@ struct mf_config {
 	int have_seed;
 	int unwind; /* enum mf_unwind_mode */
 	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
+	int start_off; /* MALLOC_FREQ_START=off: nothing recorded until malloc_freq_enable */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
 };
 enum mf_unwind_mode {
@@ -313,6 +314,7 @@ struct mf_tls {
 	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
+	unsigned off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
@@ -335,9 +337,33 @@ int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_fram
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
+/* A call made while recording is off (mf_control_off): counted apart, in no stack. */
+void mf_thread_count_off(struct mf_thread *t);
+/* The calling thread's hot stacks are dropped: until it records again (which keeps new ones),
+ * every call of it takes the slow path, where mf_control_off is checked. */
+void mf_thread_drop_hot(struct mf_thread *t);
+struct malloc_freq_stats;
+/* Every thread's totals, those that ended included, into s (zeroed first). */
+void mf_thread_stats(struct malloc_freq_stats *s);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);
+/* control.c: recording switched on and off (the public API, MALLOC_FREQ_START). */
+#define MF_GATE_COLD 1u /* mf_config.hot is 0: no recorded call takes the hot path */
+#define MF_GATE_OFF  2u /* recording is off for the process */
+/* 0: a recorded call may take the hot path. The one word the hot path reads for all of the
+ * above: switching recording off costs it nothing (every call then takes the slow path, which
+ * checks mf_control_off). */
+extern unsigned mf_gate;
+void mf_control_init(void); /* after mf_config_load */
+/* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now. */
+void mf_control_start(void);
+/* Is recording off for this call (for the process, or for the calling thread)? */
+static inline int mf_control_off(void)
+{
+	return (__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_OFF) || mf_tls.off;
+}
+
 /* fds_apart.c: fn(arg), run where the descriptors it opens are never the program's (a task
  * with a descriptor table of its own, sharing all else), or in place where that cannot be;
  * returns what fn returns. Every file the profiler opens once the program runs is opened so.

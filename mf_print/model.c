@@ -375,6 +375,7 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->seen = p->header.calls_total;
 	t->lost = p->header.calls_lost;
 	t->nested = p->header.calls_nested;
+	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
 	m->estimated |= t->sample_rate > 1;
 	m->processes[process].threads++;

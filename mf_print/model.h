@@ -120,6 +120,7 @@ struct mf_thread {
 	uint64_t seen;	      /* calls it saw, recorded or not (unscaled) */
 	uint64_t lost;	      /* calls it could not record */
 	uint64_t nested;      /* calls counted apart: a signal handler's, inside the profiler */
+	uint64_t off;	      /* calls made while recording was off (scaled, as seen) */
 	int complete;	      /* finalized at thread or process exit */
 };
 

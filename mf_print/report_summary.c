@@ -102,9 +102,10 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 	uint64_t entry[MF_ENTRY_COUNT];
 	uint64_t calls = mf_model_total(m, MF_METRIC_CALLS, entry);
 	uint64_t bytes = mf_model_total(m, MF_METRIC_BYTES, NULL);
-	uint64_t lost = 0, nested = 0, seen = 0;
+	uint64_t lost = 0, nested = 0, seen = 0, off = 0;
 	int flag = 0;
 	for (size_t i = 0; i < m->nthreads; i++) {
+		off = mf_sat_add(off, m->threads[i].off, &flag);
 		lost = mf_sat_add(lost, m->threads[i].lost, &flag);
 		nested = mf_sat_add(nested, m->threads[i].nested, &flag);
 		seen = mf_sat_add(seen, m->threads[i].seen, &flag);
@@ -160,6 +161,11 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"stderr); the rest are in the report\n",
 			unrec, mf_sat_add(calls, unrec, &flag), ub);
 	}
+	if (off)
+		fprintf(out,
+			"  %s%" PRIu64 " calls were made while recording was off (MALLOC_FREQ_START=off, "
+			"malloc_freq_disable, malloc_freq_thread_disable): counted, not recorded\n",
+			m->estimated ? "~" : "", off);
 	if (nested)
 		fprintf(out,
 			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
