@@ -62,6 +62,27 @@ struct malloc_freq_stats {
  * -1 with errno EINVAL (s is NULL) or ENOSYS (the profiler is not loaded: *s is zeroed). */
 int malloc_freq_stats(struct malloc_freq_stats *s);
 
+/* A snapshot: every thread's counts now, threads that ended included, written as a directory
+ * snap.<n>[.<label>] of the profile directory (mf_print --snapshot, --since, --between,
+ * --list). label may be NULL; it is cut to 63 bytes, and bytes other than letters, digits, '_'
+ * and '-' become '_'. The directory appears whole, renamed into place once written. Allocating
+ * threads are not stopped: a thread's counts are copied as they stand, node count first, so
+ * its copy is a consistent tree, exact for a thread that does not allocate meanwhile; a call
+ * it makes during its own copy lands in this snapshot or the next, never in none. Threads that
+ * start or end wait for it. Costs a copy of each running thread's file (a 100,000-node trie
+ * is 3.2 MB) and a hard link for each ended one. Returns its number (1, 2, ... in this
+ * process), or -1 with errno: ENOSYS (the stub), or what creating the files met (EACCES,
+ * ENOSPC, EFBIG, ...: nothing of the snapshot is left). Not async-signal-safe (see
+ * MALLOC_FREQ_SNAPSHOT_SIGNAL). */
+int malloc_freq_snapshot(const char *label);
+
+/* Takes a snapshot labelled "reset" that mf_print reads as the start of counting: by default
+ * it reports only what came after the last reset (--since 0 shows the whole run), and
+ * malloc_freq_stats counts from here too (calls other threads make while it runs may fall on
+ * either side). Nothing is lost: the snapshot holds what came before. Returns its number, or
+ * -1 with errno as malloc_freq_snapshot. Not async-signal-safe. */
+int malloc_freq_reset(void);
+
 #ifdef __cplusplus
 }
 #endif

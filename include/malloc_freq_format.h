@@ -46,6 +46,8 @@ enum mf_state {
 	MF_STATE_RECORDING = 1,	   /* the thread was running when the file was last written */
 	MF_STATE_THREAD_EXIT = 2,  /* finalized at thread exit */
 	MF_STATE_PROCESS_EXIT = 3, /* finalized by exit() while the thread was alive */
+	MF_STATE_SNAPSHOT = 4,	   /* since version 4: a copy in a snapshot (below) of a thread
+				      that was running; end_ns is when it was copied */
 };
 
 /* The allocation entry points, in this order everywhere (file, reader, reports). */
@@ -209,6 +211,35 @@ struct mf_process_record {
 };
 
 /*
+ * Since version 4: snapshots (malloc_freq_snapshot, malloc_freq_reset; the snapshot signal and
+ * interval). A snapshot is a directory `snap.<n>[.<label>]/` in the process directory, n = 1,
+ * 2, ... in the order taken: `snapshot`, an mf_snapshot_record, and a <tid>[.<n>].prof file
+ * for every thread file the process had then. A running thread's is a copy of its file as it
+ * stood (header state MF_STATE_SNAPSHOT, node_count as read before its nodes were copied, so
+ * its trie is a prefix of the live file's: the same nodes at the same indexes, counts no
+ * larger); a finalized one's is a hard link to it. Made as `.snap.<n>.tmp/` and renamed when
+ * complete: a reader sees a whole snapshot or none. Frames index the process directory's
+ * `modules`, which only grows. Readers of a process directory do not descend into snapshots.
+ */
+#define MF_SNAPSHOT_MAGIC     "MFSNAP\r\n"
+#define MF_SNAPSHOT_LABEL_LEN 64 /* a label's bytes kept (cut, not refused), NUL included */
+#define MF_SNAPSHOT_RESET     1u /* flags: malloc_freq_reset's: counting starts over here */
+
+struct mf_snapshot_record {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t record_size; /* sizeof(struct mf_snapshot_record) */
+	uint32_t flags;	      /* MF_SNAPSHOT_* bits */
+	uint64_t number;      /* n of snap.<n> */
+	uint64_t pid;
+	uint64_t time_ns;			/* CLOCK_REALTIME when it was taken */
+	uint64_t threads;			/* thread files in it */
+	char label[MF_SNAPSHOT_LABEL_LEN];	/* NUL-terminated; empty: none */
+	uint64_t reserved[4];			/* zero */
+};
+
+/*
  * The rule cache `<MALLOC_FREQ_CACHE>/<build-id>.rules`, one per program (the build-id of its
  * main executable, in hex), written and read by the library only: the frame rules libunwind has
  * confirmed in earlier runs of the program, so a run need not ask again. An mf_rules_header,
@@ -252,6 +283,7 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
 	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \
 	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
-		       "process record is MF_PROCESS_SIZE bytes")
+		       "process record is MF_PROCESS_SIZE bytes");                                 \
+	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes")
 
 #endif

@@ -92,3 +92,18 @@ int malloc_freq_stats(struct malloc_freq_stats *s)
 	errno = ENOSYS;
 	return -1;
 }
+
+int malloc_freq_snapshot(const char *label)
+{
+	MF_API_FORWARD(malloc_freq_snapshot, (label));
+	(void)label;
+	errno = ENOSYS;
+	return -1;
+}
+
+int malloc_freq_reset(void)
+{
+	MF_API_FORWARD(malloc_freq_reset, ());
+	errno = ENOSYS;
+	return -1;
+}

@@ -64,19 +64,71 @@ MF_EXPORT void malloc_freq_thread_disable(void)
 		mf_thread_drop_hot(t);
 }
 
-MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
+/* The totals at the last malloc_freq_reset, which malloc_freq_stats subtracts; under
+ * mf_control_lock. */
+static pthread_mutex_t mf_control_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct malloc_freq_stats mf_control_base;
+static pid_t mf_control_base_pid;
+
+static void mf_control_stats(struct malloc_freq_stats *s)
 {
-	if (!s) {
-		errno = EINVAL;
-		return -1;
-	}
-	int saved = errno, cancel = mf_nocancel_begin();
+	int cancel = mf_nocancel_begin();
 	mf_busy_enter();
 	mf_fork_hold(); /* (signals blocked: a handler's allocation cannot wait on a lock held here) */
 	mf_thread_stats(s);
 	mf_fork_release();
 	mf_busy_leave();
 	mf_nocancel_end(cancel);
+}
+
+static uint64_t mf_control_less(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
+{
+	if (!s) {
+		errno = EINVAL;
+		return -1;
+	}
+	int saved = errno;
+	mf_control_stats(s);
+	pthread_mutex_lock(&mf_control_lock);
+	if (mf_control_base_pid == getpid()) { /* (a forked child's count starts at zero) */
+		for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+			s->calls[e] = mf_control_less(s->calls[e], mf_control_base.calls[e]);
+			s->bytes[e] = mf_control_less(s->bytes[e], mf_control_base.bytes[e]);
+		}
+		s->calls_off = mf_control_less(s->calls_off, mf_control_base.calls_off);
+	}
+	pthread_mutex_unlock(&mf_control_lock);
 	errno = saved;
 	return 0;
+}
+
+MF_EXPORT int malloc_freq_snapshot(const char *label)
+{
+	long r = mf_snapshot_take(label, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
+MF_EXPORT int malloc_freq_reset(void)
+{
+	pthread_mutex_lock(&mf_control_lock);
+	long r = mf_snapshot_take("reset", MF_SNAPSHOT_RESET);
+	if (r > 0) {
+		mf_control_stats(&mf_control_base);
+		mf_control_base_pid = getpid();
+	}
+	pthread_mutex_unlock(&mf_control_lock);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
 }

@@ -345,6 +345,15 @@ void mf_thread_drop_hot(struct mf_thread *t);
 struct malloc_freq_stats;
 /* Every thread's totals, those that ended included, into s (zeroed first). */
 void mf_thread_stats(struct malloc_freq_stats *s);
+/* fn(file, arg) for every running thread's file, under the lock of the list of threads (no
+ * thread starts or ends meanwhile), each with its file's mapping held in place. */
+void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), void *arg);
+
+/* snapshot.c: a snapshot of every thread's counts (malloc_freq_format.h), labelled (NULL: no
+ * label; cut and made safe for a file name), flags MF_SNAPSHOT_*. Returns its number, from 1,
+ * or -errno (nothing of it is left then). Blocks signals while it runs; not from inside the
+ * profiler. */
+long mf_snapshot_take(const char *label, uint32_t flags);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);

@@ -512,6 +512,17 @@ void mf_thread_stats(struct malloc_freq_stats *s)
 	}
 }
 
+void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), void *arg)
+{
+	pthread_mutex_lock(&mf_threads_lock);
+	for (struct mf_thread *t = mf_threads; t; t = t->next) {
+		pthread_mutex_lock(&t->grow_lock);
+		fn(&t->file, arg);
+		pthread_mutex_unlock(&t->grow_lock);
+	}
+	pthread_mutex_unlock(&mf_threads_lock);
+}
+
 /* One more call of the thread, counted at leaf `node` (0: the trie was out of room). */
 static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t bytes)
 {

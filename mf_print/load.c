@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "load.h"
 #include "reader.h"
+#include "snapshots.h"
 
 #define MF_PLACEHOLDER_MODULES_MAX 65536
 
@@ -172,6 +174,8 @@ struct mf_dir {
 	struct mf_process info;
 	uint32_t process; /* in the model; MF_NONE until added */
 	int decided, chosen;
+	char top[PATH_MAX];  /* where the thread files are read: the directory or a snapshot */
+	char base[PATH_MAX]; /* the snapshot subtracted from them; "": none */
 };
 
 /* Decides (once the pid is known: from the record, the name, or the first profile) whether
@@ -218,13 +222,41 @@ static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)
 	d->info.files = (uint32_t)d->found->nprofiles;
 }
 
+/* p minus its state in d's base snapshot (none if the thread started after it). 0 or -ENOMEM;
+ * an error of the input is said, and p is then left out (1). */
+static int mf_dir_subtract(struct mf_load *ld, struct mf_dir *d, struct mf_profile *p,
+			   const char *name)
+{
+	char path[2 * PATH_MAX], err[512];
+	struct mf_profile b;
+	snprintf(path, sizeof(path), "%s/%s", d->base, name);
+	if (access(path, F_OK) && errno == ENOENT)
+		return 0;
+	int r = mf_read_profile(path, &b, err, sizeof(err));
+	if (r > 0)
+		return 0;
+	if (r < 0) {
+		mf_error(path, "%s", err);
+		ld->failed = 1;
+		return 1;
+	}
+	r = mf_profile_subtract(p, &b, err, sizeof(err));
+	mf_profile_free(&b);
+	if (r == -1) {
+		mf_error(p->path, "%s", err);
+		ld->failed = 1;
+		return 1;
+	}
+	return r;
+}
+
 /* Reads one thread's file into the process of d (added when first needed). */
 static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir *d,
 			  const char *name)
 {
-	char path[PATH_MAX], err[512];
+	char path[2 * PATH_MAX], err[512];
 	struct mf_profile p;
-	snprintf(path, sizeof(path), "%s/%s", d->found->dir, name);
+	snprintf(path, sizeof(path), "%s/%s", d->top, name);
 	ld->files++;
 	int rp = mf_read_profile(path, &p, err, sizeof(err));
 	if (rp > 0) {
@@ -259,12 +291,67 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 	}
 	if (ld->have_thread && p.header.tid != ld->thread)
 		goto done;
+	if (d->base[0] && (r = mf_dir_subtract(ld, d, &p, name)))
+		goto done;
 	if (!(r = mf_model_add_modules(m, d->process, &d->map)) &&
 	    !(r = mf_model_add_thread(m, d->process, &p)))
 		ld->threads++;
 done:
 	mf_profile_free(&p);
-	return r;
+	return r > 0 ? 0 : r;
+}
+
+/* Which state of the process d reads (ld->top, ld->base): d->top and d->base set, and the
+ * thread files' names in *names (the directory's, or the snapshot's: *own then, to free).
+ * 0; 1 when the snapshot asked for is not there (said); -ENOMEM. */
+static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, size_t *n,
+			 int *own)
+{
+	const char *dir = d->found->dir, *spec = ld->top;
+	char name[256], err[512];
+	struct mf_snapshot_record top, base;
+	int r;
+	snprintf(d->top, sizeof(d->top), "%s", dir);
+	*names = d->found->profiles, *n = d->found->nprofiles, *own = 0;
+	if (ld->top) {
+		if ((r = mf_snapshot_find(dir, ld->top, name, sizeof(name), &top, err, sizeof(err))))
+			goto missing;
+		snprintf(d->top, sizeof(d->top), "%s/%s", dir, name);
+		if ((r = mf_discover_profiles(d->top, names, n)) == -ENOMEM)
+			return r;
+		if (r) {
+			mf_error(d->top, "%s", strerror(-r));
+			ld->failed = 1;
+			return 1;
+		}
+		*own = 1;
+	}
+	if (ld->base) {
+		spec = ld->base;
+		if ((r = mf_snapshot_find(dir, ld->base, name, sizeof(name), &base, err,
+					  sizeof(err))))
+			goto missing;
+		if (ld->top && base.number >= top.number) {
+			mf_error(dir, "snapshot %s is not earlier than snapshot %s", ld->base,
+				 ld->top);
+			ld->failed = 1;
+			return 1;
+		}
+	} else if (ld->whole || ld->top ||
+		   mf_snapshot_last_reset(dir, name, sizeof(name), &base, err, sizeof(err))) {
+		return 0;
+	} else {
+		ld->resets++;
+	}
+	snprintf(d->base, sizeof(d->base), "%s/%s", dir, name);
+	return 0;
+missing:
+	if (r > 0)
+		mf_error(dir, "no snapshot %s here (--list names them)", spec);
+	else
+		mf_error(dir, "%s", err);
+	ld->failed = 1;
+	return 1;
 }
 
 int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load *ld)
@@ -284,13 +371,24 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 		ld->failed |= errno != ENOENT;
 	}
 	mf_dir_record(d, ld);
-	int r = 0;
+	char **names;
+	size_t n;
+	int own, r = mf_dir_states(ld, d, &names, &n, &own);
+	if (r) {
+		mf_modmap_free(&d->map);
+		free(d);
+		return r < 0 ? r : 0;
+	}
 	/* Known now, the process is decided now: it is counted even if none of its threads is
 	 * read (--thread); else its first profile says its pid. */
 	if (d->info.pid && !ld->have_thread)
 		r = mf_dir_decide(m, ld, d, d->info.pid);
-	for (size_t i = 0; i < found->nprofiles && !r && (!d->decided || d->chosen); i++)
-		r = mf_dir_profile(m, ld, d, found->profiles[i]);
+	for (size_t i = 0; i < n && !r && (!d->decided || d->chosen); i++)
+		r = mf_dir_profile(m, ld, d, names[i]);
+	for (size_t i = 0; own && i < n; i++)
+		free(names[i]);
+	if (own)
+		free(names);
 	mf_modmap_free(&d->map);
 	free(d);
 	return r;

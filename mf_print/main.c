@@ -18,17 +18,26 @@
 #include "load.h"
 #include "model.h"
 #include "report.h"
+#include "snapshots.h"
 #include "symbolize.h"
 #include "text.h"
 
 enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES };
+enum mf_mode {
+	MF_MODE_TREE,
+	MF_MODE_COLLAPSED,
+	MF_MODE_THREADS,
+	MF_MODE_PROCESSES,
+	MF_MODE_LIST
+};
 
 struct mf_args {
 	enum mf_mode mode;
 	struct mf_report_options report;
 	int bytes, caller, by_bytes, debuginfod, verbose;
+	int windows; /* --snapshot, --since, --between given */
+	char window[256];
 	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
@@ -53,6 +62,7 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
+	    "      --list            each process's snapshots: number, time, totals, label\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
@@ -65,6 +75,12 @@ static void mf_usage(FILE *out)
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
 	    "      --process PID|NAME  only the processes of this pid or program (repeatable)\n"
+	    "      --snapshot N|LABEL  each process as of its snapshot N (or the last one\n"
+	    "                        labelled LABEL) instead of its live files\n"
+	    "      --since N|LABEL   only what came after that snapshot (the live profile minus\n"
+	    "                        it); --since 0: the whole run (by default counts start at\n"
+	    "                        the last malloc_freq_reset, if any)\n"
+	    "      --between N M     what came after snapshot N up to snapshot M\n"
 	    "      --merge-processes  do not root stacks under their programs ([gcc], [cc1]),\n"
 	    "                        as the tree and --collapsed do when there are several\n"
 	    "      --full-names      C++ and Rust names in full (by default without template or\n"
@@ -111,7 +127,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_PROCESS,
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
-		OPT_FULL_NAMES
+		OPT_FULL_NAMES,
+		OPT_LIST,
+		OPT_SNAPSHOT,
+		OPT_SINCE,
+		OPT_BETWEEN
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -128,6 +148,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"list", no_argument, NULL, OPT_LIST},
+	    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+	    {"since", required_argument, NULL, OPT_SINCE},
+	    {"between", required_argument, NULL, OPT_BETWEEN},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -207,6 +231,41 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		case OPT_FULL_NAMES:
 			a->report.full_names = 1;
 			break;
+		case OPT_LIST:
+			a->mode = MF_MODE_LIST;
+			modes++;
+			break;
+		case OPT_SNAPSHOT:
+			if (!optarg[0] || !strcmp(optarg, "0"))
+				return mf_usage_error("--snapshot '%s': give a snapshot's number "
+						      "(from 1) or label",
+						      optarg);
+			a->load.top = optarg;
+			a->windows++;
+			snprintf(a->window, sizeof(a->window), "as of snapshot %s", optarg);
+			break;
+		case OPT_SINCE:
+			if (!optarg[0])
+				return mf_usage_error("--since '': give a snapshot's number or label");
+			a->windows++;
+			if (!strcmp(optarg, "0")) {
+				a->load.whole = 1;
+				break;
+			}
+			a->load.base = optarg;
+			snprintf(a->window, sizeof(a->window), "since snapshot %s", optarg);
+			break;
+		case OPT_BETWEEN:
+			if (optind >= argc || !optarg[0] || !argv[optind][0] ||
+			    !strcmp(optarg, "0") || !strcmp(argv[optind], "0"))
+				return mf_usage_error("--between needs two snapshots (numbers from 1 "
+						      "or labels): --between N M");
+			a->load.base = optarg;
+			a->load.top = argv[optind++];
+			a->windows++;
+			snprintf(a->window, sizeof(a->window), "after snapshot %s up to snapshot %s",
+				 a->load.base, a->load.top);
+			break;
 		case 'v':
 			a->verbose = 1;
 			break;
@@ -227,7 +286,13 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	for (int i = optind; i < argc; i++)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
-		return mf_usage_error("choose one of --collapsed, --threads and --processes");
+		return mf_usage_error(
+		    "choose one of --collapsed, --threads, --processes and --list");
+	if (a->windows > 1)
+		return mf_usage_error("choose one of --snapshot, --since and --between");
+	if (a->windows && a->mode == MF_MODE_LIST)
+		return mf_usage_error("--list names every snapshot; it does not go with "
+				      "--snapshot, --since or --between");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
 				      "--threads or --processes");
@@ -364,8 +429,25 @@ int main(int argc, char **argv)
 		a.load.failed |= d > 0;
 		r = d < 0 ? d : 0;
 	}
+	if (!r && a.mode == MF_MODE_LIST) {
+		r = mf_snapshot_list(stdout, &found);
+		a.load.failed |= r > 0;
+		r = r > 0 ? 0 : r;
+		if (!r && fflush(stdout))
+			r = -errno;
+		status = r ? MF_EXIT_INPUT : a.load.failed ? MF_EXIT_INPUT : MF_EXIT_OK;
+		if (r)
+			fprintf(stderr, "mf_print: %s\n", r == -ENOMEM ? "out of memory" : "write error");
+		goto out;
+	}
 	for (size_t i = 0; !r && i < found.count; i++)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
+	if (a.load.resets && !a.windows)
+		snprintf(a.window, sizeof(a.window),
+			 "since the last malloc_freq_reset of %zu process%s (--since 0: the whole "
+			 "run)",
+			 a.load.resets, a.load.resets == 1 ? "" : "es");
+	a.report.window = a.window;
 	if (!r)
 		mf_model_link_execs(&m);
 	int chose_nothing = (a.load.have_thread || a.load.nprocess) && !a.load.threads &&
@@ -392,6 +474,7 @@ int main(int argc, char **argv)
 	}
 	if (a.load.failed || (!a.load.threads && !status && !r))
 		status = MF_EXIT_INPUT; /* (what could not be read may be what was asked for) */
+out:
 	mf_found_free(&found);
 	mf_model_free(&m);
 	mf_load_free(&a.load);

@@ -153,7 +153,7 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			h.node_size);
 		goto bad;
 	}
-	if (h.state > MF_STATE_PROCESS_EXIT) {
+	if (h.state > MF_STATE_SNAPSHOT) {
 		mf_fail(err, errlen, "corrupt header (state %u)", h.state);
 		goto bad;
 	}
@@ -235,7 +235,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	out->node_count = n;
 	out->nodes = nodes;
 	out->map = copy;
-	out->complete = h.state == MF_STATE_THREAD_EXIT || h.state == MF_STATE_PROCESS_EXIT;
+	out->complete = h.state == MF_STATE_THREAD_EXIT || h.state == MF_STATE_PROCESS_EXIT ||
+			h.state == MF_STATE_SNAPSHOT; /* (a copy: complete as of its moment) */
 	return 0;
 bad_nodes:
 	free(copy);

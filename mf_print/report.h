@@ -14,6 +14,8 @@ struct mf_report_options {
 	int lines;	       /* --collapsed: frames carry file:line */
 	int full_names;	       /* C++ and Rust names as demangled, not simplified */
 	int merge_processes;   /* do not root stacks under their programs */
+	const char *window;    /* which counts, when not the whole run ("since snapshot 2");
+				  NULL or "": the whole run */
 	size_t files;	       /* files read, for the summary */
 	size_t dirs;
 };

@@ -121,6 +121,8 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 		bytes == UINT64_MAX ? "at least " : "", b + (bytes == UINT64_MAX ? 2 : 0),
 		m->nthreads, m->nthreads == 1 ? "" : "s", procs, o->files, o->files == 1 ? "" : "s",
 		o->dirs, o->dirs == 1 ? "y" : "ies");
+	if (o->window && o->window[0])
+		fprintf(out, "  counts %s\n", o->window);
 	fprintf(out, "  by function:");
 	const char *sep = " ";
 	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
