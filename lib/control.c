@@ -5,7 +5,13 @@
 #include "config.h"
 
 #include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
 
 #include "malloc_freq.h"
 #include "mf_internal.h"
@@ -23,19 +29,127 @@ void mf_control_init(void)
 		__atomic_or_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
 }
 
+/* Snapshots asked for by signal, counted by the handler: the control thread waits on this
+ * word (a futex) and takes one snapshot for whatever number of signals came meanwhile. */
+static unsigned mf_control_asked;
+
+/* Async-signal-safe: an atomic operation and a futex wake, errno kept. */
+static void mf_control_on_signal(int sig)
+{
+	int saved = errno;
+	if (sig == mf_config.toggle_signal) {
+		__atomic_xor_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
+	} else {
+		__atomic_add_fetch(&mf_control_asked, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &mf_control_asked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	errno = saved;
+}
+
+/* The handler for sig (MALLOC_FREQ_<what>_SIGNAL), unless the process came with another
+ * disposition for it (ignored, or a handler: exec keeps SIG_IGN): that one is left alone.
+ * Returns 1 if installed. */
+static int mf_control_install(int sig, const char *what)
+{
+	struct sigaction old, sa;
+	if (!sig || sigaction(sig, NULL, &old))
+		return 0;
+	if (old.sa_handler != SIG_DFL) {
+		mf_log("MALLOC_FREQ_%s_SIGNAL: SIG%s is %s at start; left as it is (off)", what,
+		       sigabbrev_np(sig), old.sa_handler == SIG_IGN ? "ignored" : "handled");
+		return 0;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = mf_control_on_signal;
+	sa.sa_flags = SA_RESTART;
+	return sigaction(sig, &sa, NULL) == 0;
+}
+
+static uint64_t mf_control_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The control thread: takes the snapshots asked for by signal and by interval. Every signal
+ * blocked; whatever it allocates is the profiler's own. */
+static void *mf_control_main(void *arg)
+{
+	(void)arg;
+	mf_busy_enter();
+	mf_tls.own++;
+	prctl(PR_SET_NAME, "malloc_freq");
+	uint64_t every = mf_config.snapshot_interval_ms, next = mf_control_now_ms() + every;
+	unsigned seen = __atomic_load_n(&mf_control_asked, __ATOMIC_ACQUIRE);
+	for (;;) {
+		struct timespec wait, *until = NULL;
+		if (every) {
+			uint64_t now = mf_control_now_ms();
+			if (now >= next) {
+				mf_snapshot_take("interval", 0);
+				next = next + every > now ? next + every : now + every;
+				continue;
+			}
+			wait.tv_sec = (time_t)((next - now) / 1000u);
+			wait.tv_nsec = (long)((next - now) % 1000u) * 1000000;
+			until = &wait;
+		}
+		syscall(SYS_futex, &mf_control_asked, FUTEX_WAIT_PRIVATE, seen, until, NULL, 0);
+		unsigned asked = __atomic_load_n(&mf_control_asked, __ATOMIC_ACQUIRE);
+		if (asked != seen) {
+			seen = asked;
+			mf_snapshot_take("signal", 0);
+		}
+	}
+	return NULL;
+}
+
+/* Started with every signal blocked (the thread keeps that mask): a signal for the process is
+ * never delivered to it, so the program's handlers never run there. */
+static void mf_control_thread(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_t th;
+	int err = pthread_attr_init(&attr);
+	if (!err) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 << 10);
+		mf_busy_enter();
+		mf_tls.own++; /* (its stack and thread block are the profiler's) */
+		err = pthread_create(&th, &attr, mf_control_main, NULL);
+		mf_tls.own--;
+		mf_busy_leave();
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) /* (a forked child has no such thread either: see README) */
+		mf_log("cannot start the thread that takes snapshots (%s): "
+		       "MALLOC_FREQ_SNAPSHOT_SIGNAL and MALLOC_FREQ_SNAPSHOT_INTERVAL are off",
+		       strerrordesc_np(err));
+}
+
 /* Started off, the process may have no call to record for a long time: its directory is made
  * now, so that it can be named (malloc_freq_dir) and found before recording begins. */
 void mf_control_start(void)
 {
-	if (!mf_config.start_off)
-		return;
-	int saved = errno, cancel = mf_nocancel_begin();
-	mf_busy_enter();
-	mf_fork_hold();
-	mf_prof_dir_ensure(); /* (a failure is said there, and the first thread stops there) */
-	mf_fork_release();
-	mf_busy_leave();
-	mf_nocancel_end(cancel);
+	int saved = errno;
+	if (mf_config.start_off) {
+		int cancel = mf_nocancel_begin();
+		mf_busy_enter();
+		mf_fork_hold();
+		mf_prof_dir_ensure(); /* (a failure is said there; the first thread stops there) */
+		mf_fork_release();
+		mf_busy_leave();
+		mf_nocancel_end(cancel);
+	}
+	mf_control_install(mf_config.toggle_signal, "TOGGLE");
+	int by_signal = mf_control_install(mf_config.snapshot_signal, "SNAPSHOT");
+	if (by_signal || mf_config.snapshot_interval_ms)
+		mf_control_thread();
 	errno = saved;
 }
 

@@ -55,6 +55,9 @@ struct mf_config {
 	int unwind; /* enum mf_unwind_mode */
 	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
 	int start_off; /* MALLOC_FREQ_START=off: nothing recorded until malloc_freq_enable */
+	int snapshot_signal;	   /* MALLOC_FREQ_SNAPSHOT_SIGNAL; 0: none */
+	int toggle_signal;	   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
+	uint64_t snapshot_interval_ms; /* MALLOC_FREQ_SNAPSHOT_INTERVAL; 0: none */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
 };
 enum mf_unwind_mode {
@@ -365,7 +368,8 @@ struct mf_thread *mf_thread_current(void);
  * checks mf_control_off). */
 extern unsigned mf_gate;
 void mf_control_init(void); /* after mf_config_load */
-/* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now. */
+/* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now; the signal
+ * handlers are installed and the control thread started, if settings ask for them. */
 void mf_control_start(void);
 /* Is recording off for this call (for the process, or for the calling thread)? */
 static inline int mf_control_off(void)

@@ -166,7 +166,8 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 	if (off)
 		fprintf(out,
 			"  %s%" PRIu64 " calls were made while recording was off (MALLOC_FREQ_START=off, "
-			"malloc_freq_disable, malloc_freq_thread_disable): counted, not recorded\n",
+			"malloc_freq_disable, MALLOC_FREQ_TOGGLE_SIGNAL, malloc_freq_thread_disable): "
+			"counted, not recorded\n",
 			m->estimated ? "~" : "", off);
 	if (nested)
 		fprintf(out,
