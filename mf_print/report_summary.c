@@ -165,10 +165,10 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 	}
 	if (off)
 		fprintf(out,
-			"  %s%" PRIu64 " calls were made while recording was off (MALLOC_FREQ_START=off, "
+			"  %s%" PRIu64 " call%s made while recording was off (MALLOC_FREQ_START=off, "
 			"malloc_freq_disable, MALLOC_FREQ_TOGGLE_SIGNAL, malloc_freq_thread_disable): "
 			"counted, not recorded\n",
-			m->estimated ? "~" : "", off);
+			m->estimated ? "~" : "", off, off == 1 ? " was" : "s were");
 	if (nested)
 		fprintf(out,
 			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
