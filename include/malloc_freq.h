@@ -58,7 +58,8 @@ struct malloc_freq_stats {
  * while off. Sampled runs give estimates, scaled as mf_print scales them. Counts of threads
  * that are allocating meanwhile are read as they stand: each total is at least what it was at
  * the call, and may include calls made during it. Cost: one pass over the live threads' trie
- * nodes (about a nanosecond each; a thread ending pays one such pass over its own). Returns 0;
+ * nodes (a few nanoseconds each: 0.35 ms for 100,000; a thread ending pays one such pass over
+ * its own). Returns 0;
  * -1 with errno EINVAL (s is NULL) or ENOSYS (the profiler is not loaded: *s is zeroed). */
 int malloc_freq_stats(struct malloc_freq_stats *s);
 
@@ -70,7 +71,7 @@ int malloc_freq_stats(struct malloc_freq_stats *s);
  * its copy is a consistent tree, exact for a thread that does not allocate meanwhile; a call
  * it makes during its own copy lands in this snapshot or the next, never in none. Threads that
  * start or end wait for it. Costs a copy of each running thread's file (a 100,000-node trie
- * is 3.2 MB) and a hard link for each ended one. Returns its number (1, 2, ... in this
+ * is 3.2 MB: 2.6 ms) and a hard link for each ended one. Returns its number (1, 2, ... in this
  * process), or -1 with errno: ENOSYS (the stub), or what creating the files met (EACCES,
  * ENOSPC, EFBIG, ...: nothing of the snapshot is left). Not async-signal-safe (see
  * MALLOC_FREQ_SNAPSHOT_SIGNAL). */
