@@ -84,8 +84,34 @@ int malloc_freq_snapshot(const char *label);
  * -1 with errno as malloc_freq_snapshot. Not async-signal-safe. */
 int malloc_freq_reset(void);
 
+/* Tag scopes: every call the calling thread makes between a push and its pop is recorded
+ * under the tag (and the tags it is nested in), shown by mf_print as frames "[tag] name" at
+ * the outermost end of its stacks, and by mf_print --tags as a tree of tag paths. Tags with
+ * equal names are one tag. A name is cut to 63 bytes; 16 nested tags are kept (pushes deeper
+ * than that are counted, so pops still match, but not recorded); a process keeps 3,967 names,
+ * and records any more as "...". A pop without a push does nothing. Each push and pop makes
+ * the thread's next call take the slow path (its hot stacks are of the old path): a few
+ * thousand instructions once. Not async-signal-safe (a name's first push takes a lock). */
+void malloc_freq_tag_push(const char *name);
+void malloc_freq_tag_pop(void);
+
 #ifdef __cplusplus
 }
+
+/* A tag for the lifetime of a scope: { malloc_freq_tag tag("parser"); ... } */
+class malloc_freq_tag {
+      public:
+	explicit malloc_freq_tag(const char *name)
+	{
+		malloc_freq_tag_push(name);
+	}
+	~malloc_freq_tag()
+	{
+		malloc_freq_tag_pop();
+	}
+	malloc_freq_tag(const malloc_freq_tag &) = delete;
+	malloc_freq_tag &operator=(const malloc_freq_tag &) = delete;
+};
 #endif
 
 #endif

@@ -73,6 +73,8 @@ enum mf_entry {
 #define MF_MODULE_ENTRY	    0xffffffffu /* leaf: rel_pc is an enum mf_entry */
 #define MF_MODULE_TRUNCATED 0xfffffffeu /* the stack was cut at the depth limit */
 #define MF_MODULE_NONE	    0xfffffffdu /* no module maps the address; rel_pc is absolute */
+#define MF_MODULE_TAG	    0xfffffffcu /* since version 4: a tag scope; rel_pc is its index
+					   in the directory's `tags` (see below) */
 #define MF_MODULE_MAX	    0xfffffff0u /* real module indexes are below this */
 
 #define MF_THREAD_NAME_LEN 16
@@ -240,6 +242,27 @@ struct mf_snapshot_record {
 };
 
 /*
+ * Since version 4: tag scopes (malloc_freq_tag_push). A thread's calls made inside tags are
+ * recorded under tag nodes: MF_MODULE_TAG frames directly under the root, the outermost tag
+ * first, each under the one it is nested in (a stack cut at the depth limit has its
+ * MF_MODULE_TRUNCATED frame under them). `tags` in the process directory names them: an
+ * mf_tags_header, then count names of MF_TAG_NAME_LEN bytes each, NUL-padded; index i is
+ * rel_pc i. Names are only ever added (a name is written before the count that covers it).
+ */
+#define MF_TAGS_MAGIC	"MFTAGS\r\n"
+#define MF_TAG_NAME_LEN 64   /* a name's bytes, NUL included: longer ones are cut */
+#define MF_TAGS_MAX	3968 /* names in one process; more are recorded as the last one */
+
+struct mf_tags_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t count;	   /* names that follow */
+	uint32_t name_len; /* MF_TAG_NAME_LEN */
+	uint64_t reserved[2];
+};
+
+/*
  * The rule cache `<MALLOC_FREQ_CACHE>/<build-id>.rules`, one per program (the build-id of its
  * main executable, in hex), written and read by the library only: the frame rules libunwind has
  * confirmed in earlier runs of the program, so a run need not ask again. An mf_rules_header,
@@ -284,6 +307,7 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \
 	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
 		       "process record is MF_PROCESS_SIZE bytes");                                 \
-	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes")
+	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes"); \
+	_Static_assert(sizeof(struct mf_tags_header) == 40, "tags header is 40 bytes")
 
 #endif

@@ -41,18 +41,18 @@ static void *mf_api_find(void **slot, const char *name)
 		if (f_)                                                                            \
 			return f_ args;                                                            \
 	} while (0)
-#define MF_API_FORWARD_VOID(name)                                                                  \
+#define MF_API_FORWARD_VOID(name, args)                                                            \
 	do {                                                                                       \
 		static void *slot_;                                                                \
-		void (*f_)(void) = (void (*)(void))mf_api_find(&slot_, #name);                     \
+		__typeof__(&name) f_ = (__typeof__(&name))mf_api_find(&slot_, #name);             \
 		if (f_) {                                                                          \
-			f_();                                                                      \
+			f_ args;                                                                   \
 			return;                                                                    \
 		}                                                                                  \
 	} while (0)
 #else
 #define MF_API_FORWARD(name, args) ((void)0)
-#define MF_API_FORWARD_VOID(name)	 ((void)0)
+#define MF_API_FORWARD_VOID(name, args) ((void)0)
 #endif
 
 const char *malloc_freq_dir(void)
@@ -63,22 +63,22 @@ const char *malloc_freq_dir(void)
 
 void malloc_freq_enable(void)
 {
-	MF_API_FORWARD_VOID(malloc_freq_enable);
+	MF_API_FORWARD_VOID(malloc_freq_enable, ());
 }
 
 void malloc_freq_disable(void)
 {
-	MF_API_FORWARD_VOID(malloc_freq_disable);
+	MF_API_FORWARD_VOID(malloc_freq_disable, ());
 }
 
 void malloc_freq_thread_enable(void)
 {
-	MF_API_FORWARD_VOID(malloc_freq_thread_enable);
+	MF_API_FORWARD_VOID(malloc_freq_thread_enable, ());
 }
 
 void malloc_freq_thread_disable(void)
 {
-	MF_API_FORWARD_VOID(malloc_freq_thread_disable);
+	MF_API_FORWARD_VOID(malloc_freq_thread_disable, ());
 }
 
 int malloc_freq_stats(struct malloc_freq_stats *s)
@@ -106,4 +106,15 @@ int malloc_freq_reset(void)
 	MF_API_FORWARD(malloc_freq_reset, ());
 	errno = ENOSYS;
 	return -1;
+}
+
+void malloc_freq_tag_push(const char *name)
+{
+	MF_API_FORWARD_VOID(malloc_freq_tag_push, (name));
+	(void)name;
+}
+
+void malloc_freq_tag_pop(void)
+{
+	MF_API_FORWARD_VOID(malloc_freq_tag_pop, ());
 }

@@ -87,7 +87,7 @@ static void *mf_control_main(void *arg)
 		if (every) {
 			uint64_t now = mf_control_now_ms();
 			if (now >= next) {
-				mf_snapshot_take("interval", 0);
+				mf_snapshot_take("interval", MF_SNAPSHOT_BACKGROUND);
 				next = next + every > now ? next + every : now + every;
 				continue;
 			}
@@ -99,7 +99,7 @@ static void *mf_control_main(void *arg)
 		unsigned asked = __atomic_load_n(&mf_control_asked, __ATOMIC_ACQUIRE);
 		if (asked != seen) {
 			seen = asked;
-			mf_snapshot_take("signal", 0);
+			mf_snapshot_take("signal", MF_SNAPSHOT_BACKGROUND);
 		}
 	}
 	return NULL;
@@ -219,6 +219,37 @@ MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
 	pthread_mutex_unlock(&mf_control_lock);
 	errno = saved;
 	return 0;
+}
+
+/* The thread's tag path changed: its next recorded call finds the node of the new one. */
+static void mf_control_tags_changed(void)
+{
+	mf_tls.tag_epoch++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct mf_thread *t = mf_tls.thread;
+	if (t)
+		mf_thread_drop_hot(t); /* (its hot stacks lead to leaves of the old path) */
+}
+
+MF_EXPORT void malloc_freq_tag_push(const char *name)
+{
+	int saved = errno;
+	unsigned id = mf_tags_intern(name);
+	if (mf_tls.tag_depth < MF_TAG_DEPTH) {
+		mf_tls.tags[mf_tls.tag_depth++] = (uint16_t)id;
+		mf_control_tags_changed();
+	} else {
+		mf_tls.tag_depth++; /* (deeper: counted, so that pops match, not kept) */
+	}
+	errno = saved;
+}
+
+MF_EXPORT void malloc_freq_tag_pop(void)
+{
+	if (!mf_tls.tag_depth)
+		return;
+	if (--mf_tls.tag_depth < MF_TAG_DEPTH)
+		mf_control_tags_changed();
 }
 
 MF_EXPORT int malloc_freq_snapshot(const char *label)

@@ -468,6 +468,7 @@ __attribute__((destructor)) static void mf_destructor(void)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
 		return;
 	mf_busy_enter();
+	mf_snapshot_exit();
 	mf_thread_process_exit();
 	mf_process_exit();
 	mf_unwind_exit();

@@ -217,11 +217,14 @@ struct mf_trie {
 	mf_trie_grow_fn grow;
 	mf_trie_resolve_fn resolve;
 	void *grow_arg;
+	uint32_t root; /* where stacks start: 0, or the node of the owner's tag path */
 };
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
 #define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
+#define MF_TRIE_KEY_TAG(id)	((uintptr_t)128 + (id)) /* a tag scope, id < MF_TAGS_MAX */
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
+_Static_assert(128 + MF_TAGS_MAX <= 4096, "tag keys lie below any pc");
 /* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1.
  * room: where its index and memo grow first, or NULL. */
 int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *nodes,
@@ -305,6 +308,15 @@ void mf_process_forget(void);		/* in a forked child: the parent's record is not 
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
 
+/* tags.c: the process's tag names, by id, and the directory's `tags` file that names them. */
+#define MF_TAG_DEPTH 16 /* tags a call's path keeps; deeper pushes are counted, not kept */
+/* The id of name (cut at MF_TAG_NAME_LEN - 1 bytes), added if new; MF_TAGS_MAX - 1 when the
+ * table is full. Takes a lock: not from a signal handler. */
+unsigned mf_tags_intern(const char *name);
+/* Writes the names not yet in this process directory's `tags` file (the slow path, before a
+ * tag node is made). 0 or -errno. */
+int mf_tags_sync(void);
+
 /* thread.c: per-thread state. */
 struct mf_thread;
 struct mf_tls {
@@ -318,6 +330,9 @@ struct mf_tls {
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
 	unsigned off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
+	unsigned tag_depth;	     /* tags pushed and not popped (beyond MF_TAG_DEPTH: not kept) */
+	unsigned tag_epoch;	     /* changed at every push and pop */
+	uint16_t tags[MF_TAG_DEPTH]; /* their ids (tags.c), outermost first */
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
@@ -357,6 +372,11 @@ void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), vo
  * or -errno (nothing of it is left then). Blocks signals while it runs; not from inside the
  * profiler. */
 long mf_snapshot_take(const char *label, uint32_t flags);
+/* flags: the control thread's (signal, interval), which stop once exit() has begun */
+#define MF_SNAPSHOT_BACKGROUND 0x80000000u
+/* At exit(): waits for a snapshot being taken, and the control thread takes no more (one cut
+ * short by the process's end would leave its temporary directory). */
+void mf_snapshot_exit(void);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);

@@ -23,6 +23,7 @@
 static pthread_mutex_t mf_snap_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long mf_snap_taken; /* the last snapshot's number, in this process */
 static pid_t mf_snap_pid;	    /* the process mf_snap_taken counts for */
+static int mf_snap_exiting;	    /* exit() has begun: the control thread takes no more */
 static _Alignas(8) unsigned char mf_snap_page[MF_HEADER_SIZE];
 static _Alignas(8) char mf_snap_dirents[16 << 10];
 
@@ -206,7 +207,13 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		pthread_mutex_lock(&mf_snap_lock);
 		pid_t pid = getpid();
 		if (mf_snap_pid != pid) /* (a forked child numbers its own from 1) */
-			mf_snap_pid = pid, mf_snap_taken = 0;
+			mf_snap_pid = pid, mf_snap_taken = 0, mf_snap_exiting = 0;
+		if ((flags & MF_SNAPSHOT_BACKGROUND) && mf_snap_exiting) {
+			pthread_mutex_unlock(&mf_snap_lock);
+			r = -ECANCELED;
+			goto out;
+		}
+		flags &= ~MF_SNAPSHOT_BACKGROUND;
 		static struct mf_snap_call c;
 		memset(&c, 0, sizeof(c));
 		c.n = mf_snap_taken + 1;
@@ -225,9 +232,17 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 			r = (long)(mf_snap_taken = c.n);
 		pthread_mutex_unlock(&mf_snap_lock);
 	}
+out:
 	mf_fork_release();
 	mf_busy_leave();
 	mf_nocancel_end(cancel);
 	errno = saved;
 	return r;
+}
+
+void mf_snapshot_exit(void)
+{
+	pthread_mutex_lock(&mf_snap_lock); /* (a snapshot being taken is finished first) */
+	mf_snap_exiting = 1;
+	pthread_mutex_unlock(&mf_snap_lock);
 }

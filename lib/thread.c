@@ -25,6 +25,7 @@ struct mf_thread {
 	unsigned exit_rounds;
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
 	long interval; /* the countdown's current interval: calls it stands for */
+	unsigned tag_epoch; /* mf_tls.tag_epoch when trie.root was last set */
 	struct mf_thread *prev, *next;
 	/* Held while the file grows (its mapping may move) and while another thread reads the
 	 * nodes (malloc_freq_stats); zeroed memory is an unlocked mutex. */
@@ -551,9 +552,27 @@ MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const stru
 	return 1;
 }
 
+/* The trie's root becomes the node of the thread's tag path (made if new; the root when the
+ * trie is out of room), its names written first. What the walk knew of the old root goes. */
+static MF_NOINLINE void mf_thread_tag_root(struct mf_thread *t)
+{
+	t->tag_epoch = mf_tls.tag_epoch;
+	unsigned depth = mf_tls.tag_depth < MF_TAG_DEPTH ? mf_tls.tag_depth : MF_TAG_DEPTH;
+	uint32_t node = 0;
+	if (depth)
+		mf_tags_sync(); /* (if it fails, mf_print names the tags it cannot by number) */
+	for (unsigned i = 0; i < depth; i++)
+		if (!(node = mf_trie_child(&t->trie, node, MF_TRIE_KEY_TAG(mf_tls.tags[i]))))
+			break;
+	t->trie.root = node;
+	mf_unwind_hot_drop(&t->unwind);
+}
+
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from)
 {
+	if (mf_unlikely(t->tag_epoch != mf_tls.tag_epoch))
+		mf_thread_tag_root(t);
 	mf_thread_count(t, mf_unwind_leaf(&t->unwind, &t->trie, e, from), bytes);
 }
 

@@ -174,6 +174,8 @@ struct mf_dir {
 	struct mf_process info;
 	uint32_t process; /* in the model; MF_NONE until added */
 	int decided, chosen;
+	unsigned char *tags; /* the `tags` file (its names after its header); NULL: none */
+	uint32_t ntags;
 	char top[PATH_MAX];  /* where the thread files are read: the directory or a snapshot */
 	char base[PATH_MAX]; /* the snapshot subtracted from them; "": none */
 };
@@ -248,6 +250,41 @@ static int mf_dir_subtract(struct mf_load *ld, struct mf_dir *d, struct mf_profi
 		return 1;
 	}
 	return r;
+}
+
+/* The directory's tag names (`tags`), if it has them, into d->info. A damaged file is named;
+ * its tags are then shown by number. */
+static void mf_dir_tags(struct mf_dir *d, struct mf_load *ld)
+{
+	char path[PATH_MAX + 8];
+	size_t size;
+	struct mf_tags_header h;
+	snprintf(path, sizeof(path), "%s/tags", d->found->dir);
+	int r = mf_read_file(path, sizeof(h) + (size_t)MF_TAGS_MAX * MF_TAG_NAME_LEN, &d->tags,
+			     &size);
+	if (r == -ENOENT)
+		return;
+	const char *bad = r ? strerror(-r) : NULL;
+	if (!bad && size < sizeof(h))
+		bad = "truncated";
+	if (!bad)
+		memcpy(&h, d->tags, sizeof(h));
+	if (!bad && (memcmp(h.magic, MF_TAGS_MAGIC, sizeof(h.magic)) ||
+		     h.byte_order != MF_BYTE_ORDER_MARK || h.version < 4 ||
+		     h.name_len != MF_TAG_NAME_LEN || h.count > MF_TAGS_MAX ||
+		     (size - sizeof(h)) / MF_TAG_NAME_LEN < h.count))
+		bad = "not a malloc_freq tags file of version 4 or later, or cut short";
+	if (bad) {
+		fprintf(stderr, "mf_print: warning: %s: %s; tags are shown by number\n", path, bad);
+		ld->failed = 1;
+		free(d->tags);
+		d->tags = NULL;
+		return;
+	}
+	for (uint32_t i = 0; i < h.count; i++) /* (each name ends inside its record) */
+		d->tags[sizeof(h) + (size_t)(i + 1) * MF_TAG_NAME_LEN - 1] = 0;
+	d->info.tags = (const char *)d->tags + sizeof(h);
+	d->info.ntags = h.count;
 }
 
 /* Reads one thread's file into the process of d (added when first needed). */
@@ -371,11 +408,13 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 		ld->failed |= errno != ENOENT;
 	}
 	mf_dir_record(d, ld);
+	mf_dir_tags(d, ld);
 	char **names;
 	size_t n;
 	int own, r = mf_dir_states(ld, d, &names, &n, &own);
 	if (r) {
 		mf_modmap_free(&d->map);
+		free(d->tags);
 		free(d);
 		return r < 0 ? r : 0;
 	}
@@ -390,6 +429,7 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 	if (own)
 		free(names);
 	mf_modmap_free(&d->map);
+	free(d->tags);
 	free(d);
 	return r;
 }

@@ -29,7 +29,8 @@ enum mf_mode {
 	MF_MODE_COLLAPSED,
 	MF_MODE_THREADS,
 	MF_MODE_PROCESSES,
-	MF_MODE_LIST
+	MF_MODE_LIST,
+	MF_MODE_TAGS
 };
 
 struct mf_args {
@@ -63,6 +64,8 @@ static void mf_usage(FILE *out)
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
 	    "      --list            each process's snapshots: number, time, totals, label\n"
+	    "      --tags            the tree of tag paths (malloc_freq_tag_push): calls and\n"
+	    "                        bytes inside each, with nested tags and alone\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
@@ -131,7 +134,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_LIST,
 		OPT_SNAPSHOT,
 		OPT_SINCE,
-		OPT_BETWEEN
+		OPT_BETWEEN,
+		OPT_TAGS
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -149,6 +153,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	    {"list", no_argument, NULL, OPT_LIST},
+	    {"tags", no_argument, NULL, OPT_TAGS},
 	    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
 	    {"since", required_argument, NULL, OPT_SINCE},
 	    {"between", required_argument, NULL, OPT_BETWEEN},
@@ -235,6 +240,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->mode = MF_MODE_LIST;
 			modes++;
 			break;
+		case OPT_TAGS:
+			a->mode = MF_MODE_TAGS;
+			modes++;
+			break;
 		case OPT_SNAPSHOT:
 			if (!optarg[0] || !strcmp(optarg, "0"))
 				return mf_usage_error("--snapshot '%s': give a snapshot's number "
@@ -287,7 +296,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
 		return mf_usage_error(
-		    "choose one of --collapsed, --threads, --processes and --list");
+		    "choose one of --collapsed, --threads, --processes, --list and --tags");
 	if (a->windows > 1)
 		return mf_usage_error("choose one of --snapshot, --since and --between");
 	if (a->windows && a->mode == MF_MODE_LIST)
@@ -378,6 +387,8 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return r;
 	if (a->mode == MF_MODE_PROCESSES)
 		return mf_report_processes(stdout, m, &a->report);
+	if (a->mode == MF_MODE_TAGS)
+		return mf_report_tags(stdout, m, &a->report);
 	if (m->nprocesses > 1 && (r = mf_report_programs(stdout, m, &a->report)))
 		return r;
 	if (a->mode == MF_MODE_THREADS)

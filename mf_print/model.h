@@ -36,6 +36,7 @@ enum mf_frame_kind {
 	MF_FRAME_TRUNCATED, /* the stack was cut at the depth limit (its outermost frame) */
 	MF_FRAME_JIT,	    /* code that no loaded object maps (JIT-compiled, generated);
 			       offset is the absolute address */
+	MF_FRAME_TAG,	    /* a tag scope (malloc_freq_tag_push); function is its name */
 };
 
 /* A module of any process: the same file with the same build-id is one module. */
@@ -109,6 +110,8 @@ struct mf_process {
 	uint32_t files;		     /* thread files in its directory */
 	uint32_t *module_of;	     /* its module map's indexes as model modules */
 	uint32_t nmodules;
+	const char *tags; /* its tag names, MF_TAG_NAME_LEN bytes each (ntags); NULL: none */
+	uint32_t ntags;
 };
 
 struct mf_thread {

@@ -203,7 +203,13 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 				(unsigned long long)i, (unsigned long long)x->rel_pc);
 			goto bad_nodes;
 		}
-		if (x->module == MF_MODULE_TRUNCATED && x->parent != 0) {
+		int under_tags = x->parent == 0 || up->module == MF_MODULE_TAG;
+		if (x->module == MF_MODULE_TAG && (!under_tags || x->rel_pc >= MF_TAGS_MAX)) {
+			mf_fail(err, errlen, "corrupt node %llu (a tag not under the root or a tag)",
+				(unsigned long long)i);
+			goto bad_nodes;
+		}
+		if (x->module == MF_MODULE_TRUNCATED && !under_tags) {
 			mf_fail(err, errlen, "corrupt node %llu (truncation mark below the root)",
 				(unsigned long long)i);
 			goto bad_nodes;
@@ -215,7 +221,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			goto bad_nodes;
 		}
 		if (x->module >= MF_MODULE_MAX && x->module != MF_MODULE_ENTRY &&
-		    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE) {
+		    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE &&
+		    x->module != MF_MODULE_TAG) {
 			mf_fail(err, errlen, "corrupt node %llu (module %u)", (unsigned long long)i,
 				x->module);
 			goto bad_nodes;

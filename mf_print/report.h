@@ -34,6 +34,8 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 int mf_report_processes(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* How a process ended, in a few words ("exited 0", "killed by SIGKILL", "still running"). */
 void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
+/* --tags: the tree of tag paths, each with its calls and bytes, total and self. */
+int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
  * by frame; for flamegraph.pl and speedscope. */
 int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
