@@ -1,9 +1,10 @@
 /* malloc_freq demo: a program that steers the profiler. Run with MALLOC_FREQ_START=off: its
  * start-up (reading a configuration) is not recorded; it enables recording for its two phases
- * of interest, loading records and then indexing them, takes a labelled snapshot after each,
- * and disables recording for its teardown. Linked with -lmalloc_freq_api, it runs the same
- * without the profiler. mf_print --list names the snapshots, --snapshot loaded shows the
- * loading alone, --since loaded the indexing alone. */
+ * of interest, loading records and then indexing them, each in a tag scope ("load",
+ * "index"), takes a labelled snapshot after each, and disables recording for its teardown.
+ * Linked with -lmalloc_freq_api, it runs the same without the profiler. mf_print --tags
+ * shows the two phases side by side, --list names the snapshots, --since loaded shows the
+ * indexing alone. */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -75,9 +76,13 @@ int main(void)
 {
 	char **conf = read_config(500);
 	malloc_freq_enable();
+	malloc_freq_tag_push("load");
 	struct record *r = load_records(RECORDS);
+	malloc_freq_tag_pop();
 	int loaded = malloc_freq_snapshot("loaded");
+	malloc_freq_tag_push("index");
 	size_t moves = build_index(r, RECORDS);
+	malloc_freq_tag_pop();
 	int indexed = malloc_freq_snapshot("indexed");
 	malloc_freq_disable();
 	for (int i = 0; i < RECORDS; i++) {
