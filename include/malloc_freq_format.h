@@ -75,6 +75,9 @@ enum mf_entry {
 #define MF_MODULE_NONE	    0xfffffffdu /* no module maps the address; rel_pc is absolute */
 #define MF_MODULE_TAG	    0xfffffffcu /* since version 4: a tag scope; rel_pc is its index
 					   in the directory's `tags` (see below) */
+#define MF_MODULE_WEIGHT    0xfffffffbu /* since version 4 (MALLOC_FREQ_WEIGHT=time): the one
+					   child of a leaf; its bytes field holds the thread CPU
+					   time, in ns, that came before the leaf's calls */
 #define MF_MODULE_MAX	    0xfffffff0u /* real module indexes are below this */
 
 #define MF_THREAD_NAME_LEN 16
@@ -106,7 +109,9 @@ struct mf_prof_header {
 	 * for the process or the thread, counted here, in no stack and not in calls_total
 	 * (scaled by the sampling interval, as calls_total). Zero in older files. */
 	uint64_t calls_off;
-	uint64_t reserved[31]; /* zero */
+	uint32_t weight;       /* since version 4: 1 if MF_MODULE_WEIGHT nodes may follow leaves */
+	uint32_t reserved0;
+	uint64_t reserved[30]; /* zero */
 };
 
 struct mf_node {

@@ -217,7 +217,13 @@ void mf_config_load(void)
 			       "using cached",
 			       s);
 	}
-	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED;
+	s = secure_getenv("MALLOC_FREQ_WEIGHT");
+	if (s && !strcmp(s, "time"))
+		mf_config.weight_time = 1;
+	else if (s && strcmp(s, "calls"))
+		mf_log("MALLOC_FREQ_WEIGHT=\"%s\" is not one of calls, time; using calls", s);
+	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED &&
+			!mf_config.weight_time; /* (time is read on the slow path) */
 	mf_config_control();
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {

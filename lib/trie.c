@@ -147,6 +147,9 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	if (pc >= MF_TRIE_KEY_TAG(0) && pc < MF_TRIE_KEY_SPECIAL_MAX) {
 		node->module = MF_MODULE_TAG;
 		node->rel_pc = pc - MF_TRIE_KEY_TAG(0);
+	} else if (pc == MF_TRIE_KEY_WEIGHT) {
+		node->module = MF_MODULE_WEIGHT;
+		node->rel_pc = 0;
 	} else if (pc < MF_TRIE_KEY_SPECIAL_MAX) {
 		node->module = pc == MF_TRIE_KEY_TRUNCATED ? MF_MODULE_TRUNCATED : MF_MODULE_ENTRY;
 		node->rel_pc = pc == MF_TRIE_KEY_TRUNCATED ? 0 : pc - 1;

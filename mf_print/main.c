@@ -36,7 +36,7 @@ enum mf_mode {
 struct mf_args {
 	enum mf_mode mode;
 	struct mf_report_options report;
-	int bytes, caller, by_bytes, debuginfod, verbose;
+	int bytes, time, caller, by_bytes, by_time, debuginfod, verbose;
 	int windows; /* --snapshot, --since, --between given */
 	char window[256];
 	struct mf_load load;
@@ -73,8 +73,10 @@ static void mf_usage(FILE *out)
 	    "                        build) reads them all\n"
 	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
 	    "                        (default 1.0; 0 shows everything)\n"
-	    "  -s, --sort calls|bytes  order and threshold by calls (default) or requested bytes\n"
+	    "  -s, --sort calls|bytes|time  order and threshold by calls (default), requested\n"
+	    "                        bytes or CPU time before the calls (MALLOC_FREQ_WEIGHT=time)\n"
 	    "      --bytes           --collapsed counts bytes instead of calls\n"
+	    "      --time            --collapsed counts CPU time (nanoseconds) instead of calls\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
 	    "      --process PID|NAME  only the processes of this pid or program (repeatable)\n"
@@ -135,7 +137,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_SNAPSHOT,
 		OPT_SINCE,
 		OPT_BETWEEN,
-		OPT_TAGS
+		OPT_TAGS,
+		OPT_TIME
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -154,6 +157,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	    {"list", no_argument, NULL, OPT_LIST},
 	    {"tags", no_argument, NULL, OPT_TAGS},
+	    {"time", no_argument, NULL, OPT_TIME},
 	    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
 	    {"since", required_argument, NULL, OPT_SINCE},
 	    {"between", required_argument, NULL, OPT_BETWEEN},
@@ -185,12 +189,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				    "--threshold '%s': give a percentage from 0 to 100", optarg);
 			break;
 		case 's':
-			if (!strcmp(optarg, "calls"))
-				a->by_bytes = 0;
-			else if (!strcmp(optarg, "bytes"))
-				a->by_bytes = 1;
-			else
-				return mf_usage_error("--sort '%s': give 'calls' or 'bytes'",
+			a->by_bytes = !strcmp(optarg, "bytes");
+			a->by_time = !strcmp(optarg, "time");
+			if (strcmp(optarg, "calls") && !a->by_bytes && !a->by_time)
+				return mf_usage_error("--sort '%s': give 'calls', 'bytes' or 'time'",
 						      optarg);
 			break;
 		case 'c':
@@ -210,6 +212,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case OPT_BYTES:
 			a->bytes = 1;
+			break;
+		case OPT_TIME:
+			a->time = 1;
 			break;
 		case OPT_LINES:
 			a->report.lines = 1;
@@ -305,14 +310,17 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
 				      "--threads or --processes");
-	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
-		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
-				      "both; use --sort bytes to order it by bytes)");
+	if ((a->bytes || a->time || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
+		return mf_usage_error("--bytes, --time and --lines go with --collapsed (the tree "
+				      "shows them; use --sort bytes or --sort time to order it)");
+	if (a->bytes && a->time)
+		return mf_usage_error("--collapsed counts one thing: --bytes or --time");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
-			       ? (a->bytes ? MF_METRIC_BYTES : MF_METRIC_CALLS)
+			       ? (a->bytes ? MF_METRIC_BYTES : a->time ? MF_METRIC_TIME : MF_METRIC_CALLS)
 			   : a->by_bytes ? MF_METRIC_BYTES
+			   : a->by_time	 ? MF_METRIC_TIME
 					 : MF_METRIC_CALLS;
 	return 0;
 }
@@ -467,7 +475,11 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	if (!r && a.load.threads) {
+	if (!r && a.load.threads && a.report.metric == MF_METRIC_TIME && !m.weighted) {
+		fprintf(stderr, "mf_print: these profiles hold no time: record with "
+				"MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time\n");
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;

@@ -19,6 +19,7 @@ const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
 const struct mf_metric_info mf_metric_info[MF_METRICS] = {
     [MF_METRIC_CALLS] = {"calls"},
     [MF_METRIC_BYTES] = {"bytes"},
+    [MF_METRIC_TIME] = {"time"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -390,6 +391,7 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
 	m->estimated |= t->sample_rate > 1;
+	m->weighted |= p->header.weight != 0;
 	m->processes[process].threads++;
 	*id = (uint32_t)m->nthreads - 1;
 	return 0;
@@ -439,7 +441,7 @@ static int mf_tag_location(struct mf_model *m, const struct mf_process *proc, ui
 
 /* A leaf of a thread's trie that counted calls. */
 struct mf_leaf {
-	uint64_t calls, bytes;
+	uint64_t calls, bytes, time;
 	uint32_t parent, entry;
 };
 
@@ -492,8 +494,13 @@ static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, st
 			if (node->calls && !l)
 				r = -ENOMEM;
 			else if (l)
-				*l = (struct mf_leaf){node->calls, node->bytes, node->parent,
+				*l = (struct mf_leaf){node->calls, node->bytes, 0, node->parent,
 						      (uint32_t)node->rel_pc};
+			if (l) /* (a leaf's own location is never read: its time node finds it) */
+				loc[i] = (uint32_t)(*nleaves - 1);
+		} else if (node->module == MF_MODULE_WEIGHT) {
+			if (loc[node->parent] != MF_NONE)
+				(*leaves)[loc[node->parent]].time = node->bytes;
 		} else if (node->module == MF_MODULE_TRUNCATED) {
 			loc[i] = m->idx->truncated_location;
 		} else if (node->module == MF_MODULE_NONE) {
@@ -535,6 +542,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 			mf_sat_mul(leaves[i].calls, rate, &m->saturated[MF_METRIC_CALLS]),
 		    [MF_METRIC_BYTES] =
 			mf_sat_mul(leaves[i].bytes, rate, &m->saturated[MF_METRIC_BYTES]),
+		    [MF_METRIC_TIME] = leaves[i].time,
 		};
 		r = mf_sample_add(m, stack, thread, value);
 	}

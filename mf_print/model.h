@@ -21,6 +21,9 @@
 enum mf_metric {
 	MF_METRIC_CALLS, /* calls to the allocation function */
 	MF_METRIC_BYTES, /* bytes those calls requested */
+	MF_METRIC_TIME,	 /* MALLOC_FREQ_WEIGHT=time: thread CPU ns before those calls (not
+			    scaled by sampling: each recorded call carries all the time since the
+			    one recorded before it) */
 	MF_METRICS
 };
 
@@ -147,6 +150,7 @@ struct mf_model {
 	struct mf_process *processes;
 	size_t nprocesses, cap_processes;
 	int estimated;		    /* some thread was sampled: counts are estimates */
+	int weighted;		    /* some thread recorded time (MF_METRIC_TIME) */
 	int saturated[MF_METRICS];  /* some sum reached UINT64_MAX and stayed there */
 	struct mf_symbolizer *sym;  /* not owned */
 	struct mf_model_index *idx; /* the building's hash tables */

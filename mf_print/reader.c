@@ -193,9 +193,14 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			goto bad_nodes;
 		}
 		const struct mf_node *up = &nodes[x->parent];
-		if (x->parent && (up->module == MF_MODULE_ENTRY)) {
-			mf_fail(err, errlen, "corrupt node %llu (under an allocation leaf)",
-				(unsigned long long)i);
+		if ((x->module == MF_MODULE_WEIGHT) != (x->parent && up->module == MF_MODULE_ENTRY)) {
+			mf_fail(err, errlen, "corrupt node %llu (%s)", (unsigned long long)i,
+				x->module == MF_MODULE_WEIGHT ? "a time not under a leaf"
+							      : "under an allocation leaf");
+			goto bad_nodes;
+		}
+		if (x->parent && up->module == MF_MODULE_WEIGHT) {
+			mf_fail(err, errlen, "corrupt node %llu (under a time)", (unsigned long long)i);
 			goto bad_nodes;
 		}
 		if (x->module == MF_MODULE_ENTRY && x->rel_pc >= MF_ENTRY_COUNT) {
@@ -214,7 +219,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 				(unsigned long long)i);
 			goto bad_nodes;
 		}
-		if (x->module != MF_MODULE_ENTRY && (x->calls || x->bytes)) {
+		if (x->module != MF_MODULE_ENTRY &&
+		    (x->calls || (x->bytes && x->module != MF_MODULE_WEIGHT))) {
 			mf_fail(err, errlen,
 				"corrupt node %llu (counts on a frame that is not a leaf)",
 				(unsigned long long)i);
@@ -222,7 +228,7 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		}
 		if (x->module >= MF_MODULE_MAX && x->module != MF_MODULE_ENTRY &&
 		    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE &&
-		    x->module != MF_MODULE_TAG) {
+		    x->module != MF_MODULE_TAG && x->module != MF_MODULE_WEIGHT) {
 			mf_fail(err, errlen, "corrupt node %llu (module %u)", (unsigned long long)i,
 				x->module);
 			goto bad_nodes;

@@ -174,6 +174,13 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
 			"thread (signal handlers): counted, not attributed to a stack\n",
 			nested);
+	if (m->weighted) {
+		uint64_t ns = mf_model_total(m, MF_METRIC_TIME, NULL);
+		fprintf(out,
+			"  %.3f s of thread CPU time came before these calls (MALLOC_FREQ_WEIGHT=time), "
+			"each stack charged with the time since its thread's previous recorded call\n",
+			(double)ns / 1e9);
+	}
 	mf_summary_jit(out, m, calls);
 	return ferror(out) ? -EIO : 0;
 }
