@@ -81,7 +81,7 @@ static void *mf_control_main(void *arg)
 	mf_tls.own++;
 	prctl(PR_SET_NAME, "malloc_freq");
 	uint64_t every = mf_config.snapshot_interval_ms, next = mf_control_now_ms() + every;
-	unsigned seen = __atomic_load_n(&mf_control_asked, __ATOMIC_ACQUIRE);
+	unsigned seen = 0; /* (not read here: a signal may come before this thread runs) */
 	for (;;) {
 		struct timespec wait, *until = NULL;
 		if (every) {
