@@ -174,10 +174,12 @@ struct mf_dir {
 	struct mf_process info;
 	uint32_t process; /* in the model; MF_NONE until added */
 	int decided, chosen;
+	char home[PATH_MAX]; /* the process directory: found's, or its parent when found is a
+				snapshot named on the command line */
 	unsigned char *tags; /* the `tags` file (its names after its header); NULL: none */
 	uint32_t ntags;
-	char top[PATH_MAX];  /* where the thread files are read: the directory or a snapshot */
-	char base[PATH_MAX]; /* the snapshot subtracted from them; "": none */
+	char top[PATH_MAX + 256];  /* where the thread files are read: the directory or a snapshot */
+	char base[PATH_MAX + 256]; /* the snapshot subtracted from them; "": none */
 };
 
 /* Decides (once the pid is known: from the record, the name, or the first profile) whether
@@ -203,24 +205,24 @@ static int mf_dir_decide(struct mf_model *m, struct mf_load *ld, struct mf_dir *
 
 static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)
 {
-	char path[PATH_MAX], err[512];
-	d->info = (struct mf_process){.dir = d->found->dir,
+	char path[PATH_MAX + 16], err[512];
+	d->info = (struct mf_process){.dir = d->home,
 				      .exe = "",
 				      .cmdline = "",
 				      .exec_from_dir = "",
 				      .end = MF_END_UNKNOWN};
-	snprintf(path, sizeof(path), "%s/process", d->found->dir);
+	snprintf(path, sizeof(path), "%s/process", d->home);
 	if (mf_read_process(path, &d->rec, err, sizeof(err)) == 0) {
 		d->have_record = 1;
 		mf_load_process_info(&d->info, &d->rec, d->cmdline);
-		d->info.dir = d->found->dir;
+		d->info.dir = d->home;
 	} else if (errno != ENOENT) {
 		fprintf(stderr, "mf_print: warning: %s: %s; how the process ended is not known\n",
 			path, err);
 		ld->failed = 1;
 	}
 	if (!d->info.pid)
-		d->info.pid = mf_dir_pid(d->found->dir);
+		d->info.pid = mf_dir_pid(d->home);
 	d->info.files = (uint32_t)d->found->nprofiles;
 }
 
@@ -259,7 +261,7 @@ static void mf_dir_tags(struct mf_dir *d, struct mf_load *ld)
 	char path[PATH_MAX + 8];
 	size_t size;
 	struct mf_tags_header h;
-	snprintf(path, sizeof(path), "%s/tags", d->found->dir);
+	snprintf(path, sizeof(path), "%s/tags", d->home);
 	int r = mf_read_file(path, sizeof(h) + (size_t)MF_TAGS_MAX * MF_TAG_NAME_LEN, &d->tags,
 			     &size);
 	if (r == -ENOENT)
@@ -344,11 +346,11 @@ done:
 static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, size_t *n,
 			 int *own)
 {
-	const char *dir = d->found->dir, *spec = ld->top;
+	const char *dir = d->home, *spec = ld->top;
 	char name[256], err[512];
 	struct mf_snapshot_record top, base;
 	int r;
-	snprintf(d->top, sizeof(d->top), "%s", dir);
+	snprintf(d->top, sizeof(d->top), "%s", d->found->dir);
 	*names = d->found->profiles, *n = d->found->nprofiles, *own = 0;
 	if (ld->top) {
 		if ((r = mf_snapshot_find(dir, ld->top, name, sizeof(name), &top, err, sizeof(err))))
@@ -393,19 +395,29 @@ missing:
 
 int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load *ld)
 {
-	char path[PATH_MAX], err[512];
+	char path[PATH_MAX + 16], err[512];
 	struct mf_dir *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->found = found;
 	d->process = MF_NONE;
 	ld->dirs++;
-	snprintf(path, sizeof(path), "%s/modules", found->dir);
+	/* A snapshot named on the command line reads as its process directory's. */
+	snprintf(d->home, sizeof(d->home), "%s", found->dir);
+	snprintf(path, sizeof(path), "%s/snapshot", found->dir);
+	char *slash = strrchr(d->home, '/');
+	if (access(path, F_OK) == 0 && slash && slash != d->home)
+		*slash = 0;
+	else if (access(path, F_OK) == 0 && !slash)
+		snprintf(d->home, sizeof(d->home), ".");
+	snprintf(path, sizeof(path), "%s/modules", d->home);
+	errno = 0; /* (a file read but not valid leaves it so: only a missing one is ENOENT) */
 	d->have_map = mf_read_modules(path, &d->map, err, sizeof(err)) == 0;
+	int missing = errno == ENOENT;
 	if (!d->have_map) {
 		fprintf(stderr, "mf_print: warning: %s: %s; frames are shown as module+offset\n",
 			path, err);
-		ld->failed |= errno != ENOENT;
+		ld->failed |= !missing;
 	}
 	mf_dir_record(d, ld);
 	mf_dir_tags(d, ld);

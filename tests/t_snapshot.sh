@@ -24,6 +24,10 @@ report snaptwo --snapshot two; expect snaptwo $((2 * p1)) $((2 * p2)) 0 $p1 $p2
 report since1 --since 1; expect since1 0 $((2 * p2)) $p3 0 $p2
 report between --between one 2; expect between 0 $((2 * p2)) 0 0 $p2
 report sincetwo --since two; expect sincetwo 0 0 $p3 0 0
+# a snapshot named on the command line reads as --snapshot does, with its process's modules
+"$MF_PRINT" --collapsed "$dir/snap.1.one" > "$mf_work/direct" 2> "$mf_work/direct.err"
+expect direct $((2 * p1)) 0 0 $p1 0
+is "$(cat "$mf_work/direct.err")" "" "snap.1.one named directly: nothing said (modules found)"
 is "$(find "$dir/snap.1.one" -name '*.prof' -links +1 | wc -l)" 1 \
 	"snapshot 1: the thread that had ended is a hard link to its file, main's a copy"
 like "$("$MF_PRINT" --snapshot 1 "$dir" 2> /dev/null)" "^  counts as of snapshot 1$" \
