@@ -1,7 +1,7 @@
-/* Recording switched on and off while the program runs (MALLOC_FREQ_START, the public API of
- * include/malloc_freq.h) and the totals the program may ask for. Called by the program, maybe
- * from a signal handler: no malloc, no stdio, errno kept; the switches are single atomic
- * operations on words the hot path already reads, so they cost it nothing. */
+/* The program's control of the profiler while it runs: the public API of malloc_freq.h
+ * (switches, totals, snapshots, tags), MALLOC_FREQ_START, and the signals and control thread
+ * that do the same from outside. No malloc, no stdio, errno kept; the switches are atomic
+ * operations on words the hot path already reads (so they cost it nothing) and signal-safe. */
 #include "config.h"
 
 #include <errno.h>
