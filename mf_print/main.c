@@ -27,6 +27,7 @@ enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESS
 
 struct mf_args {
 	enum mf_mode mode;
+	const char *pprof; /* --pprof FILE, written besides the report chosen */
 	struct mf_report_options report;
 	int bytes, caller, by_bytes, debuginfod, verbose;
 	struct mf_load load;
@@ -53,6 +54,10 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
+	    "      --pprof FILE      also write a gzipped profile.proto for go tool pprof,\n"
+	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
+	    "                        alloc_space/bytes, labels thread_id, thread_name, pid,\n"
+	    "                        program ('-': to stdout, in place of the report)\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
@@ -82,6 +87,8 @@ static void mf_usage(FILE *out)
 	    "  mf_print --dir malloc_freq.1234 --collapsed | flamegraph.pl > flame.svg\n"
 	    "  mf_print --threads malloc_freq.1234\n"
 	    "  mf_print --process cc1 build-profiles/\n"
+	    "  mf_print --pprof app.pb.gz malloc_freq.1234 > /dev/null\n"
+	    "  go tool pprof -top -sample_index=alloc_space app.pb.gz\n"
 	    "\n"
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
 	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
@@ -111,7 +118,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_PROCESS,
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
-		OPT_FULL_NAMES
+		OPT_FULL_NAMES,
+		OPT_PPROF
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -128,6 +136,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"pprof", required_argument, NULL, OPT_PPROF},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -206,6 +215,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case OPT_FULL_NAMES:
 			a->report.full_names = 1;
+			break;
+		case OPT_PPROF:
+			if (!optarg[0])
+				return mf_usage_error("--pprof '': give a file name ('-': stdout)");
+			a->pprof = optarg;
 			break;
 		case 'v':
 			a->verbose = 1;
@@ -302,10 +316,39 @@ static void mf_sigbus(int sig)
 	_exit(MF_EXIT_INPUT);
 }
 
+/* A report to a file of its own (--pprof FILE): written whole or not at all. 0, or -errno
+ * with the file named on stderr. */
+static int mf_report_file(const struct mf_model *m, const struct mf_args *a, const char *path,
+			  int (*report)(FILE *, const struct mf_model *,
+					const struct mf_report_options *))
+{
+	if (!strcmp(path, "-"))
+		return report(stdout, m, &a->report);
+	char text[4096];
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		int e = errno;
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(path, text, sizeof(text)),
+			strerror(e));
+		return -e;
+	}
+	int r = report(f, m, &a->report);
+	if (fclose(f) && !r)
+		r = -EIO;
+	if (r) {
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(path, text, sizeof(text)),
+			r == -ENOMEM ? "out of memory" : r == -EIO ? "write error" : strerror(-r));
+		unlink(path);
+	}
+	return r;
+}
+
 /* The report chosen: after the summary and, with several processes, the programs
  * (--collapsed: alone). */
 static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
+	if (a->pprof && !strcmp(a->pprof, "-"))
+		return mf_report_pprof(stdout, m, &a->report);
 	if (a->mode == MF_MODE_COLLAPSED)
 		return mf_report_collapsed(stdout, m, &a->report);
 	int r = mf_report_summary(stdout, m, &a->report);
@@ -379,6 +422,9 @@ int main(int argc, char **argv)
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;
 		a.report.dirs = a.load.dirs;
+		if (a.pprof && strcmp(a.pprof, "-") &&
+		    mf_report_file(&m, &a, a.pprof, mf_report_pprof))
+			status = MF_EXIT_INPUT; /* (said; the report on stdout is still made) */
 		r = mf_report(&m, &a);
 	}
 	if (!r && fflush(stdout))

@@ -16,6 +16,8 @@ struct mf_report_options {
 	int merge_processes;   /* do not root stacks under their programs */
 	size_t files;	       /* files read, for the summary */
 	size_t dirs;
+	const struct mf_model *base; /* --diff: the profile compared against; NULL: none */
+	const char *base_name;	     /* its directory, as given */
 };
 
 /* The totals: calls, bytes, threads, files, by entry point, and what the profile lacks. */
@@ -35,5 +37,8 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
  * by frame; for flamegraph.pl and speedscope. */
 int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --pprof: gzipped profile.proto, one sample type per metric; with a base, its samples
+ * negated after the profile's own. */
+int mf_report_pprof(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 
 #endif
