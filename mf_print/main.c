@@ -23,7 +23,7 @@
 
 enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES };
+enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES, MF_MODE_JSON };
 
 struct mf_args {
 	enum mf_mode mode;
@@ -54,6 +54,9 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
+	    "      --json            the whole profile as JSON: summary, modules, frames, stacks,\n"
+	    "                        processes and threads with totals, samples with every\n"
+	    "                        counter (schema: README.md, 'JSON', version 1)\n"
 	    "      --pprof FILE      also write a gzipped profile.proto for go tool pprof,\n"
 	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
 	    "                        alloc_space/bytes, labels thread_id, thread_name, pid,\n"
@@ -119,7 +122,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
 		OPT_FULL_NAMES,
-		OPT_PPROF
+		OPT_PPROF,
+		OPT_JSON
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -137,6 +141,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	    {"pprof", required_argument, NULL, OPT_PPROF},
+	    {"json", no_argument, NULL, OPT_JSON},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -186,6 +191,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case OPT_PROCESSES:
 			a->mode = MF_MODE_PROCESSES;
+			modes++;
+			break;
+		case OPT_JSON:
+			a->mode = MF_MODE_JSON;
 			modes++;
 			break;
 		case OPT_BYTES:
@@ -241,10 +250,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	for (int i = optind; i < argc; i++)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
-		return mf_usage_error("choose one of --collapsed, --threads and --processes");
+		return mf_usage_error("choose one of --collapsed, --threads, --processes and --json");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
-				      "--threads or --processes");
+				      "--threads, --processes or --json");
 	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
 				      "both; use --sort bytes to order it by bytes)");
@@ -351,6 +360,8 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return mf_report_pprof(stdout, m, &a->report);
 	if (a->mode == MF_MODE_COLLAPSED)
 		return mf_report_collapsed(stdout, m, &a->report);
+	if (a->mode == MF_MODE_JSON)
+		return mf_report_json(stdout, m, &a->report);
 	int r = mf_report_summary(stdout, m, &a->report);
 	if (r)
 		return r;

@@ -40,5 +40,8 @@ int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_rep
 /* --pprof: gzipped profile.proto, one sample type per metric; with a base, its samples
  * negated after the profile's own. */
 int mf_report_pprof(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --json: the model whole (summary, modules, frames, stacks, processes, threads, samples);
+ * its schema is versioned and described in README.md. */
+int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 
 #endif
