@@ -23,7 +23,8 @@
 
 enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES, MF_MODE_JSON };
+enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES, MF_MODE_JSON,
+	       MF_MODE_DOT };
 
 struct mf_args {
 	enum mf_mode mode;
@@ -57,6 +58,9 @@ static void mf_usage(FILE *out)
 	    "      --json            the whole profile as JSON: summary, modules, frames, stacks,\n"
 	    "                        processes and threads with totals, samples with every\n"
 	    "                        counter (schema: README.md, 'JSON', version 1)\n"
+	    "      --dot             a call graph for Graphviz (dot -Tsvg): functions with self\n"
+	    "                        and total calls and bytes, edges with calls, the redder the\n"
+	    "                        larger the self share; --threshold leaves out the small\n"
 	    "      --pprof FILE      also write a gzipped profile.proto for go tool pprof,\n"
 	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
 	    "                        alloc_space/bytes, labels thread_id, thread_name, pid,\n"
@@ -92,6 +96,7 @@ static void mf_usage(FILE *out)
 	    "  mf_print --process cc1 build-profiles/\n"
 	    "  mf_print --pprof app.pb.gz malloc_freq.1234 > /dev/null\n"
 	    "  go tool pprof -top -sample_index=alloc_space app.pb.gz\n"
+	    "  mf_print --dot --threshold 2 malloc_freq.1234 | dot -Tsvg > graph.svg\n"
 	    "\n"
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
 	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
@@ -123,7 +128,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_DEBUGINFOD,
 		OPT_FULL_NAMES,
 		OPT_PPROF,
-		OPT_JSON
+		OPT_JSON,
+		OPT_DOT
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -142,6 +148,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
 	    {"pprof", required_argument, NULL, OPT_PPROF},
 	    {"json", no_argument, NULL, OPT_JSON},
+	    {"dot", no_argument, NULL, OPT_DOT},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -197,6 +204,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->mode = MF_MODE_JSON;
 			modes++;
 			break;
+		case OPT_DOT:
+			a->mode = MF_MODE_DOT;
+			modes++;
+			break;
 		case OPT_BYTES:
 			a->bytes = 1;
 			break;
@@ -250,10 +261,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	for (int i = optind; i < argc; i++)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
-		return mf_usage_error("choose one of --collapsed, --threads, --processes and --json");
+		return mf_usage_error(
+		    "choose one of --collapsed, --threads, --processes, --json and --dot");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
-				      "--threads, --processes or --json");
+				      "--threads, --processes, --json or --dot");
 	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
 				      "both; use --sort bytes to order it by bytes)");
@@ -362,6 +374,8 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return mf_report_collapsed(stdout, m, &a->report);
 	if (a->mode == MF_MODE_JSON)
 		return mf_report_json(stdout, m, &a->report);
+	if (a->mode == MF_MODE_DOT)
+		return mf_report_dot(stdout, m, &a->report);
 	int r = mf_report_summary(stdout, m, &a->report);
 	if (r)
 		return r;

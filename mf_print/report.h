@@ -43,5 +43,8 @@ int mf_report_pprof(FILE *out, const struct mf_model *m, const struct mf_report_
 /* --json: the model whole (summary, modules, frames, stacks, processes, threads, samples);
  * its schema is versioned and described in README.md. */
 int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --dot: a call graph for Graphviz: functions with self and total calls and bytes, edges
+ * with calls, coloured by self share; what is below the threshold left out. */
+int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 
 #endif
