@@ -29,6 +29,7 @@ enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESS
 struct mf_args {
 	enum mf_mode mode;
 	const char *pprof; /* --pprof FILE, written besides the report chosen */
+	const char *diff;  /* --diff BASE */
 	struct mf_report_options report;
 	int bytes, caller, by_bytes, debuginfod, verbose;
 	struct mf_load load;
@@ -61,6 +62,11 @@ static void mf_usage(FILE *out)
 	    "      --dot             a call graph for Graphviz (dot -Tsvg): functions with self\n"
 	    "                        and total calls and bytes, edges with calls, the redder the\n"
 	    "                        larger the self share; --threshold leaves out the small\n"
+	    "      --diff BASE       how this profile differs from the one in directory BASE, stack\n"
+	    "                        by stack, stacks matched by function names (two builds\n"
+	    "                        compare): the stacks by absolute change and a signed tree;\n"
+	    "                        with --collapsed 'stack BASE NOW' lines (difffolded.pl's, for\n"
+	    "                        flamegraph.pl); with --pprof the base's samples negated\n"
 	    "      --pprof FILE      also write a gzipped profile.proto for go tool pprof,\n"
 	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
 	    "                        alloc_space/bytes, labels thread_id, thread_name, pid,\n"
@@ -97,6 +103,7 @@ static void mf_usage(FILE *out)
 	    "  mf_print --pprof app.pb.gz malloc_freq.1234 > /dev/null\n"
 	    "  go tool pprof -top -sample_index=alloc_space app.pb.gz\n"
 	    "  mf_print --dot --threshold 2 malloc_freq.1234 | dot -Tsvg > graph.svg\n"
+	    "  mf_print --diff before/malloc_freq.1234 after/malloc_freq.5678\n"
 	    "\n"
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
 	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
@@ -129,7 +136,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_FULL_NAMES,
 		OPT_PPROF,
 		OPT_JSON,
-		OPT_DOT
+		OPT_DOT,
+		OPT_DIFF
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -149,6 +157,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"pprof", required_argument, NULL, OPT_PPROF},
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"dot", no_argument, NULL, OPT_DOT},
+	    {"diff", required_argument, NULL, OPT_DIFF},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -207,6 +216,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		case OPT_DOT:
 			a->mode = MF_MODE_DOT;
 			modes++;
+			break;
+		case OPT_DIFF:
+			if (!optarg[0])
+				return mf_usage_error("--diff '': give the base's profile directory");
+			a->diff = optarg;
 			break;
 		case OPT_BYTES:
 			a->bytes = 1;
@@ -269,6 +283,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
 				      "both; use --sort bytes to order it by bytes)");
+	if (a->diff && (a->caller || (a->mode != MF_MODE_TREE && a->mode != MF_MODE_COLLAPSED)))
+		return mf_usage_error("--diff goes with the tree (the default), --collapsed and "
+				      "--pprof");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
@@ -370,6 +387,9 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
 	if (a->pprof && !strcmp(a->pprof, "-"))
 		return mf_report_pprof(stdout, m, &a->report);
+	if (a->diff)
+		return a->mode == MF_MODE_COLLAPSED ? mf_report_diff_collapsed(stdout, m, &a->report)
+						    : mf_report_diff(stdout, m, &a->report);
 	if (a->mode == MF_MODE_COLLAPSED)
 		return mf_report_collapsed(stdout, m, &a->report);
 	if (a->mode == MF_MODE_JSON)
@@ -409,6 +429,39 @@ static void mf_nothing_chosen(const struct mf_args *a)
 			a->load.nprocess ? " (of the processes chosen)" : "");
 }
 
+/* --diff BASE: the base read into a model of its own, with the same choice of processes and
+ * threads. 0; 1 when it could not be read or held no profile (said on stderr); or -ENOMEM. */
+static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct mf_symbolizer *sym)
+{
+	struct mf_found_list found = {0};
+	struct mf_load ld = {.have_thread = a->load.have_thread,
+			     .thread = a->load.thread,
+			     .process = a->load.process,
+			     .nprocess = a->load.nprocess};
+	int r = mf_model_init(base, sym);
+	if (!r) {
+		int d = mf_discover(&found, a->diff);
+		ld.failed |= d > 0;
+		r = d < 0 ? d : 0;
+	}
+	for (size_t i = 0; !r && i < found.count; i++)
+		r = mf_load_dir(base, &found.v[i], &ld);
+	if (!r)
+		mf_model_link_execs(base);
+	if (!r && (ld.failed || !ld.threads)) {
+		char text[4096];
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(a->diff, text, sizeof(text)),
+			ld.failed ? "the base (--diff) could not be read: no diff made"
+				  : "no profile to compare against (--diff)");
+		r = 1;
+	}
+	mf_found_free(&found);
+	ld.process = NULL; /* (not its own) */
+	ld.nprocess = 0;
+	mf_load_free(&ld);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct mf_args a;
@@ -436,13 +489,24 @@ int main(int argc, char **argv)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
 	if (!r)
 		mf_model_link_execs(&m);
+	struct mf_model base = {0};
+	int base_failed = 0;
+	if (!r && a.diff && a.load.threads) {
+		r = mf_load_base(&base, &a, sym);
+		base_failed = r == 1;
+		r = r == 1 ? 0 : r;
+		a.report.base = &base;
+		a.report.base_name = a.diff;
+	}
 	int chose_nothing = (a.load.have_thread || a.load.nprocess) && !a.load.threads &&
 			    a.load.files + a.load.unchosen > 0;
 	if (!r && chose_nothing) {
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	if (!r && a.load.threads) {
+	if (base_failed)
+		status = MF_EXIT_INPUT;
+	else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;
@@ -465,6 +529,7 @@ int main(int argc, char **argv)
 		status = MF_EXIT_INPUT; /* (what could not be read may be what was asked for) */
 	mf_found_free(&found);
 	mf_model_free(&m);
+	mf_model_free(&base);
 	mf_load_free(&a.load);
 	if (sym)
 		mf_sym_free(sym);

@@ -46,5 +46,11 @@ int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_o
 /* --dot: a call graph for Graphviz: functions with self and total calls and bytes, edges
  * with calls, coloured by self share; what is below the threshold left out. */
 int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --diff: the base (o->base) against this profile, stacks matched by what they show: totals,
+ * the stacks by absolute change of o->metric, and the change as a signed tree. */
+int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --diff with --collapsed: "stack BASE NOW" per stack (difffolded.pl's two columns). */
+int mf_report_diff_collapsed(FILE *out, const struct mf_model *m,
+			     const struct mf_report_options *o);
 
 #endif
