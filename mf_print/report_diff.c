@@ -348,7 +348,8 @@ static int mf_diff_print_nodes(struct mf_diff_print *p, uint32_t first)
 		mf_diff_bytes(bytes, sizeof(bytes), n->delta[MF_METRIC_BYTES]);
 		fprintf(p->out, "%10s %12s %10" PRIu64 " %10" PRIu64 "  ", calls, bytes,
 			n->base[MF_METRIC_CALLS], n->now[MF_METRIC_CALLS]);
-		fwrite(p->prefix.s, 1, p->prefix.len, p->out);
+		if (p->prefix.len)
+			fwrite(p->prefix.s, 1, p->prefix.len, p->out);
 		int root = n->parent == MF_NONE;
 		fprintf(p->out, "%s%s\n", root ? "" : c == last ? "`- " : "|- ", d->names.text[n->name]);
 		size_t keep = p->prefix.len;
@@ -363,7 +364,8 @@ static int mf_diff_print_nodes(struct mf_diff_print *p, uint32_t first)
 		mf_diff_count(calls, sizeof(calls), folded[MF_METRIC_CALLS]);
 		mf_diff_bytes(bytes, sizeof(bytes), folded[MF_METRIC_BYTES]);
 		fprintf(p->out, "%10s %12s %10s %10s  ", calls, bytes, "", "");
-		fwrite(p->prefix.s, 1, p->prefix.len, p->out);
+		if (p->prefix.len)
+			fwrite(p->prefix.s, 1, p->prefix.len, p->out);
 		fprintf(p->out, "%s(%zu more path%s changed by less than the threshold)\n",
 			first == MF_NONE || d->nodes[first].parent == MF_NONE ? "" : "`- ", nfolded,
 			nfolded == 1 ? "" : "s");
