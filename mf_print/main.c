@@ -23,8 +23,14 @@
 
 enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES, MF_MODE_JSON,
-	       MF_MODE_DOT };
+enum mf_mode {
+	MF_MODE_TREE,
+	MF_MODE_COLLAPSED,
+	MF_MODE_THREADS,
+	MF_MODE_PROCESSES,
+	MF_MODE_JSON,
+	MF_MODE_DOT
+};
 
 struct mf_args {
 	enum mf_mode mode;
@@ -56,16 +62,19 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
-	    "      --json            the whole profile as JSON: summary, modules, frames, stacks,\n"
-	    "                        processes and threads with totals, samples with every\n"
-	    "                        counter (schema: README.md, 'JSON', version 1)\n"
-	    "      --dot             a call graph for Graphviz (dot -Tsvg): functions with self\n"
-	    "                        and total calls and bytes, edges with calls, the redder the\n"
-	    "                        larger the self share; --threshold leaves out the small\n"
-	    "      --diff BASE       how this profile differs from the one in directory BASE, stack\n"
-	    "                        by stack, stacks matched by function names (two builds\n"
-	    "                        compare): the stacks by absolute change and a signed tree;\n"
-	    "                        with --collapsed 'stack BASE NOW' lines (difffolded.pl's, for\n"
+	    "      --json            the whole profile as JSON: summary, modules, frames,\n"
+	    "                        stacks, processes and threads with totals, samples\n"
+	    "                        with every counter (schema: README.md, 'JSON',\n"
+	    "                        version 1)\n"
+	    "      --dot             a call graph for Graphviz (dot -Tsvg): functions\n"
+	    "                        with self and total calls and bytes, edges with\n"
+	    "                        calls, the redder the larger the self share;\n"
+	    "                        --threshold leaves out the small\n"
+	    "      --diff BASE       how this profile differs from the one in BASE (a\n"
+	    "                        directory), stack by stack, stacks matched by\n"
+	    "                        function names (two builds compare): stacks by\n"
+	    "                        absolute change and a signed tree; with --collapsed\n"
+	    "                        'stack BASE NOW' lines (difffolded.pl's, for\n"
 	    "                        flamegraph.pl); with --pprof the base's samples negated\n"
 	    "      --pprof FILE      also write a gzipped profile.proto for go tool pprof,\n"
 	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
@@ -219,7 +228,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case OPT_DIFF:
 			if (!optarg[0])
-				return mf_usage_error("--diff '': give the base's profile directory");
+				return mf_usage_error(
+				    "--diff '': give the base's profile directory");
 			a->diff = optarg;
 			break;
 		case OPT_BYTES:
@@ -375,7 +385,9 @@ static int mf_report_file(const struct mf_model *m, const struct mf_args *a, con
 		r = -EIO;
 	if (r) {
 		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(path, text, sizeof(text)),
-			r == -ENOMEM ? "out of memory" : r == -EIO ? "write error" : strerror(-r));
+			r == -ENOMEM ? "out of memory"
+			: r == -EIO  ? "write error"
+				     : strerror(-r));
 		unlink(path);
 	}
 	return r;
@@ -388,8 +400,9 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 	if (a->pprof && !strcmp(a->pprof, "-"))
 		return mf_report_pprof(stdout, m, &a->report);
 	if (a->diff)
-		return a->mode == MF_MODE_COLLAPSED ? mf_report_diff_collapsed(stdout, m, &a->report)
-						    : mf_report_diff(stdout, m, &a->report);
+		return a->mode == MF_MODE_COLLAPSED
+			   ? mf_report_diff_collapsed(stdout, m, &a->report)
+			   : mf_report_diff(stdout, m, &a->report);
 	if (a->mode == MF_MODE_COLLAPSED)
 		return mf_report_collapsed(stdout, m, &a->report);
 	if (a->mode == MF_MODE_JSON)

@@ -269,9 +269,9 @@ static int mf_diff_tree(struct mf_diff *d, int rooted)
 		const struct mf_diff_stack *st = &d->stacks[s];
 		uint32_t node = MF_NONE;
 		for (uint32_t i = 0; i < st->depth; i++) {
-			uint32_t k = rooted && i == 0	  ? 0
-				     : rooted		  ? st->depth - i
-							  : st->depth - 1 - i;
+			uint32_t k = rooted && i == 0 ? 0
+				     : rooted	      ? st->depth - i
+						      : st->depth - 1 - i;
 			node = mf_diff_child(d, node, d->ids[st->first + k]);
 			if (node == MF_NONE)
 				return -ENOMEM;
@@ -290,7 +290,8 @@ static int mf_diff_node_cmp(const void *pa, const void *pb)
 {
 	const struct mf_diff_node *a = &mf_diff_sorting->nodes[*(const uint32_t *)pa];
 	const struct mf_diff_node *b = &mf_diff_sorting->nodes[*(const uint32_t *)pb];
-	uint64_t x = mf_diff_abs(a->delta[mf_diff_metric]), y = mf_diff_abs(b->delta[mf_diff_metric]);
+	uint64_t x = mf_diff_abs(a->delta[mf_diff_metric]),
+		 y = mf_diff_abs(b->delta[mf_diff_metric]);
 	if (x != y)
 		return x > y ? -1 : 1;
 	return strcmp(mf_diff_sorting->names.text[a->name], mf_diff_sorting->names.text[b->name]);
@@ -351,7 +352,11 @@ static int mf_diff_print_nodes(struct mf_diff_print *p, uint32_t first)
 		if (p->prefix.len)
 			fwrite(p->prefix.s, 1, p->prefix.len, p->out);
 		int root = n->parent == MF_NONE;
-		fprintf(p->out, "%s%s\n", root ? "" : c == last ? "`- " : "|- ", d->names.text[n->name]);
+		fprintf(p->out, "%s%s\n",
+			root	    ? ""
+			: c == last ? "`- "
+				    : "|- ",
+			d->names.text[n->name]);
 		size_t keep = p->prefix.len;
 		if (!root)
 			r = mf_strbuf_add(&p->prefix, c == last ? "   " : "|  ", 3);
@@ -391,10 +396,11 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 	mf_diff_bytes(db, sizeof(db),
 		      mf_diff_delta(d.total_base[MF_METRIC_BYTES], d.total_now[MF_METRIC_BYTES]));
 	fprintf(out,
-		"malloc_freq diff: %s%" PRIu64 " -> %s%" PRIu64 " calls (%s), %s -> %s requested (%s)\n"
+		"malloc_freq diff: %s%" PRIu64 " -> %s%" PRIu64
+		" calls (%s), %s -> %s requested (%s)\n"
 		"  base: %s\n",
-		o->base->estimated ? "~" : "", d.total_base[MF_METRIC_CALLS], m->estimated ? "~" : "",
-		d.total_now[MF_METRIC_CALLS], dc, b0, b1, db,
+		o->base->estimated ? "~" : "", d.total_base[MF_METRIC_CALLS],
+		m->estimated ? "~" : "", d.total_now[MF_METRIC_CALLS], dc, b0, b1, db,
 		mf_text_escape(o->base_name, text, sizeof(text)));
 	size_t both = 0, only_base = 0, only_now = 0, changed = 0;
 	for (size_t i = 0; i < d.nstacks; i++) {
@@ -407,8 +413,9 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 		changed += mf_diff_delta(s->base[k], s->now[k]) != 0;
 		order[i] = (uint32_t)i;
 	}
-	fprintf(out, "  stacks (matched by function names): %zu in both, %zu only in the base, %zu "
-		     "only in this profile; %zu changed in %s\n",
+	fprintf(out,
+		"  stacks (matched by function names): %zu in both, %zu only in the base, %zu "
+		"only in this profile; %zu changed in %s\n",
 		both, only_base, only_now, changed, mf_metric_info[k].name);
 	uint64_t larger = d.total_base[k] > d.total_now[k] ? d.total_base[k] : d.total_now[k];
 	uint64_t floor = (uint64_t)(o->threshold / 100.0 * (double)larger);
@@ -458,8 +465,7 @@ done:
 	return r;
 }
 
-int mf_report_diff_collapsed(FILE *out, const struct mf_model *m,
-			     const struct mf_report_options *o)
+int mf_report_diff_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
 {
 	struct mf_diff d;
 	int r = mf_diff_build(&d, m, o);
@@ -477,7 +483,8 @@ int mf_report_diff_collapsed(FILE *out, const struct mf_model *m,
 			if (!s->base[o->metric] && !s->now[o->metric])
 				continue;
 			for (uint32_t j = 0; j < s->depth; j++)
-				fprintf(out, "%s%s", j ? ";" : "", d.names.text[d.ids[s->first + j]]);
+				fprintf(out, "%s%s", j ? ";" : "",
+					d.names.text[d.ids[s->first + j]]);
 			fprintf(out, " %" PRIu64 " %" PRIu64 "\n", s->base[o->metric],
 				s->now[o->metric]);
 		}

@@ -130,9 +130,10 @@ static void mf_dot_write(FILE *out, const struct mf_dot *d, const struct mf_labe
 	fprintf(out, "digraph malloc_freq {\n"
 		     "  graph [rankdir=TB, fontname=\"sans-serif\", label=\"malloc_freq: ");
 	mf_dot_values(out, total, total);
-	fprintf(out, " requested; nodes and edges below %g%% of all %s left out; self: calls "
-		     "made to the allocator itself, total: made under it\", labelloc=t];\n"
-		     "  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
+	fprintf(out,
+		" requested; nodes and edges below %g%% of all %s left out; self: calls "
+		"made to the allocator itself, total: made under it\", labelloc=t];\n"
+		"  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
 		o->threshold, mf_metric_info[k].name);
 	for (size_t i = 0; i < l->count; i++) {
 		const struct mf_dot_node *n = &d->node[i];
@@ -158,7 +159,8 @@ static void mf_dot_write(FILE *out, const struct mf_dot *d, const struct mf_labe
 	for (size_t i = 0; i < d->nedges; i++) {
 		const struct mf_dot_edge *e = &d->edge[i];
 		if (!e->value[k] || (double)e->value[k] < floor ||
-		    (double)d->node[e->from].total[k] < floor || (double)d->node[e->to].total[k] < floor)
+		    (double)d->node[e->from].total[k] < floor ||
+		    (double)d->node[e->to].total[k] < floor)
 			continue;
 		double share = total[k] ? (double)e->value[k] / (double)total[k] : 0;
 		char b[32];
@@ -166,8 +168,8 @@ static void mf_dot_write(FILE *out, const struct mf_dot *d, const struct mf_labe
 			mf_text_bytes(b, sizeof(b), e->value[k]);
 		else
 			snprintf(b, sizeof(b), "%" PRIu64, e->value[k]);
-		fprintf(out, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"%s\", penwidth=%.2f];\n", e->from,
-			e->to, b, 1 + 4 * share);
+		fprintf(out, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"%s\", penwidth=%.2f];\n",
+			e->from, e->to, b, 1 + 4 * share);
 	}
 	fputs("}\n", out);
 }

@@ -22,9 +22,8 @@ static const char *const mf_json_kinds[] = {
 };
 
 static const char *const mf_json_ends[] = {
-    [MF_END_UNKNOWN] = "unknown",   [MF_END_RUNNING] = "running",
-    [MF_END_UNRECORDED] = "unrecorded", [MF_END_EXIT] = "exit",
-    [MF_END_QUICK_EXIT] = "_exit",  [MF_END_SIGNAL] = "signal",
+    [MF_END_UNKNOWN] = "unknown", [MF_END_RUNNING] = "running",	 [MF_END_UNRECORDED] = "unrecorded",
+    [MF_END_EXIT] = "exit",	  [MF_END_QUICK_EXIT] = "_exit", [MF_END_SIGNAL] = "signal",
     [MF_END_EXEC] = "exec",
 };
 
@@ -92,7 +91,8 @@ static void mf_json_summary(FILE *out, const struct mf_model *m, const struct mf
 {
 	uint64_t total[MF_METRICS], entry[MF_ENTRY_COUNT];
 	for (int k = 0; k < MF_METRICS; k++)
-		total[k] = mf_model_total(m, (enum mf_metric)k, k == MF_METRIC_CALLS ? entry : NULL);
+		total[k] =
+		    mf_model_total(m, (enum mf_metric)k, k == MF_METRIC_CALLS ? entry : NULL);
 	uint64_t lost = 0, nested = 0, unrec = 0;
 	int flag = 0;
 	for (size_t i = 0; i < m->nthreads; i++) {
@@ -139,9 +139,10 @@ static void mf_json_frames(FILE *out, const struct mf_model *m)
 	fputs("  \"frames\": [", out);
 	for (size_t i = 0; i < m->nframes; i++) {
 		const struct mf_frame *f = &m->frames[i];
-		fprintf(out, "%s\n    {\"id\": %zu, \"kind\": \"%s\", \"function\": ", i ? "," : "", i,
-			mf_json_kinds[f->kind]);
-		mf_json_str(out, f->kind == MF_FRAME_ENTRY ? mf_entry_names[f->offset] : f->function);
+		fprintf(out, "%s\n    {\"id\": %zu, \"kind\": \"%s\", \"function\": ", i ? "," : "",
+			i, mf_json_kinds[f->kind]);
+		mf_json_str(out,
+			    f->kind == MF_FRAME_ENTRY ? mf_entry_names[f->offset] : f->function);
 		fputs(", \"file\": ", out);
 		mf_json_str(out, f->file);
 		fprintf(out, ", \"line\": %u, \"column\": %u, \"module\": ", f->line, f->column);
@@ -166,8 +167,8 @@ static void mf_json_stacks(FILE *out, const struct mf_model *m)
 	for (size_t i = 0; i < m->nstacks; i++) {
 		const struct mf_stack *s = &m->stacks[i];
 		const uint32_t *fr = mf_model_stack_frames(m, (uint32_t)i);
-		fprintf(out, "%s\n    {\"id\": %zu, \"entry\": \"%s\", \"frames\": [", i ? "," : "", i,
-			mf_entry_names[s->entry]);
+		fprintf(out, "%s\n    {\"id\": %zu, \"entry\": \"%s\", \"frames\": [", i ? "," : "",
+			i, mf_entry_names[s->entry]);
 		for (uint32_t k = 0; k < s->depth; k++)
 			fprintf(out, "%s%" PRIu32, k ? ", " : "", fr[k]);
 		fputs("]}", out);
@@ -197,7 +198,9 @@ static int mf_json_owners(FILE *out, const struct mf_model *m)
 	fputs("  \"processes\": [", out);
 	for (size_t i = 0; i < m->nprocesses; i++) {
 		const struct mf_process *p = &m->processes[i];
-		fprintf(out, "%s\n    {\"id\": %zu, \"pid\": %" PRIu64 ", \"ppid\": %" PRIu64 ", \"name\": ",
+		fprintf(out,
+			"%s\n    {\"id\": %zu, \"pid\": %" PRIu64 ", \"ppid\": %" PRIu64
+			", \"name\": ",
 			i ? "," : "", i, p->pid, p->ppid);
 		mf_json_str(out, p->name);
 		fputs(", \"exe\": ", out);
@@ -243,8 +246,8 @@ static void mf_json_samples(FILE *out, const struct mf_model *m)
 		uint64_t v[MF_METRICS];
 		for (int k = 0; k < MF_METRICS; k++)
 			v[k] = m->values[k][s];
-		fprintf(out, "%s\n    {\"stack\": %" PRIu32 ", \"thread\": %" PRIu32 ", ", s ? "," : "",
-			m->samples[s].stack, m->samples[s].thread);
+		fprintf(out, "%s\n    {\"stack\": %" PRIu32 ", \"thread\": %" PRIu32 ", ",
+			s ? "," : "", m->samples[s].stack, m->samples[s].thread);
 		mf_json_values(out, "values", v);
 		putc('}', out);
 	}

@@ -76,10 +76,10 @@ _Static_assert(sizeof(mf_pprof_types) / sizeof(mf_pprof_types[0]) == MF_METRICS,
 
 struct mf_pprof {
 	struct mf_pb prof;
-	struct mf_pb msg, sub; /* a sample and its label, a header's value type */
+	struct mf_pb msg, sub;	/* a sample and its label, a header's value type */
 	struct mf_pb loc, line; /* a location and its line */
 	struct mf_pb leaf;	/* a function or a mapping */
-	char **str; /* the string table; str[0] is "" */
+	char **str;		/* the string table; str[0] is "" */
 	size_t nstr, cap_str;
 	struct mf_idset str_set;
 	uint64_t (*fn)[3]; /* functions: name, system name, file name (string ids) */
@@ -213,13 +213,13 @@ static uint64_t mf_pprof_location(struct mf_pprof *pp, struct mf_pprof_model *pm
 		return pm->loc[f];
 	const struct mf_model *m = pm->m;
 	const struct mf_frame *fr = &m->frames[f];
-	uint64_t mapping = fr->kind == MF_FRAME_CODE ? mf_pprof_mapping(pp, &m->modules[fr->module])
-						     : 0;
-	uint64_t address = fr->kind == MF_FRAME_CODE	? mapping * MF_PPROF_MAPPING_SPAN + fr->offset
+	uint64_t mapping =
+	    fr->kind == MF_FRAME_CODE ? mf_pprof_mapping(pp, &m->modules[fr->module]) : 0;
+	uint64_t address = fr->kind == MF_FRAME_CODE  ? mapping * MF_PPROF_MAPPING_SPAN + fr->offset
 			   : fr->kind == MF_FRAME_JIT ? fr->offset
-							: 0;
+						      : 0;
 	uint32_t n = mf_pprof_location_frames(m, f);
-		uint64_t id = ++pp->nloc;
+	uint64_t id = ++pp->nloc;
 	mf_pb_varint(&pp->loc, PB_LOCATION_ID, id);
 	if (mapping)
 		mf_pb_varint(&pp->loc, PB_LOCATION_MAPPING_ID, mapping);
@@ -314,8 +314,10 @@ static void mf_pprof_header(struct mf_pprof *pp, const struct mf_model *m,
 			    const struct mf_report_options *o)
 {
 	for (int k = 0; k < MF_METRICS; k++) {
-		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_TYPE, mf_pprof_str(pp, mf_pprof_types[k].type));
-		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_UNIT, mf_pprof_str(pp, mf_pprof_types[k].unit));
+		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_TYPE,
+			     mf_pprof_str(pp, mf_pprof_types[k].type));
+		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_UNIT,
+			     mf_pprof_str(pp, mf_pprof_types[k].unit));
 		mf_pb_message(&pp->prof, PB_PROFILE_SAMPLE_TYPE, &pp->msg);
 	}
 	mf_pb_varint(&pp->prof, PB_PROFILE_DEFAULT_SAMPLE_TYPE,
