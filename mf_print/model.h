@@ -156,6 +156,13 @@ struct mf_model {
 	struct mf_model_index *idx; /* the building's hash tables */
 };
 
+/* The metrics a model holds: calls and bytes, and time when it is weighted (MF_METRIC_TIME is
+ * the last). Outputs with a column or a field per metric show these only. */
+static inline int mf_model_nmetrics(const struct mf_model *m)
+{
+	return m->weighted ? MF_METRICS : MF_METRIC_TIME;
+}
+
 /* An empty model that symbolizes with sym (which must outlive it). 0 or -ENOMEM. */
 int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym);
 void mf_model_free(struct mf_model *m);

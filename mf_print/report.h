@@ -18,6 +18,8 @@ struct mf_report_options {
 				  NULL or "": the whole run */
 	size_t files;	       /* files read, for the summary */
 	size_t dirs;
+	const struct mf_model *base; /* --diff: the profile compared against; NULL: none */
+	const char *base_name;	     /* its directory, as given */
 };
 
 /* The totals: calls, bytes, threads, files, by entry point, and what the profile lacks. */
@@ -39,5 +41,20 @@ int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_o
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
  * by frame; for flamegraph.pl and speedscope. */
 int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --pprof: gzipped profile.proto, one sample type per metric; with a base, its samples
+ * negated after the profile's own. */
+int mf_report_pprof(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --json: the model whole (summary, modules, frames, stacks, processes, threads, samples);
+ * its schema is versioned and described in README.md. */
+int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --dot: a call graph for Graphviz: functions with self and total calls and bytes, edges
+ * with calls, coloured by self share; what is below the threshold left out. */
+int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --diff: the base (o->base) against this profile, stacks matched by what they show: totals,
+ * the stacks by absolute change of o->metric, and the change as a signed tree. */
+int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --diff with --collapsed: "stack BASE NOW" per stack (difffolded.pl's two columns). */
+int mf_report_diff_collapsed(FILE *out, const struct mf_model *m,
+			     const struct mf_report_options *o);
 
 #endif

@@ -23,6 +23,22 @@ report=$("$MF_PRINT" --sort time --threshold 5 "$dir" 2> /dev/null)
 like "$report" "s of thread CPU time came before these calls" "the summary says how much time"
 like "$report" "cpu ms  call stack" "the tree has a time column"
 like "$report" "^ +$n +[0-9.]+% .* \|- site_slow " "--sort time: site_slow first"
+# the other outputs carry the time: JSON (parsed by python3), pprof (read by go tool pprof)
+if command -v python3 > /dev/null; then
+	"$MF_PRINT" --json "$dir" 2> /dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin)
+print(" ".join(d["metrics"]), d["summary"]["total"]["time"])' > "$mf_work/json"
+	is "$(cat "$mf_work/json")" "calls bytes time $all" "--json: a time metric, its total the same"
+else
+	pass "# SKIP no python3"
+fi
+if go version > /dev/null 2>&1; then
+	"$MF_PRINT" --pprof "$mf_work/p.pb.gz" --collapsed "$dir" > /dev/null 2>&1
+	like "$(go tool pprof -sample_index=cpu -top "$mf_work/p.pb.gz" 2> /dev/null)" "^Type: cpu$" \
+		"--pprof: a cpu sample type go tool pprof reads"
+else
+	pass "# SKIP no go tool pprof"
+fi
 # sampled: each recorded call carries all the time since the one before: not scaled
 rm -rf "$mf_work"/malloc_freq.*
 out=$(MALLOC_FREQ_WEIGHT=time MALLOC_FREQ_SAMPLE=4 MALLOC_FREQ_SEED=3 profile_within 60 "$MF_TESTS/prog_weight" 100 1)
