@@ -377,9 +377,10 @@ void mf_thread_each_file(mf_thread_copy_fn *fn, void *arg);
 /* On the slow path, before a call is recorded: if a snapshot asked t to hold, waits until its
  * file is copied. */
 void mf_thread_hold(struct mf_thread *t);
-/* The calling thread, busy in the profiler, says it writes nothing to its file (quiet 1) or
- * may again (the value returned by the call that made it quiet); a snapshot then need not
- * wait for it. */
+/* The calling thread, busy in the profiler (between mf_busy_enter and leave: a signal
+ * handler's call then is counted apart, never recorded), says it writes nothing to its file
+ * (quiet 1) or may again (the value returned by the call that made it quiet); a snapshot then
+ * need not wait for it. */
 unsigned mf_thread_quiet(unsigned quiet);
 
 /* snapshot.c: a snapshot of every thread's counts (malloc_freq_format.h), labelled (NULL: no

@@ -509,6 +509,7 @@ void mf_thread_drop_hot(struct mf_thread *t)
 void mf_thread_stats(struct malloc_freq_stats *s)
 {
 	memset(s, 0, sizeof(*s));
+	unsigned quiet = mf_thread_quiet(1); /* (a snapshot holding the lock need not wait) */
 	pthread_mutex_lock(&mf_threads_lock);
 	*s = mf_ended;
 	for (struct mf_thread *t = mf_threads; t; t = t->next) {
@@ -520,6 +521,7 @@ void mf_thread_stats(struct malloc_freq_stats *s)
 			pthread_mutex_unlock(&t->grow_lock);
 	}
 	pthread_mutex_unlock(&mf_threads_lock);
+	mf_thread_quiet(quiet);
 	s->sample_rate = mf_config.sample;
 	for (int e = 0; e < MF_ENTRY_COUNT && mf_config.sample > 1; e++) {
 		if (__builtin_mul_overflow(s->calls[e], mf_config.sample, &s->calls[e]))
