@@ -23,7 +23,7 @@
 
 enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES };
+enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES, MF_MODE_HTML };
 
 struct mf_args {
 	enum mf_mode mode;
@@ -32,6 +32,7 @@ struct mf_args {
 	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
+	const char *html; /* --html FILE */
 };
 
 static void mf_usage(FILE *out)
@@ -53,6 +54,9 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
+	    "      --html FILE       one self-contained page (no network): a zoomable flame\n"
+	    "                        graph with search, metric, process and thread choices,\n"
+	    "                        and the tree as a table\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
@@ -111,7 +115,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_PROCESS,
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
-		OPT_FULL_NAMES
+		OPT_FULL_NAMES,
+		OPT_HTML
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -128,6 +133,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"html", required_argument, NULL, OPT_HTML},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -179,6 +185,13 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->mode = MF_MODE_PROCESSES;
 			modes++;
 			break;
+		case OPT_HTML:
+			if (!optarg[0])
+				return mf_usage_error("--html '': give the file to write");
+			a->html = optarg;
+			a->mode = MF_MODE_HTML;
+			modes++;
+			break;
 		case OPT_BYTES:
 			a->bytes = 1;
 			break;
@@ -227,10 +240,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	for (int i = optind; i < argc; i++)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
-		return mf_usage_error("choose one of --collapsed, --threads and --processes");
+		return mf_usage_error(
+		    "choose one of --collapsed, --threads, --processes and --html");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
-				      "--threads or --processes");
+				      "--threads, --processes or --html");
 	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
 				      "both; use --sort bytes to order it by bytes)");
@@ -302,10 +316,31 @@ static void mf_sigbus(int sig)
 	_exit(MF_EXIT_INPUT);
 }
 
+/* --html FILE: the page, written to FILE (made anew). 1 after saying that FILE could not be
+ * written, or as mf_report_html. */
+static int mf_write_html(const struct mf_model *m, const struct mf_args *a)
+{
+	FILE *f = fopen(a->html, "w");
+	if (!f) {
+		fprintf(stderr, "mf_print: %s: cannot write: %s\n", a->html, strerror(errno));
+		return 1;
+	}
+	int r = mf_report_html(f, m, &a->report);
+	if (fclose(f) && !r)
+		r = -EIO;
+	if (r == -EIO) {
+		fprintf(stderr, "mf_print: %s: write error\n", a->html);
+		return 1;
+	}
+	return r;
+}
+
 /* The report chosen: after the summary and, with several processes, the programs
  * (--collapsed: alone). */
 static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
+	if (a->mode == MF_MODE_HTML)
+		return mf_write_html(m, a);
 	if (a->mode == MF_MODE_COLLAPSED)
 		return mf_report_collapsed(stdout, m, &a->report);
 	int r = mf_report_summary(stdout, m, &a->report);
@@ -380,6 +415,8 @@ int main(int argc, char **argv)
 		a.report.files = a.load.files;
 		a.report.dirs = a.load.dirs;
 		r = mf_report(&m, &a);
+		if (r > 0) /* (said already: the --html file) */
+			status = MF_EXIT_INPUT, r = 0;
 	}
 	if (!r && fflush(stdout))
 		r = -errno;

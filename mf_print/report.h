@@ -35,5 +35,8 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
  * by frame; for flamegraph.pl and speedscope. */
 int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --html: one self-contained page (no network): the flame graph (icicle or flame, zoom,
+ * search), a metric, process and thread choice, and the threshold tree as a table. */
+int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 
 #endif
