@@ -285,6 +285,16 @@ static int mf_make_out(const char *dir)
 	return 0;
 }
 
+/* SIGINT's and SIGQUIT's dispositions as the launcher found them: its children get them
+ * back (a launcher started with them ignored, in the background, leaves them ignored). */
+static struct sigaction mf_old_int, mf_old_quit;
+
+static void mf_restore_signals(void)
+{
+	sigaction(SIGINT, &mf_old_int, NULL);
+	sigaction(SIGQUIT, &mf_old_quit, NULL);
+}
+
 /* What the child tells the parent through the pipe, before exec and if exec fails. */
 struct mf_child_msg {
 	int stage; /* 0: the directory made; 1: exec failed */
@@ -335,8 +345,7 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 		setenv("MALLOC_FREQ_UNWIND", l->unwind, 1);
 	if (l->cache)
 		setenv("MALLOC_FREQ_CACHE", l->cache, 1);
-	signal(SIGINT, SIG_DFL);
-	signal(SIGQUIT, SIG_DFL);
+	mf_restore_signals();
 	execvp(l->argv[0], l->argv);
 	msg.stage = 1, msg.err = errno;
 	if (write(fd, &msg, sizeof(msg)) < 0) {
@@ -370,14 +379,15 @@ static uint64_t mf_add(uint64_t a, uint64_t b, int *flag)
 	return r;
 }
 
-static void mf_count_profile(const char *path, struct mf_totals *t, uint64_t **pids, size_t *npids)
+/* Adds one thread file to t; 1 when it held a profile. */
+static int mf_count_profile(const char *path, struct mf_totals *t)
 {
 	struct mf_profile p;
 	char err[256];
 	int r = mf_read_profile(path, &p, err, sizeof(err));
 	if (r) {
 		t->unreadable += r < 0;
-		return;
+		return 0;
 	}
 	uint64_t rate = p.header.sample_rate ? p.header.sample_rate : 1;
 	t->sampled |= rate > 1;
@@ -391,24 +401,14 @@ static void mf_count_profile(const char *path, struct mf_totals *t, uint64_t **p
 		t->bytes = mf_add(t->bytes, b, &t->saturated);
 	}
 	t->threads++;
-	size_t k = 0;
-	while (k < *npids && (*pids)[k] != p.header.pid)
-		k++;
-	if (k == *npids) {
-		uint64_t *v = realloc(*pids, (*npids + 1) * sizeof(**pids));
-		if (v) {
-			*pids = v;
-			v[(*npids)++] = p.header.pid;
-		}
-	}
 	mf_profile_free(&p);
+	return 1;
 }
 
-/* Sums the thread files of every malloc_freq.* directory in dir. */
+/* Sums the thread files of every malloc_freq.* directory in dir; each directory with one is a
+ * process (an image: one that exec'd is two, as mf_print counts them). */
 static void mf_count(const char *dir, struct mf_totals *t)
 {
-	uint64_t *pids = NULL;
-	size_t npids = 0;
 	DIR *d = opendir(dir);
 	struct dirent *e, *f;
 	char path[PATH_MAX * 2];
@@ -417,20 +417,20 @@ static void mf_count(const char *dir, struct mf_totals *t)
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
 		DIR *sub = opendir(path);
+		int any = 0;
 		while (sub && (f = readdir(sub))) {
 			size_t len = strlen(f->d_name);
 			if (len <= 5 || strcmp(f->d_name + len - 5, ".prof"))
 				continue;
 			snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, f->d_name);
-			mf_count_profile(path, t, &pids, &npids);
+			any |= mf_count_profile(path, t);
 		}
+		t->processes += any;
 		if (sub)
 			closedir(sub);
 	}
 	if (d)
 		closedir(d);
-	t->processes = npids;
-	free(pids);
 }
 
 /* s as one shell word: as it is when it has nothing the shell would act on, else quoted. */
@@ -483,6 +483,7 @@ static void mf_run_report(const struct mf_launch *l, const char *dir)
 	fflush(stdout);
 	pid_t pid = fork();
 	if (pid == 0) {
+		mf_restore_signals();
 		execlp(l->print, l->print, dir, (char *)NULL);
 		mf_say("cannot run %s: %s", l->print, strerror(errno));
 		_exit(MF_EXIT_CANNOT_RUN);
@@ -533,8 +534,10 @@ int main(int argc, char **argv)
 	}
 	/* While the program runs, a terminal's ^C and ^\ are the program's (as with system(3));
 	 * a SIGTERM or SIGHUP sent to the launcher is passed on to it. */
-	signal(SIGINT, SIG_IGN);
-	signal(SIGQUIT, SIG_IGN);
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &mf_old_int);
+	sigaction(SIGQUIT, &ign, &mf_old_quit);
 	fflush(NULL);
 	mf_child_pid = fork();
 	if (mf_child_pid < 0) {

@@ -55,6 +55,9 @@ procs=$("$MF_PRINT" --processes tree 2> /dev/null)
 like "$procs" "_exit\(7\): .*prog_tree forkexit 30 20" "the forked child is there, under tree/"
 like "$(sed -n 1p err)" '^malloc_freq: [0-9]+ calls, .* requested; [0-9]+ processes, [0-9]+ threads$' \
 	"the summary counts the tree"
+lsum=$(sed -n -E '1s/^malloc_freq: ([0-9]+) calls, .*; ([0-9]+) processes, ([0-9]+) threads$/\1 \2 \3/p' err)
+psum=$("$MF_PRINT" tree 2> /dev/null | sed -n -E '1s/^malloc_freq: ([0-9]+) calls, .*; ([0-9]+) threads of ([0-9]+) processes .*/\1 \3 \2/p')
+is "$lsum" "$psum" "the summary's calls, processes and threads are mf_print's"
 "$launcher" -o tree "$prog" alloc 1 0 2> err; rc=$?
 is "$rc" 125 "-o with a directory that is not empty: refused (125)"
 like "$(cat err)" "tree is not empty" "and it says why"
@@ -71,6 +74,10 @@ lpid=$!
 for i in $(seq 50); do [ -s ready ] && break; sleep 0.1; done
 kill -TERM "$lpid"
 wait "$lpid"; is "$?" 143 "SIGTERM to the launcher: the program gets it, the launcher dies of it"
+
+# a launcher started with SIGINT ignored (a background job) leaves it ignored for the program
+sh -c 'trap "" INT; "$1" -o ign sh -c "kill -INT \$\$; echo alive" 2> /dev/null' sh "$launcher" > st 2> /dev/null
+is "$(cat st)" alive "SIGINT ignored when the launcher starts: still ignored in the program"
 
 # settings: options become the MALLOC_FREQ_* variables; LD_PRELOAD is kept, not clobbered
 LD_PRELOAD=libm.so.6 "$launcher" -o env -d 7 -s 1 --seed 42 --unwind libunwind sh -c \
