@@ -258,11 +258,12 @@ static char *mf_preload(const char *lib)
 	return v;
 }
 
-/* Makes dir, or takes it as it is when it exists empty. 0, or -1 after saying why not. */
+/* Makes dir, or takes it as it is when it exists empty. 1 when made, 0 when taken, or -1
+ * after saying why not. */
 static int mf_make_out(const char *dir)
 {
 	if (!mkdir(dir, 0777))
-		return 0;
+		return 1;
 	int err = errno;
 	DIR *d = err == EEXIST ? opendir(dir) : NULL;
 	if (!d) {
@@ -525,7 +526,8 @@ int main(int argc, char **argv)
 		mf_say("out of memory");
 		return MF_EXIT_FAILED;
 	}
-	if (l.out && mf_make_out(l.out))
+	int made = l.out ? mf_make_out(l.out) : 0;
+	if (made < 0)
 		return MF_EXIT_FAILED;
 	int fds[2];
 	if (pipe2(fds, O_CLOEXEC)) {
@@ -553,19 +555,29 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
-	struct mf_child_msg msg, said = {.stage = -1};
+	/* Until exec closes the pipe: the directory, then, if exec failed, why. (A message is
+	 * larger than PIPE_BUF: it may come in pieces.) */
+	struct mf_child_msg msgs[2], said = {.stage = -1};
+	size_t have = 0;
 	ssize_t got;
-	while ((got = read(fds[0], &msg, sizeof(msg))) == sizeof(msg) ||
-	       (got < 0 && errno == EINTR))
+	while (have < sizeof(msgs) &&
+	       ((got = read(fds[0], (char *)msgs + have, sizeof(msgs) - have)) > 0 ||
+		(got < 0 && errno == EINTR)))
 		if (got > 0)
-			said = msg;
+			have += (size_t)got;
 	close(fds[0]);
+	if (have >= sizeof(msgs[0]))
+		said = msgs[have / sizeof(msgs[0]) - 1];
 	int st;
 	while (waitpid(mf_child_pid, &st, 0) < 0)
 		if (errno != EINTR) {
 			mf_say("cannot wait for %s: %s", l.argv[0], strerror(errno));
 			return MF_EXIT_FAILED;
 		}
+	/* (its pid may be reused now: nothing more is passed on) */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	mf_child_pid = 0;
 	if (said.stage < 0) { /* (killed before it could say) */
 		if (!l.out)
 			return mf_pass_status(st);
@@ -578,7 +590,7 @@ int main(int argc, char **argv)
 	}
 	if (said.stage == 1) {
 		mf_say("%s: %s", l.argv[0], strerror(said.err));
-		if (!l.out)
+		if (!l.out || made)
 			rmdir(said.dir);
 		return WEXITSTATUS(st);
 	}

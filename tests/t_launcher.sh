@@ -99,6 +99,7 @@ is "$(cat o.txt)" "--report" "options after the program are the program's"
 # not found, not executable, usage errors
 "$launcher" -o nf ./no-such-program 2> err; is "$?" 127 "a program not found: 127"
 like "$(cat err)" "no-such-program: No such file or directory" "and it says so"
+[ ! -e nf ]; ok $? "and the output directory it made is gone"
 "$launcher" -o nx ./wrap.txt 2> /dev/null; is "$?" 127 "a missing file: 127"
 : > plain.txt
 "$launcher" -o nx2 ./plain.txt 2> /dev/null; is "$?" 126 "a file that cannot be executed: 126"
