@@ -122,9 +122,16 @@ async function main() {
 	await eval_("(() => { const e = document.getElementById('orient'); e.value = 'flame'; e.dispatchEvent(new Event('change')); })()");
 	out("flame_found", !!(await eval_("window.mf.find(" + JSON.stringify(frame) + ")")));
 	await eval_("(() => { const e = document.getElementById('metric'); e.value = '0'; e.dispatchEvent(new Event('change')); })()");
-	await eval_("document.getElementById('tree').open = true; new Promise((r) => setTimeout(r, 50))");
+	out("table_ms", Math.round(await eval_("new Promise((r) => { const d = document.getElementById('tree'), t = performance.now(); " +
+		"d.addEventListener('toggle', () => setTimeout(() => r(performance.now() - t), 0), { once: true }); d.open = true; })")));
 	out("table_first", await eval_("(() => { const r = document.querySelector('#table tbody tr'); return r ? Array.from(r.cells).map((c) => c.textContent).join('|') : ''; })()"));
 	out("table_rows", await eval_("document.querySelectorAll('#table tbody tr').length"));
+	const table = "Array.from(document.querySelectorAll('#table tbody tr')).map((r) => Array.from(r.cells).map((c) => c.textContent).join('|')).join('\\t')";
+	out("table", await eval_(table));
+	// frames by function and line: the tree as mf_print prints it
+	await eval_("(() => { const e = document.getElementById('mode'); e.value = 'line'; e.dispatchEvent(new Event('change')); })()");
+	out("table_lines", await eval_(table));
+	await eval_("(() => { const e = document.getElementById('mode'); e.value = 'function'; e.dispatchEvent(new Event('change')); })()");
 	if (proc !== "") {
 		// (the option of the process of this pid: "name PID (how it ended)")
 		await eval_("(() => { const e = document.getElementById('process'); for (const o of e.options) " +

@@ -39,6 +39,12 @@ is "$(seen pixel)" "[224,64,251,255]" "the matched frame is drawn in the highlig
 is "$(seen flame_found)" true "the flame orientation draws it too"
 like "$(seen table_first)" '^340\|[0-9.]+%\|15\.9 KiB\|\[prog_tree\]$' "the table: the busiest program first, with its calls, share and bytes"
 [ "$(seen table_rows)" -ge 4 ]; ok $? "the table: the programs, malloc, site_tree and their callers ($(seen table_rows) rows)"
+# frames by function and line: the table is mf_print's own tree, line for line
+"$MF_PRINT" --threshold 1 "$mf_work" 2> /dev/null | sed -n '/call stack (allocation <- caller)$/,$p' |
+	sed -n -E '2,$s/^ *([0-9]+) +([0-9.]+%) +([^ ]+ [A-Za-z]+)  (.*)$/\1|\2|\3|\4/p' > "$mf_work/text_tree"
+seen table_lines | tr '\t' '\n' | awk -F'|' -v OFS='|' '{ gsub(/,/, "", $1); print }' > "$mf_work/page_tree"
+[ "$(wc -l < "$mf_work/text_tree")" -ge 4 ]; ok $? "the text tree has its lines ($(wc -l < "$mf_work/text_tree"))"
+is "$(cat "$mf_work/page_tree")" "$(cat "$mf_work/text_tree")" "the page's table by line is mf_print's tree, line for line"
 is "$(seen total_process)" 40 "the process filter: the child's 40 calls alone"
 is "$(seen threads_listed)" 1 "the thread list: the chosen process's one thread"
 [ "$(head -c 8 "$MF_TESTS/t_html.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
