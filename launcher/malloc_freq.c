@@ -526,12 +526,13 @@ int main(int argc, char **argv)
 		mf_say("out of memory");
 		return MF_EXIT_FAILED;
 	}
-	int made = l.out ? mf_make_out(l.out) : 0;
-	if (made < 0)
-		return MF_EXIT_FAILED;
-	int fds[2];
-	if (pipe2(fds, O_CLOEXEC)) {
+	int made = l.out ? mf_make_out(l.out) : 0, fds[2];
+	if (made >= 0 && pipe2(fds, O_CLOEXEC)) {
 		mf_say("cannot make a pipe: %s", strerror(errno));
+		made = -1;
+	}
+	if (made < 0) {
+		free(preload);
 		return MF_EXIT_FAILED;
 	}
 	/* While the program runs, a terminal's ^C and ^\ are the program's (as with system(3));
@@ -544,6 +545,7 @@ int main(int argc, char **argv)
 	mf_child_pid = fork();
 	if (mf_child_pid < 0) {
 		mf_say("cannot fork: %s", strerror(errno));
+		free(preload);
 		return MF_EXIT_FAILED;
 	}
 	if (mf_child_pid == 0) {
@@ -572,12 +574,14 @@ int main(int argc, char **argv)
 	while (waitpid(mf_child_pid, &st, 0) < 0)
 		if (errno != EINTR) {
 			mf_say("cannot wait for %s: %s", l.argv[0], strerror(errno));
+			free(preload);
 			return MF_EXIT_FAILED;
 		}
 	/* (its pid may be reused now: nothing more is passed on) */
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
 	mf_child_pid = 0;
+	free(preload);
 	if (said.stage < 0) { /* (killed before it could say) */
 		if (!l.out)
 			return mf_pass_status(st);
@@ -598,6 +602,5 @@ int main(int argc, char **argv)
 		mf_summary(&l, said.dir);
 	if (l.report)
 		mf_run_report(&l, said.dir);
-	free(preload);
 	return mf_pass_status(st);
 }
