@@ -29,8 +29,8 @@ enum { MF_EXIT_USAGE = 2, MF_EXIT_FAILED = 125, MF_EXIT_CANNOT_RUN = 126, MF_EXI
 #define MF_LIB_NAME "libmalloc_freq.so"
 
 struct mf_launch {
-	const char *out;     /* -o, or NULL: malloc_freq.<pid> of the child */
-	const char *sample;  /* the MALLOC_FREQ_* values given, validated; NULL: not given */
+	const char *out;    /* -o, or NULL: malloc_freq.<pid> of the child */
+	const char *sample; /* the MALLOC_FREQ_* values given, validated; NULL: not given */
 	const char *depth;
 	const char *seed;
 	const char *unwind;
@@ -43,46 +43,50 @@ struct mf_launch {
 
 static void mf_usage(FILE *out)
 {
-	fputs(
-	    "Usage: malloc_freq [OPTIONS] [--] PROGRAM [ARGS]...\n"
-	    "Runs PROGRAM with libmalloc_freq.so preloaded: every call to malloc and its eight\n"
-	    "siblings is counted by call stack, in PROGRAM and in every process it starts (fork,\n"
-	    "exec, shell scripts, builds), with no rebuild. When PROGRAM ends, one line on stderr\n"
-	    "says how many calls and bytes were recorded in how many processes and threads, and\n"
-	    "the mf_print command that reports them. The exit status is PROGRAM's; killed by a\n"
-	    "signal, malloc_freq dies of the same signal.\n"
-	    "\n"
-	    "Options:\n"
-	    "  -o, --output DIR      put the profiles of every process in DIR (made if missing;\n"
-	    "                        it must be empty). Default: malloc_freq.<pid>, <pid> being\n"
-	    "                        PROGRAM's process id, in the current directory\n"
-	    "  -r, --report          run mf_print on DIR when PROGRAM ends (to stdout)\n"
-	    "  -s, --sample N        record on average one call in N (1 to 1000000000); mf_print\n"
-	    "                        reports estimates, marked as such  [MALLOC_FREQ_SAMPLE]\n"
-	    "      --seed N          seed of the sampling, for reproducible runs  [MALLOC_FREQ_SEED]\n"
-	    "  -d, --depth N         frames kept per stack, 1 to 1024 (default 128); deeper\n"
-	    "                        stacks keep their innermost frames  [MALLOC_FREQ_DEPTH]\n"
-	    "      --unwind MODE     cached (default), libunwind or check  [MALLOC_FREQ_UNWIND]\n"
-	    "      --cache DIR|off   the rule cache (an absolute path), or off  [MALLOC_FREQ_CACHE]\n"
-	    "  -q, --quiet           no summary line\n"
-	    "  -h, --help            this text\n"
-	    "  -V, --version         the version\n"
-	    "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A setting\n"
-	    "already in the environment is kept unless an option gives it. Starting with\n"
-	    "recording off, lifetimes, snapshots on a signal or at an interval are not settings\n"
-	    "of the library yet, so there are no options for them.\n"
-	    "\n"
-	    "Examples:\n"
-	    "  malloc_freq ./app --its-args          profile in malloc_freq.<pid>/\n"
-	    "  malloc_freq -o prof make -j8          a whole build: every process under prof/\n"
-	    "  malloc_freq --report -s 100 ./app     one call in 100, then the report\n"
-	    "  mf_print --threshold 0.2 prof         the tree of a profile, at any later time\n"
-	    "  mf_print --processes prof             every process, and how it ended\n"
-	    "\n"
-	    "Exit status: PROGRAM's; 2 usage error; 125 malloc_freq could not start PROGRAM\n"
-	    "(no library, no output directory); 126 PROGRAM cannot be run; 127 PROGRAM was not\n"
-	    "found.\n",
-	    out);
+	fputs("Usage: malloc_freq [OPTIONS] [--] PROGRAM [ARGS]...\n"
+	      "Runs PROGRAM with libmalloc_freq.so preloaded: every call to malloc and its\n"
+	      "eight siblings is counted by call stack, in PROGRAM and in every process it\n"
+	      "starts (fork, exec, shell scripts, builds), with no rebuild. When PROGRAM ends,\n"
+	      "one line on stderr says how many calls and bytes were recorded in how many\n"
+	      "processes and threads, and the next the mf_print command that reports them.\n"
+	      "The exit status is PROGRAM's; killed by a signal, malloc_freq dies of the same\n"
+	      "signal.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output DIR      put the profiles of every process in DIR (made if\n"
+	      "                        missing; it must be empty). Default: malloc_freq.<pid>\n"
+	      "                        in the current directory, <pid> being PROGRAM's\n"
+	      "  -r, --report          run mf_print on DIR when PROGRAM ends (to stdout)\n"
+	      "  -s, --sample N        record on average one call in N (1 to 1000000000);\n"
+	      "                        mf_print reports estimates  [MALLOC_FREQ_SAMPLE]\n"
+	      "      --seed N          seed of the sampling, for reproducible runs\n"
+	      "                        [MALLOC_FREQ_SEED]\n"
+	      "  -d, --depth N         frames kept per stack, 1 to 1024 (default 128); deeper\n"
+	      "                        stacks keep their innermost frames  [MALLOC_FREQ_DEPTH]\n"
+	      "      --unwind MODE     cached (default), libunwind or check\n"
+	      "                        [MALLOC_FREQ_UNWIND]\n"
+	      "      --cache DIR|off   the unwinder's rule cache (an absolute path), or off\n"
+	      "                        [MALLOC_FREQ_CACHE]\n"
+	      "  -q, --quiet           no summary line\n"
+	      "  -h, --help            this text\n"
+	      "  -V, --version         the version\n"
+	      "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A\n"
+	      "setting already in the environment is kept unless an option gives it. Starting\n"
+	      "with recording off, lifetimes, and snapshots on a signal or at an interval are\n"
+	      "not settings of the library yet, so there are no options for them.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  malloc_freq ./app --its-args          profile in malloc_freq.<pid>/\n"
+	      "  malloc_freq -o prof make -j8          a whole build: every process under prof/\n"
+	      "  malloc_freq --report -s 100 ./app     one call in 100, then the report\n"
+	      "  mf_print --threshold 0.2 prof         the tree of a profile, at any later time\n"
+	      "  mf_print --processes prof             every process, and how it ended\n"
+	      "  mf_print --html prof.html prof        the flame graph, one page for a browser\n"
+	      "\n"
+	      "Exit status: PROGRAM's; 2 usage error; 125 malloc_freq could not start PROGRAM\n"
+	      "(no library, an output directory not empty); 126 PROGRAM cannot be run; 127\n"
+	      "PROGRAM was not found.\n",
+	      out);
 }
 
 static int mf_usage_error(const char *fmt, ...)
@@ -121,11 +125,16 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 {
 	enum { OPT_SEED = 256, OPT_UNWIND, OPT_CACHE };
 	static const struct option opts[] = {
-	    {"output", required_argument, NULL, 'o'}, {"report", no_argument, NULL, 'r'},
-	    {"sample", required_argument, NULL, 's'}, {"seed", required_argument, NULL, OPT_SEED},
-	    {"depth", required_argument, NULL, 'd'},  {"unwind", required_argument, NULL, OPT_UNWIND},
-	    {"cache", required_argument, NULL, OPT_CACHE}, {"quiet", no_argument, NULL, 'q'},
-	    {"help", no_argument, NULL, 'h'},	      {"version", no_argument, NULL, 'V'},
+	    {"output", required_argument, NULL, 'o'},
+	    {"report", no_argument, NULL, 'r'},
+	    {"sample", required_argument, NULL, 's'},
+	    {"seed", required_argument, NULL, OPT_SEED},
+	    {"depth", required_argument, NULL, 'd'},
+	    {"unwind", required_argument, NULL, OPT_UNWIND},
+	    {"cache", required_argument, NULL, OPT_CACHE},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
 	    {NULL, 0, NULL, 0},
 	};
 	int c;
@@ -144,7 +153,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		case 's':
 			if (!mf_number(optarg, 1, 1000000000))
 				return mf_usage_error(
-				    "--sample '%s': give a whole number from 1 to 1000000000", optarg);
+				    "--sample '%s': give a whole number from 1 to 1000000000",
+				    optarg);
 			l->sample = optarg;
 			break;
 		case OPT_SEED:
@@ -154,8 +164,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 			break;
 		case 'd':
 			if (!mf_number(optarg, 1, 1024))
-				return mf_usage_error("--depth '%s': give a whole number from 1 to 1024",
-						      optarg);
+				return mf_usage_error(
+				    "--depth '%s': give a whole number from 1 to 1024", optarg);
 			l->depth = optarg;
 			break;
 		case OPT_UNWIND:
@@ -167,8 +177,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 			break;
 		case OPT_CACHE:
 			if (strcmp(optarg, "off") && optarg[0] != '/')
-				return mf_usage_error(
-				    "--cache '%s': give an absolute path, or off", optarg);
+				return mf_usage_error("--cache '%s': give an absolute path, or off",
+						      optarg);
 			l->cache = optarg;
 			break;
 		case 'q':
@@ -469,7 +479,8 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 			"malloc_freq: %s%s%" PRIu64 " calls, %s requested; %zu process%s, %zu "
 			"thread%s%s%s\n",
 			about, sat, t.calls, bytes, t.processes, t.processes == 1 ? "" : "es",
-			t.threads, t.threads == 1 ? "" : "s", t.sampled ? " (sampled: estimates)" : "",
+			t.threads, t.threads == 1 ? "" : "s",
+			t.sampled ? " (sampled: estimates)" : "",
 			t.unreadable ? " (some files could not be read: mf_print says which)" : "");
 	fputs("malloc_freq: report: ", stderr);
 	mf_shell_word(stderr, l->print);

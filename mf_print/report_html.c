@@ -130,7 +130,8 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 			 const uint32_t *fn_of, const uint32_t *leaf,
 			 const struct mf_report_options *o)
 {
-	fprintf(out, "{\"format\":1,\"estimated\":%s,\"rooted\":%s,\"metrics\":[", m->estimated ? "true" : "false",
+	fprintf(out, "{\"format\":1,\"estimated\":%s,\"rooted\":%s,\"metrics\":[",
+		m->estimated ? "true" : "false",
 		mf_labels_rooted(lines, o->merge_processes) ? "true" : "false");
 	for (int k = 0; k < MF_METRICS; k++) {
 		fputs(k ? "," : "", out);
