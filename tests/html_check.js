@@ -139,6 +139,14 @@ async function main() {
 			"e.dispatchEvent(new Event('change')); })()");
 		out("total_process", await eval_("window.mf.total()"));
 		out("threads_listed", await eval_("document.getElementById('thread').options.length - 1"));
+		await eval_("(() => { const e = document.getElementById('process'); e.value = '-1'; e.dispatchEvent(new Event('change')); })()");
+		out("total_all_again", await eval_("window.mf.total()"));
+		// among the threads of every process, the one of that pid ("pid/tid name")
+		out("threads_all", await eval_("document.getElementById('thread').options.length - 1"));
+		await eval_("(() => { const e = document.getElementById('thread'); for (const o of e.options) " +
+			"if (o.textContent.startsWith(" + JSON.stringify(proc + "/") + ")) e.value = o.value; " +
+			"e.dispatchEvent(new Event('change')); })()");
+		out("total_thread", await eval_("window.mf.total()"));
 	}
 	out("requests", requests.filter((u) => u !== url));
 	out("errors", errors);

@@ -47,6 +47,9 @@ seen table_lines | tr '\t' '\n' | awk -F'|' -v OFS='|' '{ gsub(/,/, "", $1); pri
 is "$(cat "$mf_work/page_tree")" "$(cat "$mf_work/text_tree")" "the page's table by line is mf_print's tree, line for line"
 is "$(seen total_process)" 40 "the process filter: the child's 40 calls alone"
 is "$(seen threads_listed)" 1 "the thread list: the chosen process's one thread"
+is "$(seen total_all_again)" "$text_total" "all processes again: the whole total"
+is "$(seen threads_all)" 3 "the thread list of all processes: the shell's, the parent's, the child's"
+is "$(seen total_thread)" 40 "the thread filter: the child's thread alone, its 40 calls"
 [ "$(head -c 8 "$MF_TESTS/t_html.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
 ok $? "a PNG screenshot kept as tests/t_html.png"
 "$MF_PRINT" --html '' "$mf_work" 2> /dev/null; is "$?" 2 "--html '': usage error"
