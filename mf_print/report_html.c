@@ -150,9 +150,18 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 	}
 	fputc(']', out);
 	mf_html_u32s(out, "function_of", fn_of, lines->count);
-	mf_html_u32s(out, "parent", t->parent, t->count);
+	/* (a node's parent as how far back it is: mostly the node just before, one digit) */
+	fputs(",\n\"parent_back\":[", out);
+	for (size_t i = 0; i < t->count; i++)
+		fprintf(out, i ? ",%zu" : "%zu", i - t->parent[i]);
+	fputc(']', out);
 	mf_html_u32s(out, "label", t->label, t->count);
-	mf_html_u32s(out, "leaf", leaf, m->nsamples);
+	/* (each sample's leaf from the one before: mostly a node or a few made for it) */
+	fputs(",\n\"leaf_step\":[", out);
+	for (size_t i = 0; i < m->nsamples; i++)
+		fprintf(out, i ? ",%" PRId64 : "%" PRId64,
+			(int64_t)leaf[i] - (int64_t)(i ? leaf[i - 1] : 0));
+	fputc(']', out);
 	fputs(",\n\"thread_of\":[", out);
 	for (size_t s = 0; s < m->nsamples; s++)
 		fprintf(out, s ? ",%" PRIu32 : "%" PRIu32, m->samples[s].thread);
