@@ -96,6 +96,15 @@ like "$(cat rep.txt)" 'site_tree' "--report: with the tree"
 "$launcher" -o opts sh -c 'echo "$1"' sh --report > o.txt 2> /dev/null
 is "$(cat o.txt)" "--report" "options after the program are the program's"
 
+# a program the library cannot enter (static): the summary says nothing was recorded, and why
+printf '#include <stdlib.h>\nint main(void) { free(malloc(8)); return 4; }\n' > static.c
+if ${CC:-cc} -static -o static static.c 2> /dev/null; then
+	"$launcher" -o static.prof ./static 2> err; is "$?" 4 "a static program: its status"
+	like "$(sed -n 1p err)" "^malloc_freq: nothing recorded in $mf_work/static.prof: .*static" "a static program: nothing recorded, and why"
+else
+	echo "# no static C library: the static program is not tried"
+fi
+
 # not found, not executable, usage errors
 "$launcher" -o nf ./no-such-program 2> err; is "$?" 127 "a program not found: 127"
 like "$(cat err)" "no-such-program: No such file or directory" "and it says so"
