@@ -78,6 +78,9 @@ static long mf_sample_record(void *arg)
  * the thread's own stack. */
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
+	uint64_t cancel = MF_SIGNAL_CANCEL, mask;
+	if (mf_unlikely(mf_tls.cancel_async)) /* (its slow steps change the trie and the memo) */
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancel, &mask, 8);
 	struct mf_thread *t = mf_thread_current();
 	if (!t)
 		t = mf_sample_first();
@@ -89,6 +92,8 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	}
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
+	if (mf_unlikely(mf_tls.cancel_async))
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 }
 
 /* A call the countdown chose (every call without sampling): record it. Entered through
@@ -296,6 +301,21 @@ static void mf_dl_begin(void)
 	/* another thread is initializing: the real dlclose is known only once it is done */
 	while (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_RUNNING)
 		sched_yield();
+}
+
+/* A thread that may be cancelled at any instruction (a program that allocates then needs an
+ * allocator that allows it): its slow steps, which change its trie and memo and take locks,
+ * run with cancellation's signal blocked; its hot path only adds to counts. */
+MF_EXPORT int pthread_setcanceltype(int type, int *old)
+{
+	if (!mf_real.pthread_setcanceltype)
+		*(void **)&mf_real.pthread_setcanceltype = dlsym(RTLD_NEXT, "pthread_setcanceltype");
+	if (type == PTHREAD_CANCEL_ASYNCHRONOUS)
+		mf_tls.cancel_async = 1; /* (before cancellation can come) */
+	int r = mf_real.pthread_setcanceltype(type, old);
+	if (r == 0 && type != PTHREAD_CANCEL_ASYNCHRONOUS)
+		mf_tls.cancel_async = 0;
+	return r;
 }
 
 MF_EXPORT int dlclose(void *handle)

@@ -23,10 +23,20 @@
 
 enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES, MF_MODE_HTML };
+enum mf_mode {
+	MF_MODE_TREE,
+	MF_MODE_COLLAPSED,
+	MF_MODE_THREADS,
+	MF_MODE_PROCESSES,
+	MF_MODE_JSON,
+	MF_MODE_DOT,
+	MF_MODE_HTML
+};
 
 struct mf_args {
 	enum mf_mode mode;
+	const char *pprof; /* --pprof FILE, written besides the report chosen */
+	const char *diff;  /* --diff BASE */
 	struct mf_report_options report;
 	int bytes, caller, by_bytes, debuginfod, verbose;
 	struct mf_load load;
@@ -54,9 +64,27 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
+	    "      --json            the whole profile as JSON: summary, modules, frames,\n"
+	    "                        stacks, processes and threads with totals, samples\n"
+	    "                        with every counter (schema: README.md, 'JSON',\n"
+	    "                        version 1)\n"
+	    "      --dot             a call graph for Graphviz (dot -Tsvg): functions\n"
+	    "                        with self and total calls and bytes, edges with\n"
+	    "                        calls, the redder the larger the self share;\n"
+	    "                        --threshold leaves out the small\n"
+	    "      --diff BASE       how this profile differs from the one in BASE (a\n"
+	    "                        directory), stack by stack, stacks matched by\n"
+	    "                        function names (two builds compare): stacks by\n"
+	    "                        absolute change and a signed tree; with --collapsed\n"
+	    "                        'stack BASE NOW' lines (difffolded.pl's, for\n"
+	    "                        flamegraph.pl); with --pprof the base's samples negated\n"
+	    "      --pprof FILE      also write a gzipped profile.proto for go tool pprof,\n"
+	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
+	    "                        alloc_space/bytes, labels thread_id, thread_name, pid,\n"
+	    "                        program ('-': to stdout, in place of the report)\n"
 	    "      --html FILE       one self-contained page (no network): a zoomable flame\n"
 	    "                        graph with search, metric, process and thread choices,\n"
-	    "                        and the tree as a table\n"
+	    "                        and the tree as a table ('-': to stdout)\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
@@ -86,6 +114,10 @@ static void mf_usage(FILE *out)
 	    "  mf_print --dir malloc_freq.1234 --collapsed | flamegraph.pl > flame.svg\n"
 	    "  mf_print --threads malloc_freq.1234\n"
 	    "  mf_print --process cc1 build-profiles/\n"
+	    "  mf_print --pprof app.pb.gz malloc_freq.1234 > /dev/null\n"
+	    "  go tool pprof -top -sample_index=alloc_space app.pb.gz\n"
+	    "  mf_print --dot --threshold 2 malloc_freq.1234 | dot -Tsvg > graph.svg\n"
+	    "  mf_print --diff before/malloc_freq.1234 after/malloc_freq.5678\n"
 	    "\n"
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
 	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
@@ -116,6 +148,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
 		OPT_FULL_NAMES,
+		OPT_PPROF,
+		OPT_JSON,
+		OPT_DOT,
+		OPT_DIFF,
 		OPT_HTML
 	};
 	static const struct option opts[] = {
@@ -133,6 +169,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"pprof", required_argument, NULL, OPT_PPROF},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"dot", no_argument, NULL, OPT_DOT},
+	    {"diff", required_argument, NULL, OPT_DIFF},
 	    {"html", required_argument, NULL, OPT_HTML},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
@@ -185,6 +225,20 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->mode = MF_MODE_PROCESSES;
 			modes++;
 			break;
+		case OPT_JSON:
+			a->mode = MF_MODE_JSON;
+			modes++;
+			break;
+		case OPT_DOT:
+			a->mode = MF_MODE_DOT;
+			modes++;
+			break;
+		case OPT_DIFF:
+			if (!optarg[0])
+				return mf_usage_error(
+				    "--diff '': give the base's profile directory");
+			a->diff = optarg;
+			break;
 		case OPT_HTML:
 			if (!optarg[0])
 				return mf_usage_error("--html '': give the file to write");
@@ -220,6 +274,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		case OPT_FULL_NAMES:
 			a->report.full_names = 1;
 			break;
+		case OPT_PPROF:
+			if (!optarg[0])
+				return mf_usage_error("--pprof '': give a file name ('-': stdout)");
+			a->pprof = optarg;
+			break;
 		case 'v':
 			a->verbose = 1;
 			break;
@@ -241,13 +300,16 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
 		return mf_usage_error(
-		    "choose one of --collapsed, --threads, --processes and --html");
+		    "choose one of --collapsed, --threads, --processes, --json, --dot and --html");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
-				      "--threads, --processes or --html");
+				      "--threads, --processes, --json, --dot or --html");
 	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
 				      "both; use --sort bytes to order it by bytes)");
+	if (a->diff && (a->caller || (a->mode != MF_MODE_TREE && a->mode != MF_MODE_COLLAPSED)))
+		return mf_usage_error("--diff goes with the tree (the default), --collapsed and "
+				      "--pprof");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
@@ -316,21 +378,31 @@ static void mf_sigbus(int sig)
 	_exit(MF_EXIT_INPUT);
 }
 
-/* --html FILE: the page, written to FILE (made anew). 1 after saying that FILE could not be
- * written, or as mf_report_html. */
-static int mf_write_html(const struct mf_model *m, const struct mf_args *a)
+/* A report to a file of its own (--pprof FILE, --html FILE): written whole or not at all. 0, or -errno
+ * with the file named on stderr. */
+static int mf_report_file(const struct mf_model *m, const struct mf_args *a, const char *path,
+			  int (*report)(FILE *, const struct mf_model *,
+					const struct mf_report_options *))
 {
-	FILE *f = fopen(a->html, "w");
+	if (!strcmp(path, "-"))
+		return report(stdout, m, &a->report);
+	char text[4096];
+	FILE *f = fopen(path, "wb");
 	if (!f) {
-		fprintf(stderr, "mf_print: %s: cannot write: %s\n", a->html, strerror(errno));
-		return 1;
+		int e = errno;
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(path, text, sizeof(text)),
+			strerror(e));
+		return -e;
 	}
-	int r = mf_report_html(f, m, &a->report);
+	int r = report(f, m, &a->report);
 	if (fclose(f) && !r)
 		r = -EIO;
-	if (r == -EIO) {
-		fprintf(stderr, "mf_print: %s: write error\n", a->html);
-		return 1;
+	if (r) {
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(path, text, sizeof(text)),
+			r == -ENOMEM ? "out of memory"
+			: r == -EIO  ? "write error"
+				     : strerror(-r));
+		unlink(path);
 	}
 	return r;
 }
@@ -339,10 +411,20 @@ static int mf_write_html(const struct mf_model *m, const struct mf_args *a)
  * (--collapsed: alone). */
 static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
-	if (a->mode == MF_MODE_HTML)
-		return mf_write_html(m, a);
+	if (a->mode == MF_MODE_HTML) /* (1: said, with the file named) */
+		return mf_report_file(m, a, a->html, mf_report_html) ? 1 : 0;
+	if (a->pprof && !strcmp(a->pprof, "-"))
+		return mf_report_pprof(stdout, m, &a->report);
+	if (a->diff)
+		return a->mode == MF_MODE_COLLAPSED
+			   ? mf_report_diff_collapsed(stdout, m, &a->report)
+			   : mf_report_diff(stdout, m, &a->report);
 	if (a->mode == MF_MODE_COLLAPSED)
 		return mf_report_collapsed(stdout, m, &a->report);
+	if (a->mode == MF_MODE_JSON)
+		return mf_report_json(stdout, m, &a->report);
+	if (a->mode == MF_MODE_DOT)
+		return mf_report_dot(stdout, m, &a->report);
 	int r = mf_report_summary(stdout, m, &a->report);
 	if (r)
 		return r;
@@ -376,6 +458,39 @@ static void mf_nothing_chosen(const struct mf_args *a)
 			a->load.nprocess ? " (of the processes chosen)" : "");
 }
 
+/* --diff BASE: the base read into a model of its own, with the same choice of processes and
+ * threads. 0; 1 when it could not be read or held no profile (said on stderr); or -ENOMEM. */
+static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct mf_symbolizer *sym)
+{
+	struct mf_found_list found = {0};
+	struct mf_load ld = {.have_thread = a->load.have_thread,
+			     .thread = a->load.thread,
+			     .process = a->load.process,
+			     .nprocess = a->load.nprocess};
+	int r = mf_model_init(base, sym);
+	if (!r) {
+		int d = mf_discover(&found, a->diff);
+		ld.failed |= d > 0;
+		r = d < 0 ? d : 0;
+	}
+	for (size_t i = 0; !r && i < found.count; i++)
+		r = mf_load_dir(base, &found.v[i], &ld);
+	if (!r)
+		mf_model_link_execs(base);
+	if (!r && (ld.failed || !ld.threads)) {
+		char text[4096];
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(a->diff, text, sizeof(text)),
+			ld.failed ? "the base (--diff) could not be read: no diff made"
+				  : "no profile to compare against (--diff)");
+		r = 1;
+	}
+	mf_found_free(&found);
+	ld.process = NULL; /* (not its own) */
+	ld.nprocess = 0;
+	mf_load_free(&ld);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct mf_args a;
@@ -403,17 +518,31 @@ int main(int argc, char **argv)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
 	if (!r)
 		mf_model_link_execs(&m);
+	struct mf_model base = {0};
+	int base_failed = 0;
+	if (!r && a.diff && a.load.threads) {
+		r = mf_load_base(&base, &a, sym);
+		base_failed = r == 1;
+		r = r == 1 ? 0 : r;
+		a.report.base = &base;
+		a.report.base_name = a.diff;
+	}
 	int chose_nothing = (a.load.have_thread || a.load.nprocess) && !a.load.threads &&
 			    a.load.files + a.load.unchosen > 0;
 	if (!r && chose_nothing) {
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	if (!r && a.load.threads) {
+	if (base_failed)
+		status = MF_EXIT_INPUT;
+	else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;
 		a.report.dirs = a.load.dirs;
+		if (a.pprof && strcmp(a.pprof, "-") &&
+		    mf_report_file(&m, &a, a.pprof, mf_report_pprof))
+			status = MF_EXIT_INPUT; /* (said; the report on stdout is still made) */
 		r = mf_report(&m, &a);
 		if (r > 0) /* (said already: the --html file) */
 			status = MF_EXIT_INPUT, r = 0;
@@ -431,6 +560,7 @@ int main(int argc, char **argv)
 		status = MF_EXIT_INPUT; /* (what could not be read may be what was asked for) */
 	mf_found_free(&found);
 	mf_model_free(&m);
+	mf_model_free(&base);
 	mf_load_free(&a.load);
 	if (sym)
 		mf_sym_free(sym);

@@ -55,5 +55,6 @@ ok $? "a PNG screenshot kept as tests/t_html.png"
 "$MF_PRINT" --html '' "$mf_work" 2> /dev/null; is "$?" 2 "--html '': usage error"
 "$MF_PRINT" --html "$page" --collapsed "$mf_work" 2> /dev/null; is "$?" 2 "--html with --collapsed: usage error"
 "$MF_PRINT" --html "$mf_work/no/such/dir.html" "$mf_work" 2> "$mf_work/err"; is "$?" 1 "an unwritable page: exit 1"
-like "$(cat "$mf_work/err")" "^mf_print: $mf_work/no/such/dir.html: cannot write: No such file or directory$" "and the error names the file"
+like "$(cat "$mf_work/err")" "^mf_print: $mf_work/no/such/dir.html: No such file or directory$" "and the error names the file"
+"$MF_PRINT" --html - "$mf_work" 2> /dev/null | cmp -s - "$page"; ok $? "--html -: the same page on stdout"
 done_testing
