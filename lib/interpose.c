@@ -27,6 +27,7 @@ static MF_NOINLINE void mf_init(void)
 	int ok = mf_real_init() == 0;
 	if (ok) {
 		mf_config_load();
+		mf_control_init();
 		mf_fds_apart_init();
 		mf_loader_init();
 		mf_modules_init();
@@ -74,8 +75,8 @@ static long mf_sample_record(void *arg)
 	return 0;
 }
 
-/* A call that is not from one of the thread's hot stacks, or the thread's first: recorded on
- * the thread's own stack. */
+/* A call that is not from one of the thread's hot stacks, the thread's first, or any call
+ * while recording is off (mf_gate): recorded on the thread's own stack, or counted as off. */
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
 	uint64_t cancel = MF_SIGNAL_CANCEL, mask;
@@ -84,7 +85,9 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	struct mf_thread *t = mf_thread_current();
 	if (!t)
 		t = mf_sample_first();
-	if (t) {
+	if (t && mf_unlikely(mf_control_off())) {
+		mf_thread_count_off(t);
+	} else if (t) {
 		struct mf_sample_call c = {t, from, bytes, e};
 		mf_thread_on_stack(t, mf_sample_record, &c);
 	} else if (mf_tls.thread == NULL) { /* (not one the countdown passed over) */
@@ -115,7 +118,7 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	mf_tls.recording++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_config.hot) ||
+	if (mf_unlikely(t == NULL) || mf_unlikely(mf_gate) ||
 	    mf_unlikely(!mf_thread_record_hot(t, bytes, &from)))
 		mf_sample_slow(&from, bytes, e);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -476,6 +479,8 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 	mf_process_init(argc, argv);
 	mf_tls.own--;
 	mf_busy_leave();
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE)
+		mf_control_start();
 }
 
 __attribute__((destructor)) static void mf_destructor(void)
@@ -483,6 +488,7 @@ __attribute__((destructor)) static void mf_destructor(void)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
 		return;
 	mf_busy_enter();
+	mf_snapshot_exit();
 	mf_thread_process_exit();
 	mf_process_exit();
 	mf_unwind_exit();

@@ -54,6 +54,11 @@ struct mf_config {
 	int have_seed;
 	int unwind; /* enum mf_unwind_mode */
 	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
+	int start_off; /* MALLOC_FREQ_START=off: nothing recorded until malloc_freq_enable */
+	int snapshot_signal;	   /* MALLOC_FREQ_SNAPSHOT_SIGNAL; 0: none */
+	int toggle_signal;	   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
+	uint64_t snapshot_interval_ms; /* MALLOC_FREQ_SNAPSHOT_INTERVAL; 0: none */
+	int weight_time; /* MALLOC_FREQ_WEIGHT=time: CPU time between recorded calls, per stack */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
 };
 enum mf_unwind_mode {
@@ -214,11 +219,15 @@ struct mf_trie {
 	mf_trie_grow_fn grow;
 	mf_trie_resolve_fn resolve;
 	void *grow_arg;
+	uint32_t root; /* where stacks start: 0, or the node of the owner's tag path */
 };
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
 #define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
+#define MF_TRIE_KEY_WEIGHT	((uintptr_t)100)	/* a leaf's time (MF_MODULE_WEIGHT) */
+#define MF_TRIE_KEY_TAG(id)	((uintptr_t)128 + (id)) /* a tag scope, id < MF_TAGS_MAX */
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
+_Static_assert(128 + MF_TAGS_MAX <= 4096, "tag keys lie below any pc");
 /* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1.
  * room: where its index and memo grow first, or NULL. */
 int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *nodes,
@@ -302,6 +311,15 @@ void mf_process_forget(void);		/* in a forked child: the parent's record is not 
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
 
+/* tags.c: the process's tag names, by id, and the directory's `tags` file that names them. */
+#define MF_TAG_DEPTH 16 /* tags a call's path keeps; deeper pushes are counted, not kept */
+/* The id of name (cut at MF_TAG_NAME_LEN - 1 bytes), added if new; MF_TAGS_MAX - 1 when the
+ * table is full. Takes a lock: not from a signal handler. */
+unsigned mf_tags_intern(const char *name);
+/* Writes the names not yet in this process directory's `tags` file (the slow path, before a
+ * tag node is made). 0 or -errno. */
+int mf_tags_sync(void);
+
 /* thread.c: per-thread state. */
 struct mf_thread;
 struct mf_tls {
@@ -315,6 +333,10 @@ struct mf_tls {
 	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
+	unsigned off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
+	unsigned tag_depth;	     /* tags pushed and not popped (beyond MF_TAG_DEPTH: not kept) */
+	unsigned tag_epoch;	     /* changed at every push and pop */
+	uint16_t tags[MF_TAG_DEPTH]; /* their ids (tags.c), outermost first */
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
@@ -337,9 +359,48 @@ int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_fram
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
+/* A call made while recording is off (mf_control_off): counted apart, in no stack. */
+void mf_thread_count_off(struct mf_thread *t);
+/* The calling thread's hot stacks are dropped: until it records again (which keeps new ones),
+ * every call of it takes the slow path, where mf_control_off is checked. */
+void mf_thread_drop_hot(struct mf_thread *t);
+struct malloc_freq_stats;
+/* Every thread's totals, those that ended included, into s (zeroed first). */
+void mf_thread_stats(struct malloc_freq_stats *s);
+/* fn(file, arg) for every running thread's file, under the lock of the list of threads (no
+ * thread starts or ends meanwhile), each with its file's mapping held in place. */
+void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), void *arg);
+
+/* snapshot.c: a snapshot of every thread's counts (malloc_freq_format.h), labelled (NULL: no
+ * label; cut and made safe for a file name), flags MF_SNAPSHOT_*. Returns its number, from 1,
+ * or -errno (nothing of it is left then). Blocks signals while it runs; not from inside the
+ * profiler. */
+long mf_snapshot_take(const char *label, uint32_t flags);
+/* flags: the control thread's (signal, interval), which stop once exit() has begun */
+#define MF_SNAPSHOT_BACKGROUND 0x80000000u
+/* At exit(): waits for a snapshot being taken, and the control thread takes no more (one cut
+ * short by the process's end would leave its temporary directory). */
+void mf_snapshot_exit(void);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);
+/* control.c: recording switched on and off (the public API, MALLOC_FREQ_START). */
+#define MF_GATE_COLD 1u /* mf_config.hot is 0: no recorded call takes the hot path */
+#define MF_GATE_OFF  2u /* recording is off for the process */
+/* 0: a recorded call may take the hot path. The one word the hot path reads for all of the
+ * above: switching recording off costs it nothing (every call then takes the slow path, which
+ * checks mf_control_off). */
+extern unsigned mf_gate;
+void mf_control_init(void); /* after mf_config_load */
+/* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now; the signal
+ * handlers are installed and the control thread started, if settings ask for them. */
+void mf_control_start(void);
+/* Is recording off for this call (for the process, or for the calling thread)? */
+static inline int mf_control_off(void)
+{
+	return (__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_OFF) || mf_tls.off;
+}
+
 /* fds_apart.c: fn(arg), run where the descriptors it opens are never the program's (a task
  * with a descriptor table of its own, sharing all else), or in place where that cannot be;
  * returns what fn returns. Every file the profiler opens once the program runs is opened so.

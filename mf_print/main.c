@@ -18,6 +18,7 @@
 #include "load.h"
 #include "model.h"
 #include "report.h"
+#include "snapshots.h"
 #include "symbolize.h"
 #include "text.h"
 
@@ -30,6 +31,8 @@ enum mf_mode {
 	MF_MODE_PROCESSES,
 	MF_MODE_JSON,
 	MF_MODE_DOT,
+	MF_MODE_LIST,
+	MF_MODE_TAGS,
 	MF_MODE_HTML
 };
 
@@ -38,7 +41,9 @@ struct mf_args {
 	const char *pprof; /* --pprof FILE, written besides the report chosen */
 	const char *diff;  /* --diff BASE */
 	struct mf_report_options report;
-	int bytes, caller, by_bytes, debuginfod, verbose;
+	int bytes, time, caller, by_bytes, by_time, debuginfod, verbose;
+	int windows; /* --snapshot, --since, --between given */
+	char window[256];
 	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
@@ -64,6 +69,9 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
+	    "      --list            each process's snapshots: number, time, totals, label\n"
+	    "      --tags            the tree of tag paths (malloc_freq_tag_push): calls and\n"
+	    "                        bytes inside each, with nested tags and alone\n"
 	    "      --json            the whole profile as JSON: summary, modules, frames,\n"
 	    "                        stacks, processes and threads with totals, samples\n"
 	    "                        with every counter (schema: README.md, 'JSON',\n"
@@ -92,11 +100,20 @@ static void mf_usage(FILE *out)
 	    "                        build) reads them all\n"
 	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
 	    "                        (default 1.0; 0 shows everything)\n"
-	    "  -s, --sort calls|bytes  order and threshold by calls (default) or requested bytes\n"
+	    "  -s, --sort calls|bytes|time  order and threshold by calls (default),\n"
+	    "                        requested bytes or CPU time before the calls\n"
+	    "                        (MALLOC_FREQ_WEIGHT=time)\n"
 	    "      --bytes           --collapsed counts bytes instead of calls\n"
+	    "      --time            --collapsed counts CPU time (ns) instead of calls\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
 	    "      --process PID|NAME  only the processes of this pid or program (repeatable)\n"
+	    "      --snapshot N|LABEL  each process as of its snapshot N (or the last one\n"
+	    "                        labelled LABEL) instead of its live files\n"
+	    "      --since N|LABEL   only what came after that snapshot (the live profile\n"
+	    "                        minus it); --since 0: the whole run (by default counts\n"
+	    "                        start at the last malloc_freq_reset, if any)\n"
+	    "      --between N M     what came after snapshot N up to snapshot M\n"
 	    "      --merge-processes  do not root stacks under their programs ([gcc], [cc1]),\n"
 	    "                        as the tree and --collapsed do when there are several\n"
 	    "      --full-names      C++ and Rust names in full (by default without template or\n"
@@ -148,6 +165,12 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
 		OPT_FULL_NAMES,
+		OPT_LIST,
+		OPT_SNAPSHOT,
+		OPT_SINCE,
+		OPT_BETWEEN,
+		OPT_TAGS,
+		OPT_TIME,
 		OPT_PPROF,
 		OPT_JSON,
 		OPT_DOT,
@@ -169,6 +192,12 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"list", no_argument, NULL, OPT_LIST},
+	    {"tags", no_argument, NULL, OPT_TAGS},
+	    {"time", no_argument, NULL, OPT_TIME},
+	    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+	    {"since", required_argument, NULL, OPT_SINCE},
+	    {"between", required_argument, NULL, OPT_BETWEEN},
 	    {"pprof", required_argument, NULL, OPT_PPROF},
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"dot", no_argument, NULL, OPT_DOT},
@@ -202,12 +231,10 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				    "--threshold '%s': give a percentage from 0 to 100", optarg);
 			break;
 		case 's':
-			if (!strcmp(optarg, "calls"))
-				a->by_bytes = 0;
-			else if (!strcmp(optarg, "bytes"))
-				a->by_bytes = 1;
-			else
-				return mf_usage_error("--sort '%s': give 'calls' or 'bytes'",
+			a->by_bytes = !strcmp(optarg, "bytes");
+			a->by_time = !strcmp(optarg, "time");
+			if (strcmp(optarg, "calls") && !a->by_bytes && !a->by_time)
+				return mf_usage_error("--sort '%s': give 'calls', 'bytes' or 'time'",
 						      optarg);
 			break;
 		case 'c':
@@ -249,6 +276,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		case OPT_BYTES:
 			a->bytes = 1;
 			break;
+		case OPT_TIME:
+			a->time = 1;
+			break;
 		case OPT_LINES:
 			a->report.lines = 1;
 			break;
@@ -273,6 +303,45 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case OPT_FULL_NAMES:
 			a->report.full_names = 1;
+			break;
+		case OPT_LIST:
+			a->mode = MF_MODE_LIST;
+			modes++;
+			break;
+		case OPT_TAGS:
+			a->mode = MF_MODE_TAGS;
+			modes++;
+			break;
+		case OPT_SNAPSHOT:
+			if (!optarg[0] || !strcmp(optarg, "0"))
+				return mf_usage_error("--snapshot '%s': give a snapshot's number "
+						      "(from 1) or label",
+						      optarg);
+			a->load.top = optarg;
+			a->windows++;
+			snprintf(a->window, sizeof(a->window), "as of snapshot %s", optarg);
+			break;
+		case OPT_SINCE:
+			if (!optarg[0])
+				return mf_usage_error("--since '': give a snapshot's number or label");
+			a->windows++;
+			if (!strcmp(optarg, "0")) {
+				a->load.whole = 1;
+				break;
+			}
+			a->load.base = optarg;
+			snprintf(a->window, sizeof(a->window), "since snapshot %s", optarg);
+			break;
+		case OPT_BETWEEN:
+			if (optind >= argc || !optarg[0] || !argv[optind][0] ||
+			    !strcmp(optarg, "0") || !strcmp(argv[optind], "0"))
+				return mf_usage_error("--between needs two snapshots (numbers from 1 "
+						      "or labels): --between N M");
+			a->load.base = optarg;
+			a->load.top = argv[optind++];
+			a->windows++;
+			snprintf(a->window, sizeof(a->window), "after snapshot %s up to snapshot %s",
+				 a->load.base, a->load.top);
 			break;
 		case OPT_PPROF:
 			if (!optarg[0])
@@ -300,21 +369,31 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
 		return mf_usage_error(
-		    "choose one of --collapsed, --threads, --processes, --json, --dot and --html");
+		    "choose one of --collapsed, --threads, --processes, --json, --dot, --list, "
+		    "--tags and --html");
+	if (a->windows > 1)
+		return mf_usage_error("choose one of --snapshot, --since and --between");
+	if (a->windows && a->mode == MF_MODE_LIST)
+		return mf_usage_error("--list names every snapshot; it does not go with "
+				      "--snapshot, --since or --between");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
-				      "--threads, --processes, --json, --dot or --html");
-	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
-		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
-				      "both; use --sort bytes to order it by bytes)");
+				      "--threads, --processes, --json, --dot, --list, --tags or "
+				      "--html");
+	if ((a->bytes || a->time || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
+		return mf_usage_error("--bytes, --time and --lines go with --collapsed (the tree "
+				      "shows them; use --sort bytes or --sort time to order it)");
+	if (a->bytes && a->time)
+		return mf_usage_error("--collapsed counts one thing: --bytes or --time");
 	if (a->diff && (a->caller || (a->mode != MF_MODE_TREE && a->mode != MF_MODE_COLLAPSED)))
 		return mf_usage_error("--diff goes with the tree (the default), --collapsed and "
 				      "--pprof");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
-			       ? (a->bytes ? MF_METRIC_BYTES : MF_METRIC_CALLS)
+			       ? (a->bytes ? MF_METRIC_BYTES : a->time ? MF_METRIC_TIME : MF_METRIC_CALLS)
 			   : a->by_bytes ? MF_METRIC_BYTES
+			   : a->by_time	 ? MF_METRIC_TIME
 					 : MF_METRIC_CALLS;
 	return 0;
 }
@@ -430,6 +509,8 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return r;
 	if (a->mode == MF_MODE_PROCESSES)
 		return mf_report_processes(stdout, m, &a->report);
+	if (a->mode == MF_MODE_TAGS)
+		return mf_report_tags(stdout, m, &a->report);
 	if (m->nprocesses > 1 && (r = mf_report_programs(stdout, m, &a->report)))
 		return r;
 	if (a->mode == MF_MODE_THREADS)
@@ -504,7 +585,8 @@ int main(int argc, char **argv)
 		unsetenv("DEBUGINFOD_URLS");
 	signal(SIGBUS, mf_sigbus);
 	struct mf_found_list found = {0};
-	struct mf_model m = {0};
+	struct mf_model m = {0}, base = {0}; /* (base: --diff's) */
+	int base_failed = 0;
 	struct mf_symbolizer *sym = mf_sym_new();
 	struct mf_warnings warnings = {.verbose = a.verbose};
 	int status = MF_EXIT_OK;
@@ -514,12 +596,27 @@ int main(int argc, char **argv)
 		a.load.failed |= d > 0;
 		r = d < 0 ? d : 0;
 	}
+	if (!r && a.mode == MF_MODE_LIST) {
+		r = mf_snapshot_list(stdout, &found);
+		a.load.failed |= r > 0;
+		r = r > 0 ? 0 : r;
+		if (!r && fflush(stdout))
+			r = -errno;
+		status = r ? MF_EXIT_INPUT : a.load.failed ? MF_EXIT_INPUT : MF_EXIT_OK;
+		if (r)
+			fprintf(stderr, "mf_print: %s\n", r == -ENOMEM ? "out of memory" : "write error");
+		goto out;
+	}
 	for (size_t i = 0; !r && i < found.count; i++)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
+	if (a.load.resets && !a.windows)
+		snprintf(a.window, sizeof(a.window),
+			 "since the last malloc_freq_reset of %zu process%s (--since 0: the whole "
+			 "run)",
+			 a.load.resets, a.load.resets == 1 ? "" : "es");
+	a.report.window = a.window;
 	if (!r)
 		mf_model_link_execs(&m);
-	struct mf_model base = {0};
-	int base_failed = 0;
 	if (!r && a.diff && a.load.threads) {
 		r = mf_load_base(&base, &a, sym);
 		base_failed = r == 1;
@@ -533,9 +630,13 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	if (base_failed)
+	if (base_failed) {
 		status = MF_EXIT_INPUT;
-	else if (!r && a.load.threads) {
+	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TIME && !m.weighted) {
+		fprintf(stderr, "mf_print: these profiles hold no time: record with "
+				"MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time\n");
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;
@@ -558,6 +659,7 @@ int main(int argc, char **argv)
 	}
 	if (a.load.failed || (!a.load.threads && !status && !r))
 		status = MF_EXIT_INPUT; /* (what could not be read may be what was asked for) */
+out:
 	mf_found_free(&found);
 	mf_model_free(&m);
 	mf_model_free(&base);

@@ -133,7 +133,7 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 	fprintf(out, "{\"format\":1,\"estimated\":%s,\"rooted\":%s,\"metrics\":[",
 		m->estimated ? "true" : "false",
 		mf_labels_rooted(lines, o->merge_processes) ? "true" : "false");
-	for (int k = 0; k < MF_METRICS; k++) {
+	for (int k = 0; k < mf_model_nmetrics(m); k++) {
 		fputs(k ? "," : "", out);
 		mf_html_string(out, mf_metric_info[k].name);
 	}
@@ -166,7 +166,7 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 	for (size_t s = 0; s < m->nsamples; s++)
 		fprintf(out, s ? ",%" PRIu32 : "%" PRIu32, m->samples[s].thread);
 	fputc(']', out);
-	for (int k = 0; k < MF_METRICS; k++) {
+	for (int k = 0; k < mf_model_nmetrics(m); k++) {
 		fprintf(out, ",\n\"%s\":[", mf_metric_info[k].name);
 		for (size_t s = 0; s < m->nsamples; s++)
 			fprintf(out, s ? ",%" PRIu64 : "%" PRIu64, m->values[k][s]);

@@ -78,11 +78,14 @@ static void mf_json_str(FILE *out, const char *str)
 	putc('"', out);
 }
 
+/* The metrics written: mf_model_nmetrics of the model (set by mf_report_json). */
+static int mf_json_nmetrics = MF_METRIC_TIME;
+
 /* "name": {"calls": N, "bytes": N}: one value per metric. */
 static void mf_json_values(FILE *out, const char *name, const uint64_t *v)
 {
 	fprintf(out, "\"%s\": {", name);
-	for (int k = 0; k < MF_METRICS; k++)
+	for (int k = 0; k < mf_json_nmetrics; k++)
 		fprintf(out, "%s\"%s\": %" PRIu64, k ? ", " : "", mf_metric_info[k].name, v[k]);
 	putc('}', out);
 }
@@ -258,7 +261,8 @@ int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_o
 {
 	fprintf(out, "{\n  \"format\": \"malloc_freq\", \"version\": %d,\n  \"metrics\": [",
 		MF_JSON_VERSION);
-	for (int k = 0; k < MF_METRICS; k++)
+	mf_json_nmetrics = mf_model_nmetrics(m);
+	for (int k = 0; k < mf_json_nmetrics; k++)
 		fprintf(out, "%s\"%s\"", k ? ", " : "", mf_metric_info[k].name);
 	fputs("],\n", out);
 	mf_json_summary(out, m, o);

@@ -66,6 +66,7 @@ static const struct {
 } mf_pprof_types[] = {
     [MF_METRIC_CALLS] = {"alloc_calls", "count"},
     [MF_METRIC_BYTES] = {"alloc_space", "bytes"},
+    [MF_METRIC_TIME] = {"cpu", "nanoseconds"}, /* (only when the model has time) */
 };
 _Static_assert(sizeof(mf_pprof_types) / sizeof(mf_pprof_types[0]) == MF_METRICS,
 	       "every metric is a sample type");
@@ -285,7 +286,7 @@ static int mf_pprof_samples(struct mf_pprof *pp, const struct mf_model *m, int n
 			values[k] = (uint64_t)(negate ? -x : x);
 		}
 		mf_pb_packed(&pp->msg, PB_SAMPLE_LOCATION_ID, ids, n);
-		mf_pb_packed(&pp->msg, PB_SAMPLE_VALUE, values, MF_METRICS);
+		mf_pb_packed(&pp->msg, PB_SAMPLE_VALUE, values, (size_t)mf_model_nmetrics(m));
 		const struct mf_thread *t = &m->threads[m->samples[s].thread];
 		const struct mf_process *p = &m->processes[t->process];
 		mf_pprof_label_num(pp, "thread_id", t->tid, NULL);
@@ -313,7 +314,7 @@ static void mf_pprof_comment(struct mf_pprof *pp, const char *text)
 static void mf_pprof_header(struct mf_pprof *pp, const struct mf_model *m,
 			    const struct mf_report_options *o)
 {
-	for (int k = 0; k < MF_METRICS; k++) {
+	for (int k = 0; k < mf_model_nmetrics(m); k++) {
 		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_TYPE,
 			     mf_pprof_str(pp, mf_pprof_types[k].type));
 		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_UNIT,

@@ -7,7 +7,10 @@
 . "$srcdir/tests/tap.sh"
 command -v nm > /dev/null || skip_all "no nm (binutils)"
 got=$(nm -D --defined-only "$MF_LIB" | awk '{ print $3 }' | sort | tr '\n' ' ')
-want=$(printf '%s\n' aligned_alloc calloc dl_iterate_phdr dlclose pthread_setcanceltype free malloc malloc_freq_dir memalign \
+want=$(printf '%s\n' aligned_alloc calloc dl_iterate_phdr dlclose pthread_setcanceltype free malloc \
+	malloc_freq_dir malloc_freq_enable malloc_freq_disable malloc_freq_thread_enable \
+	malloc_freq_thread_disable malloc_freq_stats malloc_freq_snapshot malloc_freq_reset \
+	malloc_freq_tag_push malloc_freq_tag_pop memalign \
 	posix_memalign pvalloc realloc reallocarray valloc setuid seteuid setreuid setresuid chroot prctl syscall \
 	_exit _Exit wait waitpid wait3 wait4 waitid |
 	sort | tr '\n' ' ')
