@@ -35,6 +35,10 @@ struct mf_launch {
 	const char *seed;
 	const char *unwind;
 	const char *cache;
+	const char *weight;
+	const char *snapshot_interval;
+	int start_off;
+	int snapshot_signal, toggle_signal; /* 0: not given */
 	int report, quiet;
 	char **argv; /* the program and its arguments */
 	char lib[PATH_MAX];
@@ -67,13 +71,26 @@ static void mf_usage(FILE *out)
 	      "                        [MALLOC_FREQ_UNWIND]\n"
 	      "      --cache DIR|off   the unwinder's rule cache (an absolute path), or off\n"
 	      "                        [MALLOC_FREQ_CACHE]\n"
+	      "      --weight calls|time  weigh stacks by calls (default) or by the thread's\n"
+	      "                        CPU time before each call  [MALLOC_FREQ_WEIGHT]\n"
+	      "      --start-off       record nothing until the program (malloc_freq_enable)\n"
+	      "                        or the toggle signal turns recording on\n"
+	      "                        [MALLOC_FREQ_START=off]\n"
+	      "      --snapshot-signal SIG  a snapshot of every thread's counts when a process\n"
+	      "                        gets SIG (USR1, USR2, RTMIN+N, a number)\n"
+	      "                        [MALLOC_FREQ_SNAPSHOT_SIGNAL]\n"
+	      "      --toggle-signal SIG  recording off and on again at each SIG\n"
+	      "                        [MALLOC_FREQ_TOGGLE_SIGNAL]\n"
+	      "      --snapshot-interval SECS  a snapshot every SECS seconds (0.001 to 86400)\n"
+	      "                        [MALLOC_FREQ_SNAPSHOT_INTERVAL]\n"
 	      "  -q, --quiet           no summary line\n"
 	      "  -h, --help            this text\n"
 	      "  -V, --version         the version\n"
 	      "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A\n"
-	      "setting already in the environment is kept unless an option gives it. Starting\n"
-	      "with recording off, lifetimes, and snapshots on a signal or at an interval are\n"
-	      "not settings of the library yet, so there are no options for them.\n"
+	      "setting already in the environment is kept unless an option gives it. The\n"
+	      "snapshot and toggle signals sent to malloc_freq are passed on to PROGRAM (to\n"
+	      "reach the processes it starts, send them to those). Allocation lifetimes are\n"
+	      "not a setting of the library yet, so there is no option for them.\n"
 	      "\n"
 	      "Examples:\n"
 	      "  malloc_freq ./app --its-args          profile in malloc_freq.<pid>/\n"
@@ -82,6 +99,8 @@ static void mf_usage(FILE *out)
 	      "  mf_print --threshold 0.2 prof         the tree of a profile, at any later time\n"
 	      "  mf_print --processes prof             every process, and how it ended\n"
 	      "  mf_print --html prof.html prof        the flame graph, one page for a browser\n"
+	      "  malloc_freq --snapshot-signal USR1 -o prof ./server &\n"
+	      "  kill -USR1 $!; mf_print --list prof   a snapshot of the running server\n"
 	      "\n"
 	      "Exit status: PROGRAM's; 2 usage error; 125 malloc_freq could not start PROGRAM\n"
 	      "(no library, an output directory not empty); 126 PROGRAM cannot be run; 127\n"
@@ -121,9 +140,50 @@ static int mf_number(const char *s, unsigned long long min, unsigned long long m
 	return !errno && !*end && v >= min && v <= max;
 }
 
+/* The signal s names as the library reads it (USR1, SIGUSR1, RTMIN+2, 10), one a handler can
+ * take (not KILL or STOP, nor glibc's own real-time signals); 0 when none. */
+static int mf_signal(const char *s)
+{
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	if (mf_number(s, 1, (unsigned long long)SIGRTMAX)) {
+		int v = atoi(s);
+		return (v >= 32 && v < SIGRTMIN) || v == SIGKILL || v == SIGSTOP ? 0 : v;
+	}
+	if (!strncmp(s, "RTMIN+", 6) && mf_number(s + 6, 0, 64))
+		return SIGRTMIN + atoi(s + 6) <= SIGRTMAX ? SIGRTMIN + atoi(s + 6) : 0;
+	for (int sig = 1; sig < 32; sig++) {
+		const char *name = sigabbrev_np(sig);
+		if (name && !strcmp(s, name) && sig != SIGKILL && sig != SIGSTOP)
+			return sig;
+	}
+	return 0;
+}
+
+/* Whether s is a number of seconds from 0.001 to 86400 with three decimals at most. */
+static int mf_seconds(const char *s)
+{
+	const char *dot = strchr(s, '.');
+	size_t whole = dot ? (size_t)(dot - s) : strlen(s), decimals = dot ? strlen(dot + 1) : 0;
+	if (!whole || whole > 5 || decimals > 3 || (dot && !decimals) ||
+	    strspn(s, "0123456789") != whole || (dot && strspn(dot + 1, "0123456789") != decimals))
+		return 0;
+	double v = atof(s);
+	return v >= 0.001 && v <= 86400;
+}
+
 static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 {
-	enum { OPT_SEED = 256, OPT_UNWIND, OPT_CACHE };
+	enum {
+		OPT_SEED = 256,
+		OPT_UNWIND,
+		OPT_CACHE,
+		OPT_WEIGHT,
+		OPT_START_OFF,
+		OPT_SNAPSHOT_SIGNAL,
+		OPT_TOGGLE_SIGNAL,
+		OPT_SNAPSHOT_INTERVAL
+	};
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
 	    {"report", no_argument, NULL, 'r'},
@@ -132,6 +192,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	    {"depth", required_argument, NULL, 'd'},
 	    {"unwind", required_argument, NULL, OPT_UNWIND},
 	    {"cache", required_argument, NULL, OPT_CACHE},
+	    {"weight", required_argument, NULL, OPT_WEIGHT},
+	    {"start-off", no_argument, NULL, OPT_START_OFF},
+	    {"snapshot-signal", required_argument, NULL, OPT_SNAPSHOT_SIGNAL},
+	    {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
+	    {"snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -181,6 +246,33 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 						      optarg);
 			l->cache = optarg;
 			break;
+		case OPT_WEIGHT:
+			if (strcmp(optarg, "calls") && strcmp(optarg, "time"))
+				return mf_usage_error("--weight '%s': give calls or time", optarg);
+			l->weight = optarg;
+			break;
+		case OPT_START_OFF:
+			l->start_off = 1;
+			break;
+		case OPT_SNAPSHOT_SIGNAL:
+		case OPT_TOGGLE_SIGNAL:
+			if (!(*(c == OPT_SNAPSHOT_SIGNAL ? &l->snapshot_signal
+							 : &l->toggle_signal) = mf_signal(optarg)))
+				return mf_usage_error(
+				    "%s '%s': give a signal that can be caught (USR1, "
+				    "USR2, RTMIN+N, a number)",
+				    c == OPT_SNAPSHOT_SIGNAL ? "--snapshot-signal"
+							     : "--toggle-signal",
+				    optarg);
+			break;
+		case OPT_SNAPSHOT_INTERVAL:
+			if (!mf_seconds(optarg))
+				return mf_usage_error(
+				    "--snapshot-interval '%s': give seconds from 0.001 "
+				    "to 86400, three decimals at most",
+				    optarg);
+			l->snapshot_interval = optarg;
+			break;
 		case 'q':
 			l->quiet = 1;
 			break;
@@ -198,6 +290,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 			return mf_usage_error("unknown option '%s'", argv[optind - 1]);
 		}
 	}
+	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)
+		return mf_usage_error("--snapshot-signal and --toggle-signal name the same signal");
 	if (optind >= argc)
 		return mf_usage_error("no program given");
 	l->argv = argv + optind;
@@ -356,6 +450,21 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 		setenv("MALLOC_FREQ_UNWIND", l->unwind, 1);
 	if (l->cache)
 		setenv("MALLOC_FREQ_CACHE", l->cache, 1);
+	if (l->weight)
+		setenv("MALLOC_FREQ_WEIGHT", l->weight, 1);
+	if (l->start_off)
+		setenv("MALLOC_FREQ_START", "off", 1);
+	char num[16];
+	if (l->snapshot_signal) {
+		snprintf(num, sizeof(num), "%d", l->snapshot_signal);
+		setenv("MALLOC_FREQ_SNAPSHOT_SIGNAL", num, 1);
+	}
+	if (l->toggle_signal) {
+		snprintf(num, sizeof(num), "%d", l->toggle_signal);
+		setenv("MALLOC_FREQ_TOGGLE_SIGNAL", num, 1);
+	}
+	if (l->snapshot_interval)
+		setenv("MALLOC_FREQ_SNAPSHOT_INTERVAL", l->snapshot_interval, 1);
 	mf_restore_signals();
 	execvp(l->argv[0], l->argv);
 	msg.stage = 1, msg.err = errno;
@@ -470,9 +579,9 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 	const char *about = t.sampled ? "~" : "", *sat = t.calls == UINT64_MAX ? ">=" : "";
 	if (!t.threads)
 		fprintf(stderr,
-			"malloc_freq: nothing recorded in %s: no process of the program allocated "
-			"under the profiler (a static or setuid program, or one that cleared "
-			"LD_PRELOAD, cannot be profiled)\n",
+			"malloc_freq: nothing recorded in %s: no process of the program called the "
+			"allocator under the profiler (one that does not allocate, or a static or "
+			"setuid program, or one started without LD_PRELOAD, leaves nothing)\n",
 			dir);
 	else
 		fprintf(stderr,
@@ -568,6 +677,11 @@ int main(int argc, char **argv)
 	sigemptyset(&sa.sa_mask);
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
+	/* (so that `kill -USR1 <launcher>` takes a snapshot as it would of the program) */
+	if (l.snapshot_signal)
+		sigaction(l.snapshot_signal, &sa, NULL);
+	if (l.toggle_signal)
+		sigaction(l.toggle_signal, &sa, NULL);
 	/* Until exec closes the pipe: the directory, then, if exec failed, why. (A message is
 	 * larger than PIPE_BUF: it may come in pieces.) */
 	struct mf_child_msg msgs[2], said = {.stage = -1};
@@ -591,6 +705,10 @@ int main(int argc, char **argv)
 	/* (its pid may be reused now: nothing more is passed on) */
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
+	if (l.snapshot_signal)
+		signal(l.snapshot_signal, SIG_IGN);
+	if (l.toggle_signal)
+		signal(l.toggle_signal, SIG_IGN);
 	mf_child_pid = 0;
 	free(preload);
 	if (said.stage < 0) { /* (killed before it could say) */

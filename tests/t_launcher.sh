@@ -86,6 +86,24 @@ LD_PRELOAD=libm.so.6 "$launcher" -o env -d 7 -s 1 --seed 42 --unwind libunwind s
 lib=$(cd "$(dirname "$MF_LIB")" && pwd -P)/$(basename "$MF_LIB")
 is "$(cat envs)" "$lib libm.so.6|$mf_work/env|7|1|42|libunwind" \
 	"the program's environment: the library (absolute) first, the LD_PRELOAD given kept; the settings"
+"$launcher" -o env2 --weight time --start-off --snapshot-signal USR1 --toggle-signal RTMIN+2 \
+	--snapshot-interval 0.5 sh -c \
+	'echo "$MALLOC_FREQ_WEIGHT|$MALLOC_FREQ_START|$MALLOC_FREQ_SNAPSHOT_SIGNAL|$MALLOC_FREQ_TOGGLE_SIGNAL|$MALLOC_FREQ_SNAPSHOT_INTERVAL"' \
+	> envs 2> /dev/null
+is "$(cat envs)" "time|off|$(kill -l USR1 2> /dev/null || echo 10)|$(($(kill -l RTMIN 2> /dev/null || echo 34) + 2))|0.5" \
+	"--weight, --start-off, the signals (as numbers) and the interval: the program's environment"
+"$launcher" -o off --start-off "$prog" alloc 50 0 2> err; is "$?" 0 "--start-off: the program runs"
+like "$("$MF_PRINT" off 2> /dev/null)" "^  50 calls were made while recording was off" \
+	"--start-off: its 50 calls counted as made while recording was off"
+# the snapshot signal sent to the launcher reaches the program, which takes its snapshot
+"$launcher" -o snap --snapshot-signal USR2 "$prog" wait 3 > ready 2> /dev/null &
+lpid=$!
+for i in $(seq 100); do [ -s ready ] && break; sleep 0.05; done
+kill -USR2 "$lpid"
+for i in $(seq 100); do ls -d snap/malloc_freq.*/snap.* > /dev/null 2>&1 && break; sleep 0.05; done
+ls -d snap/malloc_freq.*/snap.* > /dev/null 2>&1; ok $? "SIGUSR2 to the launcher: a snapshot in the program's directory"
+kill -TERM "$lpid"
+wait "$lpid"; is "$?" 143 "and the launcher still dies of the program's SIGTERM"
 "$launcher" -o samp -s 10 --seed 1 "$prog" alloc 20000 0 2> err
 like "$(sed -n 1p err)" '^malloc_freq: ~[0-9]+ calls, .*\(sampled: estimates\)$' "--sample: the summary says estimates"
 "$launcher" -o rep --report "$prog" alloc 42 0 > rep.txt 2> /dev/null; rc=$?
@@ -113,7 +131,10 @@ like "$(cat err)" "no-such-program: No such file or directory" "and it says so"
 : > plain.txt
 "$launcher" -o nx2 ./plain.txt 2> /dev/null; is "$?" 126 "a file that cannot be executed: 126"
 for args in "" "-o" "--depth 0 true" "--depth 1025 true" "--sample x true" "--sample 0 true" \
-	"--unwind fast true" "--cache relative true" "--seed -1 true" "--bogus true" "-z true"; do
+	"--unwind fast true" "--cache relative true" "--seed -1 true" "--bogus true" "-z true" \
+	"--weight bytes true" "--snapshot-signal KILL true" "--snapshot-signal 33 true" \
+	"--toggle-signal nope true" "--snapshot-interval 0 true" "--snapshot-interval 1.2345 true" \
+	"--snapshot-signal USR1 --toggle-signal SIGUSR1 true"; do
 	# shellcheck disable=SC2086
 	"$launcher" $args > /dev/null 2> err; rc=$?
 	is "$rc" 2 "usage error: '$args' exits 2"
