@@ -66,10 +66,11 @@ int malloc_freq_stats(struct malloc_freq_stats *s);
 /* A snapshot: every thread's counts now, threads that ended included, written as a directory
  * snap.<n>[.<label>] of the profile directory (mf_print --snapshot, --since, --between,
  * --list). label may be NULL; it is cut to 63 bytes, and bytes other than letters, digits, '_'
- * and '-' become '_'. The directory appears whole, renamed into place once written. Allocating
- * threads are not stopped: a thread's counts are copied as they stand, node count first, so
- * its copy is a consistent tree, exact for a thread that does not allocate meanwhile; a call
- * it makes during its own copy lands in this snapshot or the next, never in none. Threads that
+ * and '-' become '_'. The directory appears whole, renamed into place once written. Each
+ * running thread's copy is exact as of one moment of that thread: every call before it counted
+ * whole (calls and bytes), every later one left to the next snapshot. A thread that keeps
+ * allocating may wait, before one call, for the copy of its own file; threads that do not are
+ * never stopped. Threads that
  * start or end wait for it. Costs a copy of each running thread's file (a 100,000-node trie
  * is 3.2 MB: 2.6 ms) and a hard link for each ended one. Returns its number (1, 2, ... in this
  * process), or -1 with errno: ENOSYS (the stub), or what creating the files met (EACCES,

@@ -73,6 +73,8 @@ static const int mf_confine_calls[] = {
     SYS_prlimit64,
     SYS_rt_sigprocmask,
     SYS_futex,
+    SYS_membarrier,
+    SYS_sched_yield,
     SYS_getpid,
     SYS_gettid,
     SYS_getppid,

@@ -85,6 +85,8 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	struct mf_thread *t = mf_thread_current();
 	if (!t)
 		t = mf_sample_first();
+	if (t && mf_unlikely(__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_HOLD))
+		mf_thread_hold(t); /* (before anything of this call is written) */
 	if (t && mf_unlikely(mf_control_off())) {
 		mf_thread_count_off(t);
 	} else if (t) {

@@ -367,9 +367,21 @@ void mf_thread_drop_hot(struct mf_thread *t);
 struct malloc_freq_stats;
 /* Every thread's totals, those that ended included, into s (zeroed first). */
 void mf_thread_stats(struct malloc_freq_stats *s);
-/* fn(file, arg) for every running thread's file, under the lock of the list of threads (no
- * thread starts or ends meanwhile), each with its file's mapping held in place. */
-void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), void *arg);
+/* fn(file, pass, arg) for every running thread's file, under the lock of the list of threads
+ * (no thread starts or ends meanwhile), each with its file's mapping held in place. What fn
+ * reads of a file is exact: no call half counted, every call before fn's last pass counted,
+ * every later one not. fn may be called again for a file (pass 1, 2, ...): it starts over
+ * then. A thread that records meanwhile waits at most for one pass over its own file. */
+typedef void mf_thread_copy_fn(const struct mf_prof_file *f, unsigned pass, void *arg);
+void mf_thread_each_file(mf_thread_copy_fn *fn, void *arg);
+/* On the slow path, before a call is recorded: if a snapshot asked t to hold, waits until its
+ * file is copied. */
+void mf_thread_hold(struct mf_thread *t);
+/* The calling thread, busy in the profiler (between mf_busy_enter and leave: a signal
+ * handler's call then is counted apart, never recorded), says it writes nothing to its file
+ * (quiet 1) or may again (the value returned by the call that made it quiet); a snapshot then
+ * need not wait for it. */
+unsigned mf_thread_quiet(unsigned quiet);
 
 /* snapshot.c: a snapshot of every thread's counts (malloc_freq_format.h), labelled (NULL: no
  * label; cut and made safe for a file name), flags MF_SNAPSHOT_*. Returns its number, from 1,
@@ -387,6 +399,7 @@ struct mf_thread *mf_thread_current(void);
 /* control.c: recording switched on and off (the public API, MALLOC_FREQ_START). */
 #define MF_GATE_COLD 1u /* mf_config.hot is 0: no recorded call takes the hot path */
 #define MF_GATE_OFF  2u /* recording is off for the process */
+#define MF_GATE_HOLD 4u /* a snapshot asks a thread to hold (mf_thread_hold) */
 /* 0: a recorded call may take the hot path. The one word the hot path reads for all of the
  * above: switching recording off costs it nothing (every call then takes the slow path, which
  * checks mf_control_off). */

@@ -1,7 +1,8 @@
 /* Snapshots: every thread's counts copied, at the caller's request, into a directory of their
  * own in the process directory (malloc_freq_format.h says what it holds). Made under a
- * temporary name and renamed when whole. Allocating threads are never stopped: a running
- * thread's file is copied as it stands, its node count first. Runs in the program's threads
+ * temporary name and renamed when whole. Each running thread's file is copied exact (no call
+ * half counted): copied again while the thread records meanwhile, and if it keeps recording,
+ * copied while it waits (mf_thread_each_file). Runs in the program's threads
  * (and the profiler's control thread): no malloc, no stdio, errno kept. */
 #include "config.h"
 
@@ -59,15 +60,15 @@ static int mf_snap_write(int fd, const void *data, size_t len)
 	return 0;
 }
 
-/* A running thread's file, copied: its header as it is (the node count read first, the state
- * saying it is a copy), then that many nodes. */
-static void mf_snap_copy(const struct mf_prof_file *f, void *arg)
+/* A running thread's file, copied: its header (the node count read first, the state saying it
+ * is a copy), then that many nodes; a pass after the first writes the file over. */
+static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 {
 	struct mf_snap_call *c = arg;
 	const struct mf_prof_header *h = f->header;
 	uint64_t count = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE);
 	size_t nodes = count * sizeof(struct mf_node);
-	c->rec.threads++;
+	c->rec.threads += !pass;
 	if (c->err)
 		return;
 	memcpy(mf_snap_page, h, MF_HEADER_SIZE);
@@ -76,7 +77,9 @@ static void mf_snap_copy(const struct mf_prof_file *f, void *arg)
 	copy->state = MF_STATE_SNAPSHOT;
 	copy->end_ns = mf_snap_now();
 	int err = mf_prof_size_allowed((off_t)(MF_HEADER_SIZE + nodes));
-	int fd = err ? -1 : openat(c->tmp, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int fd = err ? -1
+		     : openat(c->tmp, f->name,
+			      O_WRONLY | O_CREAT | (pass ? O_TRUNC : O_EXCL) | O_CLOEXEC, 0644);
 	if (!err && fd < 0)
 		err = -errno;
 	if (!err)
@@ -201,6 +204,7 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 {
 	int saved = errno, cancel = mf_nocancel_begin();
 	mf_busy_enter();
+	unsigned quiet = mf_thread_quiet(1);
 	mf_fork_hold();
 	long r = mf_prof_dir_ensure();
 	if (!r) {
@@ -234,6 +238,7 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 	}
 out:
 	mf_fork_release();
+	mf_thread_quiet(quiet);
 	mf_busy_leave();
 	mf_nocancel_end(cancel);
 	errno = saved;
@@ -242,7 +247,9 @@ out:
 
 void mf_snapshot_exit(void)
 {
+	unsigned quiet = mf_thread_quiet(1);
 	pthread_mutex_lock(&mf_snap_lock); /* (a snapshot being taken is finished first) */
 	mf_snap_exiting = 1;
 	pthread_mutex_unlock(&mf_snap_lock);
+	mf_thread_quiet(quiet);
 }

@@ -4,12 +4,16 @@
 #include "config.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <limits.h>
 #include <time.h>
 #include <pthread.h>
 #include <sched.h>
 #include <string.h>
+#include <linux/futex.h>
+#include <linux/membarrier.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "malloc_freq.h"
@@ -29,6 +33,12 @@ struct mf_thread {
 	uint64_t cpu_left;  /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time when the profiler
 			       last returned from a recorded call (0: the thread's start) */
 	struct mf_thread *prev, *next;
+	/* For snapshots (mf_thread_each_file): the thread's mf_tls.recording, read by the copier;
+	 * quiet: the thread, though busy, writes nothing to its file (it waits for a lock of ours);
+	 * hold: a round number asking the thread to wait before its next recorded call; held: the
+	 * round it waits in. */
+	const unsigned *recording;
+	unsigned quiet, hold, held, rounds;
 	/* Held while the file grows (its mapping may move) and while another thread reads the
 	 * nodes (malloc_freq_stats); zeroed memory is an unlocked mutex. */
 	pthread_mutex_t grow_lock;
@@ -215,6 +225,7 @@ static void mf_thread_key_destructor(void *arg)
 		return;
 	}
 	mf_busy_enter();
+	__atomic_store_n(&t->quiet, 1, __ATOMIC_RELEASE); /* (a snapshot copies it meanwhile) */
 	pthread_mutex_lock(&mf_threads_lock);
 	mf_thread_unlink(t);
 	mf_thread_stats_add(t, &mf_ended);
@@ -286,6 +297,7 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
 static void mf_thread_postfork_child(void)
 {
 	mf_wiped.owner = getpid();
+	__atomic_and_fetch(&mf_gate, ~MF_GATE_HOLD, __ATOMIC_RELAXED); /* (no snapshot runs here) */
 	mf_pool_reset();
 	mf_fds_apart_postfork_child();
 	if (mf_fork_in_slow_step) {
@@ -369,6 +381,7 @@ static void mf_thread_after_raw_fork(void)
 	mf_prof_dir_forget();
 	mf_loader_postfork_child();
 	mf_unwind_postfork_child();
+	__atomic_and_fetch(&mf_gate, ~MF_GATE_HOLD, __ATOMIC_RELAXED);
 	mf_wiped.owner = getpid();
 	errno = saved;
 }
@@ -438,6 +451,7 @@ struct mf_thread *mf_thread_start(void)
 		return NULL;
 	}
 	t->tid = gettid();
+	t->recording = &mf_tls.recording;
 	mf_unwind_thread_init(&t->unwind);
 	if (mf_thread_on_stack(t, mf_thread_setup, t)) {
 		mf_thread_free(t);
@@ -495,6 +509,7 @@ void mf_thread_drop_hot(struct mf_thread *t)
 void mf_thread_stats(struct malloc_freq_stats *s)
 {
 	memset(s, 0, sizeof(*s));
+	unsigned quiet = mf_thread_quiet(1); /* (a snapshot holding the lock need not wait) */
 	pthread_mutex_lock(&mf_threads_lock);
 	*s = mf_ended;
 	for (struct mf_thread *t = mf_threads; t; t = t->next) {
@@ -506,6 +521,7 @@ void mf_thread_stats(struct malloc_freq_stats *s)
 			pthread_mutex_unlock(&t->grow_lock);
 	}
 	pthread_mutex_unlock(&mf_threads_lock);
+	mf_thread_quiet(quiet);
 	s->sample_rate = mf_config.sample;
 	for (int e = 0; e < MF_ENTRY_COUNT && mf_config.sample > 1; e++) {
 		if (__builtin_mul_overflow(s->calls[e], mf_config.sample, &s->calls[e]))
@@ -515,13 +531,152 @@ void mf_thread_stats(struct malloc_freq_stats *s)
 	}
 }
 
-void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), void *arg)
+/* Does t write nothing to its file now: outside any recorded call, or waiting for our lock? */
+static int mf_thread_idle(const struct mf_thread *t)
+{
+	return !__atomic_load_n(t->recording, __ATOMIC_ACQUIRE) ||
+	       __atomic_load_n(&t->quiet, __ATOMIC_ACQUIRE);
+}
+
+/* One copy of t's file by fn. Exact if t was idle when it began and when it ended, and its
+ * calls_total did not move: every write of a recorded call lies between its mf_tls.recording
+ * going up and down, and with it calls_total goes up (x86-64 stores are seen in the order made,
+ * loads are made in order: calls_total read before the first look, after the last). */
+static int mf_thread_copy(struct mf_thread *t, mf_thread_copy_fn *fn, void *arg, unsigned pass)
+{
+	pthread_mutex_lock(&t->grow_lock);
+	const uint64_t *calls = &t->file.header->calls_total;
+	uint64_t before = __atomic_load_n(calls, __ATOMIC_ACQUIRE);
+	int idle = mf_thread_idle(t);
+	fn(&t->file, pass, arg);
+	idle = mf_thread_idle(t) && idle;
+	int exact = idle && __atomic_load_n(calls, __ATOMIC_ACQUIRE) == before;
+	pthread_mutex_unlock(&t->grow_lock);
+	return exact;
+}
+
+/* Every other thread's next load after this sees our stores before it, or its stores before
+ * its load are seen by our loads after this: the hot path needs no fence of its own to see a
+ * hold asked for. 0, or -1 if the kernel cannot (no membarrier). */
+static int mf_thread_fence(void)
+{
+	if (!syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		return 0;
+	if (errno == EPERM && /* (registered once per process: a forked child anew) */
+	    !syscall(SYS_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) &&
+	    !syscall(SYS_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0))
+		return 0;
+	return syscall(SYS_membarrier, MEMBARRIER_CMD_GLOBAL, 0, 0) ? -1 : 0;
+}
+
+static uint64_t mf_thread_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + (uint64_t)ts.tv_nsec / 1000000;
+}
+
+/* Is thread tid running or waiting for a processor (not blocked)? 1 if not known. */
+static int mf_thread_runnable(pid_t tid)
+{
+	char path[64], buf[256];
+	mf_format(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 1;
+	buf[n] = 0;
+	const char *state = strrchr(buf, ')'); /* (the name in parentheses may hold anything) */
+	return !state || state[1] != ' ' || state[2] == 'R';
+}
+
+/* t keeps recording through every optimistic copy: it is asked to hold. Every thread's calls
+ * take the slow path meanwhile (mf_gate), where t waits (mf_thread_hold) before it records;
+ * a call of t already past that point is waited for, as long as t runs or waits for a
+ * processor (MF_HOLD_RUNNABLE_MS at most). A thread blocked inside a call (a signal handler
+ * that waits, or never returns) is copied as it stands after MF_HOLD_BLOCKED_MS. */
+enum { MF_COPY_TRIES = 4, MF_HOLD_BLOCKED_MS = 20, MF_HOLD_RUNNABLE_MS = 2000 };
+
+/* A short wait for another thread, that gives the processor away now and then (it may be the
+ * one that thread needs). */
+static void mf_thread_pause(unsigned i)
+{
+	if (i % 64 == 63)
+		sched_yield();
+	else
+		for (int k = 0; k < 100; k++)
+			__builtin_ia32_pause();
+}
+
+/* Waits while t is inside a call it has not held in (round), within the limits above. */
+static void mf_thread_wait_call(const struct mf_thread *t, unsigned round)
+{
+	uint64_t now = mf_thread_now_ms(), end = now + MF_HOLD_RUNNABLE_MS;
+	uint64_t until = now + MF_HOLD_BLOCKED_MS;
+	for (unsigned i = 0; !mf_thread_idle(t) && __atomic_load_n(&t->held, __ATOMIC_ACQUIRE) != round;
+	     i++) {
+		if (i % 64 == 63 && (now = mf_thread_now_ms()) >= until) {
+			if (now >= end || !mf_thread_runnable(t->tid))
+				return;
+			until = now + MF_HOLD_BLOCKED_MS;
+		}
+		mf_thread_pause(i);
+	}
+}
+
+static void mf_thread_copy_held(struct mf_thread *t, mf_thread_copy_fn *fn, void *arg,
+				unsigned pass)
+{
+	unsigned round = ++t->rounds ? t->rounds : ++t->rounds;
+	__atomic_store_n(&t->hold, round, __ATOMIC_SEQ_CST);
+	__atomic_or_fetch(&mf_gate, MF_GATE_HOLD, __ATOMIC_SEQ_CST);
+	mf_thread_fence(); /* (without it, a call may still take the hot path: as it stands) */
+	mf_thread_wait_call(t, round);
+	pthread_mutex_lock(&t->grow_lock);
+	fn(&t->file, pass, arg);
+	pthread_mutex_unlock(&t->grow_lock);
+	__atomic_and_fetch(&mf_gate, ~MF_GATE_HOLD, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&t->hold, 0, __ATOMIC_SEQ_CST);
+	syscall(SYS_futex, &t->hold, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
+
+void mf_thread_hold(struct mf_thread *t)
+{
+	unsigned round = __atomic_load_n(&t->hold, __ATOMIC_ACQUIRE);
+	if (!round)
+		return;
+	__atomic_store_n(&t->held, round, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&t->hold, __ATOMIC_ACQUIRE) == round)
+		syscall(SYS_futex, &t->hold, FUTEX_WAIT_PRIVATE, round, NULL, NULL, 0);
+}
+
+unsigned mf_thread_quiet(unsigned quiet)
+{
+	struct mf_thread *t = mf_tls.thread;
+	return t ? __atomic_exchange_n(&t->quiet, quiet, __ATOMIC_ACQ_REL) : 0;
+}
+
+void mf_thread_each_file(mf_thread_copy_fn *fn, void *arg)
 {
 	pthread_mutex_lock(&mf_threads_lock);
 	for (struct mf_thread *t = mf_threads; t; t = t->next) {
-		pthread_mutex_lock(&t->grow_lock);
-		fn(&t->file, arg);
-		pthread_mutex_unlock(&t->grow_lock);
+		unsigned pass = 0;
+		if (t == mf_tls.thread) { /* (busy taking the snapshot: it records nothing now) */
+			pthread_mutex_lock(&t->grow_lock);
+			fn(&t->file, pass, arg);
+			pthread_mutex_unlock(&t->grow_lock);
+			continue;
+		}
+		while (!mf_thread_copy(t, fn, arg, pass++)) {
+			if (pass == MF_COPY_TRIES) {
+				mf_thread_copy_held(t, fn, arg, pass);
+				break;
+			}
+			mf_thread_pause(pass);
+		}
 	}
 	pthread_mutex_unlock(&mf_threads_lock);
 }

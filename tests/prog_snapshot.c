@@ -5,8 +5,11 @@
  * malloc_freq_stats gives them after. Prints each snapshot's number ("snap LABEL N"), with
  * write(2). "killed N": N calls at site_a, snapshot "before-kill", N at site_b, SIGKILL.
  * "signals N" (see by_signals), "busy SECONDS" (4 threads allocating), "handler" (the
- * program's own handler for SIGUSR2 runs). Exits 1 if a call fails.
- * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler */
+ * program's own handler for SIGUSR2 runs), "exact N" (N snapshots "exact" taken by main, back
+ * to back, while 4 threads allocate without pause: each call of site_p1, site_p2, site_p3 and
+ * site_a asks for its site's size). Exits 1 if a call fails.
+ * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
+ *        exact N */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -117,6 +120,41 @@ static void *busy(void *arg)
 	return NULL;
 }
 
+static int exact_stop;
+static void *exact_worker(void *arg)
+{
+	(void)arg;
+	for (int ready = 0; !__atomic_load_n(&exact_stop, __ATOMIC_RELAXED); ready = 1) {
+		site_p1();
+		site_p2();
+		site_p3();
+		site_a();
+		if (!ready) /* (every site made before the first snapshot) */
+			pthread_barrier_wait(&bar);
+	}
+	return NULL;
+}
+
+static int exact(long n)
+{
+	pthread_t t[4];
+	pthread_barrier_init(&bar, NULL, 5);
+	for (int i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, exact_worker, NULL))
+			return 1;
+	pthread_barrier_wait(&bar);
+	for (long i = 0; i < n; i++)
+		if (malloc_freq_snapshot("exact") < 0) {
+			fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n", strerror(errno));
+			return 1;
+		}
+	__atomic_store_n(&exact_stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	say("snapshots", n);
+	return 0;
+}
+
 static volatile sig_atomic_t own_ran;
 static void own_handler(int sig)
 {
@@ -191,6 +229,8 @@ int main(int argc, char **argv)
 			pthread_join(t[i], NULL);
 		return 0;
 	}
+	if (argc == 3 && !strcmp(argv[1], "exact"))
+		return exact(atol(argv[2]));
 	if (argc == 2 && !strcmp(argv[1], "handler")) { /* the program's own SIGUSR2 handler */
 		signal(SIGUSR2, own_handler);
 		raise(SIGUSR2);
@@ -198,6 +238,6 @@ int main(int argc, char **argv)
 		return own_ran ? 0 : 1;
 	}
 	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
-			"busy SECONDS | handler\n");
+			"busy SECONDS | handler | exact N\n");
 	return 2;
 }
