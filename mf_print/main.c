@@ -32,7 +32,8 @@ enum mf_mode {
 	MF_MODE_JSON,
 	MF_MODE_DOT,
 	MF_MODE_LIST,
-	MF_MODE_TAGS
+	MF_MODE_TAGS,
+	MF_MODE_HTML
 };
 
 struct mf_args {
@@ -46,6 +47,7 @@ struct mf_args {
 	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
+	const char *html; /* --html FILE */
 };
 
 static void mf_usage(FILE *out)
@@ -88,6 +90,9 @@ static void mf_usage(FILE *out)
 	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
 	    "                        alloc_space/bytes, labels thread_id, thread_name, pid,\n"
 	    "                        program ('-': to stdout, in place of the report)\n"
+	    "      --html FILE       one self-contained page (no network): a zoomable flame\n"
+	    "                        graph with search, metric, process and thread choices,\n"
+	    "                        and the tree as a table ('-': to stdout)\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
@@ -169,7 +174,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_PPROF,
 		OPT_JSON,
 		OPT_DOT,
-		OPT_DIFF
+		OPT_DIFF,
+		OPT_HTML
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -196,6 +202,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"json", no_argument, NULL, OPT_JSON},
 	    {"dot", no_argument, NULL, OPT_DOT},
 	    {"diff", required_argument, NULL, OPT_DIFF},
+	    {"html", required_argument, NULL, OPT_HTML},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -258,6 +265,13 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				return mf_usage_error(
 				    "--diff '': give the base's profile directory");
 			a->diff = optarg;
+			break;
+		case OPT_HTML:
+			if (!optarg[0])
+				return mf_usage_error("--html '': give the file to write");
+			a->html = optarg;
+			a->mode = MF_MODE_HTML;
+			modes++;
 			break;
 		case OPT_BYTES:
 			a->bytes = 1;
@@ -355,8 +369,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
 		return mf_usage_error(
-		    "choose one of --collapsed, --threads, --processes, --json, --dot, --list and "
-		    "--tags");
+		    "choose one of --collapsed, --threads, --processes, --json, --dot, --list, "
+		    "--tags and --html");
 	if (a->windows > 1)
 		return mf_usage_error("choose one of --snapshot, --since and --between");
 	if (a->windows && a->mode == MF_MODE_LIST)
@@ -364,7 +378,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				      "--snapshot, --since or --between");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
-				      "--threads, --processes, --json, --dot, --list or --tags");
+				      "--threads, --processes, --json, --dot, --list, --tags or "
+				      "--html");
 	if ((a->bytes || a->time || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes, --time and --lines go with --collapsed (the tree "
 				      "shows them; use --sort bytes or --sort time to order it)");
@@ -442,7 +457,7 @@ static void mf_sigbus(int sig)
 	_exit(MF_EXIT_INPUT);
 }
 
-/* A report to a file of its own (--pprof FILE): written whole or not at all. 0, or -errno
+/* A report to a file of its own (--pprof FILE, --html FILE): written whole or not at all. 0, or -errno
  * with the file named on stderr. */
 static int mf_report_file(const struct mf_model *m, const struct mf_args *a, const char *path,
 			  int (*report)(FILE *, const struct mf_model *,
@@ -475,6 +490,8 @@ static int mf_report_file(const struct mf_model *m, const struct mf_args *a, con
  * (--collapsed: alone). */
 static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
+	if (a->mode == MF_MODE_HTML) /* (1: said, with the file named) */
+		return mf_report_file(m, a, a->html, mf_report_html) ? 1 : 0;
 	if (a->pprof && !strcmp(a->pprof, "-"))
 		return mf_report_pprof(stdout, m, &a->report);
 	if (a->diff)
@@ -628,6 +645,8 @@ int main(int argc, char **argv)
 		    mf_report_file(&m, &a, a.pprof, mf_report_pprof))
 			status = MF_EXIT_INPUT; /* (said; the report on stdout is still made) */
 		r = mf_report(&m, &a);
+		if (r > 0) /* (said already: the --html file) */
+			status = MF_EXIT_INPUT, r = 0;
 	}
 	if (!r && fflush(stdout))
 		r = -errno;

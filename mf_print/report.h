@@ -56,5 +56,8 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 /* --diff with --collapsed: "stack BASE NOW" per stack (difffolded.pl's two columns). */
 int mf_report_diff_collapsed(FILE *out, const struct mf_model *m,
 			     const struct mf_report_options *o);
+/* --html: one self-contained page (no network): the flame graph (icicle or flame, zoom,
+ * search), a metric, process and thread choice, and the threshold tree as a table. */
+int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 
 #endif

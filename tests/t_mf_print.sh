@@ -66,7 +66,7 @@ check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls', 'bytes' or
 check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate "$good"
 check "missing option value" 2 "^mf_print: --dir needs a value" --dir
 check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
-check "two reports at once" 2 "^mf_print: choose one of --collapsed, --threads, --processes, --json, --dot, --list and --tags" --collapsed --threads "$good"
+check "two reports at once" 2 "^mf_print: choose one of --collapsed, --threads, --processes, --json, --dot, --list, --tags and --html" --collapsed --threads "$good"
 check "--thread not a number" 2 "^mf_print: --thread 'x'" --thread x "$good"
 check "--process with nothing to match" 2 "^mf_print: --process '': give a pid or a program name" --process "" "$good"
 check "--process that matches nothing: exit 3, and the programs there are named" 3 "^mf_print: no process here is nosuchprog \(--process\); the programs are: prog_kill" --process nosuchprog "$good"

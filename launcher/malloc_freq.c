@@ -1,0 +1,735 @@
+/* malloc_freq: runs a program with libmalloc_freq.so preloaded, every process of its tree
+ * profiled under one directory, then says what was recorded and how to read it. Passes the
+ * program's exit status through and dies of the signal that killed it. Options become the
+ * MALLOC_FREQ_* settings the library reads; it never changes what the library records. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include "reader.h"
+#include "text.h"
+
+/* The launcher's own failures; the program's status otherwise (as env(1) and timeout(1)). */
+enum { MF_EXIT_USAGE = 2, MF_EXIT_FAILED = 125, MF_EXIT_CANNOT_RUN = 126, MF_EXIT_NOT_FOUND = 127 };
+
+#define MF_LIB_NAME "libmalloc_freq.so"
+
+struct mf_launch {
+	const char *out;    /* -o, or NULL: malloc_freq.<pid> of the child */
+	const char *sample; /* the MALLOC_FREQ_* values given, validated; NULL: not given */
+	const char *depth;
+	const char *seed;
+	const char *unwind;
+	const char *cache;
+	const char *weight;
+	const char *snapshot_interval;
+	int start_off;
+	int snapshot_signal, toggle_signal; /* 0: not given */
+	int report, quiet;
+	char **argv; /* the program and its arguments */
+	char lib[PATH_MAX];
+	char print[PATH_MAX]; /* mf_print to run and to name */
+};
+
+static void mf_usage(FILE *out)
+{
+	fputs("Usage: malloc_freq [OPTIONS] [--] PROGRAM [ARGS]...\n"
+	      "Runs PROGRAM with libmalloc_freq.so preloaded: every call to malloc and its\n"
+	      "eight siblings is counted by call stack, in PROGRAM and in every process it\n"
+	      "starts (fork, exec, shell scripts, builds), with no rebuild. When PROGRAM ends,\n"
+	      "one line on stderr says how many calls and bytes were recorded in how many\n"
+	      "processes and threads, and the next the mf_print command that reports them.\n"
+	      "The exit status is PROGRAM's; killed by a signal, malloc_freq dies of the same\n"
+	      "signal.\n"
+	      "\n"
+	      "Options:\n"
+	      "  -o, --output DIR      put the profiles of every process in DIR (made if\n"
+	      "                        missing; it must be empty). Default: malloc_freq.<pid>\n"
+	      "                        in the current directory, <pid> being PROGRAM's\n"
+	      "  -r, --report          run mf_print on DIR when PROGRAM ends (to stdout)\n"
+	      "  -s, --sample N        record on average one call in N (1 to 1000000000);\n"
+	      "                        mf_print reports estimates  [MALLOC_FREQ_SAMPLE]\n"
+	      "      --seed N          seed of the sampling, for reproducible runs\n"
+	      "                        [MALLOC_FREQ_SEED]\n"
+	      "  -d, --depth N         frames kept per stack, 1 to 1024 (default 128); deeper\n"
+	      "                        stacks keep their innermost frames  [MALLOC_FREQ_DEPTH]\n"
+	      "      --unwind MODE     cached (default), libunwind or check\n"
+	      "                        [MALLOC_FREQ_UNWIND]\n"
+	      "      --cache DIR|off   the unwinder's rule cache (an absolute path), or off\n"
+	      "                        [MALLOC_FREQ_CACHE]\n"
+	      "      --weight calls|time  weigh stacks by calls (default) or by the thread's\n"
+	      "                        CPU time before each call  [MALLOC_FREQ_WEIGHT]\n"
+	      "      --start-off       record nothing until the program (malloc_freq_enable)\n"
+	      "                        or the toggle signal turns recording on\n"
+	      "                        [MALLOC_FREQ_START=off]\n"
+	      "      --snapshot-signal SIG  a snapshot of every thread's counts when a process\n"
+	      "                        gets SIG (USR1, USR2, RTMIN+N, a number)\n"
+	      "                        [MALLOC_FREQ_SNAPSHOT_SIGNAL]\n"
+	      "      --toggle-signal SIG  recording off and on again at each SIG\n"
+	      "                        [MALLOC_FREQ_TOGGLE_SIGNAL]\n"
+	      "      --snapshot-interval SECS  a snapshot every SECS seconds (0.001 to 86400)\n"
+	      "                        [MALLOC_FREQ_SNAPSHOT_INTERVAL]\n"
+	      "  -q, --quiet           no summary line\n"
+	      "  -h, --help            this text\n"
+	      "  -V, --version         the version\n"
+	      "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A\n"
+	      "setting already in the environment is kept unless an option gives it. The\n"
+	      "snapshot and toggle signals sent to malloc_freq are passed on to PROGRAM (to\n"
+	      "reach the processes it starts, send them to those). Allocation lifetimes are\n"
+	      "not a setting of the library yet, so there is no option for them.\n"
+	      "\n"
+	      "Examples:\n"
+	      "  malloc_freq ./app --its-args          profile in malloc_freq.<pid>/\n"
+	      "  malloc_freq -o prof make -j8          a whole build: every process under prof/\n"
+	      "  malloc_freq --report -s 100 ./app     one call in 100, then the report\n"
+	      "  mf_print --threshold 0.2 prof         the tree of a profile, at any later time\n"
+	      "  mf_print --processes prof             every process, and how it ended\n"
+	      "  mf_print --html prof.html prof        the flame graph, one page for a browser\n"
+	      "  malloc_freq --snapshot-signal USR1 -o prof ./server &\n"
+	      "  kill -USR1 $!; mf_print --list prof   a snapshot of the running server\n"
+	      "\n"
+	      "Exit status: PROGRAM's; 2 usage error; 125 malloc_freq could not start PROGRAM\n"
+	      "(no library, an output directory not empty); 126 PROGRAM cannot be run; 127\n"
+	      "PROGRAM was not found.\n",
+	      out);
+}
+
+static int mf_usage_error(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("malloc_freq: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs("\nTry 'malloc_freq --help'.\n", stderr);
+	va_end(ap);
+	return MF_EXIT_USAGE;
+}
+
+static void mf_say(const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	fputs("malloc_freq: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputc('\n', stderr);
+	va_end(ap);
+}
+
+/* Whether s is a whole number from min to max. */
+static int mf_number(const char *s, unsigned long long min, unsigned long long max)
+{
+	char *end;
+	if (!*s || *s < '0' || *s > '9')
+		return 0;
+	errno = 0;
+	unsigned long long v = strtoull(s, &end, 10);
+	return !errno && !*end && v >= min && v <= max;
+}
+
+/* The signal s names as the library reads it (USR1, SIGUSR1, RTMIN+2, 10), one a handler can
+ * take (not KILL or STOP, nor glibc's own real-time signals); 0 when none. */
+static int mf_signal(const char *s)
+{
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	if (mf_number(s, 1, (unsigned long long)SIGRTMAX)) {
+		int v = atoi(s);
+		return (v >= 32 && v < SIGRTMIN) || v == SIGKILL || v == SIGSTOP ? 0 : v;
+	}
+	if (!strncmp(s, "RTMIN+", 6) && mf_number(s + 6, 0, 64))
+		return SIGRTMIN + atoi(s + 6) <= SIGRTMAX ? SIGRTMIN + atoi(s + 6) : 0;
+	for (int sig = 1; sig < 32; sig++) {
+		const char *name = sigabbrev_np(sig);
+		if (name && !strcmp(s, name) && sig != SIGKILL && sig != SIGSTOP)
+			return sig;
+	}
+	return 0;
+}
+
+/* Whether s is a number of seconds from 0.001 to 86400 with three decimals at most. */
+static int mf_seconds(const char *s)
+{
+	const char *dot = strchr(s, '.');
+	size_t whole = dot ? (size_t)(dot - s) : strlen(s), decimals = dot ? strlen(dot + 1) : 0;
+	if (!whole || whole > 5 || decimals > 3 || (dot && !decimals) ||
+	    strspn(s, "0123456789") != whole || (dot && strspn(dot + 1, "0123456789") != decimals))
+		return 0;
+	double v = atof(s);
+	return v >= 0.001 && v <= 86400;
+}
+
+static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
+{
+	enum {
+		OPT_SEED = 256,
+		OPT_UNWIND,
+		OPT_CACHE,
+		OPT_WEIGHT,
+		OPT_START_OFF,
+		OPT_SNAPSHOT_SIGNAL,
+		OPT_TOGGLE_SIGNAL,
+		OPT_SNAPSHOT_INTERVAL
+	};
+	static const struct option opts[] = {
+	    {"output", required_argument, NULL, 'o'},
+	    {"report", no_argument, NULL, 'r'},
+	    {"sample", required_argument, NULL, 's'},
+	    {"seed", required_argument, NULL, OPT_SEED},
+	    {"depth", required_argument, NULL, 'd'},
+	    {"unwind", required_argument, NULL, OPT_UNWIND},
+	    {"cache", required_argument, NULL, OPT_CACHE},
+	    {"weight", required_argument, NULL, OPT_WEIGHT},
+	    {"start-off", no_argument, NULL, OPT_START_OFF},
+	    {"snapshot-signal", required_argument, NULL, OPT_SNAPSHOT_SIGNAL},
+	    {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
+	    {"snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL},
+	    {"quiet", no_argument, NULL, 'q'},
+	    {"help", no_argument, NULL, 'h'},
+	    {"version", no_argument, NULL, 'V'},
+	    {NULL, 0, NULL, 0},
+	};
+	int c;
+	opterr = 0;
+	/* '+': the first word that is not an option is the program; its options are its own. */
+	while ((c = getopt_long(argc, argv, "+:o:rs:d:qhV", opts, NULL)) != -1) {
+		switch (c) {
+		case 'o':
+			if (!optarg[0])
+				return mf_usage_error("--output '': give a directory");
+			l->out = optarg;
+			break;
+		case 'r':
+			l->report = 1;
+			break;
+		case 's':
+			if (!mf_number(optarg, 1, 1000000000))
+				return mf_usage_error(
+				    "--sample '%s': give a whole number from 1 to 1000000000",
+				    optarg);
+			l->sample = optarg;
+			break;
+		case OPT_SEED:
+			if (!mf_number(optarg, 0, ULLONG_MAX))
+				return mf_usage_error("--seed '%s': give a whole number", optarg);
+			l->seed = optarg;
+			break;
+		case 'd':
+			if (!mf_number(optarg, 1, 1024))
+				return mf_usage_error(
+				    "--depth '%s': give a whole number from 1 to 1024", optarg);
+			l->depth = optarg;
+			break;
+		case OPT_UNWIND:
+			if (strcmp(optarg, "cached") && strcmp(optarg, "libunwind") &&
+			    strcmp(optarg, "check"))
+				return mf_usage_error(
+				    "--unwind '%s': give cached, libunwind or check", optarg);
+			l->unwind = optarg;
+			break;
+		case OPT_CACHE:
+			if (strcmp(optarg, "off") && optarg[0] != '/')
+				return mf_usage_error("--cache '%s': give an absolute path, or off",
+						      optarg);
+			l->cache = optarg;
+			break;
+		case OPT_WEIGHT:
+			if (strcmp(optarg, "calls") && strcmp(optarg, "time"))
+				return mf_usage_error("--weight '%s': give calls or time", optarg);
+			l->weight = optarg;
+			break;
+		case OPT_START_OFF:
+			l->start_off = 1;
+			break;
+		case OPT_SNAPSHOT_SIGNAL:
+		case OPT_TOGGLE_SIGNAL:
+			if (!(*(c == OPT_SNAPSHOT_SIGNAL ? &l->snapshot_signal
+							 : &l->toggle_signal) = mf_signal(optarg)))
+				return mf_usage_error(
+				    "%s '%s': give a signal that can be caught (USR1, "
+				    "USR2, RTMIN+N, a number)",
+				    c == OPT_SNAPSHOT_SIGNAL ? "--snapshot-signal"
+							     : "--toggle-signal",
+				    optarg);
+			break;
+		case OPT_SNAPSHOT_INTERVAL:
+			if (!mf_seconds(optarg))
+				return mf_usage_error(
+				    "--snapshot-interval '%s': give seconds from 0.001 "
+				    "to 86400, three decimals at most",
+				    optarg);
+			l->snapshot_interval = optarg;
+			break;
+		case 'q':
+			l->quiet = 1;
+			break;
+		case 'h':
+			mf_usage(stdout);
+			exit(0);
+		case 'V':
+			printf("malloc_freq %s\n", PACKAGE_VERSION);
+			exit(0);
+		case ':':
+			return mf_usage_error("%s needs a value", argv[optind - 1]);
+		default:
+			if (optopt)
+				return mf_usage_error("unknown option '-%c'", optopt);
+			return mf_usage_error("unknown option '%s'", argv[optind - 1]);
+		}
+	}
+	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)
+		return mf_usage_error("--snapshot-signal and --toggle-signal name the same signal");
+	if (optind >= argc)
+		return mf_usage_error("no program given");
+	l->argv = argv + optind;
+	return 0;
+}
+
+static int mf_is_file(const char *path)
+{
+	struct stat st;
+	return !stat(path, &st) && S_ISREG(st.st_mode);
+}
+
+/* The library and mf_print: those of the build tree when this is the build tree's launcher
+ * (launcher/malloc_freq beside lib/.libs/), so that tests and a build run uninstalled;
+ * else those installed with it. 0, or -1 after saying which paths were tried. */
+static int mf_find_tools(struct mf_launch *l)
+{
+	char self[PATH_MAX], path[PATH_MAX + 64];
+	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+	if (n > 0) {
+		self[n] = 0;
+		char *slash = strrchr(self, '/');
+		*slash = 0;
+		snprintf(path, sizeof(path), "%s/../lib/.libs/" MF_LIB_NAME, self);
+		if (mf_is_file(path) && realpath(path, l->lib)) {
+			snprintf(path, sizeof(path), "%s/../mf_print/mf_print", self);
+			if (!realpath(path, l->print))
+				strcpy(l->print, "mf_print");
+			return 0;
+		}
+	}
+	snprintf(path, sizeof(path), "%s/" MF_LIB_NAME, MF_LIBDIR);
+	if (!mf_is_file(path)) {
+		mf_say("cannot find %s: not at %s, and this malloc_freq is not in a build tree "
+		       "(../lib/.libs/ beside it); run 'make install', or the launcher of the "
+		       "build tree",
+		       MF_LIB_NAME, path);
+		return -1;
+	}
+	strcpy(l->lib, path);
+	snprintf(path, sizeof(path), "%s/mf_print", MF_BINDIR);
+	strcpy(l->print, mf_is_file(path) ? path : "mf_print");
+	return 0;
+}
+
+/* LD_PRELOAD with the library first (the program's calls must reach it before another
+ * preloaded allocator's), the entries already there kept after it. NULL: out of memory. */
+static char *mf_preload(const char *lib)
+{
+	const char *old = getenv("LD_PRELOAD");
+	size_t len = strlen(lib) + (old ? strlen(old) : 0) + 2;
+	char *v = malloc(len), *copy = old ? strdup(old) : NULL;
+	if (!v || (old && !copy)) {
+		free(v);
+		free(copy);
+		return NULL;
+	}
+	strcpy(v, lib);
+	/* Entries are separated by spaces or colons; the library is not named twice. */
+	for (char *save, *e = copy ? strtok_r(copy, ": ", &save) : NULL; e;
+	     e = strtok_r(NULL, ": ", &save)) {
+		if (!strcmp(e, lib))
+			continue;
+		strcat(v, " ");
+		strcat(v, e);
+	}
+	free(copy);
+	return v;
+}
+
+/* Makes dir, or takes it as it is when it exists empty. 1 when made, 0 when taken, or -1
+ * after saying why not. */
+static int mf_make_out(const char *dir)
+{
+	if (!mkdir(dir, 0777))
+		return 1;
+	int err = errno;
+	DIR *d = err == EEXIST ? opendir(dir) : NULL;
+	if (!d) {
+		mf_say("%s: cannot make the output directory: %s", dir,
+		       strerror(err == EEXIST ? errno : err));
+		return -1;
+	}
+	struct dirent *e;
+	int empty = 1;
+	while ((e = readdir(d)))
+		if (strcmp(e->d_name, ".") && strcmp(e->d_name, ".."))
+			empty = 0;
+	closedir(d);
+	if (!empty) {
+		mf_say("%s is not empty: this run's profiles would mix with what is there; remove "
+		       "it or give another -o",
+		       dir);
+		return -1;
+	}
+	return 0;
+}
+
+/* SIGINT's and SIGQUIT's dispositions as the launcher found them: its children get them
+ * back (a launcher started with them ignored, in the background, leaves them ignored). */
+static struct sigaction mf_old_int, mf_old_quit;
+
+static void mf_restore_signals(void)
+{
+	sigaction(SIGINT, &mf_old_int, NULL);
+	sigaction(SIGQUIT, &mf_old_quit, NULL);
+}
+
+/* What the child tells the parent through the pipe, before exec and if exec fails. */
+struct mf_child_msg {
+	int stage; /* 0: the directory made; 1: exec failed */
+	int err;
+	char dir[PATH_MAX];
+};
+
+/* In the child: the output directory (the default one named after this process, with
+ * .1, .2 ... when it is taken, as the library names its own), the settings, exec. */
+static void mf_child(struct mf_launch *l, const char *preload, int fd)
+{
+	struct mf_child_msg msg = {0};
+	char cwd[PATH_MAX];
+	if (!l->out) {
+		if (!getcwd(cwd, sizeof(cwd)))
+			strcpy(cwd, ".");
+		for (int n = 0;; n++) {
+			if (n)
+				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d.%d", cwd,
+					 (int)getpid(), n);
+			else
+				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d", cwd,
+					 (int)getpid());
+			if (!mkdir(msg.dir, 0777))
+				break;
+			if (errno != EEXIST || n == 1000) {
+				msg.stage = 0, msg.err = errno;
+				msg.dir[0] = 0;
+				if (write(fd, &msg, sizeof(msg)) < 0) {
+				}
+				_exit(MF_EXIT_FAILED);
+			}
+		}
+	} else if (!realpath(l->out, msg.dir)) {
+		snprintf(msg.dir, sizeof(msg.dir), "%s", l->out);
+	}
+	if (write(fd, &msg, sizeof(msg)) < 0) {
+	}
+	setenv("MALLOC_FREQ_DIR", msg.dir, 1);
+	setenv("LD_PRELOAD", preload, 1);
+	if (l->sample)
+		setenv("MALLOC_FREQ_SAMPLE", l->sample, 1);
+	if (l->seed)
+		setenv("MALLOC_FREQ_SEED", l->seed, 1);
+	if (l->depth)
+		setenv("MALLOC_FREQ_DEPTH", l->depth, 1);
+	if (l->unwind)
+		setenv("MALLOC_FREQ_UNWIND", l->unwind, 1);
+	if (l->cache)
+		setenv("MALLOC_FREQ_CACHE", l->cache, 1);
+	if (l->weight)
+		setenv("MALLOC_FREQ_WEIGHT", l->weight, 1);
+	if (l->start_off)
+		setenv("MALLOC_FREQ_START", "off", 1);
+	char num[16];
+	if (l->snapshot_signal) {
+		snprintf(num, sizeof(num), "%d", l->snapshot_signal);
+		setenv("MALLOC_FREQ_SNAPSHOT_SIGNAL", num, 1);
+	}
+	if (l->toggle_signal) {
+		snprintf(num, sizeof(num), "%d", l->toggle_signal);
+		setenv("MALLOC_FREQ_TOGGLE_SIGNAL", num, 1);
+	}
+	if (l->snapshot_interval)
+		setenv("MALLOC_FREQ_SNAPSHOT_INTERVAL", l->snapshot_interval, 1);
+	mf_restore_signals();
+	execvp(l->argv[0], l->argv);
+	msg.stage = 1, msg.err = errno;
+	if (write(fd, &msg, sizeof(msg)) < 0) {
+	}
+	_exit(msg.err == ENOENT ? MF_EXIT_NOT_FOUND : MF_EXIT_CANNOT_RUN);
+}
+
+static pid_t mf_child_pid;
+
+/* A termination request to the launcher is the program's to act on. */
+static void mf_forward(int sig)
+{
+	if (mf_child_pid > 0)
+		kill(mf_child_pid, sig);
+}
+
+/* What the profiles of dir hold, from their headers: no symbolization. */
+struct mf_totals {
+	uint64_t calls, bytes;
+	size_t threads, processes, unreadable;
+	int sampled, saturated; /* (a sum held at UINT64_MAX) */
+};
+
+static uint64_t mf_add(uint64_t a, uint64_t b, int *flag)
+{
+	uint64_t r;
+	if (__builtin_add_overflow(a, b, &r)) {
+		*flag = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+/* Adds one thread file to t; 1 when it held a profile. */
+static int mf_count_profile(const char *path, struct mf_totals *t)
+{
+	struct mf_profile p;
+	char err[256];
+	int r = mf_read_profile(path, &p, err, sizeof(err));
+	if (r) {
+		t->unreadable += r < 0;
+		return 0;
+	}
+	uint64_t rate = p.header.sample_rate ? p.header.sample_rate : 1;
+	t->sampled |= rate > 1;
+	for (uint64_t i = 1; i < p.node_count; i++) {
+		uint64_t c, b;
+		if (__builtin_mul_overflow(p.nodes[i].calls, rate, &c))
+			c = UINT64_MAX, t->saturated = 1;
+		if (__builtin_mul_overflow(p.nodes[i].bytes, rate, &b))
+			b = UINT64_MAX, t->saturated = 1;
+		t->calls = mf_add(t->calls, c, &t->saturated);
+		t->bytes = mf_add(t->bytes, b, &t->saturated);
+	}
+	t->threads++;
+	mf_profile_free(&p);
+	return 1;
+}
+
+/* Sums the thread files of every malloc_freq.* directory in dir; each directory with one is a
+ * process (an image: one that exec'd is two, as mf_print counts them). */
+static void mf_count(const char *dir, struct mf_totals *t)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e, *f;
+	char path[PATH_MAX * 2];
+	while (d && (e = readdir(d))) {
+		if (strncmp(e->d_name, "malloc_freq.", 12))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		DIR *sub = opendir(path);
+		int any = 0;
+		while (sub && (f = readdir(sub))) {
+			size_t len = strlen(f->d_name);
+			if (len <= 5 || strcmp(f->d_name + len - 5, ".prof"))
+				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, f->d_name);
+			any |= mf_count_profile(path, t);
+		}
+		t->processes += any;
+		if (sub)
+			closedir(sub);
+	}
+	if (d)
+		closedir(d);
+}
+
+/* s as one shell word: as it is when it has nothing the shell would act on, else quoted. */
+static void mf_shell_word(FILE *out, const char *s)
+{
+	if (*s && strspn(s, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789"
+			    "_-./+,:=@%") == strlen(s)) {
+		fputs(s, out);
+		return;
+	}
+	fputc('\'', out);
+	for (; *s; s++)
+		if (*s == '\'')
+			fputs("'\\''", out);
+		else
+			fputc(*s, out);
+	fputc('\'', out);
+}
+
+static void mf_summary(const struct mf_launch *l, const char *dir)
+{
+	struct mf_totals t = {0};
+	char bytes[32];
+	mf_count(dir, &t);
+	mf_text_bytes(bytes, sizeof(bytes), t.bytes);
+	const char *about = t.sampled ? "~" : "", *sat = t.calls == UINT64_MAX ? ">=" : "";
+	if (!t.threads)
+		fprintf(stderr,
+			"malloc_freq: nothing recorded in %s: no process of the program called the "
+			"allocator under the profiler (one that does not allocate, or a static or "
+			"setuid program, or one started without LD_PRELOAD, leaves nothing)\n",
+			dir);
+	else
+		fprintf(stderr,
+			"malloc_freq: %s%s%" PRIu64 " calls, %s requested; %zu process%s, %zu "
+			"thread%s%s%s\n",
+			about, sat, t.calls, bytes, t.processes, t.processes == 1 ? "" : "es",
+			t.threads, t.threads == 1 ? "" : "s",
+			t.sampled ? " (sampled: estimates)" : "",
+			t.unreadable ? " (some files could not be read: mf_print says which)" : "");
+	fputs("malloc_freq: report: ", stderr);
+	mf_shell_word(stderr, l->print);
+	fputc(' ', stderr);
+	mf_shell_word(stderr, dir);
+	fputc('\n', stderr);
+}
+
+/* Runs mf_print on dir, the report to stdout. */
+static void mf_run_report(const struct mf_launch *l, const char *dir)
+{
+	fflush(stdout);
+	pid_t pid = fork();
+	if (pid == 0) {
+		mf_restore_signals();
+		execlp(l->print, l->print, dir, (char *)NULL);
+		mf_say("cannot run %s: %s", l->print, strerror(errno));
+		_exit(MF_EXIT_CANNOT_RUN);
+	}
+	int st;
+	while (pid > 0 && waitpid(pid, &st, 0) < 0 && errno == EINTR) {
+	}
+}
+
+/* Ends as the program ended: its exit status, or its death by the same signal (with no core
+ * of the launcher: the program's is the one that matters). */
+static int mf_pass_status(int st)
+{
+	if (!WIFSIGNALED(st))
+		return WEXITSTATUS(st);
+	int sig = WTERMSIG(st);
+	struct rlimit none = {0, 0};
+	setrlimit(RLIMIT_CORE, &none);
+	signal(sig, SIG_DFL);
+	sigset_t set;
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	sigprocmask(SIG_UNBLOCK, &set, NULL);
+	fflush(NULL);
+	raise(sig);
+	return 128 + sig; /* (a signal whose default is not to end the process) */
+}
+
+int main(int argc, char **argv)
+{
+	struct mf_launch l = {0};
+	int r = mf_parse_args(argc, argv, &l);
+	if (r)
+		return r;
+	if (mf_find_tools(&l))
+		return MF_EXIT_FAILED;
+	char *preload = mf_preload(l.lib);
+	if (!preload) {
+		mf_say("out of memory");
+		return MF_EXIT_FAILED;
+	}
+	int made = l.out ? mf_make_out(l.out) : 0, fds[2];
+	if (made >= 0 && pipe2(fds, O_CLOEXEC)) {
+		mf_say("cannot make a pipe: %s", strerror(errno));
+		made = -1;
+	}
+	if (made < 0) {
+		free(preload);
+		return MF_EXIT_FAILED;
+	}
+	/* While the program runs, a terminal's ^C and ^\ are the program's (as with system(3));
+	 * a SIGTERM or SIGHUP sent to the launcher is passed on to it. */
+	struct sigaction ign = {.sa_handler = SIG_IGN};
+	sigemptyset(&ign.sa_mask);
+	sigaction(SIGINT, &ign, &mf_old_int);
+	sigaction(SIGQUIT, &ign, &mf_old_quit);
+	fflush(NULL);
+	mf_child_pid = fork();
+	if (mf_child_pid < 0) {
+		mf_say("cannot fork: %s", strerror(errno));
+		free(preload);
+		return MF_EXIT_FAILED;
+	}
+	if (mf_child_pid == 0) {
+		close(fds[0]);
+		mf_child(&l, preload, fds[1]);
+	}
+	close(fds[1]);
+	struct sigaction sa = {.sa_handler = mf_forward, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	sigaction(SIGTERM, &sa, NULL);
+	sigaction(SIGHUP, &sa, NULL);
+	/* (so that `kill -USR1 <launcher>` takes a snapshot as it would of the program) */
+	if (l.snapshot_signal)
+		sigaction(l.snapshot_signal, &sa, NULL);
+	if (l.toggle_signal)
+		sigaction(l.toggle_signal, &sa, NULL);
+	/* Until exec closes the pipe: the directory, then, if exec failed, why. (A message is
+	 * larger than PIPE_BUF: it may come in pieces.) */
+	struct mf_child_msg msgs[2], said = {.stage = -1};
+	size_t have = 0;
+	ssize_t got;
+	while (have < sizeof(msgs) &&
+	       ((got = read(fds[0], (char *)msgs + have, sizeof(msgs) - have)) > 0 ||
+		(got < 0 && errno == EINTR)))
+		if (got > 0)
+			have += (size_t)got;
+	close(fds[0]);
+	if (have >= sizeof(msgs[0]))
+		said = msgs[have / sizeof(msgs[0]) - 1];
+	int st;
+	while (waitpid(mf_child_pid, &st, 0) < 0)
+		if (errno != EINTR) {
+			mf_say("cannot wait for %s: %s", l.argv[0], strerror(errno));
+			free(preload);
+			return MF_EXIT_FAILED;
+		}
+	/* (its pid may be reused now: nothing more is passed on) */
+	signal(SIGTERM, SIG_DFL);
+	signal(SIGHUP, SIG_DFL);
+	if (l.snapshot_signal)
+		signal(l.snapshot_signal, SIG_IGN);
+	if (l.toggle_signal)
+		signal(l.toggle_signal, SIG_IGN);
+	mf_child_pid = 0;
+	free(preload);
+	if (said.stage < 0) { /* (killed before it could say) */
+		if (!l.out)
+			return mf_pass_status(st);
+		snprintf(said.dir, sizeof(said.dir), "%s", l.out);
+	}
+	if (said.stage == 0 && !said.dir[0]) {
+		mf_say("cannot make the directory malloc_freq.%d here: %s", (int)mf_child_pid,
+		       strerror(said.err));
+		return MF_EXIT_FAILED;
+	}
+	if (said.stage == 1) {
+		mf_say("%s: %s", l.argv[0], strerror(said.err));
+		if (!l.out || made)
+			rmdir(said.dir);
+		return WEXITSTATUS(st);
+	}
+	if (!l.quiet)
+		mf_summary(&l, said.dir);
+	if (l.report)
+		mf_run_report(&l, said.dir);
+	return mf_pass_status(st);
+}

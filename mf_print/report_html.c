@@ -1,0 +1,235 @@
+/* --html: one self-contained page (mf_print/report_html.html, compiled in) holding the model's
+ * stacks as a trie of frame labels, its samples and its threads and processes as JSON; the
+ * page's script draws the flame graph and the threshold tree from them. Nothing is fetched:
+ * no network, no external file. Every text goes out as a JSON string that cannot end the
+ * script element. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "idset.h"
+#include "labels.h"
+#include "mf_print/report_html_page.h"
+#include "report.h"
+#include "text.h"
+
+/* The stacks as one trie: node 0 the root, each other node a label under its parent
+ * (parent < node, so the page sums a node's children in one backward pass). */
+struct mf_html_trie {
+	uint32_t *parent, *label;
+	size_t count, cap;
+	struct mf_idset set; /* nodes by (parent, label) */
+};
+
+static uint64_t mf_html_key(uint32_t parent, uint32_t label)
+{
+	return mf_hash_mix(mf_hash_mix(0x2545f4914f6cdd1dull, parent), label);
+}
+
+static uint64_t mf_html_rehash(const void *ctx, uint32_t id)
+{
+	const struct mf_html_trie *t = ctx;
+	return mf_html_key(t->parent[id], t->label[id]);
+}
+
+/* The child of parent labelled label, made if new, in *node. 0 or -ENOMEM. */
+static int mf_html_child(struct mf_html_trie *t, uint32_t parent, uint32_t label, uint32_t *node)
+{
+	uint64_t h = mf_html_key(parent, label);
+	for (size_t at = mf_idset_first(&t->set, h); t->set.slot[at] != MF_IDSET_EMPTY;
+	     at = mf_idset_next(&t->set, at)) {
+		uint32_t id = t->set.slot[at];
+		if (t->parent[id] == parent && t->label[id] == label) {
+			*node = id;
+			return 0;
+		}
+	}
+	size_t cap = t->cap;
+	uint32_t *p = mf_array_room(t->parent, t->count, &cap, sizeof(*p));
+	if (!p)
+		return -ENOMEM;
+	t->parent = p;
+	cap = t->cap;
+	uint32_t *l = mf_array_room(t->label, t->count, &cap, sizeof(*l));
+	if (!l)
+		return -ENOMEM;
+	t->label = l;
+	t->cap = cap;
+	if (mf_idset_room(&t->set, mf_html_rehash, t))
+		return -ENOMEM;
+	*node = (uint32_t)t->count;
+	t->parent[t->count] = parent;
+	t->label[t->count++] = label;
+	mf_idset_put(&t->set, h, *node);
+	return 0;
+}
+
+/* s as a JSON string that is safe inside a script element: '<' as \u003c (no "</script>"),
+ * control characters escaped. Labels are already valid UTF-8 (mf_text_escape). */
+static void mf_html_string(FILE *out, const char *s)
+{
+	fputc('"', out);
+	for (; *s; s++) {
+		unsigned char c = (unsigned char)*s;
+		if (c == '"' || c == '\\')
+			fprintf(out, "\\%c", c);
+		else if (c < 0x20 || c == '<' || c == '>' || c == '&' || c == 0x7f)
+			fprintf(out, "\\u%04x", c);
+		else
+			fputc(c, out);
+	}
+	fputc('"', out);
+}
+
+static void mf_html_u32s(FILE *out, const char *name, const uint32_t *v, size_t n)
+{
+	fprintf(out, ",\n\"%s\":[", name);
+	for (size_t i = 0; i < n; i++)
+		fprintf(out, i ? ",%" PRIu32 : "%" PRIu32, v[i]);
+	fputc(']', out);
+}
+
+/* The labels of a stack's frames as the page shows them: its program first (when there are
+ * several, as the text reports do), then its frames outermost first. */
+static int mf_html_stacks(struct mf_html_trie *t, const struct mf_model *m,
+			  const struct mf_labels *l, int rooted, uint32_t *leaf)
+{
+	int r = 0;
+	for (size_t s = 0; s < m->nsamples && !r; s++) {
+		uint32_t node = 0;
+		uint64_t view = mf_model_view(m, (uint32_t)s);
+		if (rooted)
+			r = mf_html_child(t, node, mf_labels_program(l, m, (uint32_t)s), &node);
+		for (uint32_t k = 0; k < MF_VIEW_DEPTH(view) && !r; k++)
+			r = mf_html_child(t, node, l->of_frame[mf_model_view_frame(m, view, k)],
+					  &node);
+		leaf[s] = node;
+	}
+	return r;
+}
+
+/* The label of each line label's function: "f file.c:12" and "f [inlined] file.c:9" both
+ * become "f", as the page merges them unless asked for lines. */
+static int mf_html_functions(const struct mf_model *m, const struct mf_labels *lines,
+			     struct mf_labels *fns, int full_names, uint32_t *fn_of)
+{
+	int r = mf_labels_build(fns, m, MF_LABEL_FUNCTION, full_names, mf_text_clean);
+	for (size_t f = 0; f < m->nframes && !r; f++)
+		fn_of[lines->of_frame[f]] = fns->of_frame[f];
+	for (size_t p = 0; p < m->nprocesses && !r; p++)
+		fn_of[lines->of_process[p]] = fns->of_process[p];
+	return r;
+}
+
+static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_html_trie *t,
+			 const struct mf_labels *lines, const struct mf_labels *fns,
+			 const uint32_t *fn_of, const uint32_t *leaf,
+			 const struct mf_report_options *o)
+{
+	fprintf(out, "{\"format\":1,\"estimated\":%s,\"rooted\":%s,\"metrics\":[",
+		m->estimated ? "true" : "false",
+		mf_labels_rooted(lines, o->merge_processes) ? "true" : "false");
+	for (int k = 0; k < mf_model_nmetrics(m); k++) {
+		fputs(k ? "," : "", out);
+		mf_html_string(out, mf_metric_info[k].name);
+	}
+	fprintf(out, "],\"metric\":%d,\"threshold\":%g", (int)o->metric, o->threshold);
+	fputs(",\n\"functions\":[", out);
+	for (size_t i = 0; i < fns->count; i++) {
+		fputs(i ? "," : "", out);
+		mf_html_string(out, fns->text[i]);
+	}
+	fputs("],\n\"lines\":[", out);
+	for (size_t i = 0; i < lines->count; i++) {
+		fputs(i ? "," : "", out);
+		mf_html_string(out, lines->text[i]);
+	}
+	fputc(']', out);
+	mf_html_u32s(out, "function_of", fn_of, lines->count);
+	/* (a node's parent as how far back it is: mostly the node just before, one digit) */
+	fputs(",\n\"parent_back\":[", out);
+	for (size_t i = 0; i < t->count; i++)
+		fprintf(out, i ? ",%zu" : "%zu", i - t->parent[i]);
+	fputc(']', out);
+	mf_html_u32s(out, "label", t->label, t->count);
+	/* (each sample's leaf from the one before: mostly a node or a few made for it) */
+	fputs(",\n\"leaf_step\":[", out);
+	for (size_t i = 0; i < m->nsamples; i++)
+		fprintf(out, i ? ",%" PRId64 : "%" PRId64,
+			(int64_t)leaf[i] - (int64_t)(i ? leaf[i - 1] : 0));
+	fputc(']', out);
+	fputs(",\n\"thread_of\":[", out);
+	for (size_t s = 0; s < m->nsamples; s++)
+		fprintf(out, s ? ",%" PRIu32 : "%" PRIu32, m->samples[s].thread);
+	fputc(']', out);
+	for (int k = 0; k < mf_model_nmetrics(m); k++) {
+		fprintf(out, ",\n\"%s\":[", mf_metric_info[k].name);
+		for (size_t s = 0; s < m->nsamples; s++)
+			fprintf(out, s ? ",%" PRIu64 : "%" PRIu64, m->values[k][s]);
+		fputc(']', out);
+	}
+	char text[512];
+	fputs(",\n\"threads\":[", out);
+	for (size_t i = 0; i < m->nthreads; i++) {
+		const struct mf_thread *th = &m->threads[i];
+		fprintf(out, "%s[%" PRIu32 ",%" PRIu64 ",", i ? "," : "", th->process, th->tid);
+		mf_text_escape(th->name, text, sizeof(text));
+		mf_html_string(out, text);
+		fputc(']', out);
+	}
+	fputs("],\n\"processes\":[", out);
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		const struct mf_process *p = &m->processes[i];
+		char how[128];
+		fprintf(out, "%s[%" PRIu64 ",", i ? "," : "", p->pid);
+		mf_html_string(out, mf_text_escape(p->name, text, sizeof(text)));
+		fputc(',', out);
+		mf_process_end_text(p, how, sizeof(how));
+		mf_html_string(out, how);
+		fputc(',', out);
+		mf_html_string(out, mf_text_escape(p->cmdline, text, sizeof(text)));
+		fputc(']', out);
+	}
+	fputs("]}", out);
+}
+
+int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	struct mf_labels lines = {0}, fns = {0};
+	struct mf_html_trie t = {0};
+	uint32_t *leaf = malloc((m->nsamples ? m->nsamples : 1) * sizeof(*leaf)), *fn_of = NULL;
+	int r = leaf ? mf_idset_init(&t.set, 1024) : -ENOMEM;
+	if (!r)
+		r = mf_labels_build(&lines, m, MF_LABEL_LINE, o->full_names, mf_text_clean);
+	if (!r && !(fn_of = malloc((lines.count ? lines.count : 1) * sizeof(*fn_of))))
+		r = -ENOMEM;
+	if (!r)
+		r = mf_html_functions(m, &lines, &fns, o->full_names, fn_of);
+	if (!r) {
+		uint32_t root;
+		r = mf_html_child(&t, 0, UINT32_MAX, &root); /* (node 0; its label is not shown) */
+	}
+	if (!r)
+		r = mf_html_stacks(&t, m, &lines, mf_labels_rooted(&lines, o->merge_processes),
+				   leaf);
+	if (!r) {
+		const char *at = strstr(mf_html_page, "@MF_DATA@");
+		fwrite(mf_html_page, 1, (size_t)(at - mf_html_page), out);
+		mf_html_data(out, m, &t, &lines, &fns, fn_of, leaf, o);
+		fputs(at + strlen("@MF_DATA@"), out);
+	}
+	mf_labels_free(&lines);
+	mf_labels_free(&fns);
+	free(t.parent);
+	free(t.label);
+	free(t.set.slot);
+	free(fn_of);
+	free(leaf);
+	if (!r && ferror(out))
+		r = -EIO;
+	return r;
+}
