@@ -189,6 +189,25 @@ static uint64_t mf_pprof_mapping(struct mf_pprof *pp, const struct mf_model_modu
 	return id;
 }
 
+/* pprof takes the first mapping for the program's own (its "File:" line): the executable of
+ * the first process that names one, if one of the modules is that file. */
+static void mf_pprof_main_mapping(struct mf_pprof *pp, const struct mf_model *m)
+{
+	for (size_t p = 0; p < m->nprocesses; p++) {
+		const char *exe = m->processes[p].exe;
+		if (!exe || !*exe)
+			continue;
+		const char *slash = strrchr(exe, '/');
+		const char *base = slash ? slash + 1 : exe;
+		for (size_t i = 0; i < m->nmodules; i++)
+			if (!strcmp(m->modules[i].path, exe) || !strcmp(m->modules[i].base, base)) {
+				mf_pprof_mapping(pp, &m->modules[i]);
+				return;
+			}
+		return;
+	}
+}
+
 /* The frames of the location that starts at frame f (not inlined): f and those inlined into
  * it, which follow it in the frame table. */
 static uint32_t mf_pprof_location_frames(const struct mf_model *m, uint32_t f)
@@ -362,7 +381,8 @@ int mf_report_pprof(FILE *out, const struct mf_model *m, const struct mf_report_
 		r = -ENOMEM;
 	if (!r) {
 		mf_pprof_header(&pp, m, o);
-		r = mf_pprof_samples(&pp, m, 0, o->full_names);
+		mf_pprof_main_mapping(&pp, m);
+		r = pp.prof.err ? pp.prof.err : mf_pprof_samples(&pp, m, 0, o->full_names);
 	}
 	if (!r && o->base)
 		r = mf_pprof_samples(&pp, o->base, 1, o->full_names);

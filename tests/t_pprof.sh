@@ -37,6 +37,7 @@ is "$(raw "$mf_work/base.pb.gz" 2)" "$bytes" "-raw: their alloc_space adds up to
 pp -top -nodecount=1000 -nodefraction=0 -edgefraction=0 "$mf_work/base.pb.gz" > "$mf_work/top"
 is "$?" 0 "go tool pprof -top reads it"
 like "$(cat "$mf_work/top")" "Type: alloc_calls" "the default sample type is alloc_calls"
+like "$(grep '^File:' "$mf_work/top")" "^File: prog_outputs\$" "the main mapping is the program's (pprof's File: line)"
 like "$(cat "$mf_work/top")" "Total samples = $calls *\$" "-top: its total is the text report's"
 # cum FILE FUNCTION: the cumulative value -top gives FUNCTION
 cum() { awk -v f="$2" '$6 == f { print $4; exit }' "$1"; }
