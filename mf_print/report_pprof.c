@@ -278,6 +278,26 @@ static void mf_pprof_label_num(struct mf_pprof *pp, const char *key, uint64_t va
 }
 
 /* Every sample of m, its values negated when negate (a --diff base). */
+/* A label "tag": the stack's tag scopes (malloc_freq_tag_push), outermost first, joined by
+ * '/', for -tagfocus=tag=...; none when it has none. */
+static void mf_pprof_label_tag(struct mf_pprof *pp, const struct mf_model *m, const uint32_t *fr,
+			       uint32_t depth)
+{
+	char path[1024];
+	size_t len = 0;
+	for (uint32_t k = 0; k < depth; k++) {
+		const struct mf_frame *f = &m->frames[fr[k]];
+		if (f->kind != MF_FRAME_TAG || !f->function)
+			continue;
+		int w = snprintf(path + len, sizeof(path) - len, "%s%s", len ? "/" : "", f->function);
+		if (w < 0 || (size_t)w >= sizeof(path) - len)
+			break; /* (16 tags of 63 bytes fit) */
+		len += (size_t)w;
+	}
+	if (len)
+		mf_pprof_label_str(pp, "tag", path);
+}
+
 static int mf_pprof_samples(struct mf_pprof *pp, const struct mf_model *m, int negate,
 			    int full_names)
 {
@@ -314,6 +334,7 @@ static int mf_pprof_samples(struct mf_pprof *pp, const struct mf_model *m, int n
 		mf_pprof_label_str(pp, "program", p->name);
 		if (t->sample_rate > 1)
 			mf_pprof_label_num(pp, "sample_rate", t->sample_rate, "count");
+		mf_pprof_label_tag(pp, m, fr, st->depth);
 		if (negate)
 			mf_pprof_label_str(pp, "diff", "base");
 		mf_pb_message(&pp->prof, PB_PROFILE_SAMPLE, &pp->msg);

@@ -1,7 +1,8 @@
 #!/bin/sh
 # Tag scopes (malloc_freq_tag_push, tests/prog_tags.c): nested tags in 4 threads, counts per
 # tag path exact in every report ([tag] frames outermost) and in --tags (total and self); the
-# depth and name limits; tags with snapshots (--since) and with sampling.
+# depth and name limits; tags with snapshots (--since) and with sampling; the tag label of
+# --pprof's samples, read by go tool pprof.
 . "$srcdir/tests/tap.sh"
 k=100
 profile_within 60 "$MF_TESTS/prog_tags" $k; is "$?" 0 "exits 0"
@@ -47,6 +48,15 @@ is "$(calls "$mf_work/mid" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')" 
 	"--snapshot mid: parse's calls, exact"
 
 # with sampling: estimates near the truth (k = 2000: 20,000 calls per tag path at least)
+# pprof: each sample labelled with its tag path, for -tagfocus
+if command -v go > /dev/null 2>&1; then
+	"$MF_PRINT" --pprof "$mf_work/t.pb.gz" "$dir" > /dev/null 2>&1
+	go tool pprof -raw -tagfocus='tag=^request/parse$' "$mf_work/t.pb.gz" > "$mf_work/raw" 2> /dev/null
+	is "$(awk '/^Samples:/ { s = 1; next } s && /^ *[0-9]+ +[0-9]+:/ { n += $1 } /^Locations/ { s = 0 } END { print n + 0 }' "$mf_work/raw")" \
+		$((2 * k * s)) "pprof: -tagfocus=tag=request/parse holds parse's $((2 * k * s)) calls"
+else
+	pass "pprof's tag label # SKIP no go (go tool pprof): apt-get install golang-go"
+fi
 rm -rf "$mf_work"/malloc_freq.*
 MALLOC_FREQ_SAMPLE=10 MALLOC_FREQ_SEED=7 profile_within 60 "$MF_TESTS/prog_tags" 2000; is "$?" 0 "sampled: exits 0"
 "$MF_PRINT" --tags "$mf_work"/malloc_freq.* > "$mf_work/tags" 2> /dev/null
