@@ -32,12 +32,21 @@
  * A frame is (module, rel_pc): module indexes the directory's module map, rel_pc is the return
  * address minus the module's load bias (the ELF virtual address), so frames of different
  * processes of the same binary are equal. MF_MODULE_NONE frames keep the absolute address.
+ *
+ * Since version 4, node slots also hold records that are not frames (node_count counts them):
+ *   - every leaf is followed by MF_LEAF_SLOTS slots holding its struct mf_leaf (temporaries
+ *     and the size histogram's first buckets), written (zeroed) before the leaf is published;
+ *   - a leaf whose requests fall in more distinct size buckets than its mf_leaf holds has a
+ *     child node of module MF_MODULE_SIZES (rel_pc, calls, bytes 0), followed by
+ *     MF_SIZES_SLOTS slots of uint64_t counts, one per bucket, for the buckets beyond.
+ * A reader steps over these slots; parent < own index holds for every node.
  */
 
 #define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC   "MFMODS\r\n"
 #define MF_PROCESS_MAGIC   "MFPROC\r\n"
-#define MF_FORMAT_VERSION  3u	       /* 3: the process record; 2: module records of any size */
+#define MF_FORMAT_VERSION  4u /* 4: leaf records (sizes, temporaries); 3: the process record;
+				  2: module records of any size */
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -70,6 +79,7 @@ enum mf_entry {
 #define MF_MODULE_ENTRY	    0xffffffffu /* leaf: rel_pc is an enum mf_entry */
 #define MF_MODULE_TRUNCATED 0xfffffffeu /* the stack was cut at the depth limit */
 #define MF_MODULE_NONE	    0xfffffffdu /* no module maps the address; rel_pc is absolute */
+#define MF_MODULE_SIZES	    0xfffffffcu /* (version 4) a leaf's dense size histogram follows */
 #define MF_MODULE_MAX	    0xfffffff0u /* real module indexes are below this */
 
 #define MF_THREAD_NAME_LEN 16
@@ -106,6 +116,27 @@ struct mf_node {
 	uint32_t module; /* module map index, or an MF_MODULE_* value */
 	uint64_t calls;	 /* calls whose stack ends here (leaves only) */
 	uint64_t bytes;	 /* bytes those calls requested */
+};
+
+/*
+ * Version 4: what happened to a leaf's calls besides their count (see the trie above).
+ * Size buckets: bucket 0 counts zero-byte requests exactly; bucket b (1 to 64) counts requests
+ * of 2^(b-1) to 2^b - 1 bytes. A temporary is a block freed (by free, or by a realloc that
+ * succeeds or shrinks it to nothing) before its thread's next allocation call: heaptrack's
+ * definition, which needs only the thread's last block.
+ */
+#define MF_SIZE_BUCKETS	 65
+#define MF_SIZE_BUCKET(n) ((n) ? 64u - (unsigned)__builtin_clzll((unsigned long long)(n)) : 0u)
+#define MF_LEAF_SIZES	 6 /* buckets a leaf record holds itself */
+#define MF_LEAF_SLOTS	 2 /* node slots of a struct mf_leaf */
+#define MF_SIZES_SLOTS	 17 /* node slots of MF_SIZE_BUCKETS counts (and 3 zero) */
+
+struct mf_leaf {
+	uint64_t temporaries; /* calls whose block was freed before the thread's next call */
+	uint8_t size_key[8];  /* size_count[i] counts bucket size_key[i] - 1; 0: unused. Keys
+				 are taken in order, and [MF_LEAF_SIZES..7] stay 0. Buckets
+				 beyond these go to the leaf's MF_MODULE_SIZES child. */
+	uint64_t size_count[MF_LEAF_SIZES];
 };
 
 struct mf_modules_header {
@@ -243,6 +274,8 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 #define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
 	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
+	_Static_assert(sizeof(struct mf_leaf) == MF_LEAF_SLOTS * 32, "leaf record fills slots");   \
+	_Static_assert(MF_SIZES_SLOTS * 4 >= MF_SIZE_BUCKETS, "size counts fit their slots");      \
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
 	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \

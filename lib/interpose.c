@@ -79,6 +79,7 @@ static long mf_sample_record(void *arg)
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
 	struct mf_thread *t = mf_thread_current();
+	mf_tls.last_record = NULL; /* (until the call is counted at a leaf) */
 	if (!t)
 		t = mf_sample_first();
 	if (t) {
@@ -164,18 +165,57 @@ static MF_NOINLINE int mf_enter_nested(void)
 	return 0;
 }
 
-/* Every entry point starts here, then calls the next allocator (a tail call: nothing of ours
- * is left on the stack while it runs, and a signal handler's call meanwhile is recorded like
- * any other). Returns 1 when the call is the profiler's own, to be served by mf_real_own.
+/* Every entry point starts here, then calls the next allocator and notes the block it returns
+ * (mf_returned; a signal handler's call meanwhile is recorded like any other). Returns 1 when
+ * the call is the profiler's own, to be served by mf_real_own. A call the countdown passes
+ * over is counted nowhere: its block is no leaf's temporary.
  * (No entry point reaches another through us: reallocarray is done here with realloc.) */
 static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
 	int nested;
 	if (mf_unlikely(mf_tls.recording) && (nested = mf_enter_nested()) >= 0)
 		return nested;
-	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: one decrement, one branch */
+	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: a decrement, a branch, a store */
 		mf_sample_here(e, bytes, __builtin_return_address(0));
+	else
+		mf_tls.last_record = NULL;
 	return 0;
+}
+
+/* The thread's last block: a temporary if freed before its next allocation call. */
+static inline __attribute__((always_inline)) void *mf_returned(void *p)
+{
+	mf_tls.last_block = p;
+	return p;
+}
+
+/* The thread's last block before a realloc call (which counts itself at a leaf of its own,
+ * and may grow the file): the block, and its record's place among the nodes. */
+struct mf_last {
+	void *block;
+	ptrdiff_t record;
+};
+static inline __attribute__((always_inline)) struct mf_last mf_last_now(void)
+{
+	struct mf_last l = {mf_tls.last_block, -1};
+	if (mf_tls.last_record)
+		l.record = (struct mf_node *)mf_tls.last_record - mf_tls.nodes;
+	return l;
+}
+
+/* realloc's old block is freed when the call succeeds, or shrinks it to nothing (glibc frees
+ * it and returns NULL): a temporary if it was the thread's last block. */
+static MF_NOINLINE void mf_realloc_freed_last(struct mf_last last)
+{
+	if (last.record >= 0 && mf_tls.nodes)
+		mf_thread_temporary((struct mf_leaf *)(mf_tls.nodes + last.record));
+}
+static inline __attribute__((always_inline)) void *mf_reallocated(void *old, size_t n, void *p,
+								    struct mf_last last)
+{
+	if (mf_unlikely(old == last.block) && old && (p || !n))
+		mf_realloc_freed_last(last);
+	return mf_returned(p);
 }
 
 /* The profiler's own calloc (see mf_enter): apart, so that the entry point's common path is
@@ -201,29 +241,31 @@ MF_EXPORT void *malloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
 		return mf_real_own(0, n, 0);
-	return mf_real.malloc(n);
+	return mf_returned(mf_real.malloc(n));
 }
 
 MF_EXPORT void *calloc(size_t n, size_t m)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
 		return mf_own_calloc(n, m);
-	return mf_real.calloc(n, m);
+	return mf_returned(mf_real.calloc(n, m));
 }
 
 MF_EXPORT void *realloc(void *old, size_t n)
 {
+	struct mf_last last = mf_last_now();
 	if (mf_unlikely(mf_enter(MF_ENTRY_REALLOC, n)))
 		return mf_real_own_realloc(old, n);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
-		return mf_real_move_bootstrap(old, n);
-	return mf_real.realloc(old, n);
+		return mf_returned(mf_real_move_bootstrap(old, n));
+	return mf_reallocated(old, n, mf_real.realloc(old, n), last);
 }
 
 /* As glibc does it, overflow check then realloc; calling the real reallocarray instead would
  * come back through our realloc. */
 MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {
+	struct mf_last last = mf_last_now();
 	int own = mf_enter(MF_ENTRY_REALLOCARRAY, mf_product(n, m));
 	size_t total;
 	if (__builtin_mul_overflow(n, m, &total)) {
@@ -233,8 +275,8 @@ MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 	if (mf_unlikely(own))
 		return mf_real_own_realloc(old, total);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
-		return mf_real_move_bootstrap(old, total);
-	return mf_real.realloc(old, total);
+		return mf_returned(mf_real_move_bootstrap(old, total));
+	return mf_reallocated(old, total, mf_real.realloc(old, total), last);
 }
 
 MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -243,43 +285,55 @@ MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		void *p = mf_real_own(align, n, 0);
 		return p ? (*out = p, 0) : ENOMEM;
 	}
-	return mf_real.posix_memalign(out, align, n);
+	int r = mf_real.posix_memalign(out, align, n);
+	mf_returned(r ? NULL : *out);
+	return r;
 }
 
 MF_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
 		return mf_real_own(align, n, 0);
-	return mf_real.aligned_alloc(align, n);
+	return mf_returned(mf_real.aligned_alloc(align, n));
 }
 
 MF_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
 		return mf_real_own(align, n, 0);
-	return mf_real.memalign(align, n);
+	return mf_returned(mf_real.memalign(align, n));
 }
 
 MF_EXPORT void *valloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_real.valloc(n);
+	return mf_returned(mf_real.valloc(n));
 }
 
 MF_EXPORT void *pvalloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_real.pvalloc(n);
+	return mf_returned(mf_real.pvalloc(n));
 }
 
-MF_EXPORT void free(void *p)
+static inline __attribute__((always_inline)) void mf_free(void *p)
 {
 	if (mf_unlikely(mf_real_is_bootstrap(p)))
 		mf_real_free_bootstrap(p);
 	else
 		mf_real.free(p);
+}
+
+/* The thread's last block freed before its next allocation: a temporary. */
+MF_EXPORT void free(void *p)
+{
+	if (mf_unlikely(p == mf_tls.last_block) && p) {
+		mf_tls.last_block = NULL;
+		mf_thread_temporary(mf_tls.last_record);
+	}
+	mf_free(p);
 }
 
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc

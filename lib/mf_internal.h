@@ -217,6 +217,7 @@ struct mf_trie {
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
 #define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
+#define MF_TRIE_KEY_SIZES	((uintptr_t)128) /* under a leaf: its dense size histogram */
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
 /* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1.
  * room: where its index and memo grow first, or NULL. */
@@ -313,6 +314,14 @@ struct mf_tls {
 	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
+	/* The thread's last block, as the entry point returned it, and the record of the trie
+	 * leaf its call was counted at (NULL: not counted): freed before the thread's next call,
+	 * it is a temporary. The record's file grows (and may move) only in a recorded call,
+	 * which replaces both; a thread's exit and a fork clear them. nodes: the thread's trie
+	 * nodes where they are now (realloc finds its old block's record again through it). */
+	void *last_block;
+	struct mf_leaf *last_record;
+	struct mf_node *nodes;
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
@@ -369,6 +378,15 @@ union mf_wiped {
 	unsigned char page[4096];
 };
 extern union mf_wiped mf_wiped;
+
+/* The thread's last block was freed: a temporary of its leaf record x (NULL: none). Not
+ * while the profiler runs in this thread (a signal handler's free may find the file
+ * mid-growth), nor in a child made without fork()'s handlers (the record is the parent's). */
+static inline void mf_thread_temporary(struct mf_leaf *x)
+{
+	if (x && !mf_tls.recording && __atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+		x->temporaries++;
+}
 
 /* Runs fn(arg) on the thread's own stack (MF_THREAD_STACK bytes): the slow steps (a walk,
  * libunwind, files, the loader) need more than a program's small stacks have. */

@@ -143,6 +143,8 @@ static struct mf_node *mf_thread_grow(void *thread, uint64_t *capacity)
 	struct mf_node *nodes = mf_prof_grow(&t->file, capacity);
 	if (nodes) /* (the node count lies in the header, which may have moved) */
 		t->trie.count = &t->file.header->node_count;
+	if (nodes && t == mf_tls.thread)
+		mf_tls.nodes = nodes;
 	return nodes;
 }
 
@@ -166,6 +168,14 @@ static void mf_thread_free(struct mf_thread *t)
 
 static void mf_thread_after_raw_fork(void);
 
+/* The thread's last block and the record it points into go with the thread's file. */
+static void mf_thread_forget_last(void)
+{
+	mf_tls.last_block = NULL;
+	mf_tls.last_record = NULL;
+	mf_tls.nodes = NULL;
+}
+
 /* Called in each round of key destructors: staying registered for all of them catches what
  * other destructors allocate; the file is finalized in the last round. */
 static void mf_thread_key_destructor(void *arg)
@@ -184,6 +194,7 @@ static void mf_thread_key_destructor(void *arg)
 	mf_thread_unlink(t);
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
+	mf_thread_forget_last();
 	mf_tls.thread = NULL;
 	mf_tls.disabled = 1; /* the thread is ending: a new file now would never be finalized */
 	mf_thread_free(t);
@@ -264,6 +275,7 @@ static void mf_thread_postfork_child(void)
 		if (mf_tls.thread)
 			mf_thread_adopt_orphan(mf_tls.thread);
 		mf_tls.thread = NULL;
+		mf_thread_forget_last();
 		mf_threads = NULL;
 		pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
 		memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
@@ -285,6 +297,7 @@ static void mf_thread_postfork_child(void)
 	}
 	mf_threads = NULL;
 	mf_tls.thread = NULL;
+	mf_thread_forget_last();
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
 	mf_prof_dir_forget();
@@ -320,6 +333,7 @@ static void mf_thread_after_raw_fork(void)
 	}
 	mf_threads = NULL;
 	mf_tls.thread = NULL;
+	mf_thread_forget_last();
 	mf_thread_orphan = NULL;
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
@@ -423,6 +437,7 @@ struct mf_thread *mf_thread_start(void)
 	pthread_mutex_unlock(&mf_threads_lock);
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, t);
+	mf_tls.nodes = t->trie.nodes;
 	mf_tls.thread = t;
 	return t;
 }
@@ -430,8 +445,50 @@ struct mf_thread *mf_thread_start(void)
 void mf_thread_count_nested(void)
 {
 	struct mf_thread *t = mf_tls.thread;
+	mf_tls.last_record = NULL; /* (the call is not counted at a leaf) */
 	if (t && (mf_wiped.owner || !mf_wiped_marked)) /* (not a raw fork's child: the parent's) */
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
+}
+
+/* The leaf record after a leaf (malloc_freq_format.h). */
+static inline struct mf_leaf *mf_thread_leaf(struct mf_thread *t, uint32_t node)
+{
+	return (struct mf_leaf *)&t->trie.nodes[node + 1];
+}
+
+/* Which of the leaf record's size counts takes a request of bytes: a word whose highest set
+ * bit, in the byte of that count, is the lowest set bit (its keys are compared with the
+ * request's bucket all at once); 0 when none does yet. (x86-64 is little-endian: byte i of
+ * the word is size_key[i].) */
+static inline uint64_t mf_leaf_size_slot(const struct mf_leaf *x, size_t bytes)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t keys;
+	__builtin_memcpy(&keys, x->size_key, sizeof(keys));
+	keys ^= (MF_SIZE_BUCKET(bytes) + 1) * ones; /* a zero byte where the key is the bucket */
+	return (keys - ones) & ~keys & (ones << 7);
+}
+
+/* A size bucket the leaf record does not hold yet: its next free key, or the leaf's dense
+ * histogram (a trie child, made the first time). The slow path: the file may grow. */
+static void mf_thread_count_size(struct mf_thread *t, uint32_t node, size_t bytes)
+{
+	struct mf_leaf *x = mf_thread_leaf(t, node);
+	uint64_t slot = mf_leaf_size_slot(x, bytes);
+	unsigned b = MF_SIZE_BUCKET(bytes);
+	if (slot) {
+		x->size_count[__builtin_ctzll(slot) >> 3]++;
+		return;
+	}
+	for (int i = 0; i < MF_LEAF_SIZES; i++)
+		if (!x->size_key[i]) {
+			x->size_key[i] = (uint8_t)(b + 1);
+			x->size_count[i]++;
+			return;
+		}
+	uint32_t dense = mf_trie_child(&t->trie, node, MF_TRIE_KEY_SIZES);
+	if (dense) /* (else the file could not grow: the call's count stands without its size) */
+		((uint64_t *)&t->trie.nodes[dense + 1])[b]++;
 }
 
 /* One more call of the thread, counted at leaf `node` (0: the trie was out of room). */
@@ -447,21 +504,35 @@ static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t by
 		h->calls_lost++;
 		return;
 	}
+	mf_thread_count_size(t, node, bytes);
+	mf_tls.nodes = t->trie.nodes; /* (after: the file may have grown) */
+	mf_tls.last_record = mf_thread_leaf(t, node);
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
 	if (__builtin_add_overflow(leaf->bytes, bytes, &leaf->bytes))
 		leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
 }
 
+/* A size bucket the leaf record holds already, or the slow path counts the call. */
 MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from)
 {
 	uint32_t node = mf_unwind_hot(&t->unwind, from);
 	if (mf_unlikely(!node))
 		return 0;
-	t->file.header->calls_total++;
 	struct mf_node *leaf = &t->trie.nodes[node];
+	struct mf_leaf *x = (struct mf_leaf *)(leaf + 1);
+	unsigned i = 0; /* (most stacks request sizes of one bucket: the first) */
+	if (mf_unlikely(x->size_key[0] != MF_SIZE_BUCKET(bytes) + 1)) {
+		uint64_t slot = mf_leaf_size_slot(x, bytes);
+		if (mf_unlikely(!slot))
+			return 0;
+		i = (unsigned)__builtin_ctzll(slot) >> 3;
+	}
+	t->file.header->calls_total++;
 	leaf->calls++;
 	leaf->bytes += bytes;
+	x->size_count[i]++;
+	mf_tls.last_record = x;
 	return 1;
 }
 

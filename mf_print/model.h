@@ -21,6 +21,8 @@
 enum mf_metric {
 	MF_METRIC_CALLS, /* calls to the allocation function */
 	MF_METRIC_BYTES, /* bytes those calls requested */
+	/* (format 4) blocks freed before their thread's next allocation call */
+	MF_METRIC_TEMPORARY,
 	MF_METRICS
 };
 
@@ -111,6 +113,13 @@ struct mf_process {
 	uint32_t nmodules;
 };
 
+/* Requests of one size bucket (malloc_freq_format.h: MF_SIZE_BUCKET) in one sample. */
+struct mf_size_cell {
+	uint32_t sample;
+	uint32_t bucket;
+	uint64_t count; /* scaled like the calls */
+};
+
 struct mf_thread {
 	uint32_t process;
 	uint64_t tid;
@@ -142,6 +151,9 @@ struct mf_model {
 	size_t nthreads, cap_threads;
 	struct mf_process *processes;
 	size_t nprocesses, cap_processes;
+	struct mf_size_cell *sizes; /* every sample's size histogram, in the order added */
+	size_t nsizes, cap_sizes;
+	int has_leaf_records;	    /* some thread's file (format 4) has temporaries and sizes */
 	int estimated;		    /* some thread was sampled: counts are estimates */
 	int saturated[MF_METRICS];  /* some sum reached UINT64_MAX and stayed there */
 	struct mf_symbolizer *sym;  /* not owned */
