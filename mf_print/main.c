@@ -28,7 +28,8 @@ enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESS
 struct mf_args {
 	enum mf_mode mode;
 	struct mf_report_options report;
-	int bytes, caller, by_bytes, debuginfod, verbose;
+	int caller, debuginfod, verbose;
+	int sort, weight; /* enum mf_metric; weight -1: not given */
 	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
@@ -49,6 +50,8 @@ static void mf_usage(FILE *out)
 	    "  -c, --caller          the tree top-down: outermost caller first\n"
 	    "      --collapsed       one line per stack, 'main;f;g;malloc 42', for flamegraph.pl\n"
 	    "                        and speedscope\n"
+	    "      --histogram       the size histogram of each stack above the threshold, as\n"
+	    "                        text bars (format 4 profiles)\n"
 	    "      --threads         calls per thread (pid/tid and name) for each function that\n"
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
@@ -60,8 +63,11 @@ static void mf_usage(FILE *out)
 	    "                        build) reads them all\n"
 	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
 	    "                        (default 1.0; 0 shows everything)\n"
-	    "  -s, --sort calls|bytes  order and threshold by calls (default) or requested bytes\n"
-	    "      --bytes           --collapsed counts bytes instead of calls\n"
+	    "  -s, --sort calls|bytes|temporary  order and threshold by calls (default),\n"
+	    "                        requested bytes, or temporaries (blocks freed before their\n"
+	    "                        thread's next allocation; format 4 profiles)\n"
+	    "      --weight calls|bytes|temporary  what --collapsed counts (default calls)\n"
+	    "      --bytes           --collapsed counts bytes instead of calls (--weight bytes)\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
 	    "      --process PID|NAME  only the processes of this pid or program (repeatable)\n"
@@ -88,6 +94,15 @@ static void mf_usage(FILE *out)
 	    out);
 }
 
+/* The metric --sort and --weight name, or -1. */
+static int mf_metric_named(const char *name)
+{
+	for (int k = 0; k < MF_METRICS; k++)
+		if (!strcmp(name, mf_metric_info[k].name))
+			return k;
+	return -1;
+}
+
 static int mf_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -111,7 +126,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_PROCESS,
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
-		OPT_FULL_NAMES
+		OPT_FULL_NAMES,
+		OPT_WEIGHT,
+		OPT_HISTOGRAM
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -122,6 +139,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"threads", no_argument, NULL, OPT_THREADS},
 	    {"processes", no_argument, NULL, OPT_PROCESSES},
 	    {"bytes", no_argument, NULL, OPT_BYTES},
+	    {"weight", required_argument, NULL, OPT_WEIGHT},
+	    {"histogram", no_argument, NULL, OPT_HISTOGRAM},
 	    {"lines", no_argument, NULL, OPT_LINES},
 	    {"thread", required_argument, NULL, OPT_THREAD},
 	    {"process", required_argument, NULL, OPT_PROCESS},
@@ -135,6 +154,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	};
 	memset(a, 0, sizeof(*a));
 	a->report.threshold = 1.0;
+	a->weight = -1;
 	a->dirs = calloc((size_t)argc + 1, sizeof(char *));
 	a->load.process = calloc((size_t)argc + 1, sizeof(char *));
 	if (!a->dirs || !a->load.process)
@@ -156,13 +176,17 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				    "--threshold '%s': give a percentage from 0 to 100", optarg);
 			break;
 		case 's':
-			if (!strcmp(optarg, "calls"))
-				a->by_bytes = 0;
-			else if (!strcmp(optarg, "bytes"))
-				a->by_bytes = 1;
-			else
-				return mf_usage_error("--sort '%s': give 'calls' or 'bytes'",
-						      optarg);
+			if ((a->sort = mf_metric_named(optarg)) < 0)
+				return mf_usage_error(
+				    "--sort '%s': give 'calls', 'bytes' or 'temporary'", optarg);
+			break;
+		case OPT_WEIGHT:
+			if ((a->weight = mf_metric_named(optarg)) < 0)
+				return mf_usage_error(
+				    "--weight '%s': give 'calls', 'bytes' or 'temporary'", optarg);
+			break;
+		case OPT_HISTOGRAM:
+			a->report.histogram = 1;
 			break;
 		case 'c':
 			a->caller = 1;
@@ -180,7 +204,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			modes++;
 			break;
 		case OPT_BYTES:
-			a->bytes = 1;
+			a->weight = MF_METRIC_BYTES;
 			break;
 		case OPT_LINES:
 			a->report.lines = 1;
@@ -231,15 +255,17 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
 				      "--threads or --processes");
-	if ((a->bytes || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
-		return mf_usage_error("--bytes and --lines go with --collapsed (the tree shows "
-				      "both; use --sort bytes to order it by bytes)");
+	if ((a->weight >= 0 || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
+		return mf_usage_error("--bytes, --weight and --lines go with --collapsed (the tree "
+				      "shows every count; use --sort to order it by one)");
+	if (a->report.histogram && (a->mode != MF_MODE_TREE || a->caller))
+		return mf_usage_error("--histogram is a report of its own; it does not go with "
+				      "--caller, --collapsed, --threads or --processes");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
-			       ? (a->bytes ? MF_METRIC_BYTES : MF_METRIC_CALLS)
-			   : a->by_bytes ? MF_METRIC_BYTES
-					 : MF_METRIC_CALLS;
+			       ? (a->weight >= 0 ? (enum mf_metric)a->weight : MF_METRIC_CALLS)
+			       : (enum mf_metric)a->sort;
 	return 0;
 }
 
@@ -317,6 +343,8 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return r;
 	if (a->mode == MF_MODE_THREADS)
 		return mf_report_threads(stdout, m, &a->report);
+	if (a->report.histogram)
+		return mf_report_histogram(stdout, m, &a->report);
 	return a->caller ? mf_report_caller(stdout, m, &a->report)
 			 : mf_report_tree(stdout, m, &a->report);
 }
@@ -374,7 +402,12 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	if (!r && a.load.threads) {
+	if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY && !m.has_leaf_records) {
+		fprintf(stderr, "mf_print: --%s temporary: these profiles (format 3 or older) do not "
+				"record temporaries\n",
+			a.mode == MF_MODE_COLLAPSED ? "weight" : "sort");
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;

@@ -15,9 +15,9 @@
 const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
 
 const struct mf_metric_info mf_metric_info[MF_METRICS] = {
-    [MF_METRIC_CALLS] = {"calls"},
-    [MF_METRIC_BYTES] = {"bytes"},
-    [MF_METRIC_TEMPORARY] = {"temporary"},
+    [MF_METRIC_CALLS] = {"calls", "calls"},
+    [MF_METRIC_BYTES] = {"bytes", "bytes"},
+    [MF_METRIC_TEMPORARY] = {"temporary", "temporaries"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are

@@ -27,7 +27,8 @@ enum mf_metric {
 };
 
 struct mf_metric_info {
-	const char *name; /* as --sort names it, and headings */
+	const char *name;  /* as --sort and --weight name it */
+	const char *plural; /* "of all calls", in headings */
 };
 extern const struct mf_metric_info mf_metric_info[MF_METRICS];
 extern const char *const mf_entry_names[MF_ENTRY_COUNT];

@@ -166,5 +166,12 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"thread (signal handlers): counted, not attributed to a stack\n",
 			nested);
 	mf_summary_jit(out, m, calls);
+	if (m->has_leaf_records) {
+		uint64_t temporaries = mf_model_total(m, MF_METRIC_TEMPORARY, NULL);
+		fprintf(out,
+			"  temporaries: %s%" PRIu64 " of the calls (%.1f%%) had their block freed "
+			"before their thread's next allocation\n",
+			m->estimated ? "~" : "", temporaries, mf_text_pct(temporaries, calls));
+	}
 	return ferror(out) ? -EIO : 0;
 }

@@ -4,6 +4,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 
 /* "123 B", "1.5 KiB" ... "16.0 EiB" into buf (size bytes). */
 void mf_text_bytes(char *buf, size_t size, uint64_t bytes);
@@ -12,6 +13,12 @@ void mf_text_bytes(char *buf, size_t size, uint64_t bytes);
 static inline double mf_text_pct(uint64_t part, uint64_t total)
 {
 	return total ? 100.0 * (double)part / (double)total : 0.0;
+}
+
+/* "  12.3%": the share of a line's calls whose blocks were temporaries (a column of 8). */
+static inline void mf_text_temporary(char *buf, size_t size, uint64_t temporaries, uint64_t calls)
+{
+	snprintf(buf, size, " %6.1f%%", mf_text_pct(temporaries, calls));
 }
 
 /* in as a terminal may show it, into out (size bytes, always terminated): what a terminal

@@ -38,11 +38,14 @@ static uint32_t mf_tree_key(const struct mf_tree *t, uint32_t sample, uint64_t v
 static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const char *branch,
 			 const char *text)
 {
-	char b[32];
+	char b[32], temp[16] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
-	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s  %.*s%s%s\n", value[MF_METRIC_CALLS],
-		mf_text_pct(value[t->o->metric], t->total), b, (int)t->prefix.len, t->prefix.s,
-		branch, text);
+	if (t->m->has_leaf_records)
+		mf_text_temporary(temp, sizeof(temp), value[MF_METRIC_TEMPORARY],
+				  value[MF_METRIC_CALLS]);
+	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
+		mf_text_pct(value[t->o->metric], t->total), b, temp, (int)t->prefix.len,
+		t->prefix.s, branch, text);
 }
 
 /* The path of one sample from level on: a line per label, each the only child of the one
@@ -127,8 +130,9 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 		t.total = mf_model_total(m, o->metric, NULL);
 		t.rooted = mf_labels_rooted(&l, o->merge_processes);
 		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
-			spec->heading, o->threshold, mf_metric_info[o->metric].name);
-		fprintf(out, "%12s %7s %11s  %s\n", "calls", "%", "bytes", spec->column);
+			spec->heading, o->threshold, mf_metric_info[o->metric].plural);
+		fprintf(out, "%12s %7s %11s%s  %s\n", "calls", "%", "bytes",
+			m->has_leaf_records ? "    temp" : "", spec->column);
 		r = mf_tree_level(&t, items, t.views, t.keys, n, 0, NULL);
 	}
 	mf_labels_free(&l);

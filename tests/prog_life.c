@@ -1,0 +1,140 @@
+/* What happens after malloc, with counts known by construction, in 4 threads at once (each
+ * calls every site with the same counts; N, M, Z, K from the command line):
+ *   site_temp      N blocks of 24 bytes, each freed at once: all temporaries
+ *   site_kept      M blocks of 100 bytes kept to exit: none a temporary
+ *   site_zero      Z zero-byte requests, each freed at once: Z temporaries of bucket 0
+ *   site_aligned   N posix_memalign'ed blocks of 64 bytes, each freed at once: temporaries
+ *   site_sizes     requests of 1, 2, 4, ... 2^11 bytes (12 buckets), M of each, freed after
+ *                  another allocation (site_kept's): none a temporary
+ *   site_chain     K chains: malloc(8) (site_chain), then realloc to 16, 32, ... 2^(R+3)
+ *                  bytes (R = 8 reallocs, site_grow), then kept: the malloc'd block and
+ *                  all but the last realloc'd one of each chain are temporaries
+ *   site_shrink    K blocks of 40 bytes realloc'd to 0 (glibc frees them): K temporaries of
+ *                  site_shrink, and K zero-byte realloc calls (site_shrink_call)
+ *   free(NULL) after each site_temp call, which frees nothing
+ * Usage: prog_life N M Z K */
+#include <pthread.h>
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline))
+#define NO_TAIL	 __asm__ volatile("" ::: "memory") /* after a call: keep the site's frame */
+#define THREADS	 4
+#define CHAIN_REALLOCS 8
+
+static long n_temp, m_kept, z_zero, k_chain;
+static void *volatile sink;
+
+NOINLINE static void site_temp(void)
+{
+	void *p = malloc(24);
+	sink = p;
+	free(p);
+	free(NULL);
+}
+
+NOINLINE static void *site_kept(void)
+{
+	void *q = malloc(100);
+	NO_TAIL;
+	return q;
+}
+
+NOINLINE static void site_zero(void)
+{
+	void *p = malloc(0);
+	sink = p;
+	free(p);
+}
+
+NOINLINE static void site_aligned(void)
+{
+	void *p = NULL;
+	if (posix_memalign(&p, 64, 64))
+		abort();
+	sink = p;
+	free(p);
+}
+
+NOINLINE static void *site_sizes(size_t n)
+{
+	void *q = malloc(n);
+	NO_TAIL;
+	return q;
+}
+
+NOINLINE static void *site_chain(void)
+{
+	void *q = malloc(8);
+	NO_TAIL;
+	return q;
+}
+
+NOINLINE static void *site_grow(void *p, size_t n)
+{
+	void *q = realloc(p, n);
+	NO_TAIL;
+	return q;
+}
+
+NOINLINE static void *site_shrink(void)
+{
+	void *q = malloc(40);
+	NO_TAIL;
+	return q;
+}
+
+NOINLINE static void *site_shrink_call(void *p)
+{
+	void *q = realloc(p, 0);
+	NO_TAIL;
+	return q;
+}
+
+static void *worker(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < n_temp; i++)
+		site_temp();
+	for (long i = 0; i < m_kept; i++)
+		if (!(sink = site_kept()))
+			abort();
+	for (long i = 0; i < z_zero; i++)
+		site_zero();
+	for (long i = 0; i < n_temp; i++)
+		site_aligned();
+	void **sized = malloc((size_t)(12 * m_kept + 1) * sizeof(void *)); /* (not a site) */
+	long nsized = 0;
+	for (int b = 0; b < 12; b++)
+		for (long i = 0; i < m_kept; i++)
+			sized[nsized++] = site_sizes((size_t)1 << b);
+	sink = site_kept(); /* the last block is not one of them */
+	for (long i = 0; i < nsized; i++)
+		free(sized[i]);
+	free(sized);
+	for (long c = 0; c < k_chain; c++) {
+		void *p = site_chain();
+		for (int r = 1; r <= CHAIN_REALLOCS; r++)
+			if (!(p = site_grow(p, (size_t)8 << r)))
+				abort();
+		sink = p; /* kept */
+	}
+	for (long c = 0; c < k_chain; c++)
+		if (site_shrink_call(site_shrink()))
+			abort(); /* glibc frees it and returns NULL */
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 5)
+		return 2;
+	n_temp = atol(argv[1]), m_kept = atol(argv[2]), z_zero = atol(argv[3]);
+	k_chain = atol(argv[4]);
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		if (pthread_create(&t[i], NULL, worker, NULL))
+			return 1;
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
+	return 0;
+}
