@@ -36,6 +36,8 @@
  * Since version 4, node slots also hold records that are not frames (node_count counts them):
  *   - every leaf is followed by MF_LEAF_SLOTS slots holding its struct mf_leaf (temporaries
  *     and the size histogram's first buckets), written (zeroed) before the leaf is published;
+ *     and, if header.records has MF_RECORD_LIFE (MALLOC_FREQ_LIFETIMES=1), by MF_LIFE_SLOTS
+ *     more holding its struct mf_life;
  *   - a leaf whose requests fall in more distinct size buckets than its mf_leaf holds has a
  *     child node of module MF_MODULE_SIZES (rel_pc, calls, bytes 0), followed by
  *     MF_SIZES_SLOTS slots of uint64_t counts, one per bucket, for the buckets beyond.
@@ -107,7 +109,9 @@ struct mf_prof_header {
 				* this thread (a signal handler's): counted here, not
 				* attributed to a stack */
 	char thread_name[MF_THREAD_NAME_LEN];
-	uint64_t reserved[32]; /* zero */
+	uint32_t records;	/* (version 4) MF_RECORD_* bits: what follows each leaf */
+	uint32_t reserved0;	/* zero */
+	uint64_t reserved[31]; /* zero */
 };
 
 struct mf_node {
@@ -137,6 +141,20 @@ struct mf_leaf {
 				 are taken in order, and [MF_LEAF_SIZES..7] stay 0. Buckets
 				 beyond these go to the leaf's MF_MODULE_SIZES child. */
 	uint64_t size_count[MF_LEAF_SIZES];
+};
+
+/* Lifetimes (MALLOC_FREQ_LIFETIMES=1): what became of a leaf's blocks. blocks and bytes are
+ * written by the thread that allocated them; frees and freed_bytes by whichever thread freed
+ * them (atomically), also after the allocating thread ended. blocks - frees are the blocks
+ * still live when the file was read: at exit, the leaks; in a killed process's file, those
+ * live at the last moment recorded. */
+#define MF_RECORD_LIFE 1u
+#define MF_LIFE_SLOTS  1
+struct mf_life {
+	uint64_t blocks;      /* calls that returned a block (tracked from then on) */
+	uint64_t bytes;	      /* the bytes those calls requested */
+	uint64_t frees;	      /* of those blocks, freed (free, realloc) by any thread */
+	uint64_t freed_bytes; /* their requested bytes */
 };
 
 struct mf_modules_header {
@@ -201,6 +219,9 @@ enum mf_process_state {
 enum mf_process_counter {
 	MF_PROCESS_UNRECORDED_CALLS = 0,
 	MF_PROCESS_UNRECORDED_BYTES = 1,
+	/* (MALLOC_FREQ_LIFETIMES=1) frees of blocks the profiler never saw allocated: before it
+	 * loaded, by the bootstrap arena, by another allocator; double and invalid frees */
+	MF_PROCESS_UNKNOWN_FREES = 2,
 };
 
 #define MF_PROCESS_STATUS      1u /* status holds what state says */
@@ -275,6 +296,7 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_leaf) == MF_LEAF_SLOTS * 32, "leaf record fills slots");   \
+	_Static_assert(sizeof(struct mf_life) == MF_LIFE_SLOTS * 32, "life record fills slots");   \
 	_Static_assert(MF_SIZES_SLOTS * 4 >= MF_SIZE_BUCKETS, "size counts fit their slots");      \
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \

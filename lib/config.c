@@ -132,6 +132,14 @@ void mf_config_load(void)
 			       s);
 	}
 	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED;
+	s = secure_getenv("MALLOC_FREQ_LIFETIMES");
+	if (s && strcmp(s, "0") && strcmp(s, "1"))
+		mf_log("MALLOC_FREQ_LIFETIMES=\"%s\" is neither 0 nor 1; lifetimes are off", s);
+	else if (s && !strcmp(s, "1") && mf_config.sample > 1)
+		mf_log("MALLOC_FREQ_LIFETIMES=1 does not go with MALLOC_FREQ_SAMPLE yet; lifetimes "
+		       "are off");
+	else
+		mf_config.lifetimes = s && !strcmp(s, "1");
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {
 		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {

@@ -183,9 +183,16 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 }
 
 /* The thread's last block: a temporary if freed before its next allocation call. */
-static inline __attribute__((always_inline)) void *mf_returned(void *p)
+static MF_NOINLINE void *mf_returned_life(void *p, size_t n)
+{
+	mf_life_alloc(p, n);
+	return p;
+}
+static inline __attribute__((always_inline)) void *mf_returned(void *p, size_t n)
 {
 	mf_tls.last_block = p;
+	if (mf_unlikely(mf_life_on)) /* (apart: the common path needs no more registers) */
+		return mf_returned_life(p, n);
 	return p;
 }
 
@@ -215,7 +222,9 @@ static inline __attribute__((always_inline)) void *mf_reallocated(void *old, siz
 {
 	if (mf_unlikely(old == last.block) && old && (p || !n))
 		mf_realloc_freed_last(last);
-	return mf_returned(p);
+	if (mf_unlikely(mf_life_on) && old && (p || !n))
+		mf_life_free(old);
+	return mf_returned(p, n);
 }
 
 /* The profiler's own calloc (see mf_enter): apart, so that the entry point's common path is
@@ -241,14 +250,14 @@ MF_EXPORT void *malloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
 		return mf_real_own(0, n, 0);
-	return mf_returned(mf_real.malloc(n));
+	return mf_returned(mf_real.malloc(n), n);
 }
 
 MF_EXPORT void *calloc(size_t n, size_t m)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
 		return mf_own_calloc(n, m);
-	return mf_returned(mf_real.calloc(n, m));
+	return mf_returned(mf_real.calloc(n, m), mf_product(n, m));
 }
 
 MF_EXPORT void *realloc(void *old, size_t n)
@@ -257,7 +266,7 @@ MF_EXPORT void *realloc(void *old, size_t n)
 	if (mf_unlikely(mf_enter(MF_ENTRY_REALLOC, n)))
 		return mf_real_own_realloc(old, n);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
-		return mf_returned(mf_real_move_bootstrap(old, n));
+		return mf_returned(mf_real_move_bootstrap(old, n), n);
 	return mf_reallocated(old, n, mf_real.realloc(old, n), last);
 }
 
@@ -275,7 +284,7 @@ MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 	if (mf_unlikely(own))
 		return mf_real_own_realloc(old, total);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
-		return mf_returned(mf_real_move_bootstrap(old, total));
+		return mf_returned(mf_real_move_bootstrap(old, total), total);
 	return mf_reallocated(old, total, mf_real.realloc(old, total), last);
 }
 
@@ -286,7 +295,7 @@ MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		return p ? (*out = p, 0) : ENOMEM;
 	}
 	int r = mf_real.posix_memalign(out, align, n);
-	mf_returned(r ? NULL : *out);
+	mf_returned(r ? NULL : *out, n);
 	return r;
 }
 
@@ -294,28 +303,28 @@ MF_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
 		return mf_real_own(align, n, 0);
-	return mf_returned(mf_real.aligned_alloc(align, n));
+	return mf_returned(mf_real.aligned_alloc(align, n), n);
 }
 
 MF_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
 		return mf_real_own(align, n, 0);
-	return mf_returned(mf_real.memalign(align, n));
+	return mf_returned(mf_real.memalign(align, n), n);
 }
 
 MF_EXPORT void *valloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_returned(mf_real.valloc(n));
+	return mf_returned(mf_real.valloc(n), n);
 }
 
 MF_EXPORT void *pvalloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_returned(mf_real.pvalloc(n));
+	return mf_returned(mf_real.pvalloc(n), n);
 }
 
 static inline __attribute__((always_inline)) void mf_free(void *p)
@@ -326,6 +335,14 @@ static inline __attribute__((always_inline)) void mf_free(void *p)
 		mf_real.free(p);
 }
 
+/* (apart, so that free's common path needs no frame of its own) */
+static MF_NOINLINE void mf_free_life(void *p)
+{
+	if (p)
+		mf_life_free(p);
+	mf_free(p);
+}
+
 /* The thread's last block freed before its next allocation: a temporary. */
 MF_EXPORT void free(void *p)
 {
@@ -333,7 +350,10 @@ MF_EXPORT void free(void *p)
 		mf_tls.last_block = NULL;
 		mf_thread_temporary(mf_tls.last_record);
 	}
-	mf_free(p);
+	if (mf_unlikely(mf_life_on))
+		mf_free_life(p);
+	else
+		mf_free(p);
 }
 
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc

@@ -54,6 +54,7 @@ struct mf_config {
 	int have_seed;
 	int unwind; /* enum mf_unwind_mode */
 	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
+	int lifetimes; /* MALLOC_FREQ_LIFETIMES=1: every block's free matched to its leaf */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
 };
 enum mf_unwind_mode {
@@ -213,6 +214,7 @@ struct mf_trie {
 	mf_trie_grow_fn grow;
 	mf_trie_resolve_fn resolve;
 	void *grow_arg;
+	uint32_t leaf_slots; /* slots after a leaf: its records (MF_LEAF_SLOTS by default) */
 };
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
@@ -298,6 +300,7 @@ void mf_process_quick_exit(int status); /* _exit(), _Exit() */
 /* A call of a thread that has no file (none could be made, or recording stopped): counted in the
  * process record, if this process has one. */
 void mf_process_unrecorded(size_t bytes);
+void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a counter */
 void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
@@ -322,6 +325,8 @@ struct mf_tls {
 	void *last_block;
 	struct mf_leaf *last_record;
 	struct mf_node *nodes;
+	uint32_t life_file; /* the thread file's number in the lifetimes' registry (0: none) */
+	unsigned life_busy; /* > 0: in the address map (a signal handler's call skips it) */
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
@@ -359,6 +364,20 @@ int mf_fds_apart_close(void);
 void mf_fds_apart_off(void);  /* from now on in place (a seccomp filter may forbid clone) */
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
+
+/* life.c: lifetimes (MALLOC_FREQ_LIFETIMES=1), the address map from each live block to the
+ * leaf that allocated it. Off, nothing here is called. */
+extern int mf_life_on;
+/* A thread file's nodes, registered so that any thread can charge a free to it (also after
+ * its thread ended: the file stays mapped); its number, or 0 when the registry is full. */
+uint32_t mf_life_file_new(struct mf_node *nodes);
+/* Block p of n bytes, just returned by the call counted at the thread's last leaf record. */
+void mf_life_alloc(void *p, size_t n);
+/* Block p (not NULL) freed: charged to its leaf, or counted as a free of an unknown block. */
+void mf_life_free(void *p);
+void mf_life_prefork(void);
+void mf_life_postfork_parent(void);
+void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */
 
 /* pool.c: zeroed memory for a thread state of size bytes (the same every time), or NULL. */
 void *mf_pool_take(size_t size);

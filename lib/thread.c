@@ -20,6 +20,7 @@ struct mf_thread {
 	struct mf_unwind_thread unwind;
 	struct mf_trie trie;
 	struct mf_prof_file file;
+	uint32_t life_file; /* its number in the lifetimes' registry; 0: none */
 	pid_t tid;
 	unsigned exit_rounds;
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
@@ -174,6 +175,7 @@ static void mf_thread_forget_last(void)
 	mf_tls.last_block = NULL;
 	mf_tls.last_record = NULL;
 	mf_tls.nodes = NULL;
+	mf_tls.life_file = 0;
 }
 
 /* Called in each round of key destructors: staying registered for all of them catches what
@@ -229,6 +231,8 @@ static void mf_thread_prefork(void)
 	pthread_rwlock_wrlock(&mf_fork_lock);
 	mf_modules_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
+	if (mf_life_on)
+		mf_life_prefork();
 }
 
 static void mf_thread_postfork_parent(void)
@@ -237,6 +241,8 @@ static void mf_thread_postfork_parent(void)
 		mf_fork_in_slow_step = 0;
 		return;
 	}
+	if (mf_life_on)
+		mf_life_postfork_parent();
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_modules_postfork();
 	pthread_rwlock_unlock(&mf_fork_lock);
@@ -261,6 +267,8 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
 static void mf_thread_postfork_child(void)
 {
 	mf_wiped.owner = getpid();
+	if (mf_life_on)
+		mf_life_postfork_child();
 	mf_pool_reset();
 	mf_fds_apart_postfork_child();
 	if (mf_fork_in_slow_step) {
@@ -323,6 +331,8 @@ static void mf_thread_postfork_child(void)
 static void mf_thread_after_raw_fork(void)
 {
 	int saved = errno;
+	if (mf_life_on)
+		mf_life_postfork_child();
 	mf_pool_reset();
 	mf_fds_apart_postfork_child();
 	struct mf_thread *t = mf_threads;
@@ -359,6 +369,7 @@ struct mf_thread *mf_thread_current(void)
 void mf_thread_init(void)
 {
 	int saved = errno;
+	mf_life_on = mf_config.lifetimes;
 	mf_wiped.owner = getpid();
 	mf_wiped_marked = madvise(&mf_wiped, sizeof(mf_wiped), MADV_WIPEONFORK) == 0;
 	errno = saved;
@@ -390,6 +401,10 @@ static long mf_thread_setup(void *arg)
 	if (!err && mf_trie_init(&t->trie, &t->trie_room, t->file.nodes, t->file.capacity,
 				 &t->file.header->node_count, mf_thread_grow, mf_thread_resolve, t))
 		err = -ENOMEM;
+	if (!err && mf_life_on) {
+		t->trie.leaf_slots += MF_LIFE_SLOTS;
+		t->life_file = mf_life_file_new(t->file.nodes);
+	}
 	if (err)
 		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "
 			    "create their file are not recorded (said once)",
@@ -438,6 +453,7 @@ struct mf_thread *mf_thread_start(void)
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, t);
 	mf_tls.nodes = t->trie.nodes;
+	mf_tls.life_file = t->life_file;
 	mf_tls.thread = t;
 	return t;
 }

@@ -107,6 +107,7 @@ int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *n
 	t->grow = grow;
 	t->resolve = resolve;
 	t->grow_arg = grow_arg;
+	t->leaf_slots = MF_LEAF_SLOTS;
 	memset(&nodes[0], 0, sizeof(nodes[0]));
 	__atomic_store_n(count, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -131,16 +132,16 @@ void mf_trie_forget_index(struct mf_trie *t)
 
 /* Node slots that follow a node of key pc: a leaf's record, a dense size histogram's counts
  * (see malloc_freq_format.h). */
-static uint64_t mf_trie_slots_after(uintptr_t pc)
+static uint64_t mf_trie_slots_after(const struct mf_trie *t, uintptr_t pc)
 {
 	if (pc == MF_TRIE_KEY_SIZES)
 		return MF_SIZES_SLOTS;
-	return pc < MF_TRIE_KEY_SPECIAL_MAX && pc != MF_TRIE_KEY_TRUNCATED ? MF_LEAF_SLOTS : 0;
+	return pc < MF_TRIE_KEY_SPECIAL_MAX && pc != MF_TRIE_KEY_TRUNCATED ? t->leaf_slots : 0;
 }
 
 static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uintptr_t pc)
 {
-	uint64_t n = *t->count, after = mf_trie_slots_after(pc);
+	uint64_t n = *t->count, after = mf_trie_slots_after(t, pc);
 	while (n + after >= t->capacity) {
 		uint64_t had = t->capacity;
 		struct mf_node *nodes = t->grow ? t->grow(t->grow_arg, &t->capacity) : NULL;

@@ -52,6 +52,8 @@ static void mf_usage(FILE *out)
 	    "                        and speedscope\n"
 	    "      --histogram       the size histogram of each stack above the threshold, as\n"
 	    "                        text bars (format 4 profiles)\n"
+	    "      --leaks           the stacks with blocks not freed at the end, the most\n"
+	    "                        leaked bytes first (MALLOC_FREQ_LIFETIMES=1 profiles)\n"
 	    "      --threads         calls per thread (pid/tid and name) for each function that\n"
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
@@ -63,10 +65,11 @@ static void mf_usage(FILE *out)
 	    "                        build) reads them all\n"
 	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
 	    "                        (default 1.0; 0 shows everything)\n"
-	    "  -s, --sort calls|bytes|temporary  order and threshold by calls (default),\n"
-	    "                        requested bytes, or temporaries (blocks freed before their\n"
-	    "                        thread's next allocation; format 4 profiles)\n"
-	    "      --weight calls|bytes|temporary  what --collapsed counts (default calls)\n"
+	    "  -s, --sort KEY        order and threshold by KEY: calls (default), bytes\n"
+	    "                        (requested), temporary (blocks freed before their thread's\n"
+	    "                        next allocation; format 4 profiles), leaked (bytes not\n"
+	    "                        freed at the end) or leaked-blocks (MALLOC_FREQ_LIFETIMES=1)\n"
+	    "      --weight KEY      what --collapsed counts, a --sort KEY (default calls)\n"
 	    "      --bytes           --collapsed counts bytes instead of calls (--weight bytes)\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
@@ -128,7 +131,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_DEBUGINFOD,
 		OPT_FULL_NAMES,
 		OPT_WEIGHT,
-		OPT_HISTOGRAM
+		OPT_HISTOGRAM,
+		OPT_LEAKS
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -141,6 +145,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"bytes", no_argument, NULL, OPT_BYTES},
 	    {"weight", required_argument, NULL, OPT_WEIGHT},
 	    {"histogram", no_argument, NULL, OPT_HISTOGRAM},
+	    {"leaks", no_argument, NULL, OPT_LEAKS},
 	    {"lines", no_argument, NULL, OPT_LINES},
 	    {"thread", required_argument, NULL, OPT_THREAD},
 	    {"process", required_argument, NULL, OPT_PROCESS},
@@ -154,7 +159,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	};
 	memset(a, 0, sizeof(*a));
 	a->report.threshold = 1.0;
-	a->weight = -1;
+	a->weight = a->sort = -1;
 	a->dirs = calloc((size_t)argc + 1, sizeof(char *));
 	a->load.process = calloc((size_t)argc + 1, sizeof(char *));
 	if (!a->dirs || !a->load.process)
@@ -177,16 +182,21 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case 's':
 			if ((a->sort = mf_metric_named(optarg)) < 0)
-				return mf_usage_error(
-				    "--sort '%s': give 'calls', 'bytes' or 'temporary'", optarg);
+				return mf_usage_error("--sort '%s': give 'calls', 'bytes', "
+						      "'temporary', 'leaked' or 'leaked-blocks'",
+						      optarg);
 			break;
 		case OPT_WEIGHT:
 			if ((a->weight = mf_metric_named(optarg)) < 0)
-				return mf_usage_error(
-				    "--weight '%s': give 'calls', 'bytes' or 'temporary'", optarg);
+				return mf_usage_error("--weight '%s': give 'calls', 'bytes', "
+						      "'temporary', 'leaked' or 'leaked-blocks'",
+						      optarg);
 			break;
 		case OPT_HISTOGRAM:
 			a->report.histogram = 1;
+			break;
+		case OPT_LEAKS:
+			a->report.leaks = 1;
 			break;
 		case 'c':
 			a->caller = 1;
@@ -258,14 +268,18 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	if ((a->weight >= 0 || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
 		return mf_usage_error("--bytes, --weight and --lines go with --collapsed (the tree "
 				      "shows every count; use --sort to order it by one)");
-	if (a->report.histogram && (a->mode != MF_MODE_TREE || a->caller))
-		return mf_usage_error("--histogram is a report of its own; it does not go with "
-				      "--caller, --collapsed, --threads or --processes");
+	if ((a->report.histogram || a->report.leaks) && (a->mode != MF_MODE_TREE || a->caller))
+		return mf_usage_error("--histogram and --leaks are reports of their own; they do "
+				      "not go with --caller, --collapsed, --threads or --processes");
+	if (a->report.histogram && a->report.leaks)
+		return mf_usage_error("choose one of --histogram and --leaks");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
 			       ? (a->weight >= 0 ? (enum mf_metric)a->weight : MF_METRIC_CALLS)
-			       : (enum mf_metric)a->sort;
+			   : a->sort >= 0    ? (enum mf_metric)a->sort
+			   : a->report.leaks ? MF_METRIC_LEAKED
+					     : MF_METRIC_CALLS;
 	return 0;
 }
 
@@ -345,6 +359,8 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return mf_report_threads(stdout, m, &a->report);
 	if (a->report.histogram)
 		return mf_report_histogram(stdout, m, &a->report);
+	if (a->report.leaks)
+		return mf_report_leaks(stdout, m, &a->report);
 	return a->caller ? mf_report_caller(stdout, m, &a->report)
 			 : mf_report_tree(stdout, m, &a->report);
 }
@@ -402,10 +418,18 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
+	int lacks_life = (a.report.leaks || a.report.metric == MF_METRIC_LEAKED ||
+			  a.report.metric == MF_METRIC_LEAKED_BLOCKS) &&
+			 !m.has_lifetimes;
 	if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY && !m.has_leaf_records) {
 		fprintf(stderr, "mf_print: --%s temporary: these profiles (format 3 or older) do not "
 				"record temporaries\n",
 			a.mode == MF_MODE_COLLAPSED ? "weight" : "sort");
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads && lacks_life) {
+		fprintf(stderr, "mf_print: %s: these profiles have no lifetimes (record them with "
+				"MALLOC_FREQ_LIFETIMES=1)\n",
+			a.report.leaks ? "--leaks" : "leaked");
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);

@@ -18,6 +18,8 @@ const struct mf_metric_info mf_metric_info[MF_METRICS] = {
     [MF_METRIC_CALLS] = {"calls", "calls"},
     [MF_METRIC_BYTES] = {"bytes", "bytes"},
     [MF_METRIC_TEMPORARY] = {"temporary", "temporaries"},
+    [MF_METRIC_LEAKED_BLOCKS] = {"leaked-blocks", "leaked blocks"},
+    [MF_METRIC_LEAKED] = {"leaked", "leaked bytes"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -479,11 +481,19 @@ static int mf_size_add(struct mf_model *m, uint32_t sample, uint32_t bucket, uin
 /* A leaf's record (format 4): its temporaries, and its size histogram as cells of sample. The
  * dense histogram, if any, is a child node found among the nodes after the leaf. */
 static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
-			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries)
+			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries,
+			  uint64_t *leaked)
 {
 	struct mf_leaf x;
 	memcpy(&x, &p->nodes[l->node + 1], sizeof(x));
 	*temporaries = x.temporaries;
+	if (p->header.records & MF_RECORD_LIFE) {
+		struct mf_life life;
+		memcpy(&life, &p->nodes[l->node + 1 + MF_LEAF_SLOTS], sizeof(life));
+		/* (frees are counted after blocks: a file read meanwhile may show more) */
+		leaked[0] = life.blocks > life.frees ? life.blocks - life.frees : 0;
+		leaked[1] = life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
+	}
 	int r = 0;
 	for (int i = 0; !r && i < MF_LEAF_SIZES; i++)
 		if (x.size_key[i] && x.size_key[i] <= MF_SIZE_BUCKETS)
@@ -526,6 +536,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	const uint64_t rate = p->header.sample_rate;
 	int records = p->header.version >= 4;
 	m->has_leaf_records |= records;
+	m->has_lifetimes |= !!(p->header.records & MF_RECORD_LIFE);
 	/* format 4: each leaf's sample, for the dense size histograms under the leaves */
 	uint32_t *sample_of = !r && records ? malloc(n * sizeof(*sample_of)) : NULL;
 	if (!r && records && !sample_of)
@@ -534,13 +545,13 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		sample_of[i] = MF_NONE;
 	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack, sample;
-		uint64_t temporaries = 0;
+		uint64_t temporaries = 0, leaked[2] = {0, 0};
 		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
 		    (r = mf_sample_at(m, stack, thread, &sample)))
 			break;
 		if (records) {
 			sample_of[leaves[i].node] = sample;
-			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries)))
+			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked)))
 				break;
 		}
 		uint64_t value[MF_METRICS] = {
@@ -550,6 +561,8 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 			mf_sat_mul(leaves[i].bytes, rate, &m->saturated[MF_METRIC_BYTES]),
 		    [MF_METRIC_TEMPORARY] =
 			mf_sat_mul(temporaries, rate, &m->saturated[MF_METRIC_TEMPORARY]),
+		    [MF_METRIC_LEAKED_BLOCKS] = leaked[0],
+		    [MF_METRIC_LEAKED] = leaked[1],
 		};
 		r = mf_sample_add(m, sample, value);
 	}

@@ -23,6 +23,10 @@ enum mf_metric {
 	MF_METRIC_BYTES, /* bytes those calls requested */
 	/* (format 4) blocks freed before their thread's next allocation call */
 	MF_METRIC_TEMPORARY,
+	/* (MALLOC_FREQ_LIFETIMES=1) blocks, and their requested bytes, not freed when the file
+	 * was read: at exit, the leaks */
+	MF_METRIC_LEAKED_BLOCKS,
+	MF_METRIC_LEAKED,
 	MF_METRICS
 };
 
@@ -106,6 +110,7 @@ struct mf_process {
 	int status; /* exit status or signal, by end */
 	int status_known, by_parent, core;
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
+	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
 	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
 	uint64_t unrecorded_bytes;
 	uint32_t threads;	     /* thread files read */
@@ -155,6 +160,8 @@ struct mf_model {
 	struct mf_size_cell *sizes; /* every sample's size histogram, in the order added */
 	size_t nsizes, cap_sizes;
 	int has_leaf_records;	    /* some thread's file (format 4) has temporaries and sizes */
+	int has_lifetimes;	    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	uint64_t unknown_frees;	    /* frees of blocks never seen allocated, of all processes */
 	int estimated;		    /* some thread was sampled: counts are estimates */
 	int saturated[MF_METRICS];  /* some sum reached UINT64_MAX and stayed there */
 	struct mf_symbolizer *sym;  /* not owned */

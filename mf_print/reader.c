@@ -185,7 +185,14 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		memcpy(copy, nodes, n * sizeof(*copy));
 		nodes = copy;
 	}
+	if (h.version < 4)
+		h.records = 0; /* (reserved then) */
+	if (h.records & ~MF_RECORD_LIFE) {
+		mf_fail(err, errlen, "corrupt header (records 0x%x)", h.records);
+		goto bad;
+	}
 	out->header.version = h.version; /* (for mf_profile_slots_after) */
+	out->header.records = h.records;
 	/* Version 4: which slots are records, not nodes (no node may name one its parent). */
 	unsigned char *rec = h.version >= 4 ? calloc(n / 8 + 1, 1) : NULL;
 	if (h.version >= 4 && !rec) {

@@ -32,9 +32,9 @@ static inline uint64_t mf_profile_slots_after(const struct mf_profile *p, const 
 {
 	if (p->header.version < 4)
 		return 0;
-	return x->module == MF_MODULE_ENTRY ? MF_LEAF_SLOTS
-	       : x->module == MF_MODULE_SIZES ? MF_SIZES_SLOTS
-					      : 0;
+	if (x->module == MF_MODULE_ENTRY)
+		return MF_LEAF_SLOTS + (p->header.records & MF_RECORD_LIFE ? MF_LIFE_SLOTS : 0);
+	return x->module == MF_MODULE_SIZES ? MF_SIZES_SLOTS : 0;
 }
 
 /* Reads and validates one .prof file, mapped (not copied: a profile of millions of stacks is

@@ -15,6 +15,7 @@ struct mf_report_options {
 	int full_names;	       /* C++ and Rust names as demangled, not simplified */
 	int merge_processes;   /* do not root stacks under their programs */
 	int histogram;	       /* --histogram: size histograms of the stacks above threshold */
+	int leaks;	       /* --leaks: the stacks with blocks live at the end */
 	size_t files;	       /* files read, for the summary */
 	size_t dirs;
 };
@@ -35,6 +36,8 @@ int mf_report_processes(FILE *out, const struct mf_model *m, const struct mf_rep
 void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
 /* --histogram: per stack above the threshold, its size histogram as text bars. */
 int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --leaks: the stacks with blocks live at the end (lifetimes), by the sort key. */
+int mf_report_leaks(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
  * by frame; for flamegraph.pl and speedscope. */
 int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);

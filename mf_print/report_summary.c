@@ -173,5 +173,17 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"before their thread's next allocation\n",
 			m->estimated ? "~" : "", temporaries, mf_text_pct(temporaries, calls));
 	}
+	if (m->has_lifetimes) {
+		uint64_t blocks = mf_model_total(m, MF_METRIC_LEAKED_BLOCKS, NULL), unknown = 0;
+		char lb[32];
+		mf_text_bytes(lb, sizeof(lb), mf_model_total(m, MF_METRIC_LEAKED, NULL));
+		for (size_t i = 0; i < m->nprocesses; i++)
+			unknown = mf_sat_add(unknown, m->processes[i].unknown_frees, &flag);
+		fprintf(out,
+			"  lifetimes: %" PRIu64 " blocks (%s) not freed at the end (leaked, or live "
+			"when a process was killed); %" PRIu64
+			" frees of blocks never seen allocated\n",
+			blocks, lb, unknown);
+	}
 	return ferror(out) ? -EIO : 0;
 }

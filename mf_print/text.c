@@ -26,6 +26,14 @@ void mf_text_bytes(char *buf, size_t size, uint64_t b)
 		snprintf(buf, size, "%.1f %s", v, unit[u]);
 }
 
+void mf_text_leaked(char *buf, size_t size, uint64_t blocks, uint64_t bytes)
+{
+	char b[32], both[48];
+	mf_text_bytes(b, sizeof(b), bytes);
+	snprintf(both, sizeof(both), "%" PRIu64 " (%s)", blocks, b);
+	snprintf(buf, size, " %23s", both);
+}
+
 int mf_strbuf_add(struct mf_strbuf *b, const char *s, size_t n)
 {
 	if (!n)

@@ -21,6 +21,9 @@ static inline void mf_text_temporary(char *buf, size_t size, uint64_t temporarie
 	snprintf(buf, size, " %6.1f%%", mf_text_pct(temporaries, calls));
 }
 
+/* "   12 (1.5 KiB)": blocks live at the end and their bytes (a column of 24), into buf. */
+void mf_text_leaked(char *buf, size_t size, uint64_t blocks, uint64_t bytes);
+
 /* in as a terminal may show it, into out (size bytes, always terminated): what a terminal
  * would act on is made visible, so that a name cannot break a table or send escape sequences
  * to the viewer: a backslash as \\, control characters as \n, \t, \r or \xNN (\x1b for

@@ -12,7 +12,15 @@
  *   site_shrink    K blocks of 40 bytes realloc'd to 0 (glibc frees them): K temporaries of
  *                  site_shrink, and K zero-byte realloc calls (site_shrink_call)
  *   free(NULL) after each site_temp call, which frees nothing
- * Usage: prog_life N M Z K */
+ * and, given Q and U (lifetimes):
+ *   site_queue     Q blocks of 48 bytes passed through a queue to a consumer thread, which
+ *                  frees them while the workers run: freed by another thread
+ *   site_orphan    Q blocks of 56 bytes left to main, which frees them once every worker
+ *                  has ended: freed after their thread exited
+ *   U blocks from glibc's __libc_malloc (which the profiler does not see), freed by main:
+ *                  frees of unknown blocks
+ * Leaked at exit: site_kept's blocks and the last block of each chain (site_grow's).
+ * Usage: prog_life N M Z K [Q U] */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -21,8 +29,16 @@
 #define THREADS	 4
 #define CHAIN_REALLOCS 8
 
-static long n_temp, m_kept, z_zero, k_chain;
+static long n_temp, m_kept, z_zero, k_chain, q_queue, u_unknown;
 static void *volatile sink;
+
+/* The queue to the consumer, and the orphans for main. */
+static pthread_mutex_t queue_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t queue_cond = PTHREAD_COND_INITIALIZER;
+static void **queue, **orphans;
+static long queued, consumed, orphaned;
+
+extern void *__libc_malloc(size_t);
 
 NOINLINE static void site_temp(void)
 {
@@ -83,6 +99,36 @@ NOINLINE static void *site_shrink(void)
 	return q;
 }
 
+NOINLINE static void *site_queue(void)
+{
+	void *q = malloc(48);
+	NO_TAIL;
+	return q;
+}
+
+NOINLINE static void *site_orphan(void)
+{
+	void *q = malloc(56);
+	NO_TAIL;
+	return q;
+}
+
+static void *consumer(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&queue_lock);
+	while (consumed < THREADS * q_queue) {
+		while (consumed == queued)
+			pthread_cond_wait(&queue_cond, &queue_lock);
+		void *p = queue[consumed++];
+		pthread_mutex_unlock(&queue_lock);
+		free(p);
+		pthread_mutex_lock(&queue_lock);
+	}
+	pthread_mutex_unlock(&queue_lock);
+	return NULL;
+}
+
 NOINLINE static void *site_shrink_call(void *p)
 {
 	void *q = realloc(p, 0);
@@ -121,20 +167,39 @@ static void *worker(void *arg)
 	for (long c = 0; c < k_chain; c++)
 		if (site_shrink_call(site_shrink()))
 			abort(); /* glibc frees it and returns NULL */
+	for (long i = 0; i < q_queue; i++) {
+		void *p = site_queue(), *o = site_orphan();
+		pthread_mutex_lock(&queue_lock);
+		queue[queued++] = p;
+		orphans[orphaned++] = o;
+		pthread_cond_signal(&queue_cond);
+		pthread_mutex_unlock(&queue_lock);
+	}
 	return NULL;
 }
 
 int main(int argc, char **argv)
 {
-	if (argc != 5)
+	if (argc != 5 && argc != 7)
 		return 2;
 	n_temp = atol(argv[1]), m_kept = atol(argv[2]), z_zero = atol(argv[3]);
 	k_chain = atol(argv[4]);
-	pthread_t t[THREADS];
+	if (argc == 7)
+		q_queue = atol(argv[5]), u_unknown = atol(argv[6]);
+	queue = __libc_malloc((size_t)(THREADS * q_queue + 1) * sizeof(void *));
+	orphans = __libc_malloc((size_t)(THREADS * q_queue + 1) * sizeof(void *));
+	pthread_t t[THREADS], c;
+	if (!queue || !orphans || pthread_create(&c, NULL, consumer, NULL))
+		return 1;
 	for (int i = 0; i < THREADS; i++)
 		if (pthread_create(&t[i], NULL, worker, NULL))
 			return 1;
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
+	pthread_join(c, NULL);
+	for (long i = 0; i < orphaned; i++)
+		free(orphans[i]);
+	for (long i = 0; i < u_unknown; i++)
+		free(__libc_malloc(16));
 	return 0;
 }

@@ -2,7 +2,10 @@
 # After malloc: every stack's size histogram and temporaries (blocks freed before their
 # thread's next allocation), in 4 threads, each figure known by construction
 # (tests/prog_life.c); under sampling, a stack whose every block is a temporary has as many
-# temporaries as calls. Then mf_print's options for them.
+# temporaries as calls. Then mf_print's options for them. With MALLOC_FREQ_LIFETIMES=1: the
+# blocks each stack leaves live at exit, frees by another thread and after the allocating
+# thread ended charged to the allocating stack, frees of blocks never seen counted; a fork
+# and a raw fork with lifetimes on.
 . "$srcdir/tests/tap.sh"
 N=1000 M=300 Z=200 K=50 R=8 T=4
 profile "$MF_TESTS/prog_life" $N $M $Z $K; rc=$?
@@ -83,4 +86,58 @@ is "$rc" 0 "prog_life runs sampled (MALLOC_FREQ_SAMPLE=7)"
 c=$(calls "$mf_work/calls" ';site_temp;malloc$') t=$(calls "$mf_work/temp" ';site_temp;malloc$')
 [ "$c" -gt 0 ] && [ "$c" = "$t" ]; ok $? "sampled: site_temp's temporaries are its calls ($t of ~$c)"
 is "$(calls "$mf_work/temp" ';site_kept;malloc$')" 0 "sampled: site_kept has none"
+
+# Lifetimes.
+rm -rf "$mf_work"/malloc_freq.*
+Q=500 U=77
+MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_life" $N $M $Z $K $Q $U; rc=$?
+is "$rc" 0 "prog_life runs with MALLOC_FREQ_LIFETIMES=1"
+"$MF_PRINT" --collapsed --weight leaked-blocks $d > "$mf_work/lb"; ok $? "--weight leaked-blocks"
+"$MF_PRINT" --collapsed --weight leaked $d > "$mf_work/lbytes"; ok $? "--weight leaked"
+"$MF_PRINT" --collapsed $d > "$mf_work/calls"
+"$MF_PRINT" --collapsed --weight temporary $d > "$mf_work/temp"
+# leaked SITE BLOCKS BYTES
+leaked() {
+	is "$(calls "$mf_work/lb" ";$1;[a-z_]*\$") $(calls "$mf_work/lbytes" ";$1;[a-z_]*\$")" "$2 $3" \
+		"$1: $2 blocks ($3 bytes) leaked"
+}
+leaked site_kept $((T * (M + 1))) $((T * (M + 1) * 100))
+leaked site_grow $((T * K)) $((T * K * 2048))
+leaked site_queue 0 0
+leaked site_orphan 0 0
+leaked site_temp 0 0
+leaked site_sizes 0 0
+leaked site_chain 0 0
+is "$(calls "$mf_work/calls" ';site_queue;malloc$') $(calls "$mf_work/calls" ';site_orphan;malloc$')" "$((T * Q)) $((T * Q))" \
+	"site_queue and site_orphan: $((T * Q)) calls each, all freed: by the consumer thread, and by main after their threads ended"
+site site_temp $((T * N)) $((T * N)) $((T * N * 24))
+site site_grow $((T * K * R)) $((T * K * (R - 1))) $((T * K * (16 + 32 + 64 + 128 + 256 + 512 + 1024 + 2048)))
+summary=$("$MF_PRINT" $d)
+total=$(awk '{ s += $NF } END { printf "%.0f", s }' "$mf_work/lb")
+like "$summary" "^  lifetimes: $total blocks \([0-9.]+ [KM]?i?B\) not freed at the end" "the summary counts $total leaked blocks"
+# The loader frees through free() a few blocks it allocated before the profiler could see
+# them (its own minimal malloc's): frees of unknown blocks too, at most one per thread start.
+unknown=$(printf '%s\n' "$summary" | sed -n 's/.*; \([0-9]*\) frees of blocks never seen allocated$/\1/p')
+[ "${unknown:-0}" -ge $U ] && [ "${unknown:-0}" -le $((U + T + 1)) ]; ok $? "frees of unknown blocks: $unknown ($U by construction)"
+"$MF_PRINT" --leaks -t 0 $d > "$mf_work/leaks"; ok $? "--leaks"
+first=$(awk 'on && NF { print; exit } /stack \(allocation/ { on = 1 }' "$mf_work/leaks")
+like "$first" "<- site_grow " "--leaks: the most leaked bytes first (site_grow's chains)"
+if grep -q "site_queue\|site_orphan\|site_temp" "$mf_work/leaks"; then fail "--leaks: no stack without leaks"; else pass "--leaks: no stack without leaks"; fi
+like "$("$MF_PRINT" $d | sed -n '/call stack/p')" "temp +leaked blocks \\(bytes\\)  call stack" "the tree has a leaked column"
+mkdir "$mf_work/old"
+MALLOC_FREQ_DIR="$mf_work/old" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_life" 10 10 10 10
+"$MF_PRINT" --leaks "$mf_work/old" > /dev/null 2> "$mf_work/err"; rc=$?
+like "$rc $(cat "$mf_work/err")" "^1 mf_print: --leaks: these profiles have no lifetimes" "--leaks on a profile without lifetimes: a clear error"
+
+# Fork and raw fork with lifetimes: the child's frees of the parent's blocks are the child's
+# unknown ones, never written to the parent's files.
+rm -rf "$mf_work"/malloc_freq.*
+out=$(MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_fork" 300 200); rc=$?
+is "$rc" 0 "prog_fork with lifetimes exits 0"
+"$MF_PRINT" $d > /dev/null 2>&1; ok $? "... and its profiles read"
+for mode in sysfork clone; do
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_LIFETIMES=1 profile_within 20 "$MF_TESTS/prog_rawfork" $mode > /dev/null; rc=$?
+	is "$rc" 0 "prog_rawfork $mode with lifetimes exits 0"
+done
 done_testing

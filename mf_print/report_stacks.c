@@ -1,6 +1,7 @@
-/* --histogram: each stack above the threshold (by the sort key, over all threads and
- * processes), with its calls, bytes and temporaries, then its size histogram: a line per
- * bucket that requests fell in, its bar scaled to the stack's largest bucket. */
+/* Reports of whole stacks (over all threads and processes), each stack above the threshold
+ * (by the sort key) a line with its counts and innermost frames: --histogram, then its size
+ * histogram, a line per bucket that requests fell in, its bar scaled to the stack's largest
+ * bucket; --leaks, only the stacks with blocks live at the end, the most bytes first. */
 #include "config.h"
 
 #include <errno.h>
@@ -58,14 +59,17 @@ static int mf_stack_text(struct mf_strbuf *b, const struct mf_model *m, const st
 	return r;
 }
 
-static void mf_stack_line(FILE *out, const uint64_t value[MF_METRICS], uint64_t total,
-			  enum mf_metric metric, const char *text, int len)
+static void mf_stack_line(FILE *out, const struct mf_model *m, const uint64_t value[MF_METRICS],
+			  uint64_t total, enum mf_metric metric, const char *text, int len)
 {
-	char b[32], temp[16];
+	char b[32], temp[16], leaked[48] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
 	mf_text_temporary(temp, sizeof(temp), value[MF_METRIC_TEMPORARY], value[MF_METRIC_CALLS]);
-	fprintf(out, "%12" PRIu64 " %6.2f%% %11s%s  %.*s\n", value[MF_METRIC_CALLS],
-		mf_text_pct(value[metric], total), b, temp, len, text);
+	if (m->has_lifetimes)
+		mf_text_leaked(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
+			       value[MF_METRIC_LEAKED]);
+	fprintf(out, "%12" PRIu64 " %6.2f%% %11s%s%s  %.*s\n", value[MF_METRIC_CALLS],
+		mf_text_pct(value[metric], total), b, temp, leaked, len, text);
 }
 
 /* The stack's buckets (sizes[0..MF_SIZE_BUCKETS)) as bars, against its calls. */
@@ -88,7 +92,9 @@ static void mf_bars(FILE *out, const uint64_t *sizes, uint64_t calls)
 	}
 }
 
-int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+/* The stacks by o->metric; with leaks, only those with blocks live at the end. */
+static int mf_stacks_report(FILE *out, const struct mf_model *m,
+			    const struct mf_report_options *o, int leaks)
 {
 	size_t n = m->nstacks;
 	uint64_t *value[MF_METRICS] = {0};
@@ -122,12 +128,20 @@ int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_rep
 		mf_hist_sort_value = value[o->metric];
 		qsort(order, n, sizeof(*order), mf_hist_cmp);
 		uint64_t total = mf_model_total(m, o->metric, NULL);
-		fprintf(out,
-			"\nSize histograms of the stacks, by %s; stacks below %.2g%% are folded "
-			"(--threshold)\n\n",
-			mf_metric_info[o->metric].plural, o->threshold);
-		fprintf(out, "%12s %7s %11s %7s  %s\n", "calls", "%", "bytes", "temp",
-			"stack (allocation <- caller), then its request sizes");
+		if (leaks)
+			fprintf(out,
+				"\nStacks with blocks not freed at the end (leaked), by %s; stacks "
+				"below %.2g%% are folded (--threshold)\n\n",
+				mf_metric_info[o->metric].plural, o->threshold);
+		else
+			fprintf(out,
+				"\nSize histograms of the stacks, by %s; stacks below %.2g%% are "
+				"folded (--threshold)\n\n",
+				mf_metric_info[o->metric].plural, o->threshold);
+		fprintf(out, "%12s %7s %11s %7s%s  %s\n", "calls", "%", "bytes", "temp",
+			m->has_lifetimes ? "   leaked blocks (bytes)" : "",
+			leaks ? "stack (allocation <- caller)"
+			      : "stack (allocation <- caller), then its request sizes");
 		uint64_t folded[MF_METRICS] = {0};
 		size_t nfolded = 0;
 		for (size_t i = 0; !r && i < n; i++) {
@@ -135,7 +149,7 @@ int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_rep
 			uint64_t v[MF_METRICS];
 			for (int k = 0; k < MF_METRICS; k++)
 				v[k] = value[k][s];
-			if (!v[o->metric])
+			if (!v[o->metric] || (leaks && !v[MF_METRIC_LEAKED_BLOCKS]))
 				continue;
 			if (mf_text_pct(v[o->metric], total) < o->threshold) {
 				for (int k = 0; k < MF_METRICS; k++)
@@ -145,7 +159,9 @@ int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_rep
 			}
 			if ((r = mf_stack_text(&text, m, &l, s)))
 				break;
-			mf_stack_line(out, v, total, o->metric, text.s, (int)text.len);
+			mf_stack_line(out, m, v, total, o->metric, text.s, (int)text.len);
+			if (leaks)
+				continue;
 			uint64_t sizes[MF_SIZE_BUCKETS] = {0};
 			for (size_t c = first[s]; c < first[s + 1]; c++) {
 				const struct mf_size_cell *cell = &m->sizes[cells[c]];
@@ -157,7 +173,7 @@ int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_rep
 			char more[128];
 			int len = snprintf(more, sizeof(more), "(%zu more stack%s below %.2g%%)",
 					   nfolded, nfolded == 1 ? "" : "s", o->threshold);
-			mf_stack_line(out, folded, total, o->metric, more, len);
+			mf_stack_line(out, m, folded, total, o->metric, more, len);
 		}
 	}
 	mf_labels_free(&l);
@@ -170,4 +186,14 @@ int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_rep
 	if (!r && ferror(out))
 		r = -EIO;
 	return r;
+}
+
+int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	return mf_stacks_report(out, m, o, 0);
+}
+
+int mf_report_leaks(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	return mf_stacks_report(out, m, o, 1);
 }

@@ -1,0 +1,222 @@
+/* Lifetimes (MALLOC_FREQ_LIFETIMES=1): an address map from every live block to the thread file
+ * and leaf that allocated it, so that a free on any thread, also after the allocating thread
+ * ended, is charged to that leaf's struct mf_life in its file. Runs inside malloc: no malloc
+ * (the map's memory is mmap'd), no stdio, errno preserved.
+ *
+ * The map: 64 shards by address hash, each an open-addressing table (linear probing,
+ * deletion by backward shift: no tombstones) behind a spinlock of its own, so threads that
+ * allocate at once rarely meet; a shard doubles at half full. A slot is 24 bytes, so a live
+ * block costs 48 to 96 bytes. The thread files stay mapped to the end of the process (a
+ * late free still finds its record), and never move (their reserved address space is made
+ * large; a file that would outgrow it stops growing). */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#include "mf_internal.h"
+
+#define MF_LIFE_SHARDS	  64
+#define MF_LIFE_FILES	  65536
+#define MF_LIFE_SLOTS_MIN 512
+
+struct mf_life_slot {
+	uintptr_t addr; /* 0: empty */
+	uint64_t size;
+	uint32_t file, node; /* the leaf: mf_life_files[file][node] */
+};
+
+struct mf_life_shard {
+	_Alignas(64) int lock;
+	struct mf_life_slot *slot;
+	uint64_t mask, used;
+};
+
+int mf_life_on;
+static struct mf_life_shard mf_life_shards[MF_LIFE_SHARDS];
+static struct mf_node *mf_life_files[MF_LIFE_FILES]; /* [0]: none */
+static uint32_t mf_life_nfiles = 1;
+
+uint32_t mf_life_file_new(struct mf_node *nodes)
+{
+	uint32_t id = __atomic_fetch_add(&mf_life_nfiles, 1, __ATOMIC_RELAXED);
+	if (id >= MF_LIFE_FILES) {
+		MF_LOG_ONCE("more than %d threads: the blocks of the later ones are not tracked "
+			    "(their frees count as frees of unknown blocks)",
+			    MF_LIFE_FILES - 1);
+		return 0;
+	}
+	__atomic_store_n(&mf_life_files[id], nodes, __ATOMIC_RELEASE);
+	return id;
+}
+
+static inline uint64_t mf_life_hash(uintptr_t addr)
+{
+	uint64_t h = (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+static struct mf_life_shard *mf_life_shard(uint64_t h)
+{
+	return &mf_life_shards[h >> 58];
+}
+
+static void mf_life_lock(struct mf_life_shard *s)
+{
+	while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
+			sched_yield();
+}
+
+static void mf_life_unlock(struct mf_life_shard *s)
+{
+	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+}
+
+static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct mf_life_slot *x)
+{
+	uint64_t i = mf_life_hash(x->addr) & mask;
+	while (slot[i].addr && slot[i].addr != x->addr)
+		i = (i + 1) & mask;
+	slot[i] = *x;
+}
+
+/* Twice the slots (the first time: MF_LIFE_SLOTS_MIN). 0, or -1 without memory. */
+static int mf_life_grow(struct mf_life_shard *s)
+{
+	uint64_t n = s->slot ? (s->mask + 1) * 2 : MF_LIFE_SLOTS_MIN;
+	struct mf_life_slot *slot = mmap(NULL, n * sizeof(*slot), PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (slot == MAP_FAILED)
+		return -1;
+	if (s->slot) {
+		for (uint64_t i = 0; i <= s->mask; i++)
+			if (s->slot[i].addr)
+				mf_life_put(slot, n - 1, &s->slot[i]);
+		munmap(s->slot, (s->mask + 1) * sizeof(*slot));
+	}
+	s->slot = slot;
+	s->mask = n - 1;
+	return 0;
+}
+
+/* Takes the slot of addr out of the shard (held) into *out; 0, or -1 if there is none. */
+static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, struct mf_life_slot *out)
+{
+	if (!s->slot)
+		return -1;
+	uint64_t mask = s->mask, i = mf_life_hash(addr) & mask;
+	while (s->slot[i].addr != addr) {
+		if (!s->slot[i].addr)
+			return -1;
+		i = (i + 1) & mask;
+	}
+	*out = s->slot[i];
+	/* Backward shift: each later slot of the run moves into the hole if its home is not
+	 * between the hole and itself. */
+	for (uint64_t j = (i + 1) & mask; s->slot[j].addr; j = (j + 1) & mask) {
+		uint64_t home = mf_life_hash(s->slot[j].addr) & mask;
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			s->slot[i] = s->slot[j];
+			i = j;
+		}
+	}
+	s->slot[i].addr = 0;
+	s->used--;
+	return 0;
+}
+
+void mf_life_alloc(void *p, size_t n)
+{
+	struct mf_leaf *x = mf_tls.last_record;
+	uint32_t file = mf_tls.life_file;
+	if (!p || !x || !file || mf_tls.life_busy || mf_tls.recording)
+		return;
+	int saved = errno;
+	mf_tls.life_busy++;
+	struct mf_node *leaf = (struct mf_node *)x - 1;
+	struct mf_life *l = (struct mf_life *)(leaf + 1 + MF_LEAF_SLOTS);
+	struct mf_life_slot slot = {(uintptr_t)p, n, file, (uint32_t)(leaf - mf_tls.nodes)};
+	uint64_t h = mf_life_hash(slot.addr);
+	struct mf_life_shard *s = mf_life_shard(h);
+	mf_life_lock(s);
+	if ((s->slot && 2 * (s->used + 1) <= s->mask + 1) || mf_life_grow(s) == 0) {
+		uint64_t i = h & s->mask;
+		while (s->slot[i].addr && s->slot[i].addr != slot.addr)
+			i = (i + 1) & s->mask;
+		s->used += !s->slot[i].addr; /* (a block freed where we did not see it, reused) */
+		s->slot[i] = slot;
+		__atomic_add_fetch(&l->blocks, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&l->bytes, n, __ATOMIC_RELAXED);
+	}
+	mf_life_unlock(s);
+	mf_tls.life_busy--;
+	errno = saved;
+}
+
+void mf_life_free(void *p)
+{
+	if (mf_tls.life_busy || mf_tls.recording)
+		return; /* (a signal handler's, in the map; or the profiler's own) */
+	/* A child made without fork()'s handlers: the map is the parent's until it is reset. */
+	if (!__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+		return;
+	mf_tls.life_busy++;
+	uintptr_t addr = (uintptr_t)p;
+	struct mf_life_shard *s = mf_life_shard(mf_life_hash(addr));
+	struct mf_life_slot slot;
+	mf_life_lock(s);
+	int found = mf_life_take(s, addr, &slot) == 0;
+	mf_life_unlock(s);
+	struct mf_node *nodes =
+	    found ? __atomic_load_n(&mf_life_files[slot.file], __ATOMIC_ACQUIRE) : NULL;
+	if (nodes) {
+		struct mf_life *l = (struct mf_life *)(nodes + slot.node + 1 + MF_LEAF_SLOTS);
+		__atomic_add_fetch(&l->frees, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&l->freed_bytes, slot.size, __ATOMIC_RELAXED);
+	} else {
+		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
+	}
+	mf_tls.life_busy--;
+}
+
+/* No thread may be in the map when the child is made; but a signal handler's fork that
+ * interrupted this thread in the map would wait for itself: then the child only starts over. */
+static int mf_life_held;
+
+void mf_life_prefork(void)
+{
+	if (mf_tls.life_busy)
+		return;
+	for (int i = 0; i < MF_LIFE_SHARDS; i++)
+		mf_life_lock(&mf_life_shards[i]);
+	mf_life_held = 1;
+}
+
+void mf_life_postfork_parent(void)
+{
+	if (!mf_life_held)
+		return;
+	mf_life_held = 0;
+	for (int i = 0; i < MF_LIFE_SHARDS; i++)
+		mf_life_unlock(&mf_life_shards[i]);
+}
+
+void mf_life_postfork_child(void)
+{
+	mf_life_held = 0;
+	for (int i = 0; i < MF_LIFE_SHARDS; i++) {
+		struct mf_life_shard *s = &mf_life_shards[i];
+		if (s->slot)
+			munmap(s->slot, (s->mask + 1) * sizeof(*s->slot));
+		*s = (struct mf_life_shard){0};
+	}
+	memset(mf_life_files, 0, sizeof(mf_life_files[0]) * (mf_life_nfiles < MF_LIFE_FILES
+								    ? mf_life_nfiles
+								    : MF_LIFE_FILES));
+	mf_life_nfiles = 1;
+	mf_tls.life_file = 0;
+	mf_tls.life_busy = 0;
+}
