@@ -147,14 +147,20 @@ struct mf_leaf {
  * written by the thread that allocated them; frees and freed_bytes by whichever thread freed
  * them (atomically), also after the allocating thread ended. blocks - frees are the blocks
  * still live when the file was read: at exit, the leaks; in a killed process's file, those
- * live at the last moment recorded. */
+ * live at the last moment recorded. peak_*: the leaf's live blocks and bytes when the
+ * process's live bytes were last at their maximum (DHAT's t-gmax; the process record says
+ * how much and when), written by the thread whose free left that maximum. */
 #define MF_RECORD_LIFE 1u
-#define MF_LIFE_SLOTS  1
+#define MF_LIFE_SLOTS  2
 struct mf_life {
 	uint64_t blocks;      /* calls that returned a block (tracked from then on) */
 	uint64_t bytes;	      /* the bytes those calls requested */
 	uint64_t frees;	      /* of those blocks, freed (free, realloc) by any thread */
 	uint64_t freed_bytes; /* their requested bytes */
+	uint64_t peak_blocks; /* live at the process's peak */
+	uint64_t peak_bytes;
+	uint64_t max_bytes; /* the most of its bytes live at once (as its thread saw them) */
+	uint64_t reserved;
 };
 
 struct mf_modules_header {
@@ -222,6 +228,11 @@ enum mf_process_counter {
 	/* (MALLOC_FREQ_LIFETIMES=1) frees of blocks the profiler never saw allocated: before it
 	 * loaded, by the bootstrap arena, by another allocator; double and invalid frees */
 	MF_PROCESS_UNKNOWN_FREES = 2,
+	/* (lifetimes) the process's peak of live requested bytes, its blocks then, and when it
+	 * was left (CLOCK_REALTIME ns; 0: never: the peak is the end) */
+	MF_PROCESS_PEAK_BYTES = 3,
+	MF_PROCESS_PEAK_BLOCKS = 4,
+	MF_PROCESS_PEAK_NS = 5,
 };
 
 #define MF_PROCESS_STATUS      1u /* status holds what state says */

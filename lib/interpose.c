@@ -222,9 +222,10 @@ static inline __attribute__((always_inline)) void *mf_reallocated(void *old, siz
 {
 	if (mf_unlikely(old == last.block) && old && (p || !n))
 		mf_realloc_freed_last(last);
-	if (mf_unlikely(mf_life_on) && old && (p || !n))
-		mf_life_free(old);
-	return mf_returned(p, n);
+	mf_tls.last_block = p;
+	if (mf_unlikely(mf_life_on) && (p || !n)) /* (a failed realloc changes nothing) */
+		mf_life_realloc(old, p, n);
+	return p;
 }
 
 /* The profiler's own calloc (see mf_enter): apart, so that the entry point's common path is
@@ -537,6 +538,8 @@ __attribute__((destructor)) static void mf_destructor(void)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
 		return;
 	mf_busy_enter();
+	if (mf_life_on)
+		mf_life_exit();
 	mf_thread_process_exit();
 	mf_process_exit();
 	mf_unwind_exit();

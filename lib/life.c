@@ -8,13 +8,21 @@
  * allocate at once rarely meet; a shard doubles at half full. A slot is 24 bytes, so a live
  * block costs 48 to 96 bytes. The thread files stay mapped to the end of the process (a
  * late free still finds its record), and never move (their reserved address space is made
- * large; a file that would outgrow it stops growing). */
+ * large; a file that would outgrow it stops growing).
+ *
+ * The peak (DHAT's t-gmax): the process's live requested bytes are one atomic sum; a call
+ * that raises them past their maximum marks the process as at its peak, and the next call
+ * that lowers them (a free, a shrinking realloc) first copies every leaf's live blocks and
+ * bytes into its peak fields, walking every registered file: once per peak left. Calls of
+ * other threads meanwhile may be half in it (exact when the peak is left by one thread at
+ * a time). A process that ends at its peak has its end as its peak (mf_life_exit). */
 #include "config.h"
 
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <time.h>
 
 #include "mf_internal.h"
 
@@ -38,6 +46,75 @@ int mf_life_on;
 static struct mf_life_shard mf_life_shards[MF_LIFE_SHARDS];
 static struct mf_node *mf_life_files[MF_LIFE_FILES]; /* [0]: none */
 static uint32_t mf_life_nfiles = 1;
+/* (apart: live changes at every call; the others rarely) */
+static _Alignas(64) uint64_t mf_life_live;
+static _Alignas(64) uint64_t mf_life_max;
+static int mf_life_at_max, mf_life_snapping;
+
+/* Every leaf's live blocks and bytes now, as its peak; the process record says when. */
+static void mf_life_snapshot(void)
+{
+	if (__atomic_exchange_n(&mf_life_snapping, 1, __ATOMIC_ACQUIRE))
+		return; /* (another thread is taking it) */
+	uint32_t files = __atomic_load_n(&mf_life_nfiles, __ATOMIC_RELAXED);
+	uint64_t live_blocks = 0;
+	for (uint32_t id = 1; id < files && id < MF_LIFE_FILES; id++) {
+		struct mf_node *nodes = __atomic_load_n(&mf_life_files[id], __ATOMIC_ACQUIRE);
+		if (!nodes)
+			continue;
+		const struct mf_prof_header *h =
+		    (const struct mf_prof_header *)((char *)nodes - MF_HEADER_SIZE);
+		uint64_t n = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE), after;
+		for (uint64_t i = 1; i < n; i += 1 + after) {
+			uint32_t module = nodes[i].module;
+			after = module == MF_MODULE_ENTRY   ? MF_LEAF_SLOTS + MF_LIFE_SLOTS
+				: module == MF_MODULE_SIZES ? MF_SIZES_SLOTS
+							    : 0;
+			if (module != MF_MODULE_ENTRY)
+				continue;
+			struct mf_life *l = (struct mf_life *)(nodes + i + 1 + MF_LEAF_SLOTS);
+			uint64_t blocks = __atomic_load_n(&l->blocks, __ATOMIC_RELAXED);
+			uint64_t frees = __atomic_load_n(&l->frees, __ATOMIC_RELAXED);
+			uint64_t bytes = __atomic_load_n(&l->bytes, __ATOMIC_RELAXED);
+			uint64_t freed = __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
+			l->peak_blocks = blocks > frees ? blocks - frees : 0;
+			l->peak_bytes = bytes > freed ? bytes - freed : 0;
+			live_blocks += l->peak_blocks;
+		}
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	mf_process_set(MF_PROCESS_PEAK_BYTES, __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED));
+	mf_process_set(MF_PROCESS_PEAK_BLOCKS, live_blocks);
+	mf_process_set(MF_PROCESS_PEAK_NS, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	__atomic_store_n(&mf_life_snapping, 0, __ATOMIC_RELEASE);
+}
+
+/* Live bytes up by n: a new maximum marks the peak. */
+static void mf_life_grew(uint64_t n)
+{
+	uint64_t live = __atomic_add_fetch(&mf_life_live, n, __ATOMIC_RELAXED);
+	uint64_t max = __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED);
+	while (live > max)
+		if (__atomic_compare_exchange_n(&mf_life_max, &max, live, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&mf_life_at_max, 1, __ATOMIC_RELAXED);
+			break;
+		}
+}
+
+/* Live bytes about to go down: if they are at their maximum, that was the peak. */
+static void mf_life_leaving(void)
+{
+	if (__atomic_load_n(&mf_life_at_max, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&mf_life_at_max, 0, __ATOMIC_RELAXED))
+		mf_life_snapshot();
+}
+
+void mf_life_exit(void)
+{
+	mf_life_leaving();
+}
 
 uint32_t mf_life_file_new(struct mf_node *nodes)
 {
@@ -84,30 +161,36 @@ static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct m
 }
 
 /* Twice the slots (the first time: MF_LIFE_SLOTS_MIN). 0, or -1 without memory. */
-static int mf_life_grow(struct mf_life_shard *s)
+static MF_NOINLINE int mf_life_grow(struct mf_life_shard *s)
 {
 	uint64_t n = s->slot ? (s->mask + 1) * 2 : MF_LIFE_SLOTS_MIN;
+	int saved = errno;
 	struct mf_life_slot *slot = mmap(NULL, n * sizeof(*slot), PROT_READ | PROT_WRITE,
 					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (slot == MAP_FAILED)
+	if (slot == MAP_FAILED) {
+		errno = saved;
 		return -1;
+	}
 	if (s->slot) {
 		for (uint64_t i = 0; i <= s->mask; i++)
 			if (s->slot[i].addr)
 				mf_life_put(slot, n - 1, &s->slot[i]);
 		munmap(s->slot, (s->mask + 1) * sizeof(*slot));
 	}
+	errno = saved;
 	s->slot = slot;
 	s->mask = n - 1;
 	return 0;
 }
 
-/* Takes the slot of addr out of the shard (held) into *out; 0, or -1 if there is none. */
-static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, struct mf_life_slot *out)
+/* Takes the slot of addr (of hash h) out of the shard (held) into *out; 0, or -1 if there is
+ * none. */
+static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
+			struct mf_life_slot *out)
 {
 	if (!s->slot)
 		return -1;
-	uint64_t mask = s->mask, i = mf_life_hash(addr) & mask;
+	uint64_t mask = s->mask, i = h & mask;
 	while (s->slot[i].addr != addr) {
 		if (!s->slot[i].addr)
 			return -1;
@@ -128,35 +211,58 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, struct mf_life_
 	return 0;
 }
 
+/* A block of leaf node of file, freed (or found replaced: freed where we did not see it). */
+static void mf_life_freed(const struct mf_life_slot *slot)
+{
+	struct mf_node *nodes = __atomic_load_n(&mf_life_files[slot->file], __ATOMIC_ACQUIRE);
+	if (nodes) {
+		struct mf_life *l = (struct mf_life *)(nodes + slot->node + 1 + MF_LEAF_SLOTS);
+		__atomic_add_fetch(&l->frees, 1, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&l->freed_bytes, slot->size, __ATOMIC_RELAXED);
+	}
+	__atomic_sub_fetch(&mf_life_live, slot->size, __ATOMIC_RELAXED);
+}
+
 void mf_life_alloc(void *p, size_t n)
 {
 	struct mf_leaf *x = mf_tls.last_record;
 	uint32_t file = mf_tls.life_file;
 	if (!p || !x || !file || mf_tls.life_busy || mf_tls.recording)
 		return;
-	int saved = errno;
 	mf_tls.life_busy++;
 	struct mf_node *leaf = (struct mf_node *)x - 1;
 	struct mf_life *l = (struct mf_life *)(leaf + 1 + MF_LEAF_SLOTS);
 	struct mf_life_slot slot = {(uintptr_t)p, n, file, (uint32_t)(leaf - mf_tls.nodes)};
+	struct mf_life_slot stale = {0};
 	uint64_t h = mf_life_hash(slot.addr);
 	struct mf_life_shard *s = mf_life_shard(h);
+	int put = 0;
 	mf_life_lock(s);
 	if ((s->slot && 2 * (s->used + 1) <= s->mask + 1) || mf_life_grow(s) == 0) {
 		uint64_t i = h & s->mask;
 		while (s->slot[i].addr && s->slot[i].addr != slot.addr)
 			i = (i + 1) & s->mask;
-		s->used += !s->slot[i].addr; /* (a block freed where we did not see it, reused) */
+		stale = s->slot[i]; /* (a block freed where we did not see it, its address reused) */
+		s->used += !stale.addr;
 		s->slot[i] = slot;
-		__atomic_add_fetch(&l->blocks, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&l->bytes, n, __ATOMIC_RELAXED);
+		put = 1;
 	}
 	mf_life_unlock(s);
+	if (stale.addr)
+		mf_life_freed(&stale);
+	if (put) {
+		uint64_t bytes = __atomic_add_fetch(&l->bytes, n, __ATOMIC_RELAXED);
+		__atomic_add_fetch(&l->blocks, 1, __ATOMIC_RELAXED);
+		uint64_t live = bytes - __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
+		if (live > l->max_bytes && live <= bytes)
+			l->max_bytes = live;
+		mf_life_grew(n);
+	}
 	mf_tls.life_busy--;
-	errno = saved;
 }
 
-void mf_life_free(void *p)
+/* Block p leaves the map: freed, or (realloc) replaced by one of replaced_by bytes. */
+static void mf_life_drop(void *p, uint64_t replaced_by)
 {
 	if (mf_tls.life_busy || mf_tls.recording)
 		return; /* (a signal handler's, in the map; or the profiler's own) */
@@ -165,21 +271,32 @@ void mf_life_free(void *p)
 		return;
 	mf_tls.life_busy++;
 	uintptr_t addr = (uintptr_t)p;
-	struct mf_life_shard *s = mf_life_shard(mf_life_hash(addr));
+	uint64_t h = mf_life_hash(addr);
+	struct mf_life_shard *s = mf_life_shard(h);
 	struct mf_life_slot slot;
 	mf_life_lock(s);
-	int found = mf_life_take(s, addr, &slot) == 0;
+	int found = mf_life_take(s, addr, h, &slot) == 0;
 	mf_life_unlock(s);
-	struct mf_node *nodes =
-	    found ? __atomic_load_n(&mf_life_files[slot.file], __ATOMIC_ACQUIRE) : NULL;
-	if (nodes) {
-		struct mf_life *l = (struct mf_life *)(nodes + slot.node + 1 + MF_LEAF_SLOTS);
-		__atomic_add_fetch(&l->frees, 1, __ATOMIC_RELAXED);
-		__atomic_add_fetch(&l->freed_bytes, slot.size, __ATOMIC_RELAXED);
+	if (found) {
+		if (slot.size > replaced_by) /* (live bytes go down: was that the peak?) */
+			mf_life_leaving();
+		mf_life_freed(&slot);
 	} else {
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
 	}
 	mf_tls.life_busy--;
+}
+
+void mf_life_free(void *p)
+{
+	mf_life_drop(p, 0);
+}
+
+void mf_life_realloc(void *old, void *p, size_t n)
+{
+	if (old)
+		mf_life_drop(old, p ? n : 0);
+	mf_life_alloc(p, n);
 }
 
 /* No thread may be in the map when the child is made; but a signal handler's fork that
@@ -217,6 +334,8 @@ void mf_life_postfork_child(void)
 								    ? mf_life_nfiles
 								    : MF_LIFE_FILES));
 	mf_life_nfiles = 1;
+	mf_life_live = mf_life_max = 0;
+	mf_life_at_max = mf_life_snapping = 0;
 	mf_tls.life_file = 0;
 	mf_tls.life_busy = 0;
 }

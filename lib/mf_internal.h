@@ -301,6 +301,7 @@ void mf_process_quick_exit(int status); /* _exit(), _Exit() */
  * process record, if this process has one. */
 void mf_process_unrecorded(size_t bytes);
 void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a counter */
+void mf_process_set(enum mf_process_counter c, uint64_t v);   /* sets a counter */
 void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
@@ -375,6 +376,10 @@ uint32_t mf_life_file_new(struct mf_node *nodes);
 void mf_life_alloc(void *p, size_t n);
 /* Block p (not NULL) freed: charged to its leaf, or counted as a free of an unknown block. */
 void mf_life_free(void *p);
+/* realloc freed old (if not NULL) and returned p (NULL: none) of n bytes. */
+void mf_life_realloc(void *old, void *p, size_t n);
+/* At exit: a process that ends at its peak has the end as its peak. */
+void mf_life_exit(void);
 void mf_life_prefork(void);
 void mf_life_postfork_parent(void);
 void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */

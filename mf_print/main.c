@@ -68,7 +68,8 @@ static void mf_usage(FILE *out)
 	    "  -s, --sort KEY        order and threshold by KEY: calls (default), bytes\n"
 	    "                        (requested), temporary (blocks freed before their thread's\n"
 	    "                        next allocation; format 4 profiles), leaked (bytes not\n"
-	    "                        freed at the end) or leaked-blocks (MALLOC_FREQ_LIFETIMES=1)\n"
+	    "                        freed at the end), peak (bytes live at the process's peak),\n"
+	    "                        leaked-blocks, peak-blocks (MALLOC_FREQ_LIFETIMES=1)\n"
 	    "      --weight KEY      what --collapsed counts, a --sort KEY (default calls)\n"
 	    "      --bytes           --collapsed counts bytes instead of calls (--weight bytes)\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
@@ -183,13 +184,15 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		case 's':
 			if ((a->sort = mf_metric_named(optarg)) < 0)
 				return mf_usage_error("--sort '%s': give 'calls', 'bytes', "
-						      "'temporary', 'leaked' or 'leaked-blocks'",
+						      "'temporary', 'leaked', 'leaked-blocks', "
+						      "'peak' or 'peak-blocks'",
 						      optarg);
 			break;
 		case OPT_WEIGHT:
 			if ((a->weight = mf_metric_named(optarg)) < 0)
 				return mf_usage_error("--weight '%s': give 'calls', 'bytes', "
-						      "'temporary', 'leaked' or 'leaked-blocks'",
+						      "'temporary', 'leaked', 'leaked-blocks', "
+						      "'peak' or 'peak-blocks'",
 						      optarg);
 			break;
 		case OPT_HISTOGRAM:
@@ -418,8 +421,7 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	int lacks_life = (a.report.leaks || a.report.metric == MF_METRIC_LEAKED ||
-			  a.report.metric == MF_METRIC_LEAKED_BLOCKS) &&
+	int lacks_life = (a.report.leaks || a.report.metric >= MF_METRIC_LEAKED_BLOCKS) &&
 			 !m.has_lifetimes;
 	if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY && !m.has_leaf_records) {
 		fprintf(stderr, "mf_print: --%s temporary: these profiles (format 3 or older) do not "
@@ -429,7 +431,7 @@ int main(int argc, char **argv)
 	} else if (!r && a.load.threads && lacks_life) {
 		fprintf(stderr, "mf_print: %s: these profiles have no lifetimes (record them with "
 				"MALLOC_FREQ_LIFETIMES=1)\n",
-			a.report.leaks ? "--leaks" : "leaked");
+			a.report.leaks ? "--leaks" : mf_metric_info[a.report.metric].name);
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);

@@ -20,6 +20,8 @@ const struct mf_metric_info mf_metric_info[MF_METRICS] = {
     [MF_METRIC_TEMPORARY] = {"temporary", "temporaries"},
     [MF_METRIC_LEAKED_BLOCKS] = {"leaked-blocks", "leaked blocks"},
     [MF_METRIC_LEAKED] = {"leaked", "leaked bytes"},
+    [MF_METRIC_PEAK_BLOCKS] = {"peak-blocks", "blocks live at the peak"},
+    [MF_METRIC_PEAK] = {"peak", "bytes live at the peak"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -482,7 +484,7 @@ static int mf_size_add(struct mf_model *m, uint32_t sample, uint32_t bucket, uin
  * dense histogram, if any, is a child node found among the nodes after the leaf. */
 static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries,
-			  uint64_t *leaked)
+			  uint64_t *leaked, uint64_t *peak)
 {
 	struct mf_leaf x;
 	memcpy(&x, &p->nodes[l->node + 1], sizeof(x));
@@ -493,6 +495,8 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 		/* (frees are counted after blocks: a file read meanwhile may show more) */
 		leaked[0] = life.blocks > life.frees ? life.blocks - life.frees : 0;
 		leaked[1] = life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
+		peak[0] = life.peak_blocks;
+		peak[1] = life.peak_bytes;
 	}
 	int r = 0;
 	for (int i = 0; !r && i < MF_LEAF_SIZES; i++)
@@ -545,13 +549,14 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		sample_of[i] = MF_NONE;
 	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack, sample;
-		uint64_t temporaries = 0, leaked[2] = {0, 0};
+		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0};
 		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
 		    (r = mf_sample_at(m, stack, thread, &sample)))
 			break;
 		if (records) {
 			sample_of[leaves[i].node] = sample;
-			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked)))
+			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked,
+						peak)))
 				break;
 		}
 		uint64_t value[MF_METRICS] = {
@@ -563,6 +568,8 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 			mf_sat_mul(temporaries, rate, &m->saturated[MF_METRIC_TEMPORARY]),
 		    [MF_METRIC_LEAKED_BLOCKS] = leaked[0],
 		    [MF_METRIC_LEAKED] = leaked[1],
+		    [MF_METRIC_PEAK_BLOCKS] = peak[0],
+		    [MF_METRIC_PEAK] = peak[1],
 		};
 		r = mf_sample_add(m, sample, value);
 	}

@@ -27,6 +27,9 @@ enum mf_metric {
 	 * was read: at exit, the leaks */
 	MF_METRIC_LEAKED_BLOCKS,
 	MF_METRIC_LEAKED,
+	/* (lifetimes) blocks, and their bytes, live at their process's peak of live bytes */
+	MF_METRIC_PEAK_BLOCKS,
+	MF_METRIC_PEAK,
 	MF_METRICS
 };
 
@@ -111,6 +114,8 @@ struct mf_process {
 	int status_known, by_parent, core;
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
 	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
+	uint64_t peak_bytes, peak_blocks, peak_ns; /* (lifetimes) its peak of live bytes, and
+						      when it was left (0: at the end) */
 	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
 	uint64_t unrecorded_bytes;
 	uint32_t threads;	     /* thread files read */

@@ -62,12 +62,13 @@ static int mf_stack_text(struct mf_strbuf *b, const struct mf_model *m, const st
 static void mf_stack_line(FILE *out, const struct mf_model *m, const uint64_t value[MF_METRICS],
 			  uint64_t total, enum mf_metric metric, const char *text, int len)
 {
-	char b[32], temp[16], leaked[48] = "";
+	char b[32], temp[16], leaked[96] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
 	mf_text_temporary(temp, sizeof(temp), value[MF_METRIC_TEMPORARY], value[MF_METRIC_CALLS]);
 	if (m->has_lifetimes)
-		mf_text_leaked(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
-			       value[MF_METRIC_LEAKED]);
+		mf_text_life(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
+			     value[MF_METRIC_LEAKED], value[MF_METRIC_PEAK_BLOCKS],
+			     value[MF_METRIC_PEAK]);
 	fprintf(out, "%12" PRIu64 " %6.2f%% %11s%s%s  %.*s\n", value[MF_METRIC_CALLS],
 		mf_text_pct(value[metric], total), b, temp, leaked, len, text);
 }
@@ -139,7 +140,7 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 				"folded (--threshold)\n\n",
 				mf_metric_info[o->metric].plural, o->threshold);
 		fprintf(out, "%12s %7s %11s %7s%s  %s\n", "calls", "%", "bytes", "temp",
-			m->has_lifetimes ? "   leaked blocks (bytes)" : "",
+			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "",
 			leaks ? "stack (allocation <- caller)"
 			      : "stack (allocation <- caller), then its request sizes");
 		uint64_t folded[MF_METRICS] = {0};

@@ -184,6 +184,22 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"when a process was killed); %" PRIu64
 			" frees of blocks never seen allocated\n",
 			blocks, lb, unknown);
+		const struct mf_process *top = NULL;
+		for (size_t i = 0; i < m->nprocesses; i++)
+			if (!top || m->processes[i].peak_bytes > top->peak_bytes)
+				top = &m->processes[i];
+		if (top && top->peak_bytes) {
+			char pb[32], when[64] = "at its end";
+			mf_text_bytes(pb, sizeof(pb), top->peak_bytes);
+			if (top->peak_ns && top->start_ns && top->peak_ns >= top->start_ns)
+				snprintf(when, sizeof(when), "%.3f s after its start",
+					 (double)(top->peak_ns - top->start_ns) / 1e9);
+			fprintf(out,
+				"  peak: %s live in %" PRIu64 " blocks, %s%s%s (the at-peak column: "
+				"what each stack held then)\n",
+				pb, top->peak_blocks, when, m->nprocesses > 1 ? ", of " : "",
+				m->nprocesses > 1 ? top->name : "");
+		}
 	}
 	return ferror(out) ? -EIO : 0;
 }

@@ -28,10 +28,20 @@ void mf_text_bytes(char *buf, size_t size, uint64_t b)
 
 void mf_text_leaked(char *buf, size_t size, uint64_t blocks, uint64_t bytes)
 {
-	char b[32], both[48];
+	char b[32], both[64];
 	mf_text_bytes(b, sizeof(b), bytes);
 	snprintf(both, sizeof(both), "%" PRIu64 " (%s)", blocks, b);
 	snprintf(buf, size, " %23s", both);
+}
+
+void mf_text_life(char *buf, size_t size, uint64_t leaked_blocks, uint64_t leaked,
+		  uint64_t peak_blocks, uint64_t peak)
+{
+	char a[72], b[32], both[64];
+	mf_text_leaked(a, sizeof(a), leaked_blocks, leaked);
+	mf_text_bytes(b, sizeof(b), peak);
+	snprintf(both, sizeof(both), "%" PRIu64 " (%s)", peak_blocks, b);
+	snprintf(buf, size, "%s %19s", a, both);
 }
 
 int mf_strbuf_add(struct mf_strbuf *b, const char *s, size_t n)

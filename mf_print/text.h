@@ -23,6 +23,10 @@ static inline void mf_text_temporary(char *buf, size_t size, uint64_t temporarie
 
 /* "   12 (1.5 KiB)": blocks live at the end and their bytes (a column of 24), into buf. */
 void mf_text_leaked(char *buf, size_t size, uint64_t blocks, uint64_t bytes);
+/* The lifetimes' columns of a line (leaked, and live at the peak), and their heading. */
+#define MF_TEXT_LIFE_HEADING "   leaked blocks (bytes)     at peak (bytes)"
+void mf_text_life(char *buf, size_t size, uint64_t leaked_blocks, uint64_t leaked,
+		  uint64_t peak_blocks, uint64_t peak);
 
 /* in as a terminal may show it, into out (size bytes, always terminated): what a terminal
  * would act on is made visible, so that a name cannot break a table or send escape sequences

@@ -38,14 +38,15 @@ static uint32_t mf_tree_key(const struct mf_tree *t, uint32_t sample, uint64_t v
 static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const char *branch,
 			 const char *text)
 {
-	char b[32], temp[16] = "", leaked[48] = "";
+	char b[32], temp[16] = "", leaked[96] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
 	if (t->m->has_leaf_records)
 		mf_text_temporary(temp, sizeof(temp), value[MF_METRIC_TEMPORARY],
 				  value[MF_METRIC_CALLS]);
 	if (t->m->has_lifetimes)
-		mf_text_leaked(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
-			       value[MF_METRIC_LEAKED]);
+		mf_text_life(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
+			     value[MF_METRIC_LEAKED], value[MF_METRIC_PEAK_BLOCKS],
+			     value[MF_METRIC_PEAK]);
 	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
 		mf_text_pct(value[t->o->metric], t->total), b, temp, leaked, (int)t->prefix.len,
 		t->prefix.s, branch, text);
@@ -136,7 +137,7 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 			spec->heading, o->threshold, mf_metric_info[o->metric].plural);
 		fprintf(out, "%12s %7s %11s%s%s  %s\n", "calls", "%", "bytes",
 			m->has_leaf_records ? "    temp" : "",
-			m->has_lifetimes ? "   leaked blocks (bytes)" : "", spec->column);
+			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "", spec->column);
 		r = mf_tree_level(&t, items, t.views, t.keys, n, 0, NULL);
 	}
 	mf_labels_free(&l);

@@ -19,8 +19,12 @@
  *                  has ended: freed after their thread exited
  *   U blocks from glibc's __libc_malloc (which the profiler does not see), freed by main:
  *                  frees of unknown blocks
+ *   and, given P, after the phases above: site_peak P blocks of 64 KiB, then all threads
+ *   wait for each other (the process's peak of live bytes, by far), thread 0 frees one (the
+ *   peak is left), they wait again, and each frees the rest: at the peak site_peak holds
+ *   4P blocks, site_kept 4(M+1) and site_grow 4K, every other site none
  * Leaked at exit: site_kept's blocks and the last block of each chain (site_grow's).
- * Usage: prog_life N M Z K [Q U] */
+ * Usage: prog_life N M Z K [Q U [P]] */
 #include <pthread.h>
 #include <stdlib.h>
 
@@ -29,7 +33,8 @@
 #define THREADS	 4
 #define CHAIN_REALLOCS 8
 
-static long n_temp, m_kept, z_zero, k_chain, q_queue, u_unknown;
+static long n_temp, m_kept, z_zero, k_chain, q_queue, u_unknown, p_peak;
+static pthread_barrier_t at_peak, left_peak;
 static void *volatile sink;
 
 /* The queue to the consumer, and the orphans for main. */
@@ -129,6 +134,30 @@ static void *consumer(void *arg)
 	return NULL;
 }
 
+NOINLINE static void *site_peak(void)
+{
+	void *q = malloc(64 << 10);
+	NO_TAIL;
+	return q;
+}
+
+/* Allocates, waits for the others, and frees: see the peak above. */
+static void peak(long id)
+{
+	void **blocks = __libc_malloc((size_t)(p_peak + 1) * sizeof(void *));
+	if (!blocks)
+		abort();
+	for (long i = 0; i < p_peak; i++)
+		if (!(blocks[i] = site_peak()))
+			abort();
+	pthread_barrier_wait(&at_peak);
+	if (id == 0)
+		free(blocks[0]);
+	pthread_barrier_wait(&left_peak);
+	for (long i = id == 0; i < p_peak; i++)
+		free(blocks[i]);
+}
+
 NOINLINE static void *site_shrink_call(void *p)
 {
 	void *q = realloc(p, 0);
@@ -138,7 +167,7 @@ NOINLINE static void *site_shrink_call(void *p)
 
 static void *worker(void *arg)
 {
-	(void)arg;
+	long id = (long)arg;
 	for (long i = 0; i < n_temp; i++)
 		site_temp();
 	for (long i = 0; i < m_kept; i++)
@@ -167,6 +196,8 @@ static void *worker(void *arg)
 	for (long c = 0; c < k_chain; c++)
 		if (site_shrink_call(site_shrink()))
 			abort(); /* glibc frees it and returns NULL */
+	if (p_peak)
+		peak(id);
 	for (long i = 0; i < q_queue; i++) {
 		void *p = site_queue(), *o = site_orphan();
 		pthread_mutex_lock(&queue_lock);
@@ -180,19 +211,23 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
-	if (argc != 5 && argc != 7)
+	if (argc != 5 && argc != 7 && argc != 8)
 		return 2;
 	n_temp = atol(argv[1]), m_kept = atol(argv[2]), z_zero = atol(argv[3]);
 	k_chain = atol(argv[4]);
-	if (argc == 7)
+	if (argc >= 7)
 		q_queue = atol(argv[5]), u_unknown = atol(argv[6]);
+	if (argc == 8)
+		p_peak = atol(argv[7]);
+	pthread_barrier_init(&at_peak, NULL, THREADS);
+	pthread_barrier_init(&left_peak, NULL, THREADS);
 	queue = __libc_malloc((size_t)(THREADS * q_queue + 1) * sizeof(void *));
 	orphans = __libc_malloc((size_t)(THREADS * q_queue + 1) * sizeof(void *));
 	pthread_t t[THREADS], c;
 	if (!queue || !orphans || pthread_create(&c, NULL, consumer, NULL))
 		return 1;
 	for (int i = 0; i < THREADS; i++)
-		if (pthread_create(&t[i], NULL, worker, NULL))
+		if (pthread_create(&t[i], NULL, worker, (void *)(long)i))
 			return 1;
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);

@@ -89,18 +89,18 @@ is "$(calls "$mf_work/temp" ';site_kept;malloc$')" 0 "sampled: site_kept has non
 
 # Lifetimes.
 rm -rf "$mf_work"/malloc_freq.*
-Q=500 U=77
-MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_life" $N $M $Z $K $Q $U; rc=$?
+Q=500 U=77 P=32
+MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_life" $N $M $Z $K $Q $U $P; rc=$?
 is "$rc" 0 "prog_life runs with MALLOC_FREQ_LIFETIMES=1"
 "$MF_PRINT" --collapsed --weight leaked-blocks $d > "$mf_work/lb"; ok $? "--weight leaked-blocks"
 "$MF_PRINT" --collapsed --weight leaked $d > "$mf_work/lbytes"; ok $? "--weight leaked"
 "$MF_PRINT" --collapsed $d > "$mf_work/calls"
 "$MF_PRINT" --collapsed --weight temporary $d > "$mf_work/temp"
-# leaked SITE BLOCKS BYTES
-leaked() {
-	is "$(calls "$mf_work/lb" ";$1;[a-z_]*\$") $(calls "$mf_work/lbytes" ";$1;[a-z_]*\$")" "$2 $3" \
-		"$1: $2 blocks ($3 bytes) leaked"
+# two BLOCKS-FILE BYTES-FILE SITE BLOCKS BYTES DESC: a site's blocks and bytes, of two weights
+two() {
+	is "$(calls "$1" ";$3;[a-z_]*\$") $(calls "$2" ";$3;[a-z_]*\$")" "$4 $5" "$6"
 }
+leaked() { two "$mf_work/lb" "$mf_work/lbytes" "$1" "$2" "$3" "$1: $2 blocks ($3 bytes) leaked"; }
 leaked site_kept $((T * (M + 1))) $((T * (M + 1) * 100))
 leaked site_grow $((T * K)) $((T * K * 2048))
 leaked site_queue 0 0
@@ -119,11 +119,26 @@ like "$summary" "^  lifetimes: $total blocks \([0-9.]+ [KM]?i?B\) not freed at t
 # them (its own minimal malloc's): frees of unknown blocks too, at most one per thread start.
 unknown=$(printf '%s\n' "$summary" | sed -n 's/.*; \([0-9]*\) frees of blocks never seen allocated$/\1/p')
 [ "${unknown:-0}" -ge $U ] && [ "${unknown:-0}" -le $((U + T + 1)) ]; ok $? "frees of unknown blocks: $unknown ($U by construction)"
+# The peak: all 4 threads hold their site_peak blocks (8 MiB, by far the most), thread 0
+# frees one while the others wait.
+"$MF_PRINT" --collapsed --weight peak-blocks $d > "$mf_work/pb"; ok $? "--weight peak-blocks"
+"$MF_PRINT" --collapsed --weight peak $d > "$mf_work/pbytes"; ok $? "--weight peak"
+atpeak() { two "$mf_work/pb" "$mf_work/pbytes" "$1" "$2" "$3" "at the peak, $1 holds $2 blocks ($3 bytes)"; }
+atpeak site_peak $((T * P)) $((T * P * 65536))
+atpeak site_kept $((T * (M + 1))) $((T * (M + 1) * 100))
+atpeak site_grow $((T * K)) $((T * K * 2048))
+atpeak site_sizes 0 0
+atpeak site_temp 0 0
+atpeak site_queue 0 0
+atpeak site_orphan 0 0
+like "$summary" "^  peak: [0-9.]+ MiB live in [0-9]+ blocks, [0-9.]+ s after its start" "the summary says the peak and when"
+"$MF_PRINT" --sort peak -t 5 $d > "$mf_work/bypeak"
+like "$(grep -m1 -- '- site_' "$mf_work/bypeak")" "site_peak " "--sort peak: site_peak first"
 "$MF_PRINT" --leaks -t 0 $d > "$mf_work/leaks"; ok $? "--leaks"
 first=$(awk 'on && NF { print; exit } /stack \(allocation/ { on = 1 }' "$mf_work/leaks")
 like "$first" "<- site_grow " "--leaks: the most leaked bytes first (site_grow's chains)"
 if grep -q "site_queue\|site_orphan\|site_temp" "$mf_work/leaks"; then fail "--leaks: no stack without leaks"; else pass "--leaks: no stack without leaks"; fi
-like "$("$MF_PRINT" $d | sed -n '/call stack/p')" "temp +leaked blocks \\(bytes\\)  call stack" "the tree has a leaked column"
+like "$("$MF_PRINT" $d | sed -n '/call stack/p')" "temp +leaked blocks \\(bytes\\) +at peak \\(bytes\\)  call stack" "the tree has leaked and at-peak columns"
 mkdir "$mf_work/old"
 MALLOC_FREQ_DIR="$mf_work/old" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_life" 10 10 10 10
 "$MF_PRINT" --leaks "$mf_work/old" > /dev/null 2> "$mf_work/err"; rc=$?
