@@ -150,8 +150,10 @@ struct mf_leaf {
  * live at the last moment recorded. peak_*: the leaf's live blocks and bytes when the
  * process's live bytes were last at their maximum (DHAT's t-gmax; the process record says
  * how much and when), written by the thread whose free left that maximum. */
-#define MF_RECORD_LIFE 1u
-#define MF_LIFE_SLOTS  2
+#define MF_RECORD_LIFE	     1u
+#define MF_LIFE_SLOTS	     18
+#define MF_LIFETIME_BUCKETS  64 /* b: lifetimes of 2^(b-1) to 2^b - 1 ns (0: under 1 ns);
+				   the last also holds the longer ones */
 struct mf_life {
 	uint64_t blocks;      /* calls that returned a block (tracked from then on) */
 	uint64_t bytes;	      /* the bytes those calls requested */
@@ -161,6 +163,8 @@ struct mf_life {
 	uint64_t peak_bytes;
 	uint64_t max_bytes; /* the most of its bytes live at once (as its thread saw them) */
 	uint64_t reserved;
+	/* the freed blocks by nanoseconds lived, allocation to free (the time-stamp counter's) */
+	uint64_t lifetime[MF_LIFETIME_BUCKETS];
 };
 
 struct mf_modules_header {

@@ -380,6 +380,8 @@ void mf_life_free(void *p);
 void mf_life_realloc(void *old, void *p, size_t n);
 /* At exit: a process that ends at its peak has the end as its peak. */
 void mf_life_exit(void);
+void mf_life_thread_exit(void); /* the thread's live bytes not yet counted, counted */
+void mf_life_init(void);	/* at start, with lifetimes on */
 void mf_life_prefork(void);
 void mf_life_postfork_parent(void);
 void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */

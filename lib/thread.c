@@ -196,6 +196,8 @@ static void mf_thread_key_destructor(void *arg)
 	mf_thread_unlink(t);
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
+	if (mf_life_on)
+		mf_life_thread_exit();
 	mf_thread_forget_last();
 	mf_tls.thread = NULL;
 	mf_tls.disabled = 1; /* the thread is ending: a new file now would never be finalized */
@@ -370,6 +372,8 @@ void mf_thread_init(void)
 {
 	int saved = errno;
 	mf_life_on = mf_config.lifetimes;
+	if (mf_life_on)
+		mf_life_init();
 	mf_wiped.owner = getpid();
 	mf_wiped_marked = madvise(&mf_wiped, sizeof(mf_wiped), MADV_WIPEONFORK) == 0;
 	errno = saved;

@@ -497,6 +497,15 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 		leaked[1] = life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
 		peak[0] = life.peak_blocks;
 		peak[1] = life.peak_bytes;
+		for (uint32_t b = 0; b < MF_LIFETIME_BUCKETS; b++) {
+			struct mf_size_cell *c =
+			    life.lifetime[b] ? mf_array_push(m->lives, m->nlives, m->cap_lives)
+					     : NULL;
+			if (life.lifetime[b] && !c)
+				return -ENOMEM;
+			if (c)
+				*c = (struct mf_size_cell){sample, b, life.lifetime[b]};
+		}
 	}
 	int r = 0;
 	for (int i = 0; !r && i < MF_LEAF_SIZES; i++)
@@ -583,6 +592,49 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	return r;
 }
 
+int mf_model_cells_by(const struct mf_model *m, const struct mf_size_cell *cells, size_t n,
+		      int by_stack, size_t **first, uint32_t **cell)
+{
+	size_t keys = by_stack ? m->nstacks : m->nsamples;
+	size_t *f = calloc(keys + 2, sizeof(*f));
+	uint32_t *c = malloc((n ? n : 1) * sizeof(*c));
+	if (!f || !c) {
+		free(f);
+		free(c);
+		return -ENOMEM;
+	}
+#define MF_CELL_KEY(i) (by_stack ? m->samples[cells[i].sample].stack : cells[i].sample)
+	for (size_t i = 0; i < n; i++)
+		f[MF_CELL_KEY(i) + 2]++;
+	for (size_t k = 0; k < keys; k++)
+		f[k + 2] += f[k + 1];
+	for (size_t i = 0; i < n; i++)
+		c[f[MF_CELL_KEY(i) + 1]++] = (uint32_t)i;
+#undef MF_CELL_KEY
+	*first = f;
+	*cell = c;
+	return 0;
+}
+
+int mf_model_median(const struct mf_size_cell *cells, const size_t *first, const uint32_t *cell,
+		    const uint32_t *items, size_t count, uint32_t buckets)
+{
+	uint64_t hist[128] = {0}, total = 0;
+	for (size_t i = 0; i < count; i++)
+		for (size_t k = first[items[i]]; k < first[items[i] + 1]; k++) {
+			const struct mf_size_cell *c = &cells[cell[k]];
+			if (c->bucket < buckets && c->bucket < 128) {
+				hist[c->bucket] += c->count;
+				total += c->count;
+			}
+		}
+	uint64_t seen = 0;
+	for (uint32_t b = 0; total && b < buckets && b < 128; b++)
+		if ((seen += hist[b]) * 2 >= total)
+			return (int)b;
+	return -1;
+}
+
 uint64_t mf_model_total(const struct mf_model *m, enum mf_metric metric, uint64_t *entry)
 {
 	uint64_t total = 0;
@@ -621,6 +673,7 @@ void mf_model_free(struct mf_model *m)
 	free(m->stacks);
 	free(m->samples);
 	free(m->sizes);
+	free(m->lives);
 	for (int k = 0; k < MF_METRICS; k++)
 		free(m->values[k]);
 	free(m->threads);

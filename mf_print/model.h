@@ -164,6 +164,9 @@ struct mf_model {
 	size_t nprocesses, cap_processes;
 	struct mf_size_cell *sizes; /* every sample's size histogram, in the order added */
 	size_t nsizes, cap_sizes;
+	struct mf_size_cell *lives; /* (lifetimes) every sample's lifetime histogram: buckets of
+				       nanoseconds from allocation to free, of the freed blocks */
+	size_t nlives, cap_lives;
 	int has_leaf_records;	    /* some thread's file (format 4) has temporaries and sizes */
 	int has_lifetimes;	    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
 	uint64_t unknown_frees;	    /* frees of blocks never seen allocated, of all processes */
@@ -223,6 +226,16 @@ static inline uint64_t mf_sat_add(uint64_t a, uint64_t b, int *flag)
 	}
 	return r;
 }
+
+/* Cells (sizes or lives, n of them) by sample, or by_stack by their samples' stack:
+ * cell[first[k] .. first[k + 1]) are sample (stack) k's (first: nsamples (nstacks) + 2
+ * entries). 0 or -ENOMEM; free both. */
+int mf_model_cells_by(const struct mf_model *m, const struct mf_size_cell *cells, size_t n,
+		      int by_stack, size_t **first, uint32_t **cell);
+/* The bucket that holds the median of the histograms of samples items[0..count) (cells
+ * indexed as above), or -1 when they are empty. */
+int mf_model_median(const struct mf_size_cell *cells, const size_t *first, const uint32_t *cell,
+		    const uint32_t *items, size_t count, uint32_t buckets);
 
 /* The total of a metric over all samples, per entry point (entry[MF_ENTRY_COUNT], may be
  * NULL). */

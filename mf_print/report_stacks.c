@@ -27,9 +27,10 @@ static int mf_hist_cmp(const void *a, const void *b)
 }
 
 /* A bucket's range: "0 B" (bucket 0), else "[2^(b-1), 2^b)" in the largest exact unit. */
-static void mf_bucket_text(char *buf, size_t size, uint32_t b)
+static void mf_bucket_text(char *buf, size_t size, int bucket)
 {
 	static const char *unit[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB", "ZiB"};
+	unsigned b = (unsigned)bucket;
 	if (b == 0) {
 		snprintf(buf, size, "0 B");
 		return;
@@ -59,8 +60,10 @@ static int mf_stack_text(struct mf_strbuf *b, const struct mf_model *m, const st
 	return r;
 }
 
+/* A stack's line; median: its median lifetime's bucket (-1: none). */
 static void mf_stack_line(FILE *out, const struct mf_model *m, const uint64_t value[MF_METRICS],
-			  uint64_t total, enum mf_metric metric, const char *text, int len)
+			  uint64_t total, enum mf_metric metric, const char *text, int len,
+			  int median)
 {
 	char b[32], temp[16], leaked[96] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
@@ -68,29 +71,55 @@ static void mf_stack_line(FILE *out, const struct mf_model *m, const uint64_t va
 	if (m->has_lifetimes)
 		mf_text_life(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
 			     value[MF_METRIC_LEAKED], value[MF_METRIC_PEAK_BLOCKS],
-			     value[MF_METRIC_PEAK]);
+			     value[MF_METRIC_PEAK], median);
 	fprintf(out, "%12" PRIu64 " %6.2f%% %11s%s%s  %.*s\n", value[MF_METRIC_CALLS],
 		mf_text_pct(value[metric], total), b, temp, leaked, len, text);
 }
 
-/* The stack's buckets (sizes[0..MF_SIZE_BUCKETS)) as bars, against its calls. */
-static void mf_bars(FILE *out, const uint64_t *sizes, uint64_t calls)
+/* A histogram (count[0..buckets)) as bars, each against of; bucket k's range by text. */
+static void mf_bars(FILE *out, const uint64_t *count, uint32_t buckets, uint64_t of,
+		    void (*text)(char *buf, size_t size, int bucket))
 {
 	uint64_t most = 0;
-	for (uint32_t k = 0; k < MF_SIZE_BUCKETS; k++)
-		most = sizes[k] > most ? sizes[k] : most;
-	char bar[MF_BAR_WIDTH + 1], range[48];
-	for (uint32_t k = 0; k < MF_SIZE_BUCKETS; k++) {
-		if (!sizes[k])
+	for (uint32_t k = 0; k < buckets; k++)
+		most = count[k] > most ? count[k] : most;
+	char bar[MF_BAR_WIDTH + 1], range[64];
+	for (uint32_t k = 0; k < buckets; k++) {
+		if (!count[k])
 			continue;
-		size_t w = (size_t)((double)sizes[k] * MF_BAR_WIDTH / (double)most + 0.5);
+		size_t w = (size_t)((double)count[k] * MF_BAR_WIDTH / (double)most + 0.5);
 		w = w ? w : 1;
 		memset(bar, '#', w);
 		bar[w] = 0;
-		mf_bucket_text(range, sizeof(range), k);
-		fprintf(out, "%34s  %-*s %" PRIu64 " (%.1f%%)\n", range, MF_BAR_WIDTH, bar, sizes[k],
-			mf_text_pct(sizes[k], calls));
+		text(range, sizeof(range), (int)k);
+		fprintf(out, "%34s  %-*s %" PRIu64 " (%.1f%%)\n", range, MF_BAR_WIDTH, bar, count[k],
+			mf_text_pct(count[k], of));
 	}
+}
+
+/* A stack's histogram from its cells, into count[0..buckets). */
+static void mf_stack_hist(const struct mf_size_cell *cells, const size_t *first,
+			  const uint32_t *cell, uint32_t s, uint64_t *count, uint32_t buckets)
+{
+	int flag = 0;
+	memset(count, 0, buckets * sizeof(*count));
+	for (size_t c = first[s]; c < first[s + 1]; c++) {
+		const struct mf_size_cell *x = &cells[cell[c]];
+		if (x->bucket < buckets)
+			count[x->bucket] = mf_sat_add(count[x->bucket], x->count, &flag);
+	}
+}
+
+/* The median's bucket of a histogram, or -1. */
+static int mf_hist_median(const uint64_t *count, uint32_t buckets)
+{
+	uint64_t total = 0, seen = 0;
+	for (uint32_t k = 0; k < buckets; k++)
+		total += count[k];
+	for (uint32_t k = 0; total && k < buckets; k++)
+		if ((seen += count[k]) * 2 >= total)
+			return (int)k;
+	return -1;
 }
 
 /* The stacks by o->metric; with leaks, only those with blocks live at the end. */
@@ -100,12 +129,15 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 	size_t n = m->nstacks;
 	uint64_t *value[MF_METRICS] = {0};
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
-	/* the size cells of each stack: cells[first[s] .. first[s + 1]) */
-	size_t *first = calloc(n + 2, sizeof(*first));
-	uint32_t *cells = malloc((m->nsizes ? m->nsizes : 1) * sizeof(*cells));
+	size_t *first = NULL, *life_first = NULL; /* the size and lifetime cells by stack */
+	uint32_t *cells = NULL, *life_cells = NULL;
 	struct mf_labels l = {0};
 	struct mf_strbuf text = {0};
-	int r = order && first && cells ? 0 : -ENOMEM;
+	int r = order ? 0 : -ENOMEM;
+	if (!r)
+		r = mf_model_cells_by(m, m->sizes, m->nsizes, 1, &first, &cells);
+	if (!r)
+		r = mf_model_cells_by(m, m->lives, m->nlives, 1, &life_first, &life_cells);
 	for (int k = 0; !r && k < MF_METRICS; k++)
 		if (!(value[k] = calloc(n ? n : 1, sizeof(*value[k]))))
 			r = -ENOMEM;
@@ -118,12 +150,6 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 				uint64_t *v = &value[k][m->samples[i].stack];
 				*v = mf_sat_add(*v, m->values[k][i], &flag);
 			}
-		for (size_t c = 0; c < m->nsizes; c++)
-			first[m->samples[m->sizes[c].sample].stack + 2]++;
-		for (size_t s = 0; s < n; s++)
-			first[s + 2] += first[s + 1];
-		for (size_t c = 0; c < m->nsizes; c++)
-			cells[first[m->samples[m->sizes[c].sample].stack + 1]++] = (uint32_t)c;
 		for (size_t s = 0; s < n; s++)
 			order[s] = (uint32_t)s;
 		mf_hist_sort_value = value[o->metric];
@@ -160,21 +186,28 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 			}
 			if ((r = mf_stack_text(&text, m, &l, s)))
 				break;
-			mf_stack_line(out, m, v, total, o->metric, text.s, (int)text.len);
+			uint64_t lives[MF_LIFETIME_BUCKETS], freed = 0;
+			mf_stack_hist(m->lives, life_first, life_cells, s, lives, MF_LIFETIME_BUCKETS);
+			mf_stack_line(out, m, v, total, o->metric, text.s, (int)text.len,
+				      mf_hist_median(lives, MF_LIFETIME_BUCKETS));
 			if (leaks)
 				continue;
-			uint64_t sizes[MF_SIZE_BUCKETS] = {0};
-			for (size_t c = first[s]; c < first[s + 1]; c++) {
-				const struct mf_size_cell *cell = &m->sizes[cells[c]];
-				sizes[cell->bucket] = mf_sat_add(sizes[cell->bucket], cell->count, &flag);
+			uint64_t sizes[MF_SIZE_BUCKETS];
+			mf_stack_hist(m->sizes, first, cells, s, sizes, MF_SIZE_BUCKETS);
+			mf_bars(out, sizes, MF_SIZE_BUCKETS, v[MF_METRIC_CALLS], mf_bucket_text);
+			for (uint32_t k = 0; k < MF_LIFETIME_BUCKETS; k++)
+				freed += lives[k];
+			if (freed) {
+				fprintf(out, "%34s\n", "lifetimes of its freed blocks:");
+				mf_bars(out, lives, MF_LIFETIME_BUCKETS, freed,
+					mf_text_lifetime_bucket);
 			}
-			mf_bars(out, sizes, v[MF_METRIC_CALLS]);
 		}
 		if (!r && nfolded) {
 			char more[128];
 			int len = snprintf(more, sizeof(more), "(%zu more stack%s below %.2g%%)",
 					   nfolded, nfolded == 1 ? "" : "s", o->threshold);
-			mf_stack_line(out, m, folded, total, o->metric, more, len);
+			mf_stack_line(out, m, folded, total, o->metric, more, len, -1);
 		}
 	}
 	mf_labels_free(&l);
@@ -183,6 +216,8 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 		free(value[k]);
 	free(cells);
 	free(first);
+	free(life_cells);
+	free(life_first);
 	free(order);
 	if (!r && ferror(out))
 		r = -EIO;

@@ -16,7 +16,8 @@
  *   site_queue     Q blocks of 48 bytes passed through a queue to a consumer thread, which
  *                  frees them while the workers run: freed by another thread
  *   site_orphan    Q blocks of 56 bytes left to main, which frees them once every worker
- *                  has ended: freed after their thread exited
+ *                  has ended and 60 ms more have passed: freed after their thread exited,
+ *                  each having lived at least 60 ms
  *   U blocks from glibc's __libc_malloc (which the profiler does not see), freed by main:
  *                  frees of unknown blocks
  *   and, given P, after the phases above: site_peak P blocks of 64 KiB, then all threads
@@ -27,6 +28,7 @@
  * Usage: prog_life N M Z K [Q U [P]] */
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 
 #define NOINLINE __attribute__((noinline))
 #define NO_TAIL	 __asm__ volatile("" ::: "memory") /* after a call: keep the site's frame */
@@ -232,6 +234,9 @@ int main(int argc, char **argv)
 	for (int i = 0; i < THREADS; i++)
 		pthread_join(t[i], NULL);
 	pthread_join(c, NULL);
+	struct timespec wait = {0, 60 * 1000 * 1000};
+	if (orphaned)
+		nanosleep(&wait, NULL);
 	for (long i = 0; i < orphaned; i++)
 		free(orphans[i]);
 	for (long i = 0; i < u_unknown; i++)

@@ -134,11 +134,24 @@ atpeak site_orphan 0 0
 like "$summary" "^  peak: [0-9.]+ MiB live in [0-9]+ blocks, [0-9.]+ s after its start" "the summary says the peak and when"
 "$MF_PRINT" --sort peak -t 5 $d > "$mf_work/bypeak"
 like "$(grep -m1 -- '- site_' "$mf_work/bypeak")" "site_peak " "--sort peak: site_peak first"
+# Lifetimes: every freed block in its stack's histogram; the orphans lived 60 ms at least.
+"$MF_PRINT" --histogram -t 0 $d > "$mf_work/hist"
+# lives SITE: the lifetime histogram lines of the stack through SITE, as "range=count;"
+lives() {
+	awk -v s="<- $1 " 'index($0, "<- ") && $1 ~ /^[0-9]+$/ { on = index($0, s) > 0; life = 0; next }
+		on && /lifetimes of its freed blocks/ { life = 1; next }
+		on && life && NF >= 3 { n = $(NF - 1); line = $0; sub(/^ */, "", line); sub(/  #.*/, "", line); printf "%s=%s;", line, n }' "$mf_work/hist"
+}
+sum() { printf '%s' "$1" | tr ';' '\n' | awk -F= '{ s += $2 } END { printf "%.0f", s }'; }
+is "$(sum "$(lives site_temp)") $(sum "$(lives site_queue)") $(sum "$(lives site_orphan)") $(sum "$(lives site_kept)")" \
+	"$((T * N)) $((T * Q)) $((T * Q)) 0" "lifetime histograms: every freed block once (site_temp, site_queue, site_orphan), none of site_kept's"
+short=$(lives site_orphan | tr ';' '\n' | grep -c ' \(ns\|us\)' )
+like "$short $(lives site_orphan)" "^0 \[(33\.6|67\.1|134\.2|268\.4) ms" "site_orphan: every block lived 60 ms or more"
 "$MF_PRINT" --leaks -t 0 $d > "$mf_work/leaks"; ok $? "--leaks"
 first=$(awk 'on && NF { print; exit } /stack \(allocation/ { on = 1 }' "$mf_work/leaks")
 like "$first" "<- site_grow " "--leaks: the most leaked bytes first (site_grow's chains)"
 if grep -q "site_queue\|site_orphan\|site_temp" "$mf_work/leaks"; then fail "--leaks: no stack without leaks"; else pass "--leaks: no stack without leaks"; fi
-like "$("$MF_PRINT" $d | sed -n '/call stack/p')" "temp +leaked blocks \\(bytes\\) +at peak \\(bytes\\)  call stack" "the tree has leaked and at-peak columns"
+like "$("$MF_PRINT" $d | sed -n '/call stack/p')" "temp +leaked blocks \\(bytes\\) +at peak \\(bytes\\) median life  call stack" "the tree has leaked, at-peak and median lifetime columns"
 mkdir "$mf_work/old"
 MALLOC_FREQ_DIR="$mf_work/old" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_life" 10 10 10 10
 "$MF_PRINT" --leaks "$mf_work/old" > /dev/null 2> "$mf_work/err"; rc=$?
