@@ -5,7 +5,7 @@
 set -e
 cd "$(dirname "$0")/.."
 packages="build-essential g++ autoconf automake libtool pkg-config libunwind-dev uthash-dev \
-libdw-dev libelf-dev libiberty-dev"
+libdw-dev libelf-dev libiberty-dev zlib1g-dev"
 if [ "$(id -u)" = 0 ]; then sudo=""; elif command -v sudo >/dev/null; then sudo=sudo; else
 	echo "quickstart: run as root (or install sudo) to install: $packages" >&2
 	exit 1

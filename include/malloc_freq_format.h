@@ -41,14 +41,17 @@
  *   - a leaf whose requests fall in more distinct size buckets than its mf_leaf holds has a
  *     child node of module MF_MODULE_SIZES (rel_pc, calls, bytes 0), followed by
  *     MF_SIZES_SLOTS slots of uint64_t counts, one per bucket, for the buckets beyond.
- * A reader steps over these slots; parent < own index holds for every node.
+ * A reader steps over these slots; parent < own index holds for every node. Only leaves
+ * (MF_MODULE_ENTRY) and MF_MODULE_SIZES nodes have slots after them: tag, truncation and
+ * MF_MODULE_WEIGHT nodes (a leaf's other possible child, below) are plain nodes.
  */
 
 #define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC   "MFMODS\r\n"
 #define MF_PROCESS_MAGIC   "MFPROC\r\n"
-#define MF_FORMAT_VERSION  4u /* 4: leaf records (sizes, temporaries); 3: the process record;
-				  2: module records of any size */
+#define MF_FORMAT_VERSION  4u /* 4: leaf records (sizes, temporaries, lifetimes), calls_off
+				  (runtime control), tags, time weights, snapshots; 3: the
+				  process record; 2: module records of any size */
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -56,6 +59,8 @@ enum mf_state {
 	MF_STATE_RECORDING = 1,	   /* the thread was running when the file was last written */
 	MF_STATE_THREAD_EXIT = 2,  /* finalized at thread exit */
 	MF_STATE_PROCESS_EXIT = 3, /* finalized by exit() while the thread was alive */
+	MF_STATE_SNAPSHOT = 4,	   /* since version 4: a copy in a snapshot (below) of a thread
+				      that was running; end_ns is when it was copied */
 };
 
 /* The allocation entry points, in this order everywhere (file, reader, reports). */
@@ -81,7 +86,13 @@ enum mf_entry {
 #define MF_MODULE_ENTRY	    0xffffffffu /* leaf: rel_pc is an enum mf_entry */
 #define MF_MODULE_TRUNCATED 0xfffffffeu /* the stack was cut at the depth limit */
 #define MF_MODULE_NONE	    0xfffffffdu /* no module maps the address; rel_pc is absolute */
-#define MF_MODULE_SIZES	    0xfffffffcu /* (version 4) a leaf's dense size histogram follows */
+#define MF_MODULE_TAG	    0xfffffffcu /* since version 4: a tag scope; rel_pc is its index
+					   in the directory's `tags` (see below) */
+#define MF_MODULE_WEIGHT    0xfffffffbu /* since version 4 (MALLOC_FREQ_WEIGHT=time): a child
+					   of a leaf; its bytes field holds the thread CPU
+					   time, in ns, that came before the leaf's calls */
+#define MF_MODULE_SIZES	    0xfffffffau /* since version 4: a child of a leaf; its dense size
+					   histogram follows (see above) */
 #define MF_MODULE_MAX	    0xfffffff0u /* real module indexes are below this */
 
 #define MF_THREAD_NAME_LEN 16
@@ -109,9 +120,13 @@ struct mf_prof_header {
 				* this thread (a signal handler's): counted here, not
 				* attributed to a stack */
 	char thread_name[MF_THREAD_NAME_LEN];
-	uint32_t records;	/* (version 4) MF_RECORD_* bits: what follows each leaf */
-	uint32_t reserved0;	/* zero */
-	uint64_t reserved[31]; /* zero */
+	/* Since version 4 (runtime control, malloc_freq.h): calls made while recording was off
+	 * for the process or the thread, counted here, in no stack and not in calls_total
+	 * (scaled by the sampling interval, as calls_total). Zero in older files. */
+	uint64_t calls_off;
+	uint32_t weight;       /* since version 4: 1 if MF_MODULE_WEIGHT nodes may follow leaves */
+	uint32_t records;      /* since version 4: MF_RECORD_* bits: what follows each leaf */
+	uint64_t reserved[30]; /* zero */
 };
 
 struct mf_node {
@@ -271,6 +286,56 @@ struct mf_process_record {
 };
 
 /*
+ * Since version 4: snapshots (malloc_freq_snapshot, malloc_freq_reset; the snapshot signal and
+ * interval). A snapshot is a directory `snap.<n>[.<label>]/` in the process directory, n = 1,
+ * 2, ... in the order taken: `snapshot`, an mf_snapshot_record, and a <tid>[.<n>].prof file
+ * for every thread file the process had then. A running thread's is a copy of its file as it
+ * stood (header state MF_STATE_SNAPSHOT, node_count as read before its nodes were copied, so
+ * its trie is a prefix of the live file's: the same nodes at the same indexes, counts no
+ * larger); a finalized one's is a hard link to it. Made as `.snap.<n>.tmp/` and renamed when
+ * complete: a reader sees a whole snapshot or none. Frames index the process directory's
+ * `modules`, which only grows. Readers of a process directory do not descend into snapshots.
+ */
+#define MF_SNAPSHOT_MAGIC     "MFSNAP\r\n"
+#define MF_SNAPSHOT_LABEL_LEN 64 /* a label's bytes kept (cut, not refused), NUL included */
+#define MF_SNAPSHOT_RESET     1u /* flags: malloc_freq_reset's: counting starts over here */
+
+struct mf_snapshot_record {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t record_size; /* sizeof(struct mf_snapshot_record) */
+	uint32_t flags;	      /* MF_SNAPSHOT_* bits */
+	uint64_t number;      /* n of snap.<n> */
+	uint64_t pid;
+	uint64_t time_ns;			/* CLOCK_REALTIME when it was taken */
+	uint64_t threads;			/* thread files in it */
+	char label[MF_SNAPSHOT_LABEL_LEN];	/* NUL-terminated; empty: none */
+	uint64_t reserved[4];			/* zero */
+};
+
+/*
+ * Since version 4: tag scopes (malloc_freq_tag_push). A thread's calls made inside tags are
+ * recorded under tag nodes: MF_MODULE_TAG frames directly under the root, the outermost tag
+ * first, each under the one it is nested in (a stack cut at the depth limit has its
+ * MF_MODULE_TRUNCATED frame under them). `tags` in the process directory names them: an
+ * mf_tags_header, then count names of MF_TAG_NAME_LEN bytes each, NUL-padded; index i is
+ * rel_pc i. Names are only ever added (a name is written before the count that covers it).
+ */
+#define MF_TAGS_MAGIC	"MFTAGS\r\n"
+#define MF_TAG_NAME_LEN 64   /* a name's bytes, NUL included: longer ones are cut */
+#define MF_TAGS_MAX	3968 /* names in one process; more are recorded as the last one */
+
+struct mf_tags_header {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t count;	   /* names that follow */
+	uint32_t name_len; /* MF_TAG_NAME_LEN */
+	uint64_t reserved[2];
+};
+
+/*
  * The rule cache `<MALLOC_FREQ_CACHE>/<build-id>.rules`, one per program (the build-id of its
  * main executable, in hex), written and read by the library only: the frame rules libunwind has
  * confirmed in earlier runs of the program, so a run need not ask again. An mf_rules_header,
@@ -317,6 +382,8 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
 	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \
 	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
-		       "process record is MF_PROCESS_SIZE bytes")
+		       "process record is MF_PROCESS_SIZE bytes");                                 \
+	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes"); \
+	_Static_assert(sizeof(struct mf_tags_header) == 40, "tags header is 40 bytes")
 
 #endif

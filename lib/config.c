@@ -4,6 +4,7 @@
 
 #include <errno.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -94,6 +95,91 @@ static void mf_config_cache(void)
 		mf_format(mf_config.cache, sizeof(mf_config.cache), "%s%s", base, sub);
 }
 
+/* A signal by name (USR1, SIGUSR2, RTMIN+3) or number; 0 if it is none that may be caught
+ * (KILL, STOP) or is glibc's own (32, 33). */
+static int mf_parse_signal(const char *s)
+{
+	static const struct {
+		const char *name;
+		int sig;
+	} names[] = {{"HUP", SIGHUP},	{"INT", SIGINT},   {"QUIT", SIGQUIT}, {"USR1", SIGUSR1},
+		     {"USR2", SIGUSR2}, {"PIPE", SIGPIPE}, {"ALRM", SIGALRM}, {"TERM", SIGTERM},
+		     {"CHLD", SIGCHLD}, {"CONT", SIGCONT}, {"TSTP", SIGTSTP}, {"TTIN", SIGTTIN},
+		     {"TTOU", SIGTTOU}, {"URG", SIGURG},   {"XCPU", SIGXCPU}, {"XFSZ", SIGXFSZ},
+		     {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH},
+		     {"IO", SIGIO},	{"PWR", SIGPWR},   {"SYS", SIGSYS}};
+	unsigned long v;
+	if (!strncmp(s, "SIG", 3))
+		s += 3;
+	if (mf_parse_uint(s, 1, (unsigned long)SIGRTMAX, &v) == 0) {
+		int glibc_own = v >= 32 && v < (unsigned long)SIGRTMIN;
+		return glibc_own || v == SIGKILL || v == SIGSTOP ? 0 : (int)v;
+	}
+	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
+		if (!strcmp(s, names[i].name))
+			return names[i].sig;
+	if (!strncmp(s, "RTMIN+", 6) && mf_parse_uint(s + 6, 0, 64, &v) == 0 &&
+	    SIGRTMIN + (int)v <= SIGRTMAX)
+		return SIGRTMIN + (int)v;
+	return 0;
+}
+
+/* SECONDS, with up to three decimals, from 0.001 to 86400: in milliseconds; 0 if not so. */
+static uint64_t mf_parse_ms(const char *s)
+{
+	char whole[16];
+	unsigned long w, f = 0;
+	const char *dot = strchr(s, '.');
+	size_t len = dot ? (size_t)(dot - s) : strlen(s);
+	if (!len || len >= sizeof(whole))
+		return 0;
+	memcpy(whole, s, len);
+	whole[len] = 0;
+	if (mf_parse_uint(whole, 0, 86400, &w))
+		return 0;
+	if (dot) {
+		size_t n = strlen(dot + 1);
+		if (!n || n > 3 || mf_parse_uint(dot + 1, 0, 999, &f))
+			return 0;
+		for (; n < 3; n++)
+			f *= 10;
+	}
+	uint64_t ms = (uint64_t)w * 1000 + f;
+	return ms > 86400000u ? 0 : ms;
+}
+
+static void mf_config_control(void)
+{
+	const char *s = secure_getenv("MALLOC_FREQ_START");
+	if (s) {
+		if (!strcmp(s, "off"))
+			mf_config.start_off = 1;
+		else if (strcmp(s, "on"))
+			mf_log("MALLOC_FREQ_START=\"%s\" is not one of on, off; using on", s);
+	}
+	static const char *const vars[] = {"MALLOC_FREQ_SNAPSHOT_SIGNAL",
+					   "MALLOC_FREQ_TOGGLE_SIGNAL"};
+	int *sigs[] = {&mf_config.snapshot_signal, &mf_config.toggle_signal};
+	for (int i = 0; i < 2; i++) {
+		if (!(s = secure_getenv(vars[i])) || !strcmp(s, "off"))
+			continue;
+		if (!(*sigs[i] = mf_parse_signal(s)))
+			mf_log("%s=\"%s\" is not a signal that can be caught (USR1, USR2, RTMIN+N, "
+			       "a number) or off; using off",
+			       vars[i], s);
+	}
+	if (mf_config.snapshot_signal && mf_config.snapshot_signal == mf_config.toggle_signal) {
+		mf_log("MALLOC_FREQ_SNAPSHOT_SIGNAL and MALLOC_FREQ_TOGGLE_SIGNAL are the same "
+		       "signal; the toggle signal is off");
+		mf_config.toggle_signal = 0;
+	}
+	s = secure_getenv("MALLOC_FREQ_SNAPSHOT_INTERVAL");
+	if (s && strcmp(s, "off") && !(mf_config.snapshot_interval_ms = mf_parse_ms(s)))
+		mf_log("MALLOC_FREQ_SNAPSHOT_INTERVAL=\"%s\" is not a number of seconds from 0.001 "
+		       "to 86400 (three decimals at most) or off; using off",
+		       s);
+}
+
 void mf_config_load(void)
 {
 	mf_config_dir();
@@ -131,7 +217,6 @@ void mf_config_load(void)
 			       "using cached",
 			       s);
 	}
-	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED;
 	s = secure_getenv("MALLOC_FREQ_LIFETIMES");
 	if (s && strcmp(s, "0") && strcmp(s, "1"))
 		mf_log("MALLOC_FREQ_LIFETIMES=\"%s\" is neither 0 nor 1; lifetimes are off", s);
@@ -140,6 +225,14 @@ void mf_config_load(void)
 		       "are off");
 	else
 		mf_config.lifetimes = s && !strcmp(s, "1");
+	s = secure_getenv("MALLOC_FREQ_WEIGHT");
+	if (s && !strcmp(s, "time"))
+		mf_config.weight_time = 1;
+	else if (s && strcmp(s, "calls"))
+		mf_log("MALLOC_FREQ_WEIGHT=\"%s\" is not one of calls, time; using calls", s);
+	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED &&
+			!mf_config.weight_time; /* (time is read on the slow path) */
+	mf_config_control();
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {
 		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {

@@ -20,6 +20,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/single_threaded.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
@@ -84,6 +85,22 @@ static void mf_apart_room(void)
 			got++;
 }
 
+/* Can fn run in place? Only while the process has one thread (glibc's own flag, which its
+ * thread creation clears for good): no other thread can then open a file while a descriptor
+ * of ours is in the table, and a signal handler cannot either, with every signal blocked;
+ * and only if the table has room for fn's descriptors. */
+static int mf_apart_in_place(void)
+{
+	if (!__libc_single_threaded)
+		return 0;
+	int probe[MF_APART_FDS], got = 0;
+	while (got < MF_APART_FDS && (probe[got] = open("/", O_PATH | O_CLOEXEC)) >= 0)
+		got++;
+	for (int i = 0; i < got; i++)
+		close(probe[i]);
+	return got == MF_APART_FDS;
+}
+
 static int mf_apart_task(void *p)
 {
 	struct mf_apart_call *c = p;
@@ -125,6 +142,14 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 	struct mf_apart_call c = {fn, arg, 0};
 	uint64_t all = ~0ull, old;
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &old, 8); /* the task's mask: all */
+	if (mf_apart_in_place()) {
+		mf_apart_inside = 1;
+		c.ret = fn(arg);
+		mf_apart_inside = 0;
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
+		errno = saved;
+		return c.ret;
+	}
 	pthread_mutex_lock(&mf_apart_lock);
 	mf_apart_inside = 1;
 	int tid = clone(mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),

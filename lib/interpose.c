@@ -27,6 +27,7 @@ static MF_NOINLINE void mf_init(void)
 	int ok = mf_real_init() == 0;
 	if (ok) {
 		mf_config_load();
+		mf_control_init();
 		mf_fds_apart_init();
 		mf_loader_init();
 		mf_modules_init();
@@ -74,15 +75,20 @@ static long mf_sample_record(void *arg)
 	return 0;
 }
 
-/* A call that is not from one of the thread's hot stacks, or the thread's first: recorded on
- * the thread's own stack. */
+/* A call that is not from one of the thread's hot stacks, the thread's first, or any call
+ * while recording is off (mf_gate): recorded on the thread's own stack, or counted as off. */
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
+	uint64_t cancel = MF_SIGNAL_CANCEL, mask;
+	if (mf_unlikely(mf_tls.cancel_async)) /* (its slow steps change the trie and the memo) */
+		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancel, &mask, 8);
 	struct mf_thread *t = mf_thread_current();
 	mf_tls.last_record = NULL; /* (until the call is counted at a leaf) */
 	if (!t)
 		t = mf_sample_first();
-	if (t) {
+	if (t && mf_unlikely(mf_control_off())) {
+		mf_thread_count_off(t);
+	} else if (t) {
 		struct mf_sample_call c = {t, from, bytes, e};
 		mf_thread_on_stack(t, mf_sample_record, &c);
 	} else if (mf_tls.thread == NULL) { /* (not one the countdown passed over) */
@@ -90,6 +96,8 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	}
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
+	if (mf_unlikely(mf_tls.cancel_async))
+		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 }
 
 /* A call the countdown chose (every call without sampling): record it. Entered through
@@ -111,7 +119,7 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	mf_tls.recording++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_config.hot) ||
+	if (mf_unlikely(t == NULL) || mf_unlikely(mf_gate) ||
 	    mf_unlikely(!mf_thread_record_hot(t, bytes, &from)))
 		mf_sample_slow(&from, bytes, e);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -373,6 +381,21 @@ static void mf_dl_begin(void)
 		sched_yield();
 }
 
+/* A thread that may be cancelled at any instruction (a program that allocates then needs an
+ * allocator that allows it): its slow steps, which change its trie and memo and take locks,
+ * run with cancellation's signal blocked; its hot path only adds to counts. */
+MF_EXPORT int pthread_setcanceltype(int type, int *old)
+{
+	if (!mf_real.pthread_setcanceltype)
+		*(void **)&mf_real.pthread_setcanceltype = dlsym(RTLD_NEXT, "pthread_setcanceltype");
+	if (type == PTHREAD_CANCEL_ASYNCHRONOUS)
+		mf_tls.cancel_async = 1; /* (before cancellation can come) */
+	int r = mf_real.pthread_setcanceltype(type, old);
+	if (r == 0 && type != PTHREAD_CANCEL_ASYNCHRONOUS)
+		mf_tls.cancel_async = 0;
+	return r;
+}
+
 MF_EXPORT int dlclose(void *handle)
 {
 	mf_dl_begin();
@@ -531,6 +554,8 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 	mf_process_init(argc, argv);
 	mf_tls.own--;
 	mf_busy_leave();
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE)
+		mf_control_start();
 }
 
 __attribute__((destructor)) static void mf_destructor(void)
@@ -538,6 +563,7 @@ __attribute__((destructor)) static void mf_destructor(void)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
 		return;
 	mf_busy_enter();
+	mf_snapshot_exit();
 	if (mf_life_on)
 		mf_life_exit();
 	mf_thread_process_exit();

@@ -55,6 +55,11 @@ struct mf_config {
 	int unwind; /* enum mf_unwind_mode */
 	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
 	int lifetimes; /* MALLOC_FREQ_LIFETIMES=1: every block's free matched to its leaf */
+	int start_off; /* MALLOC_FREQ_START=off: nothing recorded until malloc_freq_enable */
+	int snapshot_signal;	   /* MALLOC_FREQ_SNAPSHOT_SIGNAL; 0: none */
+	int toggle_signal;	   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
+	uint64_t snapshot_interval_ms; /* MALLOC_FREQ_SNAPSHOT_INTERVAL; 0: none */
+	int weight_time; /* MALLOC_FREQ_WEIGHT=time: CPU time between recorded calls, per stack */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
 };
 enum mf_unwind_mode {
@@ -114,6 +119,7 @@ struct mf_real {
 	int (*setreuid)(uid_t, uid_t);
 	int (*setresuid)(uid_t, uid_t, uid_t);
 	int (*chroot)(const char *);
+	int (*pthread_setcanceltype)(int, int *);
 };
 extern struct mf_real mf_real;
 /* Returns 0, or -1 when an allocation function could not be found (then the bootstrap arena
@@ -215,12 +221,16 @@ struct mf_trie {
 	mf_trie_resolve_fn resolve;
 	void *grow_arg;
 	uint32_t leaf_slots; /* slots after a leaf: its records (MF_LEAF_SLOTS by default) */
+	uint32_t root; /* where stacks start: 0, or the node of the owner's tag path */
 };
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
 #define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
-#define MF_TRIE_KEY_SIZES	((uintptr_t)128) /* under a leaf: its dense size histogram */
+#define MF_TRIE_KEY_WEIGHT	((uintptr_t)100)	/* a leaf's time (MF_MODULE_WEIGHT) */
+#define MF_TRIE_KEY_SIZES	((uintptr_t)101) /* under a leaf: its dense size histogram */
+#define MF_TRIE_KEY_TAG(id)	((uintptr_t)128 + (id)) /* a tag scope, id < MF_TAGS_MAX */
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
+_Static_assert(128 + MF_TAGS_MAX <= 4096, "tag keys lie below any pc");
 /* Sets up the trie over nodes[0..capacity) with *count == 0; writes the root. 0 or -1.
  * room: where its index and memo grow first, or NULL. */
 int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *nodes,
@@ -306,6 +316,15 @@ void mf_process_forget(void);		/* in a forked child: the parent's record is not 
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
 
+/* tags.c: the process's tag names, by id, and the directory's `tags` file that names them. */
+#define MF_TAG_DEPTH 16 /* tags a call's path keeps; deeper pushes are counted, not kept */
+/* The id of name (cut at MF_TAG_NAME_LEN - 1 bytes), added if new; MF_TAGS_MAX - 1 when the
+ * table is full. Takes a lock: not from a signal handler. */
+unsigned mf_tags_intern(const char *name);
+/* Writes the names not yet in this process directory's `tags` file (the slow path, before a
+ * tag node is made). 0 or -errno. */
+int mf_tags_sync(void);
+
 /* thread.c: per-thread state. */
 struct mf_thread;
 struct mf_tls {
@@ -315,6 +334,7 @@ struct mf_tls {
 	unsigned fork_held;	      /* this call holds mf_fork_lock for reading */
 	int fork_cancel;	      /* the cancellation state to restore when it is given back */
 	uint64_t fork_signals;	      /* the signal mask to restore then */
+	unsigned cancel_async;	      /* the thread may be cancelled at any instruction */
 	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
@@ -328,6 +348,10 @@ struct mf_tls {
 	struct mf_node *nodes;
 	uint32_t life_file; /* the thread file's number in the lifetimes' registry (0: none) */
 	unsigned life_busy; /* > 0: in the address map (a signal handler's call skips it) */
+	unsigned off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
+	unsigned tag_depth;	     /* tags pushed and not popped (beyond MF_TAG_DEPTH: not kept) */
+	unsigned tag_epoch;	     /* changed at every push and pop */
+	uint16_t tags[MF_TAG_DEPTH]; /* their ids (tags.c), outermost first */
 };
 extern MF_TLS struct mf_tls mf_tls;
 /* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
@@ -350,9 +374,48 @@ int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_fram
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);
 void mf_thread_count_nested(void);
+/* A call made while recording is off (mf_control_off): counted apart, in no stack. */
+void mf_thread_count_off(struct mf_thread *t);
+/* The calling thread's hot stacks are dropped: until it records again (which keeps new ones),
+ * every call of it takes the slow path, where mf_control_off is checked. */
+void mf_thread_drop_hot(struct mf_thread *t);
+struct malloc_freq_stats;
+/* Every thread's totals, those that ended included, into s (zeroed first). */
+void mf_thread_stats(struct malloc_freq_stats *s);
+/* fn(file, arg) for every running thread's file, under the lock of the list of threads (no
+ * thread starts or ends meanwhile), each with its file's mapping held in place. */
+void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), void *arg);
+
+/* snapshot.c: a snapshot of every thread's counts (malloc_freq_format.h), labelled (NULL: no
+ * label; cut and made safe for a file name), flags MF_SNAPSHOT_*. Returns its number, from 1,
+ * or -errno (nothing of it is left then). Blocks signals while it runs; not from inside the
+ * profiler. */
+long mf_snapshot_take(const char *label, uint32_t flags);
+/* flags: the control thread's (signal, interval), which stop once exit() has begun */
+#define MF_SNAPSHOT_BACKGROUND 0x80000000u
+/* At exit(): waits for a snapshot being taken, and the control thread takes no more (one cut
+ * short by the process's end would leave its temporary directory). */
+void mf_snapshot_exit(void);
 /* The calling thread's state, or NULL; on the slow path (it notices a child made without
  * fork()'s handlers, and starts it over). */
 struct mf_thread *mf_thread_current(void);
+/* control.c: recording switched on and off (the public API, MALLOC_FREQ_START). */
+#define MF_GATE_COLD 1u /* mf_config.hot is 0: no recorded call takes the hot path */
+#define MF_GATE_OFF  2u /* recording is off for the process */
+/* 0: a recorded call may take the hot path. The one word the hot path reads for all of the
+ * above: switching recording off costs it nothing (every call then takes the slow path, which
+ * checks mf_control_off). */
+extern unsigned mf_gate;
+void mf_control_init(void); /* after mf_config_load */
+/* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now; the signal
+ * handlers are installed and the control thread started, if settings ask for them. */
+void mf_control_start(void);
+/* Is recording off for this call (for the process, or for the calling thread)? */
+static inline int mf_control_off(void)
+{
+	return (__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_OFF) || mf_tls.off;
+}
+
 /* fds_apart.c: fn(arg), run where the descriptors it opens are never the program's (a task
  * with a descriptor table of its own, sharing all else), or in place where that cannot be;
  * returns what fn returns. Every file the profiler opens once the program runs is opened so.
@@ -429,12 +492,16 @@ void mf_thread_process_exit(void);
  * nodes are all known takes none of those steps, and does not take this lock either: each
  * slow step calls mf_fork_hold() first, and the entry point releases it at the end. */
 extern pthread_rwlock_t mf_fork_lock;
-/* While it is held, every signal is blocked (but glibc's own two, for cancellation and the
- * set*id broadcasts) and cancellation is off: nothing can interrupt a step that holds a lock
- * of ours (every other lock of ours is taken under it), neither a signal handler that jumps
- * out with siglongjmp nor an asynchronous cancellation, which would leave it held and every
- * later fork waiting for ever. (libunwind's own signal masking, then, does nothing.) */
-#define MF_SIGNALS_ALL (~0ull & ~(1ull << (32 - 1)) & ~(1ull << (33 - 1)))
+/* While it is held, every signal is blocked (but glibc's set*id broadcast) and cancellation is
+ * off: nothing can interrupt a step that holds a lock of ours (every other lock of ours is
+ * taken under it), neither a signal handler that jumps out with siglongjmp nor an
+ * asynchronous cancellation, which would leave it held and every later fork waiting for ever.
+ * Cancellation's signal is blocked too: glibc 2.36 acts on one sent just before the state was
+ * set to disabled (the lock was left held in about one run in two of 100 cancelled rounds).
+ * Delivered when the mask is given back, it cancels the thread then. (libunwind's own signal
+ * masking, then, does nothing.) */
+#define MF_SIGNAL_CANCEL (1ull << (32 - 1)) /* glibc's SIGCANCEL */
+#define MF_SIGNALS_ALL	 (~0ull & ~(1ull << (33 - 1)))
 static inline void mf_fork_hold(void)
 {
 	if (!mf_tls.fork_held) {

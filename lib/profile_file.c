@@ -350,6 +350,7 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	h->tid = (uint64_t)tid;
 	h->sample_rate = mf_config.sample;
 	h->records = mf_config.lifetimes ? MF_RECORD_LIFE : 0;
+	h->weight = (uint32_t)mf_config.weight_time;
 	h->start_ns = mf_now_ns();
 	prctl(PR_GET_NAME, h->thread_name);
 	h->thread_name[MF_THREAD_NAME_LEN - 1] = 0;

@@ -220,6 +220,7 @@ int mf_real_init(void)
 	MF_RESOLVE_ANY(setreuid);
 	MF_RESOLVE_ANY(setresuid);
 	MF_RESOLVE_ANY(chroot);
+	MF_RESOLVE_ANY(pthread_setcanceltype);
 #undef MF_RESOLVE_ANY
 	if (r.malloc == mf_boot_malloc || r.free == mf_boot_free || r.calloc == mf_boot_calloc ||
 	    r.realloc == mf_boot_realloc || !r.dl_iterate_phdr) {

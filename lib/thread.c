@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "malloc_freq.h"
 #include "mf_internal.h"
 
 /* A thread's state, in a slot of the pool (pool.c; its pages touched as used). The thread's
@@ -25,7 +26,13 @@ struct mf_thread {
 	unsigned exit_rounds;
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
 	long interval; /* the countdown's current interval: calls it stands for */
+	unsigned tag_epoch; /* mf_tls.tag_epoch when trie.root was last set */
+	uint64_t cpu_left;  /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time when the profiler
+			       last returned from a recorded call (0: the thread's start) */
 	struct mf_thread *prev, *next;
+	/* Held while the file grows (its mapping may move) and while another thread reads the
+	 * nodes (malloc_freq_stats); zeroed memory is an unlocked mutex. */
+	pthread_mutex_t grow_lock;
 	struct mf_trie_room trie_room;
 	/* The stack the thread's slow steps run on (mf_thread_on_stack), touched as used: a
 	 * program's small stacks (coroutines, signal stacks) have no room for them. */
@@ -74,6 +81,8 @@ static struct mf_thread *mf_threads;
 static pthread_key_t mf_thread_key;
 static int mf_thread_key_ok;
 static int mf_stopped; /* recording off for the whole process after a fatal setup error */
+/* The totals of the threads that ended (malloc_freq_stats), under mf_threads_lock. */
+static struct malloc_freq_stats mf_ended;
 
 static uint64_t mf_splitmix64(uint64_t x)
 {
@@ -141,11 +150,13 @@ static struct mf_node *mf_thread_grow(void *thread, uint64_t *capacity)
 {
 	struct mf_thread *t = thread;
 	mf_fork_hold(); /* reopens the file */
+	pthread_mutex_lock(&t->grow_lock);
 	struct mf_node *nodes = mf_prof_grow(&t->file, capacity);
 	if (nodes) /* (the node count lies in the header, which may have moved) */
 		t->trie.count = &t->file.header->node_count;
 	if (nodes && t == mf_tls.thread)
 		mf_tls.nodes = nodes;
+	pthread_mutex_unlock(&t->grow_lock);
 	return nodes;
 }
 
@@ -178,6 +189,35 @@ static void mf_thread_forget_last(void)
 	mf_tls.life_file = 0;
 }
 
+static void mf_stats_add(uint64_t *to, uint64_t v)
+{
+	if (__builtin_add_overflow(*to, v, to))
+		*to = UINT64_MAX;
+}
+
+/* Adds thread t's counts to s: a pass over its nodes (their leaves hold the entry point),
+ * stepping over the records that follow leaves and size histograms. The caller holds
+ * mf_threads_lock, and t's grow_lock if t is another thread. */
+static void mf_thread_stats_add(const struct mf_thread *t, struct malloc_freq_stats *s)
+{
+	const struct mf_prof_header *h = t->file.header;
+	uint64_t n = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE);
+	const struct mf_node *nodes = t->file.nodes;
+	for (uint64_t i = 1; i < n; i++) {
+		const struct mf_node *x = &nodes[i];
+		if (x->module == MF_MODULE_ENTRY && x->rel_pc < MF_ENTRY_COUNT) {
+			mf_stats_add(&s->calls[x->rel_pc], x->calls);
+			mf_stats_add(&s->bytes[x->rel_pc], x->bytes);
+		}
+		if (x->module == MF_MODULE_ENTRY) /* (its records are no nodes) */
+			i += t->trie.leaf_slots;
+		else if (x->module == MF_MODULE_SIZES)
+			i += MF_SIZES_SLOTS;
+	}
+	mf_stats_add(&s->calls_off, h->calls_off);
+	s->threads++;
+}
+
 /* Called in each round of key destructors: staying registered for all of them catches what
  * other destructors allocate; the file is finalized in the last round. */
 static void mf_thread_key_destructor(void *arg)
@@ -194,6 +234,7 @@ static void mf_thread_key_destructor(void *arg)
 	mf_busy_enter();
 	pthread_mutex_lock(&mf_threads_lock);
 	mf_thread_unlink(t);
+	mf_thread_stats_add(t, &mf_ended);
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
 	if (mf_life_on)
@@ -308,6 +349,7 @@ static void mf_thread_postfork_child(void)
 	mf_threads = NULL;
 	mf_tls.thread = NULL;
 	mf_thread_forget_last();
+	memset(&mf_ended, 0, sizeof(mf_ended)); /* (the child starts from zero) */
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
 	mf_prof_dir_forget();
@@ -347,6 +389,7 @@ static void mf_thread_after_raw_fork(void)
 	mf_tls.thread = NULL;
 	mf_thread_forget_last();
 	mf_thread_orphan = NULL;
+	memset(&mf_ended, 0, sizeof(mf_ended));
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
 	pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
@@ -511,15 +554,66 @@ static void mf_thread_count_size(struct mf_thread *t, uint32_t node, size_t byte
 		((uint64_t *)&t->trie.nodes[dense + 1])[b]++;
 }
 
+/* The countdown to the next recorded call starts over. */
+static inline void mf_thread_next(struct mf_thread *t)
+{
+	if (mf_unlikely(mf_config.sample > 1)) { /* (else the countdown stays <= 0: every call) */
+		t->interval = mf_thread_draw(t);
+		mf_tls.countdown = t->interval;
+	}
+}
+
+void mf_thread_count_off(struct mf_thread *t)
+{
+	t->file.header->calls_off += (uint64_t)t->interval;
+	mf_thread_next(t);
+}
+
+void mf_thread_drop_hot(struct mf_thread *t)
+{
+	mf_unwind_hot_drop(&t->unwind);
+}
+
+void mf_thread_stats(struct malloc_freq_stats *s)
+{
+	memset(s, 0, sizeof(*s));
+	pthread_mutex_lock(&mf_threads_lock);
+	*s = mf_ended;
+	for (struct mf_thread *t = mf_threads; t; t = t->next) {
+		int other = t != mf_tls.thread;
+		if (other)
+			pthread_mutex_lock(&t->grow_lock);
+		mf_thread_stats_add(t, s);
+		if (other)
+			pthread_mutex_unlock(&t->grow_lock);
+	}
+	pthread_mutex_unlock(&mf_threads_lock);
+	s->sample_rate = mf_config.sample;
+	for (int e = 0; e < MF_ENTRY_COUNT && mf_config.sample > 1; e++) {
+		if (__builtin_mul_overflow(s->calls[e], mf_config.sample, &s->calls[e]))
+			s->calls[e] = UINT64_MAX;
+		if (__builtin_mul_overflow(s->bytes[e], mf_config.sample, &s->bytes[e]))
+			s->bytes[e] = UINT64_MAX;
+	}
+}
+
+void mf_thread_each_file(void (*fn)(const struct mf_prof_file *f, void *arg), void *arg)
+{
+	pthread_mutex_lock(&mf_threads_lock);
+	for (struct mf_thread *t = mf_threads; t; t = t->next) {
+		pthread_mutex_lock(&t->grow_lock);
+		fn(&t->file, arg);
+		pthread_mutex_unlock(&t->grow_lock);
+	}
+	pthread_mutex_unlock(&mf_threads_lock);
+}
+
 /* One more call of the thread, counted at leaf `node` (0: the trie was out of room). */
 static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t bytes)
 {
 	struct mf_prof_header *h = t->file.header;
 	h->calls_total += (uint64_t)t->interval;
-	if (mf_unlikely(mf_config.sample > 1)) { /* (else the countdown stays <= 0: every call) */
-		t->interval = mf_thread_draw(t);
-		mf_tls.countdown = t->interval;
-	}
+	mf_thread_next(t);
 	if (mf_unlikely(!node)) {
 		h->calls_lost++;
 		return;
@@ -556,10 +650,55 @@ MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const stru
 	return 1;
 }
 
+/* The trie's root becomes the node of the thread's tag path (made if new; the root when the
+ * trie is out of room), its names written first. What the walk knew of the old root goes. */
+static MF_NOINLINE void mf_thread_tag_root(struct mf_thread *t)
+{
+	t->tag_epoch = mf_tls.tag_epoch;
+	unsigned depth = mf_tls.tag_depth < MF_TAG_DEPTH ? mf_tls.tag_depth : MF_TAG_DEPTH;
+	uint32_t node = 0;
+	if (depth)
+		mf_tags_sync(); /* (if it fails, mf_print names the tags it cannot by number) */
+	for (unsigned i = 0; i < depth; i++)
+		if (!(node = mf_trie_child(&t->trie, node, MF_TRIE_KEY_TAG(mf_tls.tags[i]))))
+			break;
+	t->trie.root = node;
+	mf_unwind_hot_drop(&t->unwind);
+}
+
+static uint64_t mf_thread_cpu_ns(void)
+{
+	struct timespec ts;
+	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
+		return 0;
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* MALLOC_FREQ_WEIGHT=time: the thread's CPU time from the profiler's return from its previous
+ * recorded call to this call's entry, added to the time node under this call's leaf. */
+static MF_NOINLINE void mf_thread_weigh(struct mf_thread *t, uint32_t leaf, uint64_t came)
+{
+	uint32_t w = leaf ? mf_trie_child(&t->trie, leaf, MF_TRIE_KEY_WEIGHT) : 0;
+	if (w && came > t->cpu_left) {
+		struct mf_node *x = &t->trie.nodes[w];
+		if (__builtin_add_overflow(x->bytes, came - t->cpu_left, &x->bytes))
+			x->bytes = UINT64_MAX;
+	}
+	t->cpu_left = mf_thread_cpu_ns();
+}
+
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from)
 {
-	mf_thread_count(t, mf_unwind_leaf(&t->unwind, &t->trie, e, from), bytes);
+	uint64_t came = mf_unlikely(mf_config.weight_time) ? mf_thread_cpu_ns() : 0;
+	if (mf_unlikely(t->tag_epoch != mf_tls.tag_epoch))
+		mf_thread_tag_root(t);
+	uint32_t leaf = mf_unwind_leaf(&t->unwind, &t->trie, e, from);
+	/* (weighed first: its node may grow the file, which would move the leaf record that
+	 * mf_thread_count leaves in mf_tls for a free to find) */
+	if (mf_unlikely(mf_config.weight_time))
+		mf_thread_weigh(t, leaf, came);
+	mf_thread_count(t, leaf, bytes);
 }
 
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */

@@ -131,12 +131,12 @@ void mf_trie_forget_index(struct mf_trie *t)
 }
 
 /* Node slots that follow a node of key pc: a leaf's record, a dense size histogram's counts
- * (see malloc_freq_format.h). */
+ * (see malloc_freq_format.h); none after frames, tags, the truncation mark or a leaf's time. */
 static uint64_t mf_trie_slots_after(const struct mf_trie *t, uintptr_t pc)
 {
 	if (pc == MF_TRIE_KEY_SIZES)
 		return MF_SIZES_SLOTS;
-	return pc < MF_TRIE_KEY_SPECIAL_MAX && pc != MF_TRIE_KEY_TRUNCATED ? t->leaf_slots : 0;
+	return pc < MF_TRIE_KEY_TRUNCATED ? t->leaf_slots : 0;
 }
 
 static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uintptr_t pc)
@@ -157,6 +157,12 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	node->bytes = 0;
 	if (pc == MF_TRIE_KEY_SIZES) {
 		node->module = MF_MODULE_SIZES;
+		node->rel_pc = 0;
+	} else if (pc >= MF_TRIE_KEY_TAG(0) && pc < MF_TRIE_KEY_SPECIAL_MAX) {
+		node->module = MF_MODULE_TAG;
+		node->rel_pc = pc - MF_TRIE_KEY_TAG(0);
+	} else if (pc == MF_TRIE_KEY_WEIGHT) {
+		node->module = MF_MODULE_WEIGHT;
 		node->rel_pc = 0;
 	} else if (pc < MF_TRIE_KEY_SPECIAL_MAX) {
 		node->module = pc == MF_TRIE_KEY_TRUNCATED ? MF_MODULE_TRUNCATED : MF_MODULE_ENTRY;
@@ -201,7 +207,8 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 		for (int i = 0; i < n; i++)
 			hash = mf_stack_hash_step(hash, (uintptr_t)pcs[i]);
 	}
-	uint64_t h = (hash ^ leaf * 0xc2b2ae3d27d4eb4full ^ shape) * 0xd6e8feb86659fd93ull;
+	uint64_t h = (hash ^ leaf * 0xc2b2ae3d27d4eb4full ^ shape ^ (uint64_t)t->root << 40) *
+		     0xd6e8feb86659fd93ull;
 	h ^= h >> 32;
 	uintptr_t outer = n ? (uintptr_t)pcs[0] : 0, inner = n ? (uintptr_t)pcs[n - 1] : 0;
 	struct mf_trie_memo *m = &t->memo[h & (t->memo_mask - 1)]; /* two ways */
@@ -211,7 +218,7 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 			if (m[way].hash == h && m[way].node && m[way].shape == shape &&
 			    m[way].inner == inner && m[way].outer == outer)
 				return m[way].node;
-	uint32_t node = truncated ? mf_trie_child(t, 0, MF_TRIE_KEY_TRUNCATED) : 0;
+	uint32_t node = truncated ? mf_trie_child(t, t->root, MF_TRIE_KEY_TRUNCATED) : t->root;
 	if (truncated && !node)
 		return 0;
 	if (from > n)

@@ -145,6 +145,13 @@ int mf_discover(struct mf_found_list *list, const char *arg)
 	return failed;
 }
 
+int mf_discover_profiles(const char *dir, char ***names, size_t *n)
+{
+	*names = NULL;
+	*n = 0;
+	return mf_list(dir, ".prof", NULL, names, n);
+}
+
 void mf_found_free(struct mf_found_list *list)
 {
 	for (size_t i = 0; i < list->count; i++) {

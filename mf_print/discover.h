@@ -22,5 +22,7 @@ struct mf_found_list {
  * profiles in it); -ENOMEM. */
 int mf_discover(struct mf_found_list *list, const char *arg);
 void mf_found_free(struct mf_found_list *list);
+/* The .prof file names in dir, in version order (free each and the array). 0 or -errno. */
+int mf_discover_profiles(const char *dir, char ***names, size_t *n);
 
 #endif

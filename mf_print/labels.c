@@ -28,6 +28,10 @@ static void mf_frame_text(char *buf, size_t size, const struct mf_model *m,
 		snprintf(buf, size, "[truncated stack]");
 		return;
 	}
+	if (f->kind == MF_FRAME_TAG) {
+		snprintf(buf, size, "[tag] %s", f->function);
+		return;
+	}
 	if (f->kind == MF_FRAME_JIT) {
 		snprintf(buf, size, "[jit]"); /* (the summary counts them) */
 		return;

@@ -8,10 +8,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "array.h"
 #include "load.h"
 #include "reader.h"
+#include "snapshots.h"
 
 #define MF_PLACEHOLDER_MODULES_MAX 65536
 
@@ -176,6 +178,12 @@ struct mf_dir {
 	struct mf_process info;
 	uint32_t process; /* in the model; MF_NONE until added */
 	int decided, chosen;
+	char home[PATH_MAX]; /* the process directory: found's, or its parent when found is a
+				snapshot named on the command line */
+	unsigned char *tags; /* the `tags` file (its names after its header); NULL: none */
+	uint32_t ntags;
+	char top[PATH_MAX + 256];  /* where the thread files are read: the directory or a snapshot */
+	char base[PATH_MAX + 256]; /* the snapshot subtracted from them; "": none */
 };
 
 /* Decides (once the pid is known: from the record, the name, or the first profile) whether
@@ -201,34 +209,97 @@ static int mf_dir_decide(struct mf_model *m, struct mf_load *ld, struct mf_dir *
 
 static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)
 {
-	char path[PATH_MAX], err[512];
-	d->info = (struct mf_process){.dir = d->found->dir,
+	char path[PATH_MAX + 16], err[512];
+	d->info = (struct mf_process){.dir = d->home,
 				      .exe = "",
 				      .cmdline = "",
 				      .exec_from_dir = "",
 				      .end = MF_END_UNKNOWN};
-	snprintf(path, sizeof(path), "%s/process", d->found->dir);
+	snprintf(path, sizeof(path), "%s/process", d->home);
 	if (mf_read_process(path, &d->rec, err, sizeof(err)) == 0) {
 		d->have_record = 1;
 		mf_load_process_info(&d->info, &d->rec, d->cmdline);
-		d->info.dir = d->found->dir;
+		d->info.dir = d->home;
 	} else if (errno != ENOENT) {
 		fprintf(stderr, "mf_print: warning: %s: %s; how the process ended is not known\n",
 			path, err);
 		ld->failed = 1;
 	}
 	if (!d->info.pid)
-		d->info.pid = mf_dir_pid(d->found->dir);
+		d->info.pid = mf_dir_pid(d->home);
 	d->info.files = (uint32_t)d->found->nprofiles;
+}
+
+/* p minus its state in d's base snapshot (none if the thread started after it). 0 or -ENOMEM;
+ * an error of the input is said, and p is then left out (1). */
+static int mf_dir_subtract(struct mf_load *ld, struct mf_dir *d, struct mf_profile *p,
+			   const char *name)
+{
+	char path[2 * PATH_MAX], err[512];
+	struct mf_profile b;
+	snprintf(path, sizeof(path), "%s/%s", d->base, name);
+	if (access(path, F_OK) && errno == ENOENT)
+		return 0;
+	int r = mf_read_profile(path, &b, err, sizeof(err));
+	if (r > 0)
+		return 0;
+	if (r < 0) {
+		mf_error(path, "%s", err);
+		ld->failed = 1;
+		return 1;
+	}
+	r = mf_profile_subtract(p, &b, err, sizeof(err));
+	mf_profile_free(&b);
+	if (r == -1) {
+		mf_error(p->path, "%s", err);
+		ld->failed = 1;
+		return 1;
+	}
+	return r;
+}
+
+/* The directory's tag names (`tags`), if it has them, into d->info. A damaged file is named;
+ * its tags are then shown by number. */
+static void mf_dir_tags(struct mf_dir *d, struct mf_load *ld)
+{
+	char path[PATH_MAX + 8];
+	size_t size;
+	struct mf_tags_header h;
+	snprintf(path, sizeof(path), "%s/tags", d->home);
+	int r = mf_read_file(path, sizeof(h) + (size_t)MF_TAGS_MAX * MF_TAG_NAME_LEN, &d->tags,
+			     &size);
+	if (r == -ENOENT)
+		return;
+	const char *bad = r ? strerror(-r) : NULL;
+	if (!bad && size < sizeof(h))
+		bad = "truncated";
+	if (!bad)
+		memcpy(&h, d->tags, sizeof(h));
+	if (!bad && (memcmp(h.magic, MF_TAGS_MAGIC, sizeof(h.magic)) ||
+		     h.byte_order != MF_BYTE_ORDER_MARK || h.version < 4 ||
+		     h.name_len != MF_TAG_NAME_LEN || h.count > MF_TAGS_MAX ||
+		     (size - sizeof(h)) / MF_TAG_NAME_LEN < h.count))
+		bad = "not a malloc_freq tags file of version 4 or later, or cut short";
+	if (bad) {
+		fprintf(stderr, "mf_print: warning: %s: %s; tags are shown by number\n", path, bad);
+		ld->failed = 1;
+		free(d->tags);
+		d->tags = NULL;
+		return;
+	}
+	for (uint32_t i = 0; i < h.count; i++) /* (each name ends inside its record) */
+		d->tags[sizeof(h) + (size_t)(i + 1) * MF_TAG_NAME_LEN - 1] = 0;
+	d->info.tags = (const char *)d->tags + sizeof(h);
+	d->info.ntags = h.count;
 }
 
 /* Reads one thread's file into the process of d (added when first needed). */
 static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir *d,
 			  const char *name)
 {
-	char path[PATH_MAX], err[512];
+	char path[2 * PATH_MAX], err[512];
 	struct mf_profile p;
-	snprintf(path, sizeof(path), "%s/%s", d->found->dir, name);
+	snprintf(path, sizeof(path), "%s/%s", d->top, name);
 	ld->files++;
 	int rp = mf_read_profile(path, &p, err, sizeof(err));
 	if (rp > 0) {
@@ -263,39 +334,118 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 	}
 	if (ld->have_thread && p.header.tid != ld->thread)
 		goto done;
+	if (d->base[0] && (r = mf_dir_subtract(ld, d, &p, name)))
+		goto done;
 	if (!(r = mf_model_add_modules(m, d->process, &d->map)) &&
 	    !(r = mf_model_add_thread(m, d->process, &p)))
 		ld->threads++;
 done:
 	mf_profile_free(&p);
-	return r;
+	return r > 0 ? 0 : r;
+}
+
+/* Which state of the process d reads (ld->top, ld->base): d->top and d->base set, and the
+ * thread files' names in *names (the directory's, or the snapshot's: *own then, to free).
+ * 0; 1 when the snapshot asked for is not there (said); -ENOMEM. */
+static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, size_t *n,
+			 int *own)
+{
+	const char *dir = d->home, *spec = ld->top;
+	char name[256], err[512];
+	struct mf_snapshot_record top, base;
+	int r;
+	snprintf(d->top, sizeof(d->top), "%s", d->found->dir);
+	*names = d->found->profiles, *n = d->found->nprofiles, *own = 0;
+	if (ld->top) {
+		if ((r = mf_snapshot_find(dir, ld->top, name, sizeof(name), &top, err, sizeof(err))))
+			goto missing;
+		snprintf(d->top, sizeof(d->top), "%s/%s", dir, name);
+		if ((r = mf_discover_profiles(d->top, names, n)) == -ENOMEM)
+			return r;
+		if (r) {
+			mf_error(d->top, "%s", strerror(-r));
+			ld->failed = 1;
+			return 1;
+		}
+		*own = 1;
+	}
+	if (ld->base) {
+		spec = ld->base;
+		if ((r = mf_snapshot_find(dir, ld->base, name, sizeof(name), &base, err,
+					  sizeof(err))))
+			goto missing;
+		if (ld->top && base.number >= top.number) {
+			mf_error(dir, "snapshot %s is not earlier than snapshot %s", ld->base,
+				 ld->top);
+			ld->failed = 1;
+			return 1;
+		}
+	} else if (ld->whole || ld->top ||
+		   mf_snapshot_last_reset(dir, name, sizeof(name), &base, err, sizeof(err))) {
+		return 0;
+	} else {
+		ld->resets++;
+	}
+	snprintf(d->base, sizeof(d->base), "%s/%s", dir, name);
+	return 0;
+missing:
+	if (r > 0)
+		mf_error(dir, "no snapshot %s here (--list names them)", spec);
+	else
+		mf_error(dir, "%s", err);
+	ld->failed = 1;
+	return 1;
 }
 
 int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load *ld)
 {
-	char path[PATH_MAX], err[512];
+	char path[PATH_MAX + 16], err[512];
 	struct mf_dir *d = calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
 	d->found = found;
 	d->process = MF_NONE;
 	ld->dirs++;
-	snprintf(path, sizeof(path), "%s/modules", found->dir);
+	/* A snapshot named on the command line reads as its process directory's. */
+	snprintf(d->home, sizeof(d->home), "%s", found->dir);
+	snprintf(path, sizeof(path), "%s/snapshot", found->dir);
+	char *slash = strrchr(d->home, '/');
+	if (access(path, F_OK) == 0 && slash && slash != d->home)
+		*slash = 0;
+	else if (access(path, F_OK) == 0 && !slash)
+		snprintf(d->home, sizeof(d->home), ".");
+	snprintf(path, sizeof(path), "%s/modules", d->home);
+	errno = 0; /* (a file read but not valid leaves it so: only a missing one is ENOENT) */
 	d->have_map = mf_read_modules(path, &d->map, err, sizeof(err)) == 0;
+	int missing = errno == ENOENT;
 	if (!d->have_map) {
 		fprintf(stderr, "mf_print: warning: %s: %s; frames are shown as module+offset\n",
 			path, err);
-		ld->failed |= errno != ENOENT;
+		ld->failed |= !missing;
 	}
 	mf_dir_record(d, ld);
-	int r = 0;
+	mf_dir_tags(d, ld);
+	char **names;
+	size_t n;
+	int own, r = mf_dir_states(ld, d, &names, &n, &own);
+	if (r) {
+		mf_modmap_free(&d->map);
+		free(d->tags);
+		free(d);
+		return r < 0 ? r : 0;
+	}
 	/* Known now, the process is decided now: it is counted even if none of its threads is
 	 * read (--thread); else its first profile says its pid. */
 	if (d->info.pid && !ld->have_thread)
 		r = mf_dir_decide(m, ld, d, d->info.pid);
-	for (size_t i = 0; i < found->nprofiles && !r && (!d->decided || d->chosen); i++)
-		r = mf_dir_profile(m, ld, d, found->profiles[i]);
+	for (size_t i = 0; i < n && !r && (!d->decided || d->chosen); i++)
+		r = mf_dir_profile(m, ld, d, names[i]);
+	for (size_t i = 0; own && i < n; i++)
+		free(names[i]);
+	if (own)
+		free(names);
 	mf_modmap_free(&d->map);
+	free(d->tags);
 	free(d);
 	return r;
 }

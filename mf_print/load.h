@@ -16,6 +16,11 @@ struct mf_load {
 	uint64_t thread;
 	char **process; /* --process: only processes of these pids or program names */
 	size_t nprocess;
+	/* which state of each process (snapshots.h) */
+	const char *top;  /* --snapshot: that snapshot's files instead of the live ones */
+	const char *base; /* --since, --between: that snapshot subtracted; NULL: the last
+			     malloc_freq_reset's, if any, unless whole */
+	int whole;	  /* --since 0: nothing subtracted */
 	/* what was read */
 	size_t files, dirs;
 	size_t threads;	 /* thread files added to the model */
@@ -23,7 +28,8 @@ struct mf_load {
 	size_t unchosen; /* processes left out by --process */
 	char **programs; /* the programs met, chosen or not (for a message when none is) */
 	size_t nprograms, cap_programs;
-	int failed; /* some input could not be read */
+	size_t resets; /* processes whose counts start at their last malloc_freq_reset */
+	int failed;    /* some input could not be read */
 };
 
 /* Reads dir into m. 0, or -ENOMEM (errors of the input are counted in ld->failed). */

@@ -18,18 +18,33 @@
 #include "load.h"
 #include "model.h"
 #include "report.h"
+#include "snapshots.h"
 #include "symbolize.h"
 #include "text.h"
 
 enum { MF_EXIT_OK, MF_EXIT_INPUT, MF_EXIT_USAGE, MF_EXIT_NOTHING_CHOSEN };
 
-enum mf_mode { MF_MODE_TREE, MF_MODE_COLLAPSED, MF_MODE_THREADS, MF_MODE_PROCESSES };
+enum mf_mode {
+	MF_MODE_TREE,
+	MF_MODE_COLLAPSED,
+	MF_MODE_THREADS,
+	MF_MODE_PROCESSES,
+	MF_MODE_JSON,
+	MF_MODE_DOT,
+	MF_MODE_LIST,
+	MF_MODE_TAGS
+};
 
 struct mf_args {
 	enum mf_mode mode;
+	const char *pprof; /* --pprof FILE, written besides the report chosen */
+	const char *diff;  /* --diff BASE */
 	struct mf_report_options report;
 	int caller, debuginfod, verbose;
 	int sort, weight; /* enum mf_metric; weight -1: not given */
+	int weights;	  /* --weight, --bytes, --time given */
+	int windows;	  /* --snapshot, --since, --between given */
+	char window[256];
 	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
@@ -59,6 +74,27 @@ static void mf_usage(FILE *out)
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
 	    "                        ended and its command line\n"
+	    "      --list            each process's snapshots: number, time, totals, label\n"
+	    "      --tags            the tree of tag paths (malloc_freq_tag_push): calls and\n"
+	    "                        bytes inside each, with nested tags and alone\n"
+	    "      --json            the whole profile as JSON: summary, modules, frames,\n"
+	    "                        stacks, processes and threads with totals, samples\n"
+	    "                        with every counter (schema: README.md, 'JSON',\n"
+	    "                        version 1)\n"
+	    "      --dot             a call graph for Graphviz (dot -Tsvg): functions\n"
+	    "                        with self and total calls and bytes, edges with\n"
+	    "                        calls, the redder the larger the self share;\n"
+	    "                        --threshold leaves out the small\n"
+	    "      --diff BASE       how this profile differs from the one in BASE (a\n"
+	    "                        directory), stack by stack, stacks matched by\n"
+	    "                        function names (two builds compare): stacks by\n"
+	    "                        absolute change and a signed tree; with --collapsed\n"
+	    "                        'stack BASE NOW' lines (difffolded.pl's, for\n"
+	    "                        flamegraph.pl); with --pprof the base's samples negated\n"
+	    "      --pprof FILE      also write a gzipped profile.proto for go tool pprof,\n"
+	    "                        Pyroscope, Parca: samples alloc_calls/count and\n"
+	    "                        alloc_space/bytes, labels thread_id, thread_name, pid,\n"
+	    "                        program ('-': to stdout, in place of the report)\n"
 	    "\n"
 	    "Options:\n"
 	    "  -d, --dir DIR         a profile directory (repeatable); a directory holding\n"
@@ -67,15 +103,25 @@ static void mf_usage(FILE *out)
 	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
 	    "                        (default 1.0; 0 shows everything)\n"
 	    "  -s, --sort KEY        order and threshold by KEY: calls (default), bytes\n"
-	    "                        (requested), temporary (blocks freed before their thread's\n"
-	    "                        next allocation; format 4 profiles), leaked (bytes not\n"
-	    "                        freed at the end), peak (bytes live at the process's peak),\n"
-	    "                        leaked-blocks, peak-blocks (MALLOC_FREQ_LIFETIMES=1)\n"
+	    "                        (requested), time (CPU time before the calls;\n"
+	    "                        MALLOC_FREQ_WEIGHT=time), temporary (blocks freed before\n"
+	    "                        their thread's next allocation; format 4 profiles), leaked\n"
+	    "                        (bytes not freed at the end), peak (bytes live at the\n"
+	    "                        process's peak), leaked-blocks, peak-blocks\n"
+	    "                        (MALLOC_FREQ_LIFETIMES=1)\n"
 	    "      --weight KEY      what --collapsed counts, a --sort KEY (default calls)\n"
 	    "      --bytes           --collapsed counts bytes instead of calls (--weight bytes)\n"
+	    "      --time            --collapsed counts CPU time (ns) instead of calls (--weight\n"
+	    "                        time)\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
 	    "      --process PID|NAME  only the processes of this pid or program (repeatable)\n"
+	    "      --snapshot N|LABEL  each process as of its snapshot N (or the last one\n"
+	    "                        labelled LABEL) instead of its live files\n"
+	    "      --since N|LABEL   only what came after that snapshot (the live profile\n"
+	    "                        minus it); --since 0: the whole run (by default counts\n"
+	    "                        start at the last malloc_freq_reset, if any)\n"
+	    "      --between N M     what came after snapshot N up to snapshot M\n"
 	    "      --merge-processes  do not root stacks under their programs ([gcc], [cc1]),\n"
 	    "                        as the tree and --collapsed do when there are several\n"
 	    "      --full-names      C++ and Rust names in full (by default without template or\n"
@@ -93,6 +139,10 @@ static void mf_usage(FILE *out)
 	    "  mf_print --dir malloc_freq.1234 --collapsed | flamegraph.pl > flame.svg\n"
 	    "  mf_print --threads malloc_freq.1234\n"
 	    "  mf_print --process cc1 build-profiles/\n"
+	    "  mf_print --pprof app.pb.gz malloc_freq.1234 > /dev/null\n"
+	    "  go tool pprof -top -sample_index=alloc_space app.pb.gz\n"
+	    "  mf_print --dot --threshold 2 malloc_freq.1234 | dot -Tsvg > graph.svg\n"
+	    "  mf_print --diff before/malloc_freq.1234 after/malloc_freq.5678\n"
 	    "\n"
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
 	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
@@ -134,7 +184,17 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_FULL_NAMES,
 		OPT_WEIGHT,
 		OPT_HISTOGRAM,
-		OPT_LEAKS
+		OPT_LEAKS,
+		OPT_LIST,
+		OPT_SNAPSHOT,
+		OPT_SINCE,
+		OPT_BETWEEN,
+		OPT_TAGS,
+		OPT_TIME,
+		OPT_PPROF,
+		OPT_JSON,
+		OPT_DOT,
+		OPT_DIFF
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -154,6 +214,16 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
 	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
 	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
+	    {"list", no_argument, NULL, OPT_LIST},
+	    {"tags", no_argument, NULL, OPT_TAGS},
+	    {"time", no_argument, NULL, OPT_TIME},
+	    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
+	    {"since", required_argument, NULL, OPT_SINCE},
+	    {"between", required_argument, NULL, OPT_BETWEEN},
+	    {"pprof", required_argument, NULL, OPT_PPROF},
+	    {"json", no_argument, NULL, OPT_JSON},
+	    {"dot", no_argument, NULL, OPT_DOT},
+	    {"diff", required_argument, NULL, OPT_DIFF},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -184,17 +254,18 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case 's':
 			if ((a->sort = mf_metric_named(optarg)) < 0)
-				return mf_usage_error("--sort '%s': give 'calls', 'bytes', "
+				return mf_usage_error("--sort '%s': give 'calls', 'bytes', 'time', "
 						      "'temporary', 'leaked', 'leaked-blocks', "
 						      "'peak' or 'peak-blocks'",
 						      optarg);
 			break;
 		case OPT_WEIGHT:
 			if ((a->weight = mf_metric_named(optarg)) < 0)
-				return mf_usage_error("--weight '%s': give 'calls', 'bytes', "
+				return mf_usage_error("--weight '%s': give 'calls', 'bytes', 'time', "
 						      "'temporary', 'leaked', 'leaked-blocks', "
 						      "'peak' or 'peak-blocks'",
 						      optarg);
+			a->weights++;
 			break;
 		case OPT_HISTOGRAM:
 			a->report.histogram = 1;
@@ -217,8 +288,27 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->mode = MF_MODE_PROCESSES;
 			modes++;
 			break;
+		case OPT_JSON:
+			a->mode = MF_MODE_JSON;
+			modes++;
+			break;
+		case OPT_DOT:
+			a->mode = MF_MODE_DOT;
+			modes++;
+			break;
+		case OPT_DIFF:
+			if (!optarg[0])
+				return mf_usage_error(
+				    "--diff '': give the base's profile directory");
+			a->diff = optarg;
+			break;
 		case OPT_BYTES:
 			a->weight = MF_METRIC_BYTES;
+			a->weights++;
+			break;
+		case OPT_TIME:
+			a->weight = MF_METRIC_TIME;
+			a->weights++;
 			break;
 		case OPT_LINES:
 			a->report.lines = 1;
@@ -245,6 +335,50 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		case OPT_FULL_NAMES:
 			a->report.full_names = 1;
 			break;
+		case OPT_LIST:
+			a->mode = MF_MODE_LIST;
+			modes++;
+			break;
+		case OPT_TAGS:
+			a->mode = MF_MODE_TAGS;
+			modes++;
+			break;
+		case OPT_SNAPSHOT:
+			if (!optarg[0] || !strcmp(optarg, "0"))
+				return mf_usage_error("--snapshot '%s': give a snapshot's number "
+						      "(from 1) or label",
+						      optarg);
+			a->load.top = optarg;
+			a->windows++;
+			snprintf(a->window, sizeof(a->window), "as of snapshot %s", optarg);
+			break;
+		case OPT_SINCE:
+			if (!optarg[0])
+				return mf_usage_error("--since '': give a snapshot's number or label");
+			a->windows++;
+			if (!strcmp(optarg, "0")) {
+				a->load.whole = 1;
+				break;
+			}
+			a->load.base = optarg;
+			snprintf(a->window, sizeof(a->window), "since snapshot %s", optarg);
+			break;
+		case OPT_BETWEEN:
+			if (optind >= argc || !optarg[0] || !argv[optind][0] ||
+			    !strcmp(optarg, "0") || !strcmp(argv[optind], "0"))
+				return mf_usage_error("--between needs two snapshots (numbers from 1 "
+						      "or labels): --between N M");
+			a->load.base = optarg;
+			a->load.top = argv[optind++];
+			a->windows++;
+			snprintf(a->window, sizeof(a->window), "after snapshot %s up to snapshot %s",
+				 a->load.base, a->load.top);
+			break;
+		case OPT_PPROF:
+			if (!optarg[0])
+				return mf_usage_error("--pprof '': give a file name ('-': stdout)");
+			a->pprof = optarg;
+			break;
 		case 'v':
 			a->verbose = 1;
 			break;
@@ -265,18 +399,33 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	for (int i = optind; i < argc; i++)
 		a->dirs[a->ndirs++] = argv[i];
 	if (modes > 1)
-		return mf_usage_error("choose one of --collapsed, --threads and --processes");
+		return mf_usage_error(
+		    "choose one of --collapsed, --threads, --processes, --json, --dot, --list and "
+		    "--tags");
+	if (a->windows > 1)
+		return mf_usage_error("choose one of --snapshot, --since and --between");
+	if (a->windows && a->mode == MF_MODE_LIST)
+		return mf_usage_error("--list names every snapshot; it does not go with "
+				      "--snapshot, --since or --between");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
-				      "--threads or --processes");
+				      "--threads, --processes, --json, --dot, --list or --tags");
 	if ((a->weight >= 0 || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
-		return mf_usage_error("--bytes, --weight and --lines go with --collapsed (the tree "
-				      "shows every count; use --sort to order it by one)");
+		return mf_usage_error("--bytes, --time, --weight and --lines go with --collapsed "
+				      "(the tree shows every count; use --sort to order it by one)");
+	if (a->weights > 1)
+		return mf_usage_error("--collapsed counts one thing: one of --bytes, --time and "
+				      "--weight");
 	if ((a->report.histogram || a->report.leaks) && (a->mode != MF_MODE_TREE || a->caller))
 		return mf_usage_error("--histogram and --leaks are reports of their own; they do "
-				      "not go with --caller, --collapsed, --threads or --processes");
+				      "not go with --caller, --collapsed, --threads, --processes, "
+				      "--json, --dot, --list or --tags");
 	if (a->report.histogram && a->report.leaks)
 		return mf_usage_error("choose one of --histogram and --leaks");
+	if (a->diff && (a->caller || a->report.histogram || a->report.leaks ||
+			(a->mode != MF_MODE_TREE && a->mode != MF_MODE_COLLAPSED)))
+		return mf_usage_error("--diff goes with the tree (the default), --collapsed and "
+				      "--pprof");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
@@ -346,17 +495,58 @@ static void mf_sigbus(int sig)
 	_exit(MF_EXIT_INPUT);
 }
 
+/* A report to a file of its own (--pprof FILE): written whole or not at all. 0, or -errno
+ * with the file named on stderr. */
+static int mf_report_file(const struct mf_model *m, const struct mf_args *a, const char *path,
+			  int (*report)(FILE *, const struct mf_model *,
+					const struct mf_report_options *))
+{
+	if (!strcmp(path, "-"))
+		return report(stdout, m, &a->report);
+	char text[4096];
+	FILE *f = fopen(path, "wb");
+	if (!f) {
+		int e = errno;
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(path, text, sizeof(text)),
+			strerror(e));
+		return -e;
+	}
+	int r = report(f, m, &a->report);
+	if (fclose(f) && !r)
+		r = -EIO;
+	if (r) {
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(path, text, sizeof(text)),
+			r == -ENOMEM ? "out of memory"
+			: r == -EIO  ? "write error"
+				     : strerror(-r));
+		unlink(path);
+	}
+	return r;
+}
+
 /* The report chosen: after the summary and, with several processes, the programs
  * (--collapsed: alone). */
 static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
+	if (a->pprof && !strcmp(a->pprof, "-"))
+		return mf_report_pprof(stdout, m, &a->report);
+	if (a->diff)
+		return a->mode == MF_MODE_COLLAPSED
+			   ? mf_report_diff_collapsed(stdout, m, &a->report)
+			   : mf_report_diff(stdout, m, &a->report);
 	if (a->mode == MF_MODE_COLLAPSED)
 		return mf_report_collapsed(stdout, m, &a->report);
+	if (a->mode == MF_MODE_JSON)
+		return mf_report_json(stdout, m, &a->report);
+	if (a->mode == MF_MODE_DOT)
+		return mf_report_dot(stdout, m, &a->report);
 	int r = mf_report_summary(stdout, m, &a->report);
 	if (r)
 		return r;
 	if (a->mode == MF_MODE_PROCESSES)
 		return mf_report_processes(stdout, m, &a->report);
+	if (a->mode == MF_MODE_TAGS)
+		return mf_report_tags(stdout, m, &a->report);
 	if (m->nprocesses > 1 && (r = mf_report_programs(stdout, m, &a->report)))
 		return r;
 	if (a->mode == MF_MODE_THREADS)
@@ -389,6 +579,39 @@ static void mf_nothing_chosen(const struct mf_args *a)
 			a->load.nprocess ? " (of the processes chosen)" : "");
 }
 
+/* --diff BASE: the base read into a model of its own, with the same choice of processes and
+ * threads. 0; 1 when it could not be read or held no profile (said on stderr); or -ENOMEM. */
+static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct mf_symbolizer *sym)
+{
+	struct mf_found_list found = {0};
+	struct mf_load ld = {.have_thread = a->load.have_thread,
+			     .thread = a->load.thread,
+			     .process = a->load.process,
+			     .nprocess = a->load.nprocess};
+	int r = mf_model_init(base, sym);
+	if (!r) {
+		int d = mf_discover(&found, a->diff);
+		ld.failed |= d > 0;
+		r = d < 0 ? d : 0;
+	}
+	for (size_t i = 0; !r && i < found.count; i++)
+		r = mf_load_dir(base, &found.v[i], &ld);
+	if (!r)
+		mf_model_link_execs(base);
+	if (!r && (ld.failed || !ld.threads)) {
+		char text[4096];
+		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(a->diff, text, sizeof(text)),
+			ld.failed ? "the base (--diff) could not be read: no diff made"
+				  : "no profile to compare against (--diff)");
+		r = 1;
+	}
+	mf_found_free(&found);
+	ld.process = NULL; /* (not its own) */
+	ld.nprocess = 0;
+	mf_load_free(&ld);
+	return r;
+}
+
 int main(int argc, char **argv)
 {
 	struct mf_args a;
@@ -402,7 +625,8 @@ int main(int argc, char **argv)
 		unsetenv("DEBUGINFOD_URLS");
 	signal(SIGBUS, mf_sigbus);
 	struct mf_found_list found = {0};
-	struct mf_model m = {0};
+	struct mf_model m = {0}, base = {0}; /* (base: --diff's) */
+	int base_failed = 0;
 	struct mf_symbolizer *sym = mf_sym_new();
 	struct mf_warnings warnings = {.verbose = a.verbose};
 	int status = MF_EXIT_OK;
@@ -412,10 +636,34 @@ int main(int argc, char **argv)
 		a.load.failed |= d > 0;
 		r = d < 0 ? d : 0;
 	}
+	if (!r && a.mode == MF_MODE_LIST) {
+		r = mf_snapshot_list(stdout, &found);
+		a.load.failed |= r > 0;
+		r = r > 0 ? 0 : r;
+		if (!r && fflush(stdout))
+			r = -errno;
+		status = r ? MF_EXIT_INPUT : a.load.failed ? MF_EXIT_INPUT : MF_EXIT_OK;
+		if (r)
+			fprintf(stderr, "mf_print: %s\n", r == -ENOMEM ? "out of memory" : "write error");
+		goto out;
+	}
 	for (size_t i = 0; !r && i < found.count; i++)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
+	if (a.load.resets && !a.windows)
+		snprintf(a.window, sizeof(a.window),
+			 "since the last malloc_freq_reset of %zu process%s (--since 0: the whole "
+			 "run)",
+			 a.load.resets, a.load.resets == 1 ? "" : "es");
+	a.report.window = a.window;
 	if (!r)
 		mf_model_link_execs(&m);
+	if (!r && a.diff && a.load.threads) {
+		r = mf_load_base(&base, &a, sym);
+		base_failed = r == 1;
+		r = r == 1 ? 0 : r;
+		a.report.base = &base;
+		a.report.base_name = a.diff;
+	}
 	int chose_nothing = (a.load.have_thread || a.load.nprocess) && !a.load.threads &&
 			    a.load.files + a.load.unchosen > 0;
 	if (!r && chose_nothing) {
@@ -424,7 +672,14 @@ int main(int argc, char **argv)
 	}
 	int lacks_life = (a.report.leaks || a.report.metric >= MF_METRIC_LEAKED_BLOCKS) &&
 			 !m.has_lifetimes;
-	if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY && !m.has_leaf_records) {
+	if (base_failed) {
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TIME && !m.weighted) {
+		fprintf(stderr, "mf_print: these profiles hold no time: record with "
+				"MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time\n");
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY &&
+		   !m.has_leaf_records) {
 		fprintf(stderr, "mf_print: --%s temporary: these profiles (format 3 or older) do not "
 				"record temporaries\n",
 			a.mode == MF_MODE_COLLAPSED ? "weight" : "sort");
@@ -439,6 +694,9 @@ int main(int argc, char **argv)
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;
 		a.report.dirs = a.load.dirs;
+		if (a.pprof && strcmp(a.pprof, "-") &&
+		    mf_report_file(&m, &a, a.pprof, mf_report_pprof))
+			status = MF_EXIT_INPUT; /* (said; the report on stdout is still made) */
 		r = mf_report(&m, &a);
 	}
 	if (!r && fflush(stdout))
@@ -452,8 +710,10 @@ int main(int argc, char **argv)
 	}
 	if (a.load.failed || (!a.load.threads && !status && !r))
 		status = MF_EXIT_INPUT; /* (what could not be read may be what was asked for) */
+out:
 	mf_found_free(&found);
 	mf_model_free(&m);
+	mf_model_free(&base);
 	mf_load_free(&a.load);
 	if (sym)
 		mf_sym_free(sym);

@@ -5,6 +5,8 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,6 +19,7 @@ const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
 const struct mf_metric_info mf_metric_info[MF_METRICS] = {
     [MF_METRIC_CALLS] = {"calls", "calls"},
     [MF_METRIC_BYTES] = {"bytes", "bytes"},
+    [MF_METRIC_TIME] = {"time", "CPU time"},
     [MF_METRIC_TEMPORARY] = {"temporary", "temporaries"},
     [MF_METRIC_LEAKED_BLOCKS] = {"leaked-blocks", "leaked blocks"},
     [MF_METRIC_LEAKED] = {"leaked", "leaked bytes"},
@@ -39,6 +42,9 @@ struct mf_model_index {
 	uint32_t truncated_location;
 	uint32_t *scratch; /* a stack's locations while it is walked */
 	size_t cap_scratch;
+	char **tag_names; /* the tags met, by name (any process): each a frame and a location */
+	uint32_t *tag_location;
+	size_t ntags, cap_tags;
 };
 
 /* ---- modules -------------------------------------------------------------------------------- */
@@ -326,8 +332,15 @@ int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint
 	p->exe = strdup(info->exe ? info->exe : "");
 	p->cmdline = strdup(info->cmdline ? info->cmdline : "");
 	p->exec_from_dir = strdup(info->exec_from_dir ? info->exec_from_dir : "");
+	p->tags = NULL;
+	if (info->ntags && (p->tags = malloc((size_t)info->ntags * MF_TAG_NAME_LEN)))
+		memcpy((char *)p->tags, info->tags, (size_t)info->ntags * MF_TAG_NAME_LEN);
+	p->ntags = p->tags ? info->ntags : 0;
 	*id = (uint32_t)m->nprocesses - 1;
-	return p->dir && p->name && p->exe && p->cmdline && p->exec_from_dir ? 0 : -ENOMEM;
+	return p->dir && p->name && p->exe && p->cmdline && p->exec_from_dir &&
+		       (p->tags || !info->ntags)
+		   ? 0
+		   : -ENOMEM;
 }
 
 static const char *mf_basename_of(const char *path)
@@ -386,16 +399,60 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->seen = p->header.calls_total;
 	t->lost = p->header.calls_lost;
 	t->nested = p->header.calls_nested;
+	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
 	m->estimated |= t->sample_rate > 1;
+	m->weighted |= p->header.weight != 0;
 	m->processes[process].threads++;
 	*id = (uint32_t)m->nthreads - 1;
 	return 0;
 }
 
+/* The location of a tag node of process proc: one frame per tag name, whatever the process
+ * (a name the process's `tags` file lacks is "#<index>"). */
+static int mf_tag_location(struct mf_model *m, const struct mf_process *proc, uint64_t index,
+			   uint32_t *loc)
+{
+	struct mf_model_index *x = m->idx;
+	char name[MF_TAG_NAME_LEN + 24];
+	if (index < proc->ntags)
+		snprintf(name, sizeof(name), "%.*s", MF_TAG_NAME_LEN - 1,
+			 proc->tags + index * MF_TAG_NAME_LEN);
+	else
+		snprintf(name, sizeof(name), "#%" PRIu64, index);
+	for (size_t i = 0; i < x->ntags; i++)
+		if (!strcmp(x->tag_names[i], name)) {
+			*loc = x->tag_location[i];
+			return 0;
+		}
+	char **names = mf_array_room(x->tag_names, x->ntags, &x->cap_tags, sizeof(*names));
+	if (!names)
+		return -ENOMEM;
+	x->tag_names = names;
+	size_t cap = x->cap_tags;
+	uint32_t *locs = realloc(x->tag_location, cap * sizeof(*locs));
+	if (!locs || !(names[x->ntags] = strdup(name)))
+		return -ENOMEM;
+	x->tag_location = locs;
+	struct mf_frame f = {.function = names[x->ntags],
+			     .module = MF_NONE,
+			     .inlined_into = MF_NONE,
+			     .kind = MF_FRAME_TAG};
+	uint32_t frame;
+	int r = mf_frame_new(m, &f, &frame);
+	if (!r)
+		r = mf_location_new(m, MF_NONE, frame, frame, 1, &locs[x->ntags]);
+	if (r) {
+		free(names[x->ntags]);
+		return r;
+	}
+	*loc = locs[x->ntags++];
+	return 0;
+}
+
 /* A leaf of a thread's trie that counted calls. */
 struct mf_leaf_calls {
-	uint64_t calls, bytes;
+	uint64_t calls, bytes, time;
 	uint32_t parent, entry;
 	uint32_t node; /* its index: its record follows it (format 4) */
 };
@@ -450,14 +507,24 @@ static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, st
 			if (node->calls && !l)
 				r = -ENOMEM;
 			else if (l)
-				*l = (struct mf_leaf_calls){node->calls, node->bytes, node->parent,
-							    (uint32_t)node->rel_pc, (uint32_t)i};
+				*l = (struct mf_leaf_calls){.calls = node->calls,
+							    .bytes = node->bytes,
+							    .parent = node->parent,
+							    .entry = (uint32_t)node->rel_pc,
+							    .node = (uint32_t)i};
+			if (l) /* (a leaf's own location is never read: its time node finds it) */
+				loc[i] = (uint32_t)(*nleaves - 1);
+		} else if (node->module == MF_MODULE_WEIGHT) {
+			if (loc[node->parent] != MF_NONE)
+				(*leaves)[loc[node->parent]].time = node->bytes;
 		} else if (node->module == MF_MODULE_SIZES) {
 			; /* (read with its leaf) */
 		} else if (node->module == MF_MODULE_TRUNCATED) {
 			loc[i] = m->idx->truncated_location;
 		} else if (node->module == MF_MODULE_NONE) {
 			r = mf_location(m, MF_NONE, node->rel_pc, &loc[i]);
+		} else if (node->module == MF_MODULE_TAG) {
+			r = mf_tag_location(m, proc, node->rel_pc, &loc[i]);
 		} else if (node->module < proc->nmodules) {
 			r = mf_location(m, proc->module_of[node->module], node->rel_pc, &loc[i]);
 		} else {
@@ -573,6 +640,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 			mf_sat_mul(leaves[i].calls, rate, &m->saturated[MF_METRIC_CALLS]),
 		    [MF_METRIC_BYTES] =
 			mf_sat_mul(leaves[i].bytes, rate, &m->saturated[MF_METRIC_BYTES]),
+		    [MF_METRIC_TIME] = leaves[i].time,
 		    [MF_METRIC_TEMPORARY] =
 			mf_sat_mul(temporaries, rate, &m->saturated[MF_METRIC_TEMPORARY]),
 		    [MF_METRIC_LEAKED_BLOCKS] = leaked[0],
@@ -663,6 +731,7 @@ void mf_model_free(struct mf_model *m)
 		free((char *)p->exe);
 		free((char *)p->cmdline);
 		free((char *)p->exec_from_dir);
+		free((char *)p->tags);
 		free(p->module_of);
 	}
 	for (size_t i = 0; i < m->nthreads; i++)
@@ -679,6 +748,10 @@ void mf_model_free(struct mf_model *m)
 	free(m->threads);
 	free(m->processes);
 	if (m->idx) {
+		for (size_t i = 0; i < m->idx->ntags; i++)
+			free(m->idx->tag_names[i]);
+		free(m->idx->tag_names);
+		free(m->idx->tag_location);
 		free(m->idx->locations);
 		free(m->idx->location_set.slot);
 		free(m->idx->stack_set.slot);

@@ -21,6 +21,9 @@
 enum mf_metric {
 	MF_METRIC_CALLS, /* calls to the allocation function */
 	MF_METRIC_BYTES, /* bytes those calls requested */
+	MF_METRIC_TIME,	 /* MALLOC_FREQ_WEIGHT=time: thread CPU ns before those calls (not
+			    scaled by sampling: each recorded call carries all the time since the
+			    one recorded before it) */
 	/* (format 4) blocks freed before their thread's next allocation call */
 	MF_METRIC_TEMPORARY,
 	/* (MALLOC_FREQ_LIFETIMES=1) blocks, and their requested bytes, not freed when the file
@@ -46,6 +49,7 @@ enum mf_frame_kind {
 	MF_FRAME_TRUNCATED, /* the stack was cut at the depth limit (its outermost frame) */
 	MF_FRAME_JIT,	    /* code that no loaded object maps (JIT-compiled, generated);
 			       offset is the absolute address */
+	MF_FRAME_TAG,	    /* a tag scope (malloc_freq_tag_push); function is its name */
 };
 
 /* A module of any process: the same file with the same build-id is one module. */
@@ -122,6 +126,8 @@ struct mf_process {
 	uint32_t files;		     /* thread files in its directory */
 	uint32_t *module_of;	     /* its module map's indexes as model modules */
 	uint32_t nmodules;
+	const char *tags; /* its tag names, MF_TAG_NAME_LEN bytes each (ntags); NULL: none */
+	uint32_t ntags;
 };
 
 /* Requests of one size bucket (malloc_freq_format.h: MF_SIZE_BUCKET) in one sample. */
@@ -140,6 +146,7 @@ struct mf_thread {
 	uint64_t seen;	      /* calls it saw, recorded or not (unscaled) */
 	uint64_t lost;	      /* calls it could not record */
 	uint64_t nested;      /* calls counted apart: a signal handler's, inside the profiler */
+	uint64_t off;	      /* calls made while recording was off (scaled, as seen) */
 	int complete;	      /* finalized at thread or process exit */
 };
 
@@ -171,10 +178,18 @@ struct mf_model {
 	int has_lifetimes;	    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
 	uint64_t unknown_frees;	    /* frees of blocks never seen allocated, of all processes */
 	int estimated;		    /* some thread was sampled: counts are estimates */
+	int weighted;		    /* some thread recorded time (MF_METRIC_TIME) */
 	int saturated[MF_METRICS];  /* some sum reached UINT64_MAX and stayed there */
 	struct mf_symbolizer *sym;  /* not owned */
 	struct mf_model_index *idx; /* the building's hash tables */
 };
+
+/* The metrics the --json, --pprof and --dot outputs carry: calls and bytes, and time when the
+ * model is weighted (MF_METRIC_TIME follows them); a column or a field per metric. */
+static inline int mf_model_nmetrics(const struct mf_model *m)
+{
+	return m->weighted ? MF_METRIC_TIME + 1 : MF_METRIC_TIME;
+}
 
 /* An empty model that symbolizes with sym (which must outlive it). 0 or -ENOMEM. */
 int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym);

@@ -153,7 +153,7 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			h.node_size);
 		goto bad;
 	}
-	if (h.state > MF_STATE_PROCESS_EXIT) {
+	if (h.state > MF_STATE_SNAPSHOT) {
 		mf_fail(err, errlen, "corrupt header (state %u)", h.state);
 		goto bad;
 	}
@@ -228,9 +228,15 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			}
 			continue;
 		}
-		if (x->parent && (up->module == MF_MODULE_ENTRY)) {
-			mf_fail(err, errlen, "corrupt node %llu (under an allocation leaf)",
-				(unsigned long long)i);
+		if ((x->module == MF_MODULE_WEIGHT) != (x->parent && up->module == MF_MODULE_ENTRY)) {
+			mf_fail(err, errlen, "corrupt node %llu (%s)", (unsigned long long)i,
+				x->module == MF_MODULE_WEIGHT ? "a time not under a leaf"
+							      : "under an allocation leaf");
+			goto bad_nodes;
+		}
+		if (x->parent && (up->module == MF_MODULE_WEIGHT || up->module == MF_MODULE_SIZES)) {
+			mf_fail(err, errlen, "corrupt node %llu (under a %s)", (unsigned long long)i,
+				up->module == MF_MODULE_WEIGHT ? "time" : "size histogram");
 			goto bad_nodes;
 		}
 		if (x->module == MF_MODULE_ENTRY && x->rel_pc >= MF_ENTRY_COUNT) {
@@ -238,19 +244,27 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 				(unsigned long long)i, (unsigned long long)x->rel_pc);
 			goto bad_nodes;
 		}
-		if (x->module == MF_MODULE_TRUNCATED && x->parent != 0) {
+		int under_tags = x->parent == 0 || up->module == MF_MODULE_TAG;
+		if (x->module == MF_MODULE_TAG && (!under_tags || x->rel_pc >= MF_TAGS_MAX)) {
+			mf_fail(err, errlen, "corrupt node %llu (a tag not under the root or a tag)",
+				(unsigned long long)i);
+			goto bad_nodes;
+		}
+		if (x->module == MF_MODULE_TRUNCATED && !under_tags) {
 			mf_fail(err, errlen, "corrupt node %llu (truncation mark below the root)",
 				(unsigned long long)i);
 			goto bad_nodes;
 		}
-		if (x->module != MF_MODULE_ENTRY && (x->calls || x->bytes)) {
+		if (x->module != MF_MODULE_ENTRY &&
+		    (x->calls || (x->bytes && x->module != MF_MODULE_WEIGHT))) {
 			mf_fail(err, errlen,
 				"corrupt node %llu (counts on a frame that is not a leaf)",
 				(unsigned long long)i);
 			goto bad_nodes;
 		}
 		if (x->module >= MF_MODULE_MAX && x->module != MF_MODULE_ENTRY &&
-		    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE) {
+		    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE &&
+		    x->module != MF_MODULE_TAG && x->module != MF_MODULE_WEIGHT) {
 			mf_fail(err, errlen, "corrupt node %llu (module %u)", (unsigned long long)i,
 				x->module);
 			goto bad_nodes;
@@ -272,7 +286,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	out->node_count = n;
 	out->nodes = nodes;
 	out->map = copy;
-	out->complete = h.state == MF_STATE_THREAD_EXIT || h.state == MF_STATE_PROCESS_EXIT;
+	out->complete = h.state == MF_STATE_THREAD_EXIT || h.state == MF_STATE_PROCESS_EXIT ||
+			h.state == MF_STATE_SNAPSHOT; /* (a copy: complete as of its moment) */
 	return 0;
 bad_nodes:
 	free(rec);

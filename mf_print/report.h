@@ -16,8 +16,12 @@ struct mf_report_options {
 	int merge_processes;   /* do not root stacks under their programs */
 	int histogram;	       /* --histogram: size histograms of the stacks above threshold */
 	int leaks;	       /* --leaks: the stacks with blocks live at the end */
+	const char *window;    /* which counts, when not the whole run ("since snapshot 2");
+				  NULL or "": the whole run */
 	size_t files;	       /* files read, for the summary */
 	size_t dirs;
+	const struct mf_model *base; /* --diff: the profile compared against; NULL: none */
+	const char *base_name;	     /* its directory, as given */
 };
 
 /* The totals: calls, bytes, threads, files, by entry point, and what the profile lacks. */
@@ -38,8 +42,25 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
 int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* --leaks: the stacks with blocks live at the end (lifetimes), by the sort key. */
 int mf_report_leaks(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --tags: the tree of tag paths, each with its calls and bytes, total and self. */
+int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame
  * by frame; for flamegraph.pl and speedscope. */
 int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --pprof: gzipped profile.proto, one sample type per metric; with a base, its samples
+ * negated after the profile's own. */
+int mf_report_pprof(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --json: the model whole (summary, modules, frames, stacks, processes, threads, samples);
+ * its schema is versioned and described in README.md. */
+int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --dot: a call graph for Graphviz: functions with self and total calls and bytes, edges
+ * with calls, coloured by self share; what is below the threshold left out. */
+int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --diff: the base (o->base) against this profile, stacks matched by what they show: totals,
+ * the stacks by absolute change of o->metric, and the change as a signed tree. */
+int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --diff with --collapsed: "stack BASE NOW" per stack (difffolded.pl's two columns). */
+int mf_report_diff_collapsed(FILE *out, const struct mf_model *m,
+			     const struct mf_report_options *o);
 
 #endif

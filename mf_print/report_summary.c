@@ -102,9 +102,10 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 	uint64_t entry[MF_ENTRY_COUNT];
 	uint64_t calls = mf_model_total(m, MF_METRIC_CALLS, entry);
 	uint64_t bytes = mf_model_total(m, MF_METRIC_BYTES, NULL);
-	uint64_t lost = 0, nested = 0, seen = 0;
+	uint64_t lost = 0, nested = 0, seen = 0, off = 0;
 	int flag = 0;
 	for (size_t i = 0; i < m->nthreads; i++) {
+		off = mf_sat_add(off, m->threads[i].off, &flag);
 		lost = mf_sat_add(lost, m->threads[i].lost, &flag);
 		nested = mf_sat_add(nested, m->threads[i].nested, &flag);
 		seen = mf_sat_add(seen, m->threads[i].seen, &flag);
@@ -120,6 +121,8 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 		bytes == UINT64_MAX ? "at least " : "", b + (bytes == UINT64_MAX ? 2 : 0),
 		m->nthreads, m->nthreads == 1 ? "" : "s", procs, o->files, o->files == 1 ? "" : "s",
 		o->dirs, o->dirs == 1 ? "y" : "ies");
+	if (o->window && o->window[0])
+		fprintf(out, "  counts %s\n", o->window);
 	fprintf(out, "  by function:");
 	const char *sep = " ";
 	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
@@ -160,11 +163,24 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"stderr); the rest are in the report\n",
 			unrec, mf_sat_add(calls, unrec, &flag), ub);
 	}
+	if (off)
+		fprintf(out,
+			"  %s%" PRIu64 " call%s made while recording was off (MALLOC_FREQ_START=off, "
+			"malloc_freq_disable, MALLOC_FREQ_TOGGLE_SIGNAL, malloc_freq_thread_disable): "
+			"counted, not recorded\n",
+			m->estimated ? "~" : "", off, off == 1 ? " was" : "s were");
 	if (nested)
 		fprintf(out,
 			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
 			"thread (signal handlers): counted, not attributed to a stack\n",
 			nested);
+	if (m->weighted) {
+		uint64_t ns = mf_model_total(m, MF_METRIC_TIME, NULL);
+		fprintf(out,
+			"  %.3f s of thread CPU time came before these calls (MALLOC_FREQ_WEIGHT=time), "
+			"each stack charged with the time since its thread's previous recorded call\n",
+			(double)ns / 1e9);
+	}
 	mf_summary_jit(out, m, calls);
 	if (m->has_leaf_records) {
 		uint64_t temporaries = mf_model_total(m, MF_METRIC_TEMPORARY, NULL);

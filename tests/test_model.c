@@ -273,8 +273,43 @@ int main(void)
 	char *merged = render(mf_report_collapsed, &m, &o);
 	tap_ok(!strchr(merged, '[') && collapsed_sum(merged) == calls,
 	       "--merge-processes: no program roots, the same total");
+	o.merge_processes = 0;
+
+	/* The outputs for other tools, and a diff of the model against itself. */
+	char *json = render(mf_report_json, &m, &o);
+	snprintf(want, sizeof(want), "\"total\": {\"calls\": %llu,", (unsigned long long)calls);
+	tap_ok(strstr(json, want) != NULL, "json: the summary's %s", want);
+	char *dot = render(mf_report_dot, &m, &o);
+	tap_ok(!strncmp(dot, "digraph malloc_freq {", 21) && strstr(dot, " -> "),
+	       "dot: a digraph with edges");
+	char *pprof = render(mf_report_pprof, &m, &o);
+	tap_ok((unsigned char)pprof[0] == 0x1f && (unsigned char)pprof[1] == 0x8b,
+	       "pprof: gzipped");
+	o.base = &m;
+	o.base_name = "itself";
+	char *diff = render(mf_report_diff, &m, &o);
+	snprintf(want, sizeof(want), "malloc_freq diff: ~%llu -> ~%llu calls (0)",
+		 (unsigned long long)calls, (unsigned long long)calls);
+	tap_ok(!strncmp(diff, want, strlen(want)) &&
+		   strstr(diff, "0 only in the base, 0 only in this profile; 0 changed"),
+	       "diff against itself: %s, no stack changed", want);
+	char *dcollapsed = render(mf_report_diff_collapsed, &m, &o);
+	uint64_t left = 0, right = 0;
+	int same = 1;
+	for (const char *line = dcollapsed; *line; line = strchr(line, '\n') + 1) {
+		const char *end = strchr(line, '\n');
+		const char *b = memrchr(line, ' ', (size_t)(end - line));
+		const char *a = memrchr(line, ' ', (size_t)(b - line));
+		uint64_t x = strtoull(a + 1, NULL, 10), y = strtoull(b + 1, NULL, 10);
+		same &= x == y;
+		left += x;
+		right += y;
+	}
+	tap_ok(same && left == calls && right == calls,
+	       "diff --collapsed against itself: both columns equal, each adding up to %llu",
+	       (unsigned long long)calls);
 	free(summary), free(tree), free(caller), free(threads), free(programs), free(collapsed);
-	free(cbytes), free(merged);
+	free(cbytes), free(merged), free(json), free(dot), free(pprof), free(diff), free(dcollapsed);
 	mf_model_free(&m);
 	mf_sym_free(sym);
 	return tap_done();

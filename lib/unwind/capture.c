@@ -181,6 +181,12 @@ MF_INLINE uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_fra
 	return mf_hot_find(&u->hot, from);
 }
 
+void mf_unwind_hot_drop(struct mf_unwind_thread *u)
+{
+	mf_hot_drop(&u->hot);
+	u->nodes_known = 0;
+}
+
 MF_NOINLINE uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,
 				    const struct mf_frame *from)
 {

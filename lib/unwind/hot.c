@@ -114,6 +114,12 @@ static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 	h->epoch = epoch;
 }
 
+/* (epoch 0 matches the wiped epoch of a raw fork's child, but then no bucket holds a stack) */
+void mf_hot_drop(struct mf_hot *h)
+{
+	mf_hot_clear(h, 0);
+}
+
 /* The arena is full. If its stacks were found less often than they were kept, more stacks
  * come and go than it holds: keep only one in two more of them from now on (a stack kept
  * costs about as much as a walk saves); if they paid, as many again. */

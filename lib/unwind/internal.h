@@ -98,6 +98,8 @@ int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
 uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from);
 /* Keeps the stack ws holds after a complete walk, counted at leaf. */
 void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf);
+/* Forgets every hot stack: mf_hot_find finds none until mf_hot_put keeps new ones. */
+void mf_hot_drop(struct mf_hot *h);
 
 /* rule_cache.c: frame rules libunwind confirmed in earlier runs of the program. */
 void mf_rules_init(void); /* after mf_modules_init: reads the file */

@@ -102,6 +102,10 @@ void mf_unwind_thread_init(struct mf_unwind_thread *u);
  * path, no system call, errno untouched. Only while stacks are taken the cached way, not
  * checked (mf_config.hot). */
 uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from);
+/* The thread's hot stacks forgotten, and the trie nodes its last walk found: mf_unwind_hot
+ * finds none until mf_unwind_leaf keeps new ones (the thread itself, or a signal handler in
+ * it). After the trie's root changed, or to make every call take the slow path. */
+void mf_unwind_hot_drop(struct mf_unwind_thread *u);
 /* The trie leaf of this call's stack (entry point e, called from frame `from`), created if new;
  * 0 when the trie is out of room. */
 uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *t, enum mf_entry e,

@@ -1,0 +1,279 @@
+/* The program's control of the profiler while it runs: the public API of malloc_freq.h
+ * (switches, totals, snapshots, tags), MALLOC_FREQ_START, and the signals and control thread
+ * that do the same from outside. No malloc, no stdio, errno kept; the switches are atomic
+ * operations on words the hot path already reads (so they cost it nothing) and signal-safe. */
+#include "config.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <pthread.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
+#include <time.h>
+
+#include "malloc_freq.h"
+#include "mf_internal.h"
+
+_Static_assert(MALLOC_FREQ_ENTRY_POINTS == MF_ENTRY_COUNT, "the API's entry points are the file's");
+
+/* Cold until mf_control_init: no call is recorded before then anyway (no thread has started). */
+unsigned mf_gate = MF_GATE_COLD;
+
+void mf_control_init(void)
+{
+	if (mf_config.hot)
+		__atomic_and_fetch(&mf_gate, ~MF_GATE_COLD, __ATOMIC_RELAXED);
+	if (mf_config.start_off)
+		__atomic_or_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
+}
+
+/* Snapshots asked for by signal, counted by the handler: the control thread waits on this
+ * word (a futex) and takes one snapshot for whatever number of signals came meanwhile. */
+static unsigned mf_control_asked;
+
+/* Async-signal-safe: an atomic operation and a futex wake, errno kept. */
+static void mf_control_on_signal(int sig)
+{
+	int saved = errno;
+	if (sig == mf_config.toggle_signal) {
+		__atomic_xor_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
+	} else {
+		__atomic_add_fetch(&mf_control_asked, 1, __ATOMIC_RELEASE);
+		syscall(SYS_futex, &mf_control_asked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	}
+	errno = saved;
+}
+
+/* The handler for sig (MALLOC_FREQ_<what>_SIGNAL), unless the process came with another
+ * disposition for it (ignored, or a handler: exec keeps SIG_IGN): that one is left alone.
+ * Returns 1 if installed. */
+static int mf_control_install(int sig, const char *what)
+{
+	struct sigaction old, sa;
+	if (!sig || sigaction(sig, NULL, &old))
+		return 0;
+	if (old.sa_handler != SIG_DFL) {
+		mf_log("MALLOC_FREQ_%s_SIGNAL: SIG%s is %s at start; left as it is (off)", what,
+		       sigabbrev_np(sig), old.sa_handler == SIG_IGN ? "ignored" : "handled");
+		return 0;
+	}
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = mf_control_on_signal;
+	sa.sa_flags = SA_RESTART;
+	return sigaction(sig, &sa, NULL) == 0;
+}
+
+static uint64_t mf_control_now_ms(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000u + (uint64_t)ts.tv_nsec / 1000000u;
+}
+
+/* The control thread: takes the snapshots asked for by signal and by interval. Every signal
+ * blocked; whatever it allocates is the profiler's own. */
+static void *mf_control_main(void *arg)
+{
+	(void)arg;
+	mf_busy_enter();
+	mf_tls.own++;
+	prctl(PR_SET_NAME, "malloc_freq");
+	uint64_t every = mf_config.snapshot_interval_ms, next = mf_control_now_ms() + every;
+	unsigned seen = 0; /* (not read here: a signal may come before this thread runs) */
+	for (;;) {
+		struct timespec wait, *until = NULL;
+		if (every) {
+			uint64_t now = mf_control_now_ms();
+			if (now >= next) {
+				mf_snapshot_take("interval", MF_SNAPSHOT_BACKGROUND);
+				next = next + every > now ? next + every : now + every;
+				continue;
+			}
+			wait.tv_sec = (time_t)((next - now) / 1000u);
+			wait.tv_nsec = (long)((next - now) % 1000u) * 1000000;
+			until = &wait;
+		}
+		syscall(SYS_futex, &mf_control_asked, FUTEX_WAIT_PRIVATE, seen, until, NULL, 0);
+		unsigned asked = __atomic_load_n(&mf_control_asked, __ATOMIC_ACQUIRE);
+		if (asked != seen) {
+			seen = asked;
+			mf_snapshot_take("signal", MF_SNAPSHOT_BACKGROUND);
+		}
+	}
+	return NULL;
+}
+
+/* Started with every signal blocked (the thread keeps that mask): a signal for the process is
+ * never delivered to it, so the program's handlers never run there. */
+static void mf_control_thread(void)
+{
+	sigset_t all, old;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	pthread_attr_t attr;
+	pthread_t th;
+	int err = pthread_attr_init(&attr);
+	if (!err) {
+		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		pthread_attr_setstacksize(&attr, 256 << 10);
+		mf_busy_enter();
+		mf_tls.own++; /* (its stack and thread block are the profiler's) */
+		err = pthread_create(&th, &attr, mf_control_main, NULL);
+		mf_tls.own--;
+		mf_busy_leave();
+		pthread_attr_destroy(&attr);
+	}
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (err) /* (a forked child has no such thread either: see README) */
+		mf_log("cannot start the thread that takes snapshots (%s): "
+		       "MALLOC_FREQ_SNAPSHOT_SIGNAL and MALLOC_FREQ_SNAPSHOT_INTERVAL are off",
+		       strerrordesc_np(err));
+}
+
+/* Started off, the process may have no call to record for a long time: its directory is made
+ * now, so that it can be named (malloc_freq_dir) and found before recording begins. */
+void mf_control_start(void)
+{
+	int saved = errno;
+	if (mf_config.start_off) {
+		int cancel = mf_nocancel_begin();
+		mf_busy_enter();
+		mf_fork_hold();
+		mf_prof_dir_ensure(); /* (a failure is said there; the first thread stops there) */
+		mf_fork_release();
+		mf_busy_leave();
+		mf_nocancel_end(cancel);
+	}
+	mf_control_install(mf_config.toggle_signal, "TOGGLE");
+	int by_signal = mf_control_install(mf_config.snapshot_signal, "SNAPSHOT");
+	if (by_signal || mf_config.snapshot_interval_ms)
+		mf_control_thread();
+	errno = saved;
+}
+
+MF_EXPORT void malloc_freq_enable(void)
+{
+	__atomic_and_fetch(&mf_gate, ~MF_GATE_OFF, __ATOMIC_RELAXED);
+}
+
+MF_EXPORT void malloc_freq_disable(void)
+{
+	__atomic_or_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
+}
+
+MF_EXPORT void malloc_freq_thread_enable(void)
+{
+	mf_tls.off = 0;
+}
+
+MF_EXPORT void malloc_freq_thread_disable(void)
+{
+	mf_tls.off = 1;
+	/* (a handler's call in between still sees the thread off in the slow path) */
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct mf_thread *t = mf_tls.thread;
+	if (t)
+		mf_thread_drop_hot(t);
+}
+
+/* The totals at the last malloc_freq_reset, which malloc_freq_stats subtracts; under
+ * mf_control_lock. */
+static pthread_mutex_t mf_control_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct malloc_freq_stats mf_control_base;
+static pid_t mf_control_base_pid;
+
+static void mf_control_stats(struct malloc_freq_stats *s)
+{
+	int cancel = mf_nocancel_begin();
+	mf_busy_enter();
+	mf_fork_hold(); /* (signals blocked: a handler's allocation cannot wait on a lock held here) */
+	mf_thread_stats(s);
+	mf_fork_release();
+	mf_busy_leave();
+	mf_nocancel_end(cancel);
+}
+
+static uint64_t mf_control_less(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
+{
+	if (!s) {
+		errno = EINVAL;
+		return -1;
+	}
+	int saved = errno;
+	mf_control_stats(s);
+	pthread_mutex_lock(&mf_control_lock);
+	if (mf_control_base_pid == getpid()) { /* (a forked child's count starts at zero) */
+		for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+			s->calls[e] = mf_control_less(s->calls[e], mf_control_base.calls[e]);
+			s->bytes[e] = mf_control_less(s->bytes[e], mf_control_base.bytes[e]);
+		}
+		s->calls_off = mf_control_less(s->calls_off, mf_control_base.calls_off);
+	}
+	pthread_mutex_unlock(&mf_control_lock);
+	errno = saved;
+	return 0;
+}
+
+/* The thread's tag path changed: its next recorded call finds the node of the new one. */
+static void mf_control_tags_changed(void)
+{
+	mf_tls.tag_epoch++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct mf_thread *t = mf_tls.thread;
+	if (t)
+		mf_thread_drop_hot(t); /* (its hot stacks lead to leaves of the old path) */
+}
+
+MF_EXPORT void malloc_freq_tag_push(const char *name)
+{
+	int saved = errno;
+	unsigned id = mf_tags_intern(name);
+	if (mf_tls.tag_depth < MF_TAG_DEPTH) {
+		mf_tls.tags[mf_tls.tag_depth++] = (uint16_t)id;
+		mf_control_tags_changed();
+	} else {
+		mf_tls.tag_depth++; /* (deeper: counted, so that pops match, not kept) */
+	}
+	errno = saved;
+}
+
+MF_EXPORT void malloc_freq_tag_pop(void)
+{
+	if (!mf_tls.tag_depth)
+		return;
+	if (--mf_tls.tag_depth < MF_TAG_DEPTH)
+		mf_control_tags_changed();
+}
+
+MF_EXPORT int malloc_freq_snapshot(const char *label)
+{
+	long r = mf_snapshot_take(label, 0);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}
+
+MF_EXPORT int malloc_freq_reset(void)
+{
+	pthread_mutex_lock(&mf_control_lock);
+	long r = mf_snapshot_take("reset", MF_SNAPSHOT_RESET);
+	if (r > 0) {
+		mf_control_stats(&mf_control_base);
+		mf_control_base_pid = getpid();
+	}
+	pthread_mutex_unlock(&mf_control_lock);
+	if (r < 0) {
+		errno = (int)-r;
+		return -1;
+	}
+	return (int)r;
+}

@@ -1,0 +1,248 @@
+/* Snapshots: every thread's counts copied, at the caller's request, into a directory of their
+ * own in the process directory (malloc_freq_format.h says what it holds). Made under a
+ * temporary name and renamed when whole. Allocating threads are never stopped: a running
+ * thread's file is copied as it stands, its node count first. Runs in the program's threads
+ * (and the profiler's control thread): no malloc, no stdio, errno kept. */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h> /* renameat (only: no stdio is used) */
+#include <pthread.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "malloc_freq.h"
+#include "mf_internal.h"
+
+/* Under it, one snapshot at a time; the buffers below are its. */
+static pthread_mutex_t mf_snap_lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned long mf_snap_taken; /* the last snapshot's number, in this process */
+static pid_t mf_snap_pid;	    /* the process mf_snap_taken counts for */
+static int mf_snap_exiting;	    /* exit() has begun: the control thread takes no more */
+static _Alignas(8) unsigned char mf_snap_page[MF_HEADER_SIZE];
+static _Alignas(8) char mf_snap_dirents[16 << 10];
+
+struct mf_snap_call {
+	unsigned long n;
+	const char *label;
+	uint32_t flags;
+	int dir, tmp; /* descriptors: the process directory, the snapshot made */
+	char tmp_name[64], name[32 + MF_SNAPSHOT_LABEL_LEN];
+	struct mf_snapshot_record rec;
+	int err; /* the first error (-errno) */
+};
+
+static uint64_t mf_snap_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+static int mf_snap_write(int fd, const void *data, size_t len)
+{
+	const char *p = data;
+	while (len) {
+		ssize_t w = write(fd, p, len);
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return w < 0 ? -errno : -EIO;
+		p += w;
+		len -= (size_t)w;
+	}
+	return 0;
+}
+
+/* A running thread's file, copied: its header as it is (the node count read first, the state
+ * saying it is a copy), then that many nodes. */
+static void mf_snap_copy(const struct mf_prof_file *f, void *arg)
+{
+	struct mf_snap_call *c = arg;
+	const struct mf_prof_header *h = f->header;
+	uint64_t count = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE);
+	size_t nodes = count * sizeof(struct mf_node);
+	c->rec.threads++;
+	if (c->err)
+		return;
+	memcpy(mf_snap_page, h, MF_HEADER_SIZE);
+	struct mf_prof_header *copy = (struct mf_prof_header *)mf_snap_page;
+	copy->node_count = count;
+	copy->state = MF_STATE_SNAPSHOT;
+	copy->end_ns = mf_snap_now();
+	int err = mf_prof_size_allowed((off_t)(MF_HEADER_SIZE + nodes));
+	int fd = err ? -1 : openat(c->tmp, f->name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (!err && fd < 0)
+		err = -errno;
+	if (!err)
+		err = mf_snap_write(fd, mf_snap_page, MF_HEADER_SIZE);
+	if (!err)
+		err = mf_snap_write(fd, f->nodes, nodes);
+	if (fd >= 0)
+		close(fd);
+	c->err = err;
+}
+
+/* A thread file of the directory that is not a running thread's: linked if finalized (it never
+ * changes again); one still being made by a starting thread holds nothing yet. */
+static void mf_snap_link(struct mf_snap_call *c, const char *name)
+{
+	uint32_t state = 0;
+	int fd = openat(c->dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	ssize_t r = pread(fd, &state, sizeof(state), offsetof(struct mf_prof_header, state));
+	close(fd);
+	if (r != sizeof(state) || (state != MF_STATE_THREAD_EXIT && state != MF_STATE_PROCESS_EXIT))
+		return;
+	if (linkat(c->dir, name, c->tmp, name, 0) == 0)
+		c->rec.threads++;
+	else if (!c->err)
+		c->err = -errno;
+}
+
+static int mf_snap_is_prof(const char *name)
+{
+	size_t len = strlen(name);
+	return len > 5 && !strcmp(name + len - 5, ".prof");
+}
+
+/* The thread files of the process directory that no running thread holds. */
+static void mf_snap_ended(struct mf_snap_call *c)
+{
+	int fd = openat(c->dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		c->err = -errno;
+		return;
+	}
+	long n;
+	while ((n = syscall(SYS_getdents64, fd, mf_snap_dirents, sizeof(mf_snap_dirents))) > 0) {
+		for (long at = 0; at < n;) {
+			struct dirent64 *e = (struct dirent64 *)(mf_snap_dirents + at);
+			at += e->d_reclen;
+			if (!mf_snap_is_prof(e->d_name) || faccessat(c->tmp, e->d_name, F_OK,
+								     AT_SYMLINK_NOFOLLOW) == 0)
+				continue; /* (copied already: a running thread's) */
+			mf_snap_link(c, e->d_name);
+		}
+	}
+	close(fd);
+}
+
+/* The snapshot's name: snap.<n>, and .<label> with every byte but [A-Za-z0-9_-] made '_'. */
+static void mf_snap_name(struct mf_snap_call *c)
+{
+	int len = mf_format(c->name, sizeof(c->name), "snap.%lu", c->n);
+	char *label = c->rec.label;
+	size_t i = 0;
+	for (const char *s = c->label; s && *s && i < MF_SNAPSHOT_LABEL_LEN - 1; s++, i++) {
+		char ch = *s;
+		int ok = (ch >= 'a' && ch <= 'z') || (ch >= 'A' && ch <= 'Z') ||
+			 (ch >= '0' && ch <= '9') || ch == '_' || ch == '-';
+		label[i] = ok ? ch : '_';
+	}
+	label[i] = 0;
+	if (i)
+		mf_format(c->name + len, sizeof(c->name) - (size_t)len, ".%s", label);
+}
+
+static long mf_snap_apart(void *arg)
+{
+	struct mf_snap_call *c = arg;
+	c->dir = mf_prof_dir_open();
+	if (c->dir < 0)
+		return c->dir;
+	mf_format(c->tmp_name, sizeof(c->tmp_name), ".snap.%lu.tmp", c->n);
+	int err = 0;
+	if (mkdirat(c->dir, c->tmp_name, 0755))
+		err = -errno;
+	c->tmp = err ? -1 : openat(c->dir, c->tmp_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (!err && c->tmp < 0)
+		err = -errno;
+	if (!err) {
+		c->rec.time_ns = mf_snap_now();
+		mf_thread_each_file(mf_snap_copy, c);
+		if (!c->err)
+			mf_snap_ended(c);
+		err = c->err;
+	}
+	if (!err) {
+		int fd = openat(c->tmp, "snapshot", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		err = fd < 0 ? -errno : mf_snap_write(fd, &c->rec, sizeof(c->rec));
+		if (fd >= 0)
+			close(fd);
+	}
+	if (!err && renameat(c->dir, c->tmp_name, c->dir, c->name))
+		err = -errno;
+	if (err && c->tmp >= 0) { /* (what was made goes: no half snapshot stays) */
+		long n;
+		lseek(c->tmp, 0, SEEK_SET);
+		while ((n = syscall(SYS_getdents64, c->tmp, mf_snap_dirents,
+				    sizeof(mf_snap_dirents))) > 0)
+			for (long at = 0; at < n;) {
+				struct dirent64 *e = (struct dirent64 *)(mf_snap_dirents + at);
+				at += e->d_reclen;
+				unlinkat(c->tmp, e->d_name, 0);
+			}
+		unlinkat(c->dir, c->tmp_name, AT_REMOVEDIR);
+	}
+	if (c->tmp >= 0)
+		close(c->tmp);
+	mf_prof_dir_close(c->dir);
+	return err;
+}
+
+long mf_snapshot_take(const char *label, uint32_t flags)
+{
+	int saved = errno, cancel = mf_nocancel_begin();
+	mf_busy_enter();
+	mf_fork_hold();
+	long r = mf_prof_dir_ensure();
+	if (!r) {
+		pthread_mutex_lock(&mf_snap_lock);
+		pid_t pid = getpid();
+		if (mf_snap_pid != pid) /* (a forked child numbers its own from 1) */
+			mf_snap_pid = pid, mf_snap_taken = 0, mf_snap_exiting = 0;
+		if ((flags & MF_SNAPSHOT_BACKGROUND) && mf_snap_exiting) {
+			pthread_mutex_unlock(&mf_snap_lock);
+			r = -ECANCELED;
+			goto out;
+		}
+		flags &= ~MF_SNAPSHOT_BACKGROUND;
+		static struct mf_snap_call c;
+		memset(&c, 0, sizeof(c));
+		c.n = mf_snap_taken + 1;
+		c.label = label;
+		c.tmp = -1;
+		memcpy(c.rec.magic, MF_SNAPSHOT_MAGIC, sizeof(c.rec.magic));
+		c.rec.version = MF_FORMAT_VERSION;
+		c.rec.byte_order = MF_BYTE_ORDER_MARK;
+		c.rec.record_size = sizeof(c.rec);
+		c.rec.flags = flags;
+		c.rec.number = c.n;
+		c.rec.pid = (uint64_t)pid;
+		mf_snap_name(&c);
+		r = mf_fds_apart(mf_snap_apart, &c);
+		if (!r)
+			r = (long)(mf_snap_taken = c.n);
+		pthread_mutex_unlock(&mf_snap_lock);
+	}
+out:
+	mf_fork_release();
+	mf_busy_leave();
+	mf_nocancel_end(cancel);
+	errno = saved;
+	return r;
+}
+
+void mf_snapshot_exit(void)
+{
+	pthread_mutex_lock(&mf_snap_lock); /* (a snapshot being taken is finished first) */
+	mf_snap_exiting = 1;
+	pthread_mutex_unlock(&mf_snap_lock);
+}

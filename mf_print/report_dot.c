@@ -1,0 +1,200 @@
+/* --dot: a call graph for Graphviz in the style of malloc-tag's: a node per function with its
+ * self (calls it made to the allocator itself) and total (calls made under it) calls and
+ * bytes, filled the redder the larger its self share; an edge per caller and callee with the
+ * calls (--sort bytes: bytes) made through it; nodes and edges below the threshold left out.
+ * Functions are merged by name across threads and processes. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "array.h"
+#include "idset.h"
+#include "labels.h"
+#include "report.h"
+#include "text.h"
+
+struct mf_dot_node {
+	uint64_t self[MF_METRICS], total[MF_METRICS];
+	uint64_t last; /* the sample that last added to total, plus one */
+	int entry;     /* an allocation function */
+};
+
+struct mf_dot_edge {
+	uint32_t from, to;
+	uint64_t value[MF_METRICS];
+	uint64_t last;
+};
+
+struct mf_dot {
+	struct mf_dot_node *node; /* by label */
+	struct mf_dot_edge *edge;
+	size_t nedges, cap_edges;
+	struct mf_idset edge_set;
+	int flag;
+};
+
+static uint64_t mf_dot_edge_hash(uint32_t from, uint32_t to)
+{
+	return mf_hash_mix(mf_hash_mix(0x243f6a8885a308d3ull, from), to);
+}
+
+static uint64_t mf_dot_edge_rehash(const void *ctx, uint32_t id)
+{
+	const struct mf_dot_edge *e = &((const struct mf_dot *)ctx)->edge[id];
+	return mf_dot_edge_hash(e->from, e->to);
+}
+
+/* The edge from -> to, made if new; NULL when out of memory. */
+static struct mf_dot_edge *mf_dot_edge(struct mf_dot *d, uint32_t from, uint32_t to)
+{
+	uint64_t hash = mf_dot_edge_hash(from, to);
+	for (size_t at = mf_idset_first(&d->edge_set, hash); d->edge_set.slot[at] != MF_IDSET_EMPTY;
+	     at = mf_idset_next(&d->edge_set, at)) {
+		struct mf_dot_edge *e = &d->edge[d->edge_set.slot[at]];
+		if (e->from == from && e->to == to)
+			return e;
+	}
+	if (mf_idset_room(&d->edge_set, mf_dot_edge_rehash, d))
+		return NULL;
+	struct mf_dot_edge *e = mf_array_push(d->edge, d->nedges, d->cap_edges);
+	if (!e)
+		return NULL;
+	e->from = from;
+	e->to = to;
+	mf_idset_put(&d->edge_set, hash, (uint32_t)d->nedges - 1);
+	return e;
+}
+
+/* Adds sample s's values to its functions and edges (each once, however often it recurs). */
+static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struct mf_labels *l,
+			 uint32_t s)
+{
+	const struct mf_stack *st = &m->stacks[m->samples[s].stack];
+	const uint32_t *fr = mf_model_stack_frames(m, m->samples[s].stack);
+	for (uint32_t k = 0; k < st->depth; k++) {
+		uint32_t id = l->of_frame[fr[k]];
+		struct mf_dot_node *n = &d->node[id];
+		n->entry |= k == st->depth - 1;
+		for (int v = 0; v < MF_METRICS; v++) {
+			uint64_t x = m->values[v][s];
+			if (n->last != s + 1)
+				n->total[v] = mf_sat_add(n->total[v], x, &d->flag);
+			if (k + 2 == st->depth)
+				n->self[v] = mf_sat_add(n->self[v], x, &d->flag);
+		}
+		n->last = s + 1;
+		if (k + 1 == st->depth)
+			break;
+		uint32_t to = l->of_frame[fr[k + 1]];
+		if (to == id)
+			continue; /* (a function inlined into itself, a recursion: no loop drawn) */
+		struct mf_dot_edge *e = mf_dot_edge(d, id, to);
+		if (!e)
+			return -ENOMEM;
+		if (e->last != s + 1)
+			for (int v = 0; v < MF_METRICS; v++)
+				e->value[v] = mf_sat_add(e->value[v], m->values[v][s], &d->flag);
+		e->last = s + 1;
+	}
+	return 0;
+}
+
+/* text as a DOT string's contents: escaped as for a terminal, then '\' and '"' escaped. */
+static void mf_dot_text(FILE *out, const char *text)
+{
+	for (const char *c = text; *c; c++) {
+		if (*c == '\\' || *c == '"')
+			putc('\\', out);
+		putc(*c, out);
+	}
+}
+
+/* "300 calls (40.5%), 293.0 KiB" */
+static void mf_dot_values(FILE *out, const uint64_t *v, const uint64_t *total)
+{
+	char b[32];
+	mf_text_bytes(b, sizeof(b), v[MF_METRIC_BYTES]);
+	fprintf(out, "%" PRIu64 " calls (%.1f%%), %s", v[MF_METRIC_CALLS],
+		mf_text_pct(v[MF_METRIC_CALLS], total[MF_METRIC_CALLS]), b);
+}
+
+static void mf_dot_write(FILE *out, const struct mf_dot *d, const struct mf_labels *l,
+			 const struct mf_report_options *o, const uint64_t *total)
+{
+	enum mf_metric k = o->metric;
+	double floor = o->threshold / 100.0 * (double)total[k];
+	fprintf(out, "digraph malloc_freq {\n"
+		     "  graph [rankdir=TB, fontname=\"sans-serif\", label=\"malloc_freq: ");
+	mf_dot_values(out, total, total);
+	fprintf(out,
+		" requested; nodes and edges below %g%% of all %s left out; self: calls "
+		"made to the allocator itself, total: made under it\", labelloc=t];\n"
+		"  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
+		o->threshold, mf_metric_info[k].name);
+	for (size_t i = 0; i < l->count; i++) {
+		const struct mf_dot_node *n = &d->node[i];
+		if (!n->total[k] || (double)n->total[k] < floor)
+			continue;
+		fprintf(out, "  n%zu [label=\"", i);
+		mf_dot_text(out, l->text[i]);
+		if (n->entry) {
+			fputs("\\n", out);
+			mf_dot_values(out, n->total, total);
+			fputs("\", shape=ellipse, fillcolor=\"#d0d0d0\"];\n", out);
+			continue;
+		}
+		fputs("\\nself: ", out);
+		mf_dot_values(out, n->self, total);
+		fputs("\\ntotal: ", out);
+		mf_dot_values(out, n->total, total);
+		/* a share of 1% is faintly red, 25% half, 100% fully: the square root spreads
+		 * the small shares most graphs are made of */
+		double share = total[k] ? (double)n->self[k] / (double)total[k] : 0;
+		fprintf(out, "\", fillcolor=\"0.000 %.3f 1.000\"];\n", sqrt(share));
+	}
+	for (size_t i = 0; i < d->nedges; i++) {
+		const struct mf_dot_edge *e = &d->edge[i];
+		if (!e->value[k] || (double)e->value[k] < floor ||
+		    (double)d->node[e->from].total[k] < floor ||
+		    (double)d->node[e->to].total[k] < floor)
+			continue;
+		double share = total[k] ? (double)e->value[k] / (double)total[k] : 0;
+		char b[32];
+		if (k == MF_METRIC_BYTES)
+			mf_text_bytes(b, sizeof(b), e->value[k]);
+		else
+			snprintf(b, sizeof(b), "%" PRIu64, e->value[k]);
+		fprintf(out, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"%s\", penwidth=%.2f];\n",
+			e->from, e->to, b, 1 + 4 * share);
+	}
+	fputs("}\n", out);
+}
+
+int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	struct mf_dot d = {0};
+	struct mf_labels l;
+	int r = mf_labels_build(&l, m, MF_LABEL_FUNCTION, o->full_names, mf_text_clean);
+	if (!r && (!(d.node = calloc(l.count ? l.count : 1, sizeof(*d.node))) ||
+		   mf_idset_init(&d.edge_set, 1024)))
+		r = -ENOMEM;
+	for (size_t s = 0; !r && s < m->nsamples; s++)
+		r = mf_dot_sample(&d, m, &l, (uint32_t)s);
+	if (!r) {
+		uint64_t total[MF_METRICS];
+		for (int k = 0; k < MF_METRICS; k++)
+			total[k] = mf_model_total(m, (enum mf_metric)k, NULL);
+		mf_dot_write(out, &d, &l, o, total);
+	}
+	mf_labels_free(&l);
+	free(d.node);
+	free(d.edge);
+	free(d.edge_set.slot);
+	if (!r && ferror(out))
+		r = -EIO;
+	return r;
+}

@@ -1,0 +1,335 @@
+/* Snapshots of a process directory (see snapshots.h). */
+#define _GNU_SOURCE /* strverscmp */
+#include "config.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "snapshots.h"
+#include "text.h"
+
+static int mf_snap_fail(char *err, size_t errlen, const char *fmt, ...)
+{
+	va_list ap;
+	va_start(ap, fmt);
+	vsnprintf(err, errlen, fmt, ap);
+	va_end(ap);
+	return -1;
+}
+
+int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err, size_t errlen)
+{
+	unsigned char *data;
+	size_t size;
+	int r = mf_read_file(path, 4096, &data, &size);
+	if (r)
+		return mf_snap_fail(err, errlen, "%s", strerror(-r));
+	int bad = size < sizeof(*out);
+	if (!bad)
+		memcpy(out, data, sizeof(*out));
+	free(data);
+	if (bad)
+		return mf_snap_fail(err, errlen, "truncated: %zu bytes", size);
+	if (memcmp(out->magic, MF_SNAPSHOT_MAGIC, sizeof(out->magic)))
+		return mf_snap_fail(err, errlen, "not a malloc_freq snapshot record (bad magic)");
+	if (out->byte_order != MF_BYTE_ORDER_MARK)
+		return mf_snap_fail(err, errlen, "written on a machine of the other byte order");
+	if (out->version < 4 || out->version > MF_FORMAT_VERSION ||
+	    out->record_size != sizeof(*out))
+		return mf_snap_fail(err, errlen, "format version %u (record size %u): this mf_print "
+				    "reads version 4 to %u",
+				    out->version, out->record_size, MF_FORMAT_VERSION);
+	out->label[sizeof(out->label) - 1] = 0;
+	return 0;
+}
+
+/* The number of a snapshot directory's name, snap.<n>[.<label>], and where its label starts
+ * (NULL: none); 0 if the name is not one. */
+static unsigned long mf_snap_number(const char *name, const char **label)
+{
+	if (strncmp(name, "snap.", 5) || name[5] < '1' || name[5] > '9')
+		return 0;
+	char *end;
+	unsigned long n = strtoul(name + 5, &end, 10);
+	if (*end && *end != '.')
+		return 0;
+	*label = *end ? end + 1 : NULL;
+	return n;
+}
+
+/* Walks dir's snapshots: pick(name, n, label, arg) returns 1 for one that is wanted; the last
+ * wanted one (in number order) is chosen. Its record is checked by want (NULL: any). */
+static int mf_snap_choose(const char *dir, int (*pick)(unsigned long n, const char *label,
+						       const void *arg),
+			  const void *arg, uint32_t flags, char *name, size_t size,
+			  struct mf_snapshot_record *rec, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return mf_snap_fail(err, errlen, "%s", strerror(errno));
+	unsigned long best = 0;
+	struct dirent *e;
+	int r = 1;
+	char path[PATH_MAX];
+	while ((e = readdir(d))) {
+		const char *label;
+		unsigned long n = mf_snap_number(e->d_name, &label);
+		if (!n || n <= best || !pick(n, label, arg) || strlen(e->d_name) >= size)
+			continue;
+		if (flags) {
+			struct mf_snapshot_record x;
+			snprintf(path, sizeof(path), "%s/%s/snapshot", dir, e->d_name);
+			if (mf_read_snapshot(path, &x, err, errlen) || !(x.flags & flags))
+				continue;
+		}
+		best = n;
+		strcpy(name, e->d_name);
+		r = 0;
+	}
+	closedir(d);
+	if (r)
+		return r;
+	snprintf(path, sizeof(path), "%s/%s/snapshot", dir, name);
+	if (mf_read_snapshot(path, rec, err, errlen))
+		return mf_snap_fail(err, errlen, "%s/%s/snapshot: %s", dir, name,
+				    strcpy(path, err));
+	return 0;
+}
+
+static int mf_snap_pick_spec(unsigned long n, const char *label, const void *arg)
+{
+	const char *spec = arg;
+	char *end;
+	unsigned long want = strtoul(spec, &end, 10);
+	if (*spec >= '0' && *spec <= '9' && !*end)
+		return n == want;
+	return label && !strcmp(label, spec);
+}
+
+static int mf_snap_pick_any(unsigned long n, const char *label, const void *arg)
+{
+	(void)n, (void)label, (void)arg;
+	return 1;
+}
+
+int mf_snapshot_find(const char *dir, const char *spec, char *name, size_t size,
+		     struct mf_snapshot_record *rec, char *err, size_t errlen)
+{
+	return mf_snap_choose(dir, mf_snap_pick_spec, spec, 0, name, size, rec, err, errlen);
+}
+
+int mf_snapshot_last_reset(const char *dir, char *name, size_t size,
+			   struct mf_snapshot_record *rec, char *err, size_t errlen)
+{
+	return mf_snap_choose(dir, mf_snap_pick_any, NULL, MF_SNAPSHOT_RESET, name, size, rec, err,
+			      errlen);
+}
+
+static uint64_t mf_less(uint64_t a, uint64_t b)
+{
+	return a > b ? a - b : 0;
+}
+
+/* The records after node i of copy (p's nodes) less those of base (malloc_freq_format.h):
+ * what counts; a leaf's size keys are taken in order, so base's are a prefix of p's. Peaks
+ * and a leaf's most live bytes are of a moment, not sums: p's stay. */
+static void mf_records_subtract(struct mf_node *copy, const struct mf_profile *base, uint64_t i)
+{
+	uint64_t *to = (uint64_t *)&copy[i + 1];
+	const uint64_t *from = (const uint64_t *)&base->nodes[i + 1];
+	if (copy[i].module == MF_MODULE_SIZES) {
+		for (int b = 0; b < MF_SIZE_BUCKETS; b++)
+			to[b] = mf_less(to[b], from[b]);
+		return;
+	}
+	struct mf_leaf x, y;
+	memcpy(&x, to, sizeof(x));
+	memcpy(&y, from, sizeof(y));
+	x.temporaries = mf_less(x.temporaries, y.temporaries);
+	for (int k = 0; k < MF_LEAF_SIZES; k++)
+		x.size_count[k] = mf_less(x.size_count[k], y.size_count[k]);
+	memcpy(to, &x, sizeof(x));
+	if (!(base->header.records & MF_RECORD_LIFE))
+		return;
+	struct mf_life l, m;
+	memcpy(&l, to + sizeof(x) / 8, sizeof(l));
+	memcpy(&m, from + sizeof(x) / 8, sizeof(m));
+	l.blocks = mf_less(l.blocks, m.blocks);
+	l.bytes = mf_less(l.bytes, m.bytes);
+	l.frees = mf_less(l.frees, m.frees);
+	l.freed_bytes = mf_less(l.freed_bytes, m.freed_bytes);
+	for (int b = 0; b < MF_LIFETIME_BUCKETS; b++)
+		l.lifetime[b] = mf_less(l.lifetime[b], m.lifetime[b]);
+	memcpy(to + sizeof(x) / 8, &l, sizeof(l));
+}
+
+int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, char *err,
+			size_t errlen)
+{
+	if (base->node_count > p->node_count || base->header.tid != p->header.tid ||
+	    base->header.sample_rate != p->header.sample_rate ||
+	    base->header.version != p->header.version || base->header.records != p->header.records)
+		return mf_snap_fail(err, errlen, "%s is not an earlier state of this file",
+				    base->path);
+	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
+		const struct mf_node *a = &p->nodes[i], *b = &base->nodes[i];
+		after = mf_profile_slots_after(base, b);
+		int keys_differ = 0;
+		if (b->module == MF_MODULE_ENTRY && after) {
+			const struct mf_leaf *x = (const struct mf_leaf *)(a + 1),
+					     *y = (const struct mf_leaf *)(b + 1);
+			for (int k = 0; k < MF_LEAF_SIZES; k++)
+				keys_differ |= y->size_key[k] && y->size_key[k] != x->size_key[k];
+		}
+		if (a->rel_pc != b->rel_pc || a->parent != b->parent || a->module != b->module ||
+		    keys_differ || i + after >= base->node_count)
+			return mf_snap_fail(err, errlen,
+					    "%s is not an earlier state of this file (node %" PRIu64
+					    " differs)",
+					    base->path, i);
+	}
+	struct mf_node *copy = malloc(p->node_count * sizeof(*copy));
+	if (!copy)
+		return -ENOMEM;
+	memcpy(copy, p->nodes, p->node_count * sizeof(*copy));
+	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
+		after = mf_profile_slots_after(base, &base->nodes[i]);
+		copy[i].calls = mf_less(copy[i].calls, base->nodes[i].calls);
+		copy[i].bytes = mf_less(copy[i].bytes, base->nodes[i].bytes);
+		if (after)
+			mf_records_subtract(copy, base, i);
+	}
+	if (p->map_len)
+		munmap(p->map, p->map_len);
+	else
+		free(p->map);
+	p->map = copy;
+	p->map_len = 0;
+	p->nodes = copy;
+	struct mf_prof_header *h = &p->header;
+	h->calls_total = mf_less(h->calls_total, base->header.calls_total);
+	h->calls_lost = mf_less(h->calls_lost, base->header.calls_lost);
+	h->calls_nested = mf_less(h->calls_nested, base->header.calls_nested);
+	h->calls_off = mf_less(h->calls_off, base->header.calls_off);
+	return 0;
+}
+
+/* A snapshot's totals: its threads' recorded calls and bytes (scaled by their sampling). */
+static int mf_snap_totals(const char *path, uint64_t *calls, uint64_t *bytes, int *estimated)
+{
+	*calls = *bytes = 0;
+	DIR *d = opendir(path);
+	if (!d)
+		return -1;
+	struct dirent *e;
+	char file[2 * PATH_MAX], err[512];
+	int r = 0;
+	while ((e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len < 6 || strcmp(e->d_name + len - 5, ".prof"))
+			continue;
+		struct mf_profile p;
+		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
+		int rp = mf_read_profile(file, &p, err, sizeof(err));
+		if (rp > 0)
+			continue;
+		if (rp < 0) {
+			fprintf(stderr, "mf_print: %s: %s\n", file, err);
+			r = -1;
+			continue;
+		}
+		uint64_t rate = p.header.sample_rate ? p.header.sample_rate : 1;
+		*estimated |= rate > 1;
+		for (uint64_t i = 1; i < p.node_count; i++)
+			if (p.nodes[i].module == MF_MODULE_ENTRY) {
+				*calls += p.nodes[i].calls * rate;
+				*bytes += p.nodes[i].bytes * rate;
+			}
+		mf_profile_free(&p);
+	}
+	closedir(d);
+	return r;
+}
+
+static int mf_name_vcmp(const void *a, const void *b)
+{
+	return strverscmp(*(char *const *)a, *(char *const *)b);
+}
+
+int mf_snapshot_list(FILE *out, const struct mf_found_list *found)
+{
+	int failed = 0;
+	char path[PATH_MAX], err[512];
+	fprintf(out, "%10s  %-23s %12s %11s  %s\n", "snapshot", "taken (UTC)", "calls", "bytes",
+		"label, directory");
+	for (size_t i = 0; i < found->count; i++) {
+		const char *dir = found->v[i].dir;
+		DIR *d = opendir(dir);
+		if (!d) {
+			fprintf(stderr, "mf_print: %s: %s\n", dir, strerror(errno));
+			failed = 1;
+			continue;
+		}
+		char **names = NULL;
+		size_t n = 0, cap = 0;
+		struct dirent *e;
+		while ((e = readdir(d))) {
+			const char *label;
+			if (!mf_snap_number(e->d_name, &label))
+				continue;
+			if (n == cap) {
+				char **v = realloc(names, (cap = cap ? 2 * cap : 16) * sizeof(*v));
+				if (!v) {
+					closedir(d);
+					return -ENOMEM;
+				}
+				names = v;
+			}
+			if (!(names[n] = strdup(e->d_name))) {
+				closedir(d);
+				return -ENOMEM;
+			}
+			n++;
+		}
+		closedir(d);
+		if (n)
+			qsort(names, n, sizeof(*names), mf_name_vcmp);
+		if (!n)
+			fprintf(out, "%10s  %s: no snapshots\n", "-", dir);
+		for (size_t k = 0; k < n; k++) {
+			struct mf_snapshot_record rec;
+			snprintf(path, sizeof(path), "%s/%s/snapshot", dir, names[k]);
+			if (mf_read_snapshot(path, &rec, err, sizeof(err))) {
+				fprintf(stderr, "mf_print: %s: %s\n", path, err);
+				failed = 1;
+				free(names[k]);
+				continue;
+			}
+			uint64_t calls, bytes;
+			int est = 0;
+			snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
+			failed |= mf_snap_totals(path, &calls, &bytes, &est) != 0;
+			char when[32], b[32], label[3 * MF_SNAPSHOT_LABEL_LEN + 8];
+			time_t t = (time_t)(rec.time_ns / 1000000000u);
+			struct tm tm;
+			gmtime_r(&t, &tm);
+			snprintf(when + strftime(when, 20, "%Y-%m-%d %H:%M:%S", &tm), 5, ".%03u",
+				 (unsigned)(rec.time_ns / 1000000u % 1000u));
+			mf_text_bytes(b, sizeof(b), bytes);
+			mf_text_escape(rec.label[0] ? rec.label : "-", label, sizeof(label));
+			fprintf(out, "%10" PRIu64 "  %-23s %s%11" PRIu64 " %11s  %s%s, %s\n",
+				rec.number, when, est ? "~" : " ", calls, b, label,
+				rec.flags & MF_SNAPSHOT_RESET ? " (reset)" : "", path);
+			free(names[k]);
+		}
+		free(names);
+	}
+	return ferror(out) ? -EIO : failed;
+}

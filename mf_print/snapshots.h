@@ -1,0 +1,33 @@
+/* Snapshots of a process directory (snap.<n>[.<label>]/, malloc_freq_format.h): finding one by
+ * number or label, reading its record, subtracting an earlier state of a thread's file from a
+ * later one, and --list. Never descends into snapshots on its own: discovery does not either,
+ * so a directory read whole never counts a snapshot with the live files. */
+#ifndef MF_SNAPSHOTS_H
+#define MF_SNAPSHOTS_H
+
+#include <stdio.h>
+
+#include "discover.h"
+#include "reader.h"
+
+/* The snapshot of process directory dir that spec names: its number (1, 2, ...) or its label
+ * (the last one so labelled); the directory's name in name (size bytes) and its record in
+ * *rec. 0; 1 if there is none; -1 with a message in err if dir cannot be listed or the
+ * snapshot's record is not valid. */
+int mf_snapshot_find(const char *dir, const char *spec, char *name, size_t size,
+		     struct mf_snapshot_record *rec, char *err, size_t errlen);
+/* The last snapshot of dir taken by malloc_freq_reset, as mf_snapshot_find; 1 if none. */
+int mf_snapshot_last_reset(const char *dir, char *name, size_t size,
+			   struct mf_snapshot_record *rec, char *err, size_t errlen);
+/* Reads and validates a snapshot record. 0, or -1 with a message in err. */
+int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err, size_t errlen);
+/* p becomes p minus base, an earlier state of the same thread's file (its nodes a prefix of
+ * p's): counts and the header's counters subtracted, p's nodes copied first. 0, -1 with a
+ * message in err (base is not an earlier state of p), or -ENOMEM. */
+int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, char *err,
+			size_t errlen);
+/* --list: each directory's snapshots, with when they were taken, their labels and totals.
+ * 0, 1 after an error said on stderr, or -ENOMEM / -EIO. */
+int mf_snapshot_list(FILE *out, const struct mf_found_list *found);
+
+#endif

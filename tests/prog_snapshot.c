@@ -1,0 +1,233 @@
+/* Snapshots between phases of known sizes. "phases P1 P2 P3": thread T1 and main make P1
+ * calls each at site_p1 (T1 then ends), snapshot "one"; main and thread T2 make P2 calls each
+ * at site_p2 (T2 then waits, alive), snapshot "two"; main makes P3 calls at site_p3. "reset A
+ * B": A calls at site_a, malloc_freq_reset, B calls at site_b; prints "stats MALLOC-CALLS" as
+ * malloc_freq_stats gives them after. Prints each snapshot's number ("snap LABEL N"), with
+ * write(2). "killed N": N calls at site_a, snapshot "before-kill", N at site_b, SIGKILL.
+ * "signals N" (see by_signals), "busy SECONDS" (4 threads allocating), "handler" (the
+ * program's own handler for SIGUSR2 runs). "mixed N": in tag "work", N temporaries at site_a
+ * and N kept blocks at site_kept of 1 << (i % 10) bytes (ten size buckets), then snapshot
+ * "idle", and nothing more: it returns with the blocks live. Exits 1 if a call fails.
+ * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler
+ *        | mixed N */
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "malloc_freq.h"
+#include "prog.h"
+
+#pragma weak malloc_freq_snapshot
+#pragma weak malloc_freq_reset
+#pragma weak malloc_freq_stats
+#pragma weak malloc_freq_dir
+#pragma weak malloc_freq_tag_push
+#pragma weak malloc_freq_tag_pop
+
+SITE(site_p1, 16)
+SITE(site_p2, 32)
+SITE(site_p3, 64)
+SITE(site_a, 8)
+SITE(site_b, 24)
+
+static long p1, p2;
+static pthread_barrier_t bar;
+
+static void say(const char *what, long n)
+{
+	char line[128];
+	int len = snprintf(line, sizeof(line), "%s %ld\n", what, n);
+	if (write(1, line, (size_t)len) != len)
+		exit(1);
+}
+
+static void snap(const char *label)
+{
+	int n = malloc_freq_snapshot(label);
+	if (n < 0) {
+		fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n", strerror(errno));
+		exit(1);
+	}
+	say(label, n);
+}
+
+static void *t1(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < p1; i++)
+		site_p1();
+	return NULL;
+}
+
+static void *t2(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < p2; i++)
+		site_p2();
+	pthread_barrier_wait(&bar); /* done */
+	pthread_barrier_wait(&bar); /* alive during snapshot two */
+	return NULL;
+}
+
+/* Waits (10 s at most) for the snapshot directory name to appear in the profile directory. */
+static int appeared(const char *name)
+{
+	char path[4096];
+	snprintf(path, sizeof(path), "%s/%s", malloc_freq_dir(), name);
+	for (int i = 0; i < 10000; i++) {
+		if (access(path, F_OK) == 0)
+			return 1;
+		usleep(1000);
+	}
+	return 0;
+}
+
+/* Started off with MALLOC_FREQ_TOGGLE_SIGNAL=USR1 and MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2: n
+ * calls at site_a (off), SIGUSR1, n at site_b (on), SIGUSR2 (snapshot 1, waited for), SIGUSR1,
+ * n at site_p3 (off). */
+static int by_signals(long n)
+{
+	for (long i = 0; i < n; i++)
+		site_a();
+	raise(SIGUSR1);
+	for (long i = 0; i < n; i++)
+		site_b();
+	raise(SIGUSR2);
+	if (!appeared("snap.1.signal")) {
+		fprintf(stderr, "prog_snapshot: no snap.1.signal after SIGUSR2\n");
+		return 1;
+	}
+	raise(SIGUSR1);
+	for (long i = 0; i < n; i++)
+		site_p3();
+	return 0;
+}
+
+static double busy_secs;
+static void *busy(void *arg)
+{
+	(void)arg;
+	struct timespec t0, t;
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		for (int i = 0; i < 100; i++)
+			site_p1();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((double)(t.tv_sec - t0.tv_sec) + (t.tv_nsec - t0.tv_nsec) / 1e9 < busy_secs);
+	return NULL;
+}
+
+__attribute__((noinline)) static void *site_kept(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* (a frame of its own: no tail call) */
+	return p;
+}
+
+static int mixed(long n)
+{
+	void **kept = calloc((size_t)n, sizeof(*kept));
+	if (!kept)
+		return 1;
+	malloc_freq_tag_push("work");
+	for (long i = 0; i < n; i++) {
+		site_a();
+		if (!(kept[i] = site_kept((size_t)1 << (i % 10))))
+			return 1;
+	}
+	malloc_freq_tag_pop();
+	snap("idle");
+	return 0; /* (kept stays live: what the snapshot saw is what the end sees) */
+}
+
+static volatile sig_atomic_t own_ran;
+static void own_handler(int sig)
+{
+	(void)sig;
+	own_ran = 1;
+}
+
+int main(int argc, char **argv)
+{
+	if (!malloc_freq_snapshot) {
+		fprintf(stderr, "prog_snapshot: the profiler is not loaded\n");
+		return 2;
+	}
+	if (argc == 5 && !strcmp(argv[1], "phases")) {
+		p1 = atol(argv[2]), p2 = atol(argv[3]);
+		long p3 = atol(argv[4]);
+		pthread_t a, b;
+		pthread_barrier_init(&bar, NULL, 2);
+		if (pthread_create(&a, NULL, t1, NULL))
+			return 1;
+		for (long i = 0; i < p1; i++)
+			site_p1();
+		pthread_join(a, NULL);
+		snap("one");
+		if (pthread_create(&b, NULL, t2, NULL))
+			return 1;
+		for (long i = 0; i < p2; i++)
+			site_p2();
+		pthread_barrier_wait(&bar);
+		snap("two");
+		pthread_barrier_wait(&bar);
+		pthread_join(b, NULL);
+		for (long i = 0; i < p3; i++)
+			site_p3();
+		return 0;
+	}
+	if (argc == 4 && !strcmp(argv[1], "reset")) {
+		long a = atol(argv[2]), b = atol(argv[3]);
+		for (long i = 0; i < a; i++)
+			site_a();
+		int n = malloc_freq_reset();
+		if (n < 0)
+			return 1;
+		say("reset", n);
+		for (long i = 0; i < b; i++)
+			site_b();
+		struct malloc_freq_stats s;
+		if (malloc_freq_stats(&s))
+			return 1;
+		say("stats", (long)s.calls[0]);
+		return 0;
+	}
+	if (argc == 3 && !strcmp(argv[1], "killed")) { /* N calls, a snapshot, N more, SIGKILL */
+		long n = atol(argv[2]);
+		for (long i = 0; i < n; i++)
+			site_a();
+		snap("before-kill");
+		for (long i = 0; i < n; i++)
+			site_b();
+		raise(SIGKILL);
+	}
+	if (argc == 3 && !strcmp(argv[1], "signals")) /* (SIGUSR1 toggles, SIGUSR2 snapshots) */
+		return by_signals(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "busy")) { /* 4 threads allocate for SECONDS */
+		pthread_t t[4];
+		busy_secs = atof(argv[2]);
+		say("ready", (long)getpid()); /* (main runs: the profiler's handlers are in place) */
+		for (int i = 0; i < 4; i++)
+			if (pthread_create(&t[i], NULL, busy, NULL))
+				return 1;
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+		return 0;
+	}
+	if (argc == 2 && !strcmp(argv[1], "handler")) { /* the program's own SIGUSR2 handler */
+		signal(SIGUSR2, own_handler);
+		raise(SIGUSR2);
+		say("own handler ran", own_ran);
+		return own_ran ? 0 : 1;
+	}
+	if (argc == 3 && !strcmp(argv[1], "mixed"))
+		return mixed(atol(argv[2]));
+	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
+			"busy SECONDS | handler | mixed N\n");
+	return 2;
+}

@@ -1,0 +1,59 @@
+#!/bin/sh
+# Tag scopes (malloc_freq_tag_push, tests/prog_tags.c): nested tags in 4 threads, counts per
+# tag path exact in every report ([tag] frames outermost) and in --tags (total and self); the
+# depth and name limits; tags with snapshots (--since) and with sampling.
+. "$srcdir/tests/tap.sh"
+k=100
+profile_within 60 "$MF_TESTS/prog_tags" $k; is "$?" 0 "exits 0"
+dir=$(ls -d "$mf_work"/malloc_freq.*)
+"$MF_PRINT" --collapsed "$dir" > "$mf_work/c" 2> /dev/null; ok $? "mf_print reads it"
+s=$((1 + 2 + 3 + 4))
+is "$(calls "$mf_work/c" '^\[tag\] request;clone3;.*;site_a;malloc$')" $((k * s)) "request > site_a: $((k * s))"
+is "$(calls "$mf_work/c" '^\[tag\] request;\[tag\] parse;clone3;.*;site_b;malloc$')" $((2 * k * s)) \
+	"request > parse > site_b: $((2 * k * s))"
+is "$(calls "$mf_work/c" '^\[tag\] request;\[tag\] render;clone3;.*;site_c;malloc$')" $((3 * k * s)) \
+	"request > render > site_c: $((3 * k * s))"
+is "$(calls "$mf_work/c" '^clone3;.*;site_d;malloc$')" $((4 * k)) "site_d outside any tag: $((4 * k))"
+is "$(calls "$mf_work/c" '^\[tag\] late;_start;.*;site_e;malloc$')" $k "late > site_e: $k"
+deep=$(grep ';site_deep;malloc ' "$mf_work/c")
+is "$(echo "$deep" | grep -o '\[tag\] t[0-9]*' | tr '\n' ' ')" \
+	"$(for i in $(seq 0 15); do printf '[tag] t%d ' $i; done)" "20 nested tags: the outer 16 kept"
+is "$(calls "$mf_work/c" ';site_deep;malloc$')" 5 "and their 5 calls"
+is "$(calls "$mf_work/c" "^\\[tag\\] $(printf 'x%.0s' $(seq 63));_start;.*;site_long;malloc\$")" 7 \
+	"a 100-byte name cut to 63 bytes: its 7 calls"
+is "$(calls "$mf_work/c" '^_start;.*;site_pop;malloc$')" 3 "a pop without a push does nothing"
+# per thread: thread i made k*i calls at site_a
+for tid in $(ls "$dir" | sed -n 's/^\([0-9]*\)\.prof$/\1/p'); do
+	"$MF_PRINT" --collapsed --thread "$tid" "$dir" > "$mf_work/t" 2> /dev/null
+	a=$(calls "$mf_work/t" '^\[tag\] request;.*;site_a;malloc$')
+	b=$(calls "$mf_work/t" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')
+	[ "$a" -gt 0 ] && echo "$a $b" >> "$mf_work/per"
+done
+is "$(sort -n "$mf_work/per" | tr '\n' ' ')" \
+	"$k $((2 * k)) $((2 * k)) $((4 * k)) $((3 * k)) $((6 * k)) $((4 * k)) $((8 * k)) " \
+	"per thread: k*i at site_a and 2*k*i at site_b, i = 1..4"
+"$MF_PRINT" --tags "$dir" > "$mf_work/tags" 2> /dev/null; ok $? "--tags: exits 0"
+row() { awk -v t="$1" '$NF == t { print $1, $5; exit }' "$mf_work/tags"; } # (bytes: 2 fields)
+is "$(row request)" "$((6 * k * s)) $((k * s))" "--tags: request, total and self"
+is "$(row parse)" "$((2 * k * s)) $((2 * k * s))" "--tags: parse under request"
+is "$(row render)" "$((3 * k * s)) $((3 * k * s))" "--tags: render under request"
+like "$(cat "$mf_work/tags")" ' \|- render$' "--tags: render drawn under request, the busier first"
+# with the snapshot taken after the threads: --since shows only what came later
+"$MF_PRINT" --collapsed --since mid "$dir" > "$mf_work/since" 2> /dev/null
+is "$(calls "$mf_work/since" '^\[tag\] request;')" 0 "--since mid: no request calls"
+is "$(calls "$mf_work/since" '^\[tag\] late;.*;site_e;malloc$')" $k "--since mid: late's $k"
+"$MF_PRINT" --collapsed --snapshot mid "$dir" > "$mf_work/mid" 2> /dev/null
+is "$(calls "$mf_work/mid" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')" $((2 * k * s)) \
+	"--snapshot mid: parse's calls, exact"
+
+# with sampling: estimates near the truth (k = 2000: 20,000 calls per tag path at least)
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_SAMPLE=10 MALLOC_FREQ_SEED=7 profile_within 60 "$MF_TESTS/prog_tags" 2000; is "$?" 0 "sampled: exits 0"
+"$MF_PRINT" --tags "$mf_work"/malloc_freq.* > "$mf_work/tags" 2> /dev/null
+for x in request:$((6 * 2000 * s)) parse:$((2 * 2000 * s)) render:$((3 * 2000 * s)); do
+	t=${x%%:*} want=${x#*:}
+	got=$(row "$t" | cut -d' ' -f1)
+	[ $((got * 100 / want)) -ge 90 ] && [ $((got * 100 / want)) -le 110 ]
+	ok $? "sampled: $t about $want (got $got, within 10%)"
+done
+done_testing
