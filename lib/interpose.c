@@ -146,13 +146,15 @@ static int mf_entry_running(void)
 	stack_t ss;
 	if (!f || mf_thread_on_own_stack(mf_tls.thread, here))
 		return 1; /* (the profiler's own work, or a slow step's) */
-	/* At the recorded call's depth or above it, on the same stack: it is gone. (This call's
-	 * own frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call
-	 * lies below the kernel's signal frame, which takes more.) */
-	if (here + MF_NEST_MARGIN >= f->sp &&
+	/* At the recorded call's depth or above it, on the same stack: it is gone. The depth is
+	 * where its frame f lies (in mf_sample's frame), not what f holds: a call left for good
+	 * left f in memory that this very call's frames may have written over. (This call's own
+	 * frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call lies
+	 * below the kernel's signal frame, which takes more.) */
+	if (here + MF_NEST_MARGIN >= (uintptr_t)f &&
 	    (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK)))
 		return 0;
-	return mf_modules_is_self(f->pc);
+	return mf_modules_is_self(f->pc); /* (f lies above this call's frames: it can be read) */
 }
 
 /* A call made while the profiler itself runs in this thread: its own (served by mf_real_own;
