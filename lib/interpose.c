@@ -83,7 +83,7 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	if (mf_unlikely(mf_tls.cancel_async)) /* (its slow steps change the trie and the memo) */
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancel, &mask, 8);
 	struct mf_thread *t = mf_thread_current();
-	mf_tls.last_record = NULL; /* (until the call is counted at a leaf) */
+	mf_tls.last_record = &mf_leaf_none; /* (until the call is counted at a leaf) */
 	if (!t)
 		t = mf_sample_first();
 	if (t && mf_unlikely(mf_control_off())) {
@@ -188,7 +188,7 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: a decrement, a branch, a store */
 		mf_sample_here(e, bytes, __builtin_return_address(0));
 	else
-		mf_tls.last_record = NULL;
+		mf_tls.last_record = &mf_leaf_none;
 	return 0;
 }
 
@@ -215,7 +215,7 @@ struct mf_last {
 static inline __attribute__((always_inline)) struct mf_last mf_last_now(void)
 {
 	struct mf_last l = {mf_tls.last_block, -1};
-	if (mf_tls.last_record)
+	if (mf_tls.last_record && mf_tls.last_record != &mf_leaf_none)
 		l.record = (struct mf_node *)mf_tls.last_record - mf_tls.nodes;
 	return l;
 }

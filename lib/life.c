@@ -307,7 +307,7 @@ void mf_life_alloc(void *p, size_t n)
 {
 	struct mf_leaf *x = mf_tls.last_record;
 	uint32_t file = mf_tls.life_file;
-	if (!p || !x || !file || mf_tls.life_busy || mf_tls.recording)
+	if (!p || !x || x == &mf_leaf_none || !file || mf_tls.life_busy || mf_tls.recording)
 		return;
 	mf_tls.life_busy++;
 	struct mf_node *leaf = (struct mf_node *)x - 1;

@@ -339,10 +339,11 @@ struct mf_tls {
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
 	/* The thread's last block, as the entry point returned it, and the record of the trie
-	 * leaf its call was counted at (NULL: not counted): freed before the thread's next call,
-	 * it is a temporary. The record's file grows (and may move) only in a recorded call,
-	 * which replaces both; a thread's exit and a fork clear them. nodes: the thread's trie
-	 * nodes where they are now (realloc finds its old block's record again through it). */
+	 * leaf its call was counted at (&mf_leaf_none: not counted; NULL only in a thread that
+	 * has made no call yet): freed before the thread's next call, it is a temporary. The record's
+	 * file grows (and may move) only in a recorded call, which replaces both; a thread's
+	 * exit and a fork clear them. nodes: the thread's trie nodes where they are now
+	 * (realloc finds its old block's record again through it). */
 	void *last_block;
 	struct mf_leaf *last_record;
 	struct mf_node *nodes;
@@ -468,12 +469,17 @@ union mf_wiped {
 };
 extern union mf_wiped mf_wiped;
 
-/* The thread's last block was freed: a temporary of its leaf record x (NULL: none). Not
- * while the profiler runs in this thread (a signal handler's free may find the file
- * mid-growth), nor in a child made without fork()'s handlers (the record is the parent's). */
+/* The record of no leaf: mf_tls.last_record when the thread's last call was not counted at a
+ * leaf (what is counted there is never read), so that free needs no test for none. */
+extern struct mf_leaf mf_leaf_none;
+
+/* The thread's last block was freed: a temporary of its leaf record x (&mf_leaf_none: none).
+ * Not in a child made without fork()'s handlers (the record is the parent's). (A signal
+ * handler's free while the profiler runs in this thread finds x where it is: the profiler
+ * points it at mf_leaf_none before anything that may grow the file.) */
 static inline void mf_thread_temporary(struct mf_leaf *x)
 {
-	if (x && !mf_tls.recording && __atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+	if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
 		x->temporaries++;
 }
 

@@ -180,11 +180,13 @@ static void mf_thread_free(struct mf_thread *t)
 
 static void mf_thread_after_raw_fork(void);
 
+struct mf_leaf mf_leaf_none;
+
 /* The thread's last block and the record it points into go with the thread's file. */
 static void mf_thread_forget_last(void)
 {
 	mf_tls.last_block = NULL;
-	mf_tls.last_record = NULL;
+	mf_tls.last_record = &mf_leaf_none; /* (a call interrupted by a fork may set the block) */
 	mf_tls.nodes = NULL;
 	mf_tls.life_file = 0;
 }
@@ -508,7 +510,7 @@ struct mf_thread *mf_thread_start(void)
 void mf_thread_count_nested(void)
 {
 	struct mf_thread *t = mf_tls.thread;
-	mf_tls.last_record = NULL; /* (the call is not counted at a leaf) */
+	mf_tls.last_record = &mf_leaf_none; /* (the call is not counted at a leaf) */
 	if (t && (mf_wiped.owner || !mf_wiped_marked)) /* (not a raw fork's child: the parent's) */
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
