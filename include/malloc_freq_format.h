@@ -32,13 +32,26 @@
  * A frame is (module, rel_pc): module indexes the directory's module map, rel_pc is the return
  * address minus the module's load bias (the ELF virtual address), so frames of different
  * processes of the same binary are equal. MF_MODULE_NONE frames keep the absolute address.
+ *
+ * Since version 4, node slots also hold records that are not frames (node_count counts them):
+ *   - every leaf is followed by MF_LEAF_SLOTS slots holding its struct mf_leaf (temporaries
+ *     and the size histogram's first buckets), written (zeroed) before the leaf is published;
+ *     and, if header.records has MF_RECORD_LIFE (MALLOC_FREQ_LIFETIMES=1), by MF_LIFE_SLOTS
+ *     more holding its struct mf_life;
+ *   - a leaf whose requests fall in more distinct size buckets than its mf_leaf holds has a
+ *     child node of module MF_MODULE_SIZES (rel_pc, calls, bytes 0), followed by
+ *     MF_SIZES_SLOTS slots of uint64_t counts, one per bucket, for the buckets beyond.
+ * A reader steps over these slots; parent < own index holds for every node. Only leaves
+ * (MF_MODULE_ENTRY) and MF_MODULE_SIZES nodes have slots after them: tag, truncation and
+ * MF_MODULE_WEIGHT nodes (a leaf's other possible child, below) are plain nodes.
  */
 
 #define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC   "MFMODS\r\n"
 #define MF_PROCESS_MAGIC   "MFPROC\r\n"
-#define MF_FORMAT_VERSION  4u /* 4: calls_off (runtime control); 3: the process record; 2: module
-			       records of any size */
+#define MF_FORMAT_VERSION  4u /* 4: leaf records (sizes, temporaries, lifetimes), calls_off
+				  (runtime control), tags, time weights, snapshots; 3: the
+				  process record; 2: module records of any size */
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -75,9 +88,11 @@ enum mf_entry {
 #define MF_MODULE_NONE	    0xfffffffdu /* no module maps the address; rel_pc is absolute */
 #define MF_MODULE_TAG	    0xfffffffcu /* since version 4: a tag scope; rel_pc is its index
 					   in the directory's `tags` (see below) */
-#define MF_MODULE_WEIGHT    0xfffffffbu /* since version 4 (MALLOC_FREQ_WEIGHT=time): the one
-					   child of a leaf; its bytes field holds the thread CPU
+#define MF_MODULE_WEIGHT    0xfffffffbu /* since version 4 (MALLOC_FREQ_WEIGHT=time): a child
+					   of a leaf; its bytes field holds the thread CPU
 					   time, in ns, that came before the leaf's calls */
+#define MF_MODULE_SIZES	    0xfffffffau /* since version 4: a child of a leaf; its dense size
+					   histogram follows (see above) */
 #define MF_MODULE_MAX	    0xfffffff0u /* real module indexes are below this */
 
 #define MF_THREAD_NAME_LEN 16
@@ -110,7 +125,7 @@ struct mf_prof_header {
 	 * (scaled by the sampling interval, as calls_total). Zero in older files. */
 	uint64_t calls_off;
 	uint32_t weight;       /* since version 4: 1 if MF_MODULE_WEIGHT nodes may follow leaves */
-	uint32_t reserved0;
+	uint32_t records;      /* since version 4: MF_RECORD_* bits: what follows each leaf */
 	uint64_t reserved[30]; /* zero */
 };
 
@@ -120,6 +135,51 @@ struct mf_node {
 	uint32_t module; /* module map index, or an MF_MODULE_* value */
 	uint64_t calls;	 /* calls whose stack ends here (leaves only) */
 	uint64_t bytes;	 /* bytes those calls requested */
+};
+
+/*
+ * Version 4: what happened to a leaf's calls besides their count (see the trie above).
+ * Size buckets: bucket 0 counts zero-byte requests exactly; bucket b (1 to 64) counts requests
+ * of 2^(b-1) to 2^b - 1 bytes. A temporary is a block freed (by free, or by a realloc that
+ * succeeds or shrinks it to nothing) before its thread's next allocation call: heaptrack's
+ * definition, which needs only the thread's last block.
+ */
+#define MF_SIZE_BUCKETS	 65
+#define MF_SIZE_BUCKET(n) ((n) ? 64u - (unsigned)__builtin_clzll((unsigned long long)(n)) : 0u)
+#define MF_LEAF_SIZES	 6 /* buckets a leaf record holds itself */
+#define MF_LEAF_SLOTS	 2 /* node slots of a struct mf_leaf */
+#define MF_SIZES_SLOTS	 17 /* node slots of MF_SIZE_BUCKETS counts (and 3 zero) */
+
+struct mf_leaf {
+	uint64_t temporaries; /* calls whose block was freed before the thread's next call */
+	uint8_t size_key[8];  /* size_count[i] counts bucket size_key[i] - 1; 0: unused. Keys
+				 are taken in order, and [MF_LEAF_SIZES..7] stay 0. Buckets
+				 beyond these go to the leaf's MF_MODULE_SIZES child. */
+	uint64_t size_count[MF_LEAF_SIZES];
+};
+
+/* Lifetimes (MALLOC_FREQ_LIFETIMES=1): what became of a leaf's blocks. blocks and bytes are
+ * written by the thread that allocated them; frees and freed_bytes by whichever thread freed
+ * them (atomically), also after the allocating thread ended. blocks - frees are the blocks
+ * still live when the file was read: at exit, the leaks; in a killed process's file, those
+ * live at the last moment recorded. peak_*: the leaf's live blocks and bytes when the
+ * process's live bytes were last at their maximum (DHAT's t-gmax; the process record says
+ * how much and when), written by the thread whose free left that maximum. */
+#define MF_RECORD_LIFE	     1u
+#define MF_LIFE_SLOTS	     18
+#define MF_LIFETIME_BUCKETS  64 /* b: lifetimes of 2^(b-1) to 2^b - 1 ns (0: under 1 ns);
+				   the last also holds the longer ones */
+struct mf_life {
+	uint64_t blocks;      /* calls that returned a block (tracked from then on) */
+	uint64_t bytes;	      /* the bytes those calls requested */
+	uint64_t frees;	      /* of those blocks, freed (free, realloc) by any thread */
+	uint64_t freed_bytes; /* their requested bytes */
+	uint64_t peak_blocks; /* live at the process's peak */
+	uint64_t peak_bytes;
+	uint64_t max_bytes; /* the most of its bytes live at once (as its thread saw them) */
+	uint64_t reserved;
+	/* the freed blocks by nanoseconds lived, allocation to free (the time-stamp counter's) */
+	uint64_t lifetime[MF_LIFETIME_BUCKETS];
 };
 
 struct mf_modules_header {
@@ -184,6 +244,14 @@ enum mf_process_state {
 enum mf_process_counter {
 	MF_PROCESS_UNRECORDED_CALLS = 0,
 	MF_PROCESS_UNRECORDED_BYTES = 1,
+	/* (MALLOC_FREQ_LIFETIMES=1) frees of blocks the profiler never saw allocated: before it
+	 * loaded, by the bootstrap arena, by another allocator; double and invalid frees */
+	MF_PROCESS_UNKNOWN_FREES = 2,
+	/* (lifetimes) the process's peak of live requested bytes, its blocks then, and when it
+	 * was left (CLOCK_REALTIME ns; 0: never: the peak is the end) */
+	MF_PROCESS_PEAK_BYTES = 3,
+	MF_PROCESS_PEAK_BLOCKS = 4,
+	MF_PROCESS_PEAK_NS = 5,
 };
 
 #define MF_PROCESS_STATUS      1u /* status holds what state says */
@@ -307,6 +375,9 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 #define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
 	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
+	_Static_assert(sizeof(struct mf_leaf) == MF_LEAF_SLOTS * 32, "leaf record fills slots");   \
+	_Static_assert(sizeof(struct mf_life) == MF_LIFE_SLOTS * 32, "life record fills slots");   \
+	_Static_assert(MF_SIZES_SLOTS * 4 >= MF_SIZE_BUCKETS, "size counts fit their slots");      \
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
 	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \

@@ -83,6 +83,7 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	if (mf_unlikely(mf_tls.cancel_async)) /* (its slow steps change the trie and the memo) */
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancel, &mask, 8);
 	struct mf_thread *t = mf_thread_current();
+	mf_tls.last_record = &mf_leaf_none; /* (until the call is counted at a leaf) */
 	if (!t)
 		t = mf_sample_first();
 	if (t && mf_unlikely(__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_HOLD))
@@ -147,13 +148,15 @@ static int mf_entry_running(void)
 	stack_t ss;
 	if (!f || mf_thread_on_own_stack(mf_tls.thread, here))
 		return 1; /* (the profiler's own work, or a slow step's) */
-	/* At the recorded call's depth or above it, on the same stack: it is gone. (This call's
-	 * own frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call
-	 * lies below the kernel's signal frame, which takes more.) */
-	if (here + MF_NEST_MARGIN >= f->sp &&
+	/* At the recorded call's depth or above it, on the same stack: it is gone. The depth is
+	 * where its frame f lies (in mf_sample's frame), not what f holds: a call left for good
+	 * left f in memory that this very call's frames may have written over. (This call's own
+	 * frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call lies
+	 * below the kernel's signal frame, which takes more.) */
+	if (here + MF_NEST_MARGIN >= (uintptr_t)f &&
 	    (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK)))
 		return 0;
-	return mf_modules_is_self(f->pc);
+	return mf_modules_is_self(f->pc); /* (f lies above this call's frames: it can be read) */
 }
 
 /* A call made while the profiler itself runs in this thread: its own (served by mf_real_own;
@@ -174,18 +177,67 @@ static MF_NOINLINE int mf_enter_nested(void)
 	return 0;
 }
 
-/* Every entry point starts here, then calls the next allocator (a tail call: nothing of ours
- * is left on the stack while it runs, and a signal handler's call meanwhile is recorded like
- * any other). Returns 1 when the call is the profiler's own, to be served by mf_real_own.
+/* Every entry point starts here, then calls the next allocator and notes the block it returns
+ * (mf_returned; a signal handler's call meanwhile is recorded like any other). Returns 1 when
+ * the call is the profiler's own, to be served by mf_real_own. A call the countdown passes
+ * over is counted nowhere: its block is no leaf's temporary.
  * (No entry point reaches another through us: reallocarray is done here with realloc.) */
 static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
 	int nested;
 	if (mf_unlikely(mf_tls.recording) && (nested = mf_enter_nested()) >= 0)
 		return nested;
-	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: one decrement, one branch */
+	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: a decrement, a branch, a store */
 		mf_sample_here(e, bytes, __builtin_return_address(0));
+	else
+		mf_tls.last_record = &mf_leaf_none;
 	return 0;
+}
+
+/* The thread's last block: a temporary if freed before its next allocation call. */
+static MF_NOINLINE void *mf_returned_life(void *p, size_t n)
+{
+	mf_life_alloc(p, n);
+	return p;
+}
+static inline __attribute__((always_inline)) void *mf_returned(void *p, size_t n)
+{
+	mf_tls.last_block = p;
+	if (mf_unlikely(mf_life_on)) /* (apart: the common path needs no more registers) */
+		return mf_returned_life(p, n);
+	return p;
+}
+
+/* The thread's last block before a realloc call (which counts itself at a leaf of its own,
+ * and may grow the file): the block, and its record's place among the nodes. */
+struct mf_last {
+	void *block;
+	ptrdiff_t record;
+};
+static inline __attribute__((always_inline)) struct mf_last mf_last_now(void)
+{
+	struct mf_last l = {mf_tls.last_block, -1};
+	if (mf_tls.last_record && mf_tls.last_record != &mf_leaf_none)
+		l.record = (struct mf_node *)mf_tls.last_record - mf_tls.nodes;
+	return l;
+}
+
+/* realloc's old block is freed when the call succeeds, or shrinks it to nothing (glibc frees
+ * it and returns NULL): a temporary if it was the thread's last block. */
+static MF_NOINLINE void mf_realloc_freed_last(struct mf_last last)
+{
+	if (last.record >= 0 && mf_tls.nodes)
+		mf_thread_temporary((struct mf_leaf *)(mf_tls.nodes + last.record));
+}
+static inline __attribute__((always_inline)) void *mf_reallocated(void *old, size_t n, void *p,
+								    struct mf_last last)
+{
+	if (mf_unlikely(old == last.block) && old && (p || !n))
+		mf_realloc_freed_last(last);
+	mf_tls.last_block = p;
+	if (mf_unlikely(mf_life_on) && (p || !n)) /* (a failed realloc changes nothing) */
+		mf_life_realloc(old, p, n);
+	return p;
 }
 
 /* The profiler's own calloc (see mf_enter): apart, so that the entry point's common path is
@@ -211,29 +263,31 @@ MF_EXPORT void *malloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
 		return mf_real_own(0, n, 0);
-	return mf_real.malloc(n);
+	return mf_returned(mf_real.malloc(n), n);
 }
 
 MF_EXPORT void *calloc(size_t n, size_t m)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
 		return mf_own_calloc(n, m);
-	return mf_real.calloc(n, m);
+	return mf_returned(mf_real.calloc(n, m), mf_product(n, m));
 }
 
 MF_EXPORT void *realloc(void *old, size_t n)
 {
+	struct mf_last last = mf_last_now();
 	if (mf_unlikely(mf_enter(MF_ENTRY_REALLOC, n)))
 		return mf_real_own_realloc(old, n);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
-		return mf_real_move_bootstrap(old, n);
-	return mf_real.realloc(old, n);
+		return mf_returned(mf_real_move_bootstrap(old, n), n);
+	return mf_reallocated(old, n, mf_real.realloc(old, n), last);
 }
 
 /* As glibc does it, overflow check then realloc; calling the real reallocarray instead would
  * come back through our realloc. */
 MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {
+	struct mf_last last = mf_last_now();
 	int own = mf_enter(MF_ENTRY_REALLOCARRAY, mf_product(n, m));
 	size_t total;
 	if (__builtin_mul_overflow(n, m, &total)) {
@@ -243,8 +297,8 @@ MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 	if (mf_unlikely(own))
 		return mf_real_own_realloc(old, total);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
-		return mf_real_move_bootstrap(old, total);
-	return mf_real.realloc(old, total);
+		return mf_returned(mf_real_move_bootstrap(old, total), total);
+	return mf_reallocated(old, total, mf_real.realloc(old, total), last);
 }
 
 MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
@@ -253,43 +307,66 @@ MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		void *p = mf_real_own(align, n, 0);
 		return p ? (*out = p, 0) : ENOMEM;
 	}
-	return mf_real.posix_memalign(out, align, n);
+	int r = mf_real.posix_memalign(out, align, n);
+	mf_returned(r ? NULL : *out, n);
+	return r;
 }
 
 MF_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
 		return mf_real_own(align, n, 0);
-	return mf_real.aligned_alloc(align, n);
+	return mf_returned(mf_real.aligned_alloc(align, n), n);
 }
 
 MF_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
 		return mf_real_own(align, n, 0);
-	return mf_real.memalign(align, n);
+	return mf_returned(mf_real.memalign(align, n), n);
 }
 
 MF_EXPORT void *valloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_real.valloc(n);
+	return mf_returned(mf_real.valloc(n), n);
 }
 
 MF_EXPORT void *pvalloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_real.pvalloc(n);
+	return mf_returned(mf_real.pvalloc(n), n);
 }
 
-MF_EXPORT void free(void *p)
+static inline __attribute__((always_inline)) void mf_free(void *p)
 {
 	if (mf_unlikely(mf_real_is_bootstrap(p)))
 		mf_real_free_bootstrap(p);
 	else
 		mf_real.free(p);
+}
+
+/* (apart, so that free's common path needs no frame of its own) */
+static MF_NOINLINE void mf_free_life(void *p)
+{
+	if (p)
+		mf_life_free(p);
+	mf_free(p);
+}
+
+/* The thread's last block freed before its next allocation: a temporary. */
+MF_EXPORT void free(void *p)
+{
+	if (mf_unlikely(p == mf_tls.last_block) && p) {
+		mf_tls.last_block = NULL;
+		mf_thread_temporary(mf_tls.last_record);
+	}
+	if (mf_unlikely(mf_life_on))
+		mf_free_life(p);
+	else
+		mf_free(p);
 }
 
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc
@@ -491,6 +568,8 @@ __attribute__((destructor)) static void mf_destructor(void)
 		return;
 	mf_busy_enter();
 	mf_snapshot_exit();
+	if (mf_life_on)
+		mf_life_exit();
 	mf_thread_process_exit();
 	mf_process_exit();
 	mf_unwind_exit();

@@ -54,6 +54,7 @@ struct mf_config {
 	int have_seed;
 	int unwind; /* enum mf_unwind_mode */
 	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
+	int lifetimes; /* MALLOC_FREQ_LIFETIMES=1: every block's free matched to its leaf */
 	int start_off; /* MALLOC_FREQ_START=off: nothing recorded until malloc_freq_enable */
 	int snapshot_signal;	   /* MALLOC_FREQ_SNAPSHOT_SIGNAL; 0: none */
 	int toggle_signal;	   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
@@ -219,12 +220,14 @@ struct mf_trie {
 	mf_trie_grow_fn grow;
 	mf_trie_resolve_fn resolve;
 	void *grow_arg;
+	uint32_t leaf_slots; /* slots after a leaf: its records (MF_LEAF_SLOTS by default) */
 	uint32_t root; /* where stacks start: 0, or the node of the owner's tag path */
 };
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
 #define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
 #define MF_TRIE_KEY_WEIGHT	((uintptr_t)100)	/* a leaf's time (MF_MODULE_WEIGHT) */
+#define MF_TRIE_KEY_SIZES	((uintptr_t)101) /* under a leaf: its dense size histogram */
 #define MF_TRIE_KEY_TAG(id)	((uintptr_t)128 + (id)) /* a tag scope, id < MF_TAGS_MAX */
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
 _Static_assert(128 + MF_TAGS_MAX <= 4096, "tag keys lie below any pc");
@@ -307,6 +310,8 @@ void mf_process_quick_exit(int status); /* _exit(), _Exit() */
 /* A call of a thread that has no file (none could be made, or recording stopped): counted in the
  * process record, if this process has one. */
 void mf_process_unrecorded(size_t bytes);
+void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a counter */
+void mf_process_set(enum mf_process_counter c, uint64_t v);   /* sets a counter */
 void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
@@ -333,6 +338,17 @@ struct mf_tls {
 	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
+	/* The thread's last block, as the entry point returned it, and the record of the trie
+	 * leaf its call was counted at (&mf_leaf_none: not counted; NULL only in a thread that
+	 * has made no call yet): freed before the thread's next call, it is a temporary. The record's
+	 * file grows (and may move) only in a recorded call, which replaces both; a thread's
+	 * exit and a fork clear them. nodes: the thread's trie nodes where they are now
+	 * (realloc finds its old block's record again through it). */
+	void *last_block;
+	struct mf_leaf *last_record;
+	struct mf_node *nodes;
+	uint32_t life_file; /* the thread file's number in the lifetimes' registry (0: none) */
+	unsigned life_busy; /* > 0: in the address map (a signal handler's call skips it) */
 	unsigned off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
 	unsigned tag_depth;	     /* tags pushed and not popped (beyond MF_TAG_DEPTH: not kept) */
 	unsigned tag_epoch;	     /* changed at every push and pop */
@@ -427,6 +443,26 @@ void mf_fds_apart_off(void);  /* from now on in place (a seccomp filter may forb
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
 
+/* life.c: lifetimes (MALLOC_FREQ_LIFETIMES=1), the address map from each live block to the
+ * leaf that allocated it. Off, nothing here is called. */
+extern int mf_life_on;
+/* A thread file's nodes, registered so that any thread can charge a free to it (also after
+ * its thread ended: the file stays mapped); its number, or 0 when the registry is full. */
+uint32_t mf_life_file_new(struct mf_node *nodes);
+/* Block p of n bytes, just returned by the call counted at the thread's last leaf record. */
+void mf_life_alloc(void *p, size_t n);
+/* Block p (not NULL) freed: charged to its leaf, or counted as a free of an unknown block. */
+void mf_life_free(void *p);
+/* realloc freed old (if not NULL) and returned p (NULL: none) of n bytes. */
+void mf_life_realloc(void *old, void *p, size_t n);
+/* At exit: a process that ends at its peak has the end as its peak. */
+void mf_life_exit(void);
+void mf_life_thread_exit(void); /* the thread's live bytes not yet counted, counted */
+void mf_life_init(void);	/* at start, with lifetimes on */
+void mf_life_prefork(void);
+void mf_life_postfork_parent(void);
+void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */
+
 /* pool.c: zeroed memory for a thread state of size bytes (the same every time), or NULL. */
 void *mf_pool_take(size_t size);
 void mf_pool_give(void *slot);
@@ -445,6 +481,20 @@ union mf_wiped {
 	unsigned char page[4096];
 };
 extern union mf_wiped mf_wiped;
+
+/* The record of no leaf: mf_tls.last_record when the thread's last call was not counted at a
+ * leaf (what is counted there is never read), so that free needs no test for none. */
+extern struct mf_leaf mf_leaf_none;
+
+/* The thread's last block was freed: a temporary of its leaf record x (&mf_leaf_none: none).
+ * Not in a child made without fork()'s handlers (the record is the parent's). (A signal
+ * handler's free while the profiler runs in this thread finds x where it is: the profiler
+ * points it at mf_leaf_none before anything that may grow the file.) */
+static inline void mf_thread_temporary(struct mf_leaf *x)
+{
+	if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+		x->temporaries++;
+}
 
 /* Runs fn(arg) on the thread's own stack (MF_THREAD_STACK bytes): the slow steps (a walk,
  * libunwind, files, the loader) need more than a program's small stacks have. */

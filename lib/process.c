@@ -291,6 +291,24 @@ void mf_process_unrecorded(size_t bytes)
 	errno = saved;
 }
 
+void mf_process_count(enum mf_process_counter c, uint64_t n)
+{
+	int saved = errno;
+	struct mf_process_record *r = mf_process_mine();
+	if (r)
+		__atomic_fetch_add(&r->counters[c], n, __ATOMIC_RELAXED);
+	errno = saved;
+}
+
+void mf_process_set(enum mf_process_counter c, uint64_t v)
+{
+	int saved = errno;
+	struct mf_process_record *r = mf_process_mine();
+	if (r)
+		__atomic_store_n(&r->counters[c], v, __ATOMIC_RELAXED);
+	errno = saved;
+}
+
 void mf_process_forget(void)
 {
 	if (mf_proc)

@@ -26,6 +26,7 @@
 /* Address space a thread's file is mapped in, header and nodes at once, at first: the file
  * grows under it (512 Ki nodes) without another mapping. */
 #define MF_FILE_RESERVE (16u << 20)
+#define MF_FILE_RESERVE_LIFE ((size_t)1 << 30) /* 32 Mi nodes */
 #define MF_SUFFIX_MAX	100000
 
 static char mf_dir[MF_PATH_LEN];
@@ -313,7 +314,9 @@ static long mf_prof_open_apart(void *arg)
 	if (!err && fstat(fd, &st))
 		err = -errno;
 	/* (mapped beyond its end: never touched there before it has grown) */
-	if (!err && !(f->header = mf_prof_map(fd, f->reserved = MF_FILE_RESERVE, 0)) &&
+	/* (with lifetimes, the nodes never move: other threads write to them at any time) */
+	size_t reserve = mf_config.lifetimes ? MF_FILE_RESERVE_LIFE : MF_FILE_RESERVE;
+	if (!err && !(f->header = mf_prof_map(fd, f->reserved = reserve, 0)) &&
 	    !(f->header = mf_prof_map(fd, f->reserved = size, 0)))
 		err = -errno;
 	close(fd);
@@ -346,6 +349,7 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	h->pid = (uint64_t)getpid();
 	h->tid = (uint64_t)tid;
 	h->sample_rate = mf_config.sample;
+	h->records = mf_config.lifetimes ? MF_RECORD_LIFE : 0;
 	h->weight = (uint32_t)mf_config.weight_time;
 	h->start_ns = mf_now_ns();
 	prctl(PR_GET_NAME, h->thread_name);
@@ -389,6 +393,13 @@ static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capac
 	}
 	/* Past what the mapping holds: four times as much (the header moves with it). */
 	size_t need = MF_HEADER_SIZE + cap * sizeof(struct mf_node);
+	if (need > f->reserved && mf_config.lifetimes) {
+		MF_LOG_ONCE("%s reached %zu bytes, as much as a thread's file may hold with "
+			    "MALLOC_FREQ_LIFETIMES=1; this thread's further new call stacks are "
+			    "counted as lost (said once for all threads)",
+			    f->path, f->reserved);
+		return NULL;
+	}
 	if (need > f->reserved) {
 		size_t more = f->reserved * 4 > need ? f->reserved * 4 : need;
 		void *p = mremap(f->header, f->reserved, more, MREMAP_MAYMOVE);
@@ -421,7 +432,8 @@ struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
 
 void mf_prof_close(struct mf_prof_file *f)
 {
-	if (f->header)
+	/* (with lifetimes, a later free of one of its blocks still counts in it) */
+	if (f->header && !mf_life_on)
 		munmap(f->header, f->reserved);
 	f->nodes = NULL;
 	f->header = NULL;

@@ -25,6 +25,7 @@ struct mf_thread {
 	struct mf_unwind_thread unwind;
 	struct mf_trie trie;
 	struct mf_prof_file file;
+	uint32_t life_file; /* its number in the lifetimes' registry; 0: none */
 	pid_t tid;
 	unsigned exit_rounds;
 	uint64_t rng;  /* xorshift64* state for the sampling intervals */
@@ -163,6 +164,8 @@ static struct mf_node *mf_thread_grow(void *thread, uint64_t *capacity)
 	struct mf_node *nodes = mf_prof_grow(&t->file, capacity);
 	if (nodes) /* (the node count lies in the header, which may have moved) */
 		t->trie.count = &t->file.header->node_count;
+	if (nodes && t == mf_tls.thread)
+		mf_tls.nodes = nodes;
 	pthread_mutex_unlock(&t->grow_lock);
 	return nodes;
 }
@@ -187,14 +190,26 @@ static void mf_thread_free(struct mf_thread *t)
 
 static void mf_thread_after_raw_fork(void);
 
+struct mf_leaf mf_leaf_none;
+
+/* The thread's last block and the record it points into go with the thread's file. */
+static void mf_thread_forget_last(void)
+{
+	mf_tls.last_block = NULL;
+	mf_tls.last_record = &mf_leaf_none; /* (a call interrupted by a fork may set the block) */
+	mf_tls.nodes = NULL;
+	mf_tls.life_file = 0;
+}
+
 static void mf_stats_add(uint64_t *to, uint64_t v)
 {
 	if (__builtin_add_overflow(*to, v, to))
 		*to = UINT64_MAX;
 }
 
-/* Adds thread t's counts to s: a pass over its nodes (their leaves hold the entry point). The
- * caller holds mf_threads_lock, and t's grow_lock if t is another thread. */
+/* Adds thread t's counts to s: a pass over its nodes (their leaves hold the entry point),
+ * stepping over the records that follow leaves and size histograms. The caller holds
+ * mf_threads_lock, and t's grow_lock if t is another thread. */
 static void mf_thread_stats_add(const struct mf_thread *t, struct malloc_freq_stats *s)
 {
 	const struct mf_prof_header *h = t->file.header;
@@ -206,6 +221,10 @@ static void mf_thread_stats_add(const struct mf_thread *t, struct malloc_freq_st
 			mf_stats_add(&s->calls[x->rel_pc], x->calls);
 			mf_stats_add(&s->bytes[x->rel_pc], x->bytes);
 		}
+		if (x->module == MF_MODULE_ENTRY) /* (its records are no nodes) */
+			i += t->trie.leaf_slots;
+		else if (x->module == MF_MODULE_SIZES)
+			i += MF_SIZES_SLOTS;
 	}
 	mf_stats_add(&s->calls_off, h->calls_off);
 	s->threads++;
@@ -231,6 +250,9 @@ static void mf_thread_key_destructor(void *arg)
 	mf_thread_stats_add(t, &mf_ended);
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
+	if (mf_life_on)
+		mf_life_thread_exit();
+	mf_thread_forget_last();
 	mf_tls.thread = NULL;
 	mf_tls.disabled = 1; /* the thread is ending: a new file now would never be finalized */
 	mf_thread_free(t);
@@ -265,6 +287,8 @@ static void mf_thread_prefork(void)
 	pthread_rwlock_wrlock(&mf_fork_lock);
 	mf_modules_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
+	if (mf_life_on)
+		mf_life_prefork();
 }
 
 static void mf_thread_postfork_parent(void)
@@ -273,6 +297,8 @@ static void mf_thread_postfork_parent(void)
 		mf_fork_in_slow_step = 0;
 		return;
 	}
+	if (mf_life_on)
+		mf_life_postfork_parent();
 	pthread_mutex_unlock(&mf_threads_lock);
 	mf_modules_postfork();
 	pthread_rwlock_unlock(&mf_fork_lock);
@@ -298,6 +324,8 @@ static void mf_thread_postfork_child(void)
 {
 	mf_wiped.owner = getpid();
 	__atomic_and_fetch(&mf_gate, ~MF_GATE_HOLD, __ATOMIC_RELAXED); /* (no snapshot runs here) */
+	if (mf_life_on)
+		mf_life_postfork_child();
 	mf_pool_reset();
 	mf_fds_apart_postfork_child();
 	if (mf_fork_in_slow_step) {
@@ -312,6 +340,7 @@ static void mf_thread_postfork_child(void)
 		if (mf_tls.thread)
 			mf_thread_adopt_orphan(mf_tls.thread);
 		mf_tls.thread = NULL;
+		mf_thread_forget_last();
 		mf_threads = NULL;
 		pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
 		memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
@@ -333,6 +362,7 @@ static void mf_thread_postfork_child(void)
 	}
 	mf_threads = NULL;
 	mf_tls.thread = NULL;
+	mf_thread_forget_last();
 	memset(&mf_ended, 0, sizeof(mf_ended)); /* (the child starts from zero) */
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
@@ -359,6 +389,8 @@ static void mf_thread_postfork_child(void)
 static void mf_thread_after_raw_fork(void)
 {
 	int saved = errno;
+	if (mf_life_on)
+		mf_life_postfork_child();
 	mf_pool_reset();
 	mf_fds_apart_postfork_child();
 	struct mf_thread *t = mf_threads;
@@ -369,6 +401,7 @@ static void mf_thread_after_raw_fork(void)
 	}
 	mf_threads = NULL;
 	mf_tls.thread = NULL;
+	mf_thread_forget_last();
 	mf_thread_orphan = NULL;
 	memset(&mf_ended, 0, sizeof(mf_ended));
 	if (mf_thread_key_ok)
@@ -396,6 +429,9 @@ struct mf_thread *mf_thread_current(void)
 void mf_thread_init(void)
 {
 	int saved = errno;
+	mf_life_on = mf_config.lifetimes;
+	if (mf_life_on)
+		mf_life_init();
 	mf_wiped.owner = getpid();
 	mf_wiped_marked = madvise(&mf_wiped, sizeof(mf_wiped), MADV_WIPEONFORK) == 0;
 	errno = saved;
@@ -427,6 +463,10 @@ static long mf_thread_setup(void *arg)
 	if (!err && mf_trie_init(&t->trie, &t->trie_room, t->file.nodes, t->file.capacity,
 				 &t->file.header->node_count, mf_thread_grow, mf_thread_resolve, t))
 		err = -ENOMEM;
+	if (!err && mf_life_on) {
+		t->trie.leaf_slots += MF_LIFE_SLOTS;
+		t->life_file = mf_life_file_new(t->file.nodes);
+	}
 	if (err)
 		MF_LOG_ONCE("cannot create the profile of thread %d in %s: %s; threads that cannot "
 			    "create their file are not recorded (said once)",
@@ -475,6 +515,8 @@ struct mf_thread *mf_thread_start(void)
 	pthread_mutex_unlock(&mf_threads_lock);
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, t);
+	mf_tls.nodes = t->trie.nodes;
+	mf_tls.life_file = t->life_file;
 	mf_tls.thread = t;
 	return t;
 }
@@ -482,8 +524,50 @@ struct mf_thread *mf_thread_start(void)
 void mf_thread_count_nested(void)
 {
 	struct mf_thread *t = mf_tls.thread;
+	mf_tls.last_record = &mf_leaf_none; /* (the call is not counted at a leaf) */
 	if (t && (mf_wiped.owner || !mf_wiped_marked)) /* (not a raw fork's child: the parent's) */
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
+}
+
+/* The leaf record after a leaf (malloc_freq_format.h). */
+static inline struct mf_leaf *mf_thread_leaf(struct mf_thread *t, uint32_t node)
+{
+	return (struct mf_leaf *)&t->trie.nodes[node + 1];
+}
+
+/* Which of the leaf record's size counts takes a request of bytes: a word whose highest set
+ * bit, in the byte of that count, is the lowest set bit (its keys are compared with the
+ * request's bucket all at once); 0 when none does yet. (x86-64 is little-endian: byte i of
+ * the word is size_key[i].) */
+static inline uint64_t mf_leaf_size_slot(const struct mf_leaf *x, size_t bytes)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t keys;
+	__builtin_memcpy(&keys, x->size_key, sizeof(keys));
+	keys ^= (MF_SIZE_BUCKET(bytes) + 1) * ones; /* a zero byte where the key is the bucket */
+	return (keys - ones) & ~keys & (ones << 7);
+}
+
+/* A size bucket the leaf record does not hold yet: its next free key, or the leaf's dense
+ * histogram (a trie child, made the first time). The slow path: the file may grow. */
+static void mf_thread_count_size(struct mf_thread *t, uint32_t node, size_t bytes)
+{
+	struct mf_leaf *x = mf_thread_leaf(t, node);
+	uint64_t slot = mf_leaf_size_slot(x, bytes);
+	unsigned b = MF_SIZE_BUCKET(bytes);
+	if (slot) {
+		x->size_count[__builtin_ctzll(slot) >> 3]++;
+		return;
+	}
+	for (int i = 0; i < MF_LEAF_SIZES; i++)
+		if (!x->size_key[i]) {
+			x->size_key[i] = (uint8_t)(b + 1);
+			x->size_count[i]++;
+			return;
+		}
+	uint32_t dense = mf_trie_child(&t->trie, node, MF_TRIE_KEY_SIZES);
+	if (dense) /* (else the file could not grow: the call's count stands without its size) */
+		((uint64_t *)&t->trie.nodes[dense + 1])[b]++;
 }
 
 /* The countdown to the next recorded call starts over. */
@@ -691,21 +775,35 @@ static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t by
 		h->calls_lost++;
 		return;
 	}
+	mf_thread_count_size(t, node, bytes);
+	mf_tls.nodes = t->trie.nodes; /* (after: the file may have grown) */
+	mf_tls.last_record = mf_thread_leaf(t, node);
 	struct mf_node *leaf = &t->trie.nodes[node];
 	leaf->calls++;
 	if (__builtin_add_overflow(leaf->bytes, bytes, &leaf->bytes))
 		leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
 }
 
+/* A size bucket the leaf record holds already, or the slow path counts the call. */
 MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from)
 {
 	uint32_t node = mf_unwind_hot(&t->unwind, from);
 	if (mf_unlikely(!node))
 		return 0;
-	t->file.header->calls_total++;
 	struct mf_node *leaf = &t->trie.nodes[node];
+	struct mf_leaf *x = (struct mf_leaf *)(leaf + 1);
+	unsigned i = 0; /* (most stacks request sizes of one bucket: the first) */
+	if (mf_unlikely(x->size_key[0] != MF_SIZE_BUCKET(bytes) + 1)) {
+		uint64_t slot = mf_leaf_size_slot(x, bytes);
+		if (mf_unlikely(!slot))
+			return 0;
+		i = (unsigned)__builtin_ctzll(slot) >> 3;
+	}
+	t->file.header->calls_total++;
 	leaf->calls++;
 	leaf->bytes += bytes;
+	x->size_count[i]++;
+	mf_tls.last_record = x;
 	return 1;
 }
 
@@ -753,9 +851,11 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	if (mf_unlikely(t->tag_epoch != mf_tls.tag_epoch))
 		mf_thread_tag_root(t);
 	uint32_t leaf = mf_unwind_leaf(&t->unwind, &t->trie, e, from);
-	mf_thread_count(t, leaf, bytes);
+	/* (weighed first: its node may grow the file, which would move the leaf record that
+	 * mf_thread_count leaves in mf_tls for a free to find) */
 	if (mf_unlikely(mf_config.weight_time))
 		mf_thread_weigh(t, leaf, came);
+	mf_thread_count(t, leaf, bytes);
 }
 
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */

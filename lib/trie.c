@@ -107,6 +107,7 @@ int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *n
 	t->grow = grow;
 	t->resolve = resolve;
 	t->grow_arg = grow_arg;
+	t->leaf_slots = MF_LEAF_SLOTS;
 	memset(&nodes[0], 0, sizeof(nodes[0]));
 	__atomic_store_n(count, 1, __ATOMIC_RELEASE);
 	return 0;
@@ -129,22 +130,35 @@ void mf_trie_forget_index(struct mf_trie *t)
 	t->index_used = 0;
 }
 
+/* Node slots that follow a node of key pc: a leaf's record, a dense size histogram's counts
+ * (see malloc_freq_format.h); none after frames, tags, the truncation mark or a leaf's time. */
+static uint64_t mf_trie_slots_after(const struct mf_trie *t, uintptr_t pc)
+{
+	if (pc == MF_TRIE_KEY_SIZES)
+		return MF_SIZES_SLOTS;
+	return pc < MF_TRIE_KEY_TRUNCATED ? t->leaf_slots : 0;
+}
+
 static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uintptr_t pc)
 {
-	uint64_t n = *t->count;
-	if (n >= t->capacity) {
+	uint64_t n = *t->count, after = mf_trie_slots_after(t, pc);
+	while (n + after >= t->capacity) {
+		uint64_t had = t->capacity;
 		struct mf_node *nodes = t->grow ? t->grow(t->grow_arg, &t->capacity) : NULL;
-		if (!nodes || n >= t->capacity)
+		if (!nodes || t->capacity <= had)
 			return 0;
 		t->nodes = nodes;
 	}
-	if (n > UINT32_MAX - 1)
+	if (n + after > UINT32_MAX - 1)
 		return 0;
 	struct mf_node *node = &t->nodes[n];
 	node->parent = parent;
 	node->calls = 0;
 	node->bytes = 0;
-	if (pc >= MF_TRIE_KEY_TAG(0) && pc < MF_TRIE_KEY_SPECIAL_MAX) {
+	if (pc == MF_TRIE_KEY_SIZES) {
+		node->module = MF_MODULE_SIZES;
+		node->rel_pc = 0;
+	} else if (pc >= MF_TRIE_KEY_TAG(0) && pc < MF_TRIE_KEY_SPECIAL_MAX) {
 		node->module = MF_MODULE_TAG;
 		node->rel_pc = pc - MF_TRIE_KEY_TAG(0);
 	} else if (pc == MF_TRIE_KEY_WEIGHT) {
@@ -156,8 +170,9 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	} else {
 		t->resolve(pc, node);
 	}
+	memset(node + 1, 0, after * sizeof(*node));
 	/* Readers of a killed process's file trust node_count: publish after the node. */
-	__atomic_store_n(t->count, n + 1, __ATOMIC_RELEASE);
+	__atomic_store_n(t->count, n + 1 + after, __ATOMIC_RELEASE);
 	if (2 * (t->index_used + 1) > t->index_mask + 1)
 		mf_trie_index_grow(t);
 	if (t->index_used < t->index_mask) { /* one slot stays empty: probes end */

@@ -80,6 +80,10 @@ void mf_load_process_info(struct mf_process *info, const struct mf_process_recor
 	info->end_ns = rec->end_ns;
 	info->exec_from_dir = rec->exec_from;
 	info->unrecorded_calls = rec->counters[MF_PROCESS_UNRECORDED_CALLS];
+	info->unknown_frees = rec->counters[MF_PROCESS_UNKNOWN_FREES];
+	info->peak_bytes = rec->counters[MF_PROCESS_PEAK_BYTES];
+	info->peak_blocks = rec->counters[MF_PROCESS_PEAK_BLOCKS];
+	info->peak_ns = rec->counters[MF_PROCESS_PEAK_NS];
 	info->unrecorded_bytes = rec->counters[MF_PROCESS_UNRECORDED_BYTES];
 	info->cmdline_cut = !!(rec->flags & MF_PROCESS_CMDLINE_CUT);
 	/* the arguments joined by spaces */

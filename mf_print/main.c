@@ -41,8 +41,10 @@ struct mf_args {
 	const char *pprof; /* --pprof FILE, written besides the report chosen */
 	const char *diff;  /* --diff BASE */
 	struct mf_report_options report;
-	int bytes, time, caller, by_bytes, by_time, debuginfod, verbose;
-	int windows; /* --snapshot, --since, --between given */
+	int caller, debuginfod, verbose;
+	int sort, weight; /* enum mf_metric; weight -1: not given */
+	int weights;	  /* --weight, --bytes, --time given */
+	int windows;	  /* --snapshot, --since, --between given */
 	char window[256];
 	struct mf_load load;
 	char **dirs;
@@ -65,6 +67,11 @@ static void mf_usage(FILE *out)
 	    "  -c, --caller          the tree top-down: outermost caller first\n"
 	    "      --collapsed       one line per stack, 'main;f;g;malloc 42', for flamegraph.pl\n"
 	    "                        and speedscope\n"
+	    "      --histogram       the size histogram of each stack above the threshold, as\n"
+	    "                        text bars (format 4 profiles), and with lifetimes that of\n"
+	    "                        its freed blocks' lifetimes\n"
+	    "      --leaks           the stacks with blocks not freed at the end, the most\n"
+	    "                        leaked bytes first (MALLOC_FREQ_LIFETIMES=1 profiles)\n"
 	    "      --threads         calls per thread (pid/tid and name) for each function that\n"
 	    "                        calls the allocator\n"
 	    "      --processes       every process under the one that started it, with how it\n"
@@ -100,11 +107,17 @@ static void mf_usage(FILE *out)
 	    "                        build) reads them all\n"
 	    "  -t, --threshold PCT   fold call paths below PCT percent of the total into one line\n"
 	    "                        (default 1.0; 0 shows everything)\n"
-	    "  -s, --sort calls|bytes|time  order and threshold by calls (default),\n"
-	    "                        requested bytes or CPU time before the calls\n"
-	    "                        (MALLOC_FREQ_WEIGHT=time)\n"
-	    "      --bytes           --collapsed counts bytes instead of calls\n"
-	    "      --time            --collapsed counts CPU time (ns) instead of calls\n"
+	    "  -s, --sort KEY        order and threshold by KEY: calls (default), bytes\n"
+	    "                        (requested), time (CPU time before the calls;\n"
+	    "                        MALLOC_FREQ_WEIGHT=time), temporary (blocks freed before\n"
+	    "                        their thread's next allocation; format 4 profiles), leaked\n"
+	    "                        (bytes not freed at the end), peak (bytes live at the\n"
+	    "                        process's peak), leaked-blocks, peak-blocks\n"
+	    "                        (MALLOC_FREQ_LIFETIMES=1)\n"
+	    "      --weight KEY      what --collapsed counts, a --sort KEY (default calls)\n"
+	    "      --bytes           --collapsed counts bytes instead of calls (--weight bytes)\n"
+	    "      --time            --collapsed counts CPU time (ns) instead of calls (--weight\n"
+	    "                        time)\n"
 	    "      --lines           --collapsed frames carry file:line (the tree always does)\n"
 	    "      --thread TID      only the thread(s) with this thread id\n"
 	    "      --process PID|NAME  only the processes of this pid or program (repeatable)\n"
@@ -141,6 +154,15 @@ static void mf_usage(FILE *out)
 	    out);
 }
 
+/* The metric --sort and --weight name, or -1. */
+static int mf_metric_named(const char *name)
+{
+	for (int k = 0; k < MF_METRICS; k++)
+		if (!strcmp(name, mf_metric_info[k].name))
+			return k;
+	return -1;
+}
+
 static int mf_usage_error(const char *fmt, ...)
 {
 	va_list ap;
@@ -165,6 +187,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_MERGE_PROCESSES,
 		OPT_DEBUGINFOD,
 		OPT_FULL_NAMES,
+		OPT_WEIGHT,
+		OPT_HISTOGRAM,
+		OPT_LEAKS,
 		OPT_LIST,
 		OPT_SNAPSHOT,
 		OPT_SINCE,
@@ -186,6 +211,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"threads", no_argument, NULL, OPT_THREADS},
 	    {"processes", no_argument, NULL, OPT_PROCESSES},
 	    {"bytes", no_argument, NULL, OPT_BYTES},
+	    {"weight", required_argument, NULL, OPT_WEIGHT},
+	    {"histogram", no_argument, NULL, OPT_HISTOGRAM},
+	    {"leaks", no_argument, NULL, OPT_LEAKS},
 	    {"lines", no_argument, NULL, OPT_LINES},
 	    {"thread", required_argument, NULL, OPT_THREAD},
 	    {"process", required_argument, NULL, OPT_PROCESS},
@@ -210,6 +238,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	};
 	memset(a, 0, sizeof(*a));
 	a->report.threshold = 1.0;
+	a->weight = a->sort = -1;
 	a->dirs = calloc((size_t)argc + 1, sizeof(char *));
 	a->load.process = calloc((size_t)argc + 1, sizeof(char *));
 	if (!a->dirs || !a->load.process)
@@ -231,11 +260,25 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				    "--threshold '%s': give a percentage from 0 to 100", optarg);
 			break;
 		case 's':
-			a->by_bytes = !strcmp(optarg, "bytes");
-			a->by_time = !strcmp(optarg, "time");
-			if (strcmp(optarg, "calls") && !a->by_bytes && !a->by_time)
-				return mf_usage_error("--sort '%s': give 'calls', 'bytes' or 'time'",
+			if ((a->sort = mf_metric_named(optarg)) < 0)
+				return mf_usage_error("--sort '%s': give 'calls', 'bytes', 'time', "
+						      "'temporary', 'leaked', 'leaked-blocks', "
+						      "'peak' or 'peak-blocks'",
 						      optarg);
+			break;
+		case OPT_WEIGHT:
+			if ((a->weight = mf_metric_named(optarg)) < 0)
+				return mf_usage_error("--weight '%s': give 'calls', 'bytes', 'time', "
+						      "'temporary', 'leaked', 'leaked-blocks', "
+						      "'peak' or 'peak-blocks'",
+						      optarg);
+			a->weights++;
+			break;
+		case OPT_HISTOGRAM:
+			a->report.histogram = 1;
+			break;
+		case OPT_LEAKS:
+			a->report.leaks = 1;
 			break;
 		case 'c':
 			a->caller = 1;
@@ -274,10 +317,12 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			modes++;
 			break;
 		case OPT_BYTES:
-			a->bytes = 1;
+			a->weight = MF_METRIC_BYTES;
+			a->weights++;
 			break;
 		case OPT_TIME:
-			a->time = 1;
+			a->weight = MF_METRIC_TIME;
+			a->weights++;
 			break;
 		case OPT_LINES:
 			a->report.lines = 1;
@@ -380,21 +425,29 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
 				      "--threads, --processes, --json, --dot, --list, --tags or "
 				      "--html");
-	if ((a->bytes || a->time || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
-		return mf_usage_error("--bytes, --time and --lines go with --collapsed (the tree "
-				      "shows them; use --sort bytes or --sort time to order it)");
-	if (a->bytes && a->time)
-		return mf_usage_error("--collapsed counts one thing: --bytes or --time");
-	if (a->diff && (a->caller || (a->mode != MF_MODE_TREE && a->mode != MF_MODE_COLLAPSED)))
+	if ((a->weight >= 0 || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
+		return mf_usage_error("--bytes, --time, --weight and --lines go with --collapsed "
+				      "(the tree shows every count; use --sort to order it by one)");
+	if (a->weights > 1)
+		return mf_usage_error("--collapsed counts one thing: one of --bytes, --time and "
+				      "--weight");
+	if ((a->report.histogram || a->report.leaks) && (a->mode != MF_MODE_TREE || a->caller))
+		return mf_usage_error("--histogram and --leaks are reports of their own; they do "
+				      "not go with --caller, --collapsed, --threads, --processes, "
+				      "--json, --dot, --list, --tags or --html");
+	if (a->report.histogram && a->report.leaks)
+		return mf_usage_error("choose one of --histogram and --leaks");
+	if (a->diff && (a->caller || a->report.histogram || a->report.leaks ||
+			(a->mode != MF_MODE_TREE && a->mode != MF_MODE_COLLAPSED)))
 		return mf_usage_error("--diff goes with the tree (the default), --collapsed and "
 				      "--pprof");
 	if (!a->ndirs)
 		return mf_usage_error("no profile directory given (--dir DIR)");
 	a->report.metric = a->mode == MF_MODE_COLLAPSED
-			       ? (a->bytes ? MF_METRIC_BYTES : a->time ? MF_METRIC_TIME : MF_METRIC_CALLS)
-			   : a->by_bytes ? MF_METRIC_BYTES
-			   : a->by_time	 ? MF_METRIC_TIME
-					 : MF_METRIC_CALLS;
+			       ? (a->weight >= 0 ? (enum mf_metric)a->weight : MF_METRIC_CALLS)
+			   : a->sort >= 0    ? (enum mf_metric)a->sort
+			   : a->report.leaks ? MF_METRIC_LEAKED
+					     : MF_METRIC_CALLS;
 	return 0;
 }
 
@@ -515,6 +568,10 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return r;
 	if (a->mode == MF_MODE_THREADS)
 		return mf_report_threads(stdout, m, &a->report);
+	if (a->report.histogram)
+		return mf_report_histogram(stdout, m, &a->report);
+	if (a->report.leaks)
+		return mf_report_leaks(stdout, m, &a->report);
 	return a->caller ? mf_report_caller(stdout, m, &a->report)
 			 : mf_report_tree(stdout, m, &a->report);
 }
@@ -630,11 +687,24 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
+	int lacks_life = (a.report.leaks || a.report.metric >= MF_METRIC_LEAKED_BLOCKS) &&
+			 !m.has_lifetimes;
 	if (base_failed) {
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TIME && !m.weighted) {
 		fprintf(stderr, "mf_print: these profiles hold no time: record with "
 				"MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time\n");
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY &&
+		   !m.has_leaf_records) {
+		fprintf(stderr, "mf_print: --%s temporary: these profiles (format 3 or older) do not "
+				"record temporaries\n",
+			a.mode == MF_MODE_COLLAPSED ? "weight" : "sort");
+		status = MF_EXIT_INPUT;
+	} else if (!r && a.load.threads && lacks_life) {
+		fprintf(stderr, "mf_print: %s: these profiles have no lifetimes (record them with "
+				"MALLOC_FREQ_LIFETIMES=1)\n",
+			a.report.leaks ? "--leaks" : mf_metric_info[a.report.metric].name);
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);

@@ -17,9 +17,14 @@
 const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
 
 const struct mf_metric_info mf_metric_info[MF_METRICS] = {
-    [MF_METRIC_CALLS] = {"calls"},
-    [MF_METRIC_BYTES] = {"bytes"},
-    [MF_METRIC_TIME] = {"time"},
+    [MF_METRIC_CALLS] = {"calls", "calls"},
+    [MF_METRIC_BYTES] = {"bytes", "bytes"},
+    [MF_METRIC_TIME] = {"time", "CPU time"},
+    [MF_METRIC_TEMPORARY] = {"temporary", "temporaries"},
+    [MF_METRIC_LEAKED_BLOCKS] = {"leaked-blocks", "leaked blocks"},
+    [MF_METRIC_LEAKED] = {"leaked", "leaked bytes"},
+    [MF_METRIC_PEAK_BLOCKS] = {"peak-blocks", "blocks live at the peak"},
+    [MF_METRIC_PEAK] = {"peak", "bytes live at the peak"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -248,8 +253,8 @@ static uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
 	return r;
 }
 
-static int mf_sample_add(struct mf_model *m, uint32_t stack, uint32_t thread,
-			 const uint64_t value[MF_METRICS])
+/* The sample of (stack, thread), made (with zero counts) if new, in *at. 0 or -ENOMEM. */
+static int mf_sample_at(struct mf_model *m, uint32_t stack, uint32_t thread, uint32_t *out)
 {
 	struct mf_stack *s = &m->stacks[stack];
 	uint32_t at = s->last_sample;
@@ -274,6 +279,12 @@ static int mf_sample_add(struct mf_model *m, uint32_t stack, uint32_t thread,
 			m->values[k][at] = 0;
 		s->last_sample = at;
 	}
+	*out = at;
+	return 0;
+}
+
+static int mf_sample_add(struct mf_model *m, uint32_t at, const uint64_t value[MF_METRICS])
+{
 	for (int k = 0; k < MF_METRICS; k++)
 		m->values[k][at] = mf_sat_add(m->values[k][at], value[k], &m->saturated[k]);
 	return 0;
@@ -440,15 +451,16 @@ static int mf_tag_location(struct mf_model *m, const struct mf_process *proc, ui
 }
 
 /* A leaf of a thread's trie that counted calls. */
-struct mf_leaf {
+struct mf_leaf_calls {
 	uint64_t calls, bytes, time;
 	uint32_t parent, entry;
+	uint32_t node; /* its index: its record follows it (format 4) */
 };
 
 /* The stack of a leaf under node parent: its frames appended to stack_frames, outermost
  * first, the entry last, and interned. up and loc give each node's parent and location. */
 static int mf_leaf_stack(struct mf_model *m, const uint32_t *up, const uint32_t *loc,
-			 const struct mf_leaf *leaf, uint32_t *id)
+			 const struct mf_leaf_calls *leaf, uint32_t *id)
 {
 	struct mf_model_index *x = m->idx;
 	size_t nloc = 0, nframes = 1;
@@ -480,27 +492,33 @@ static int mf_leaf_stack(struct mf_model *m, const uint32_t *up, const uint32_t 
 /* The location of every node but the leaves (up and loc, by node), and the leaves that
  * counted calls. The profile's nodes are not read again. */
 static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, struct mf_profile *p,
-			   uint32_t *up, uint32_t *loc, struct mf_leaf **leaves, size_t *nleaves)
+			   uint32_t *up, uint32_t *loc, struct mf_leaf_calls **leaves, size_t *nleaves)
 {
 	size_t cap = 0;
 	int r = 0;
-	for (uint64_t i = 1; !r && i < p->node_count; i++) {
+	for (uint64_t i = 1, after = 0; !r && i < p->node_count; i += 1 + after) {
 		const struct mf_node *node = &p->nodes[i];
 		up[i] = node->parent;
 		loc[i] = MF_NONE;
+		after = mf_profile_slots_after(p, node);
 		if (node->module == MF_MODULE_ENTRY) {
-			struct mf_leaf *l =
+			struct mf_leaf_calls *l =
 			    node->calls ? mf_array_push(*leaves, *nleaves, cap) : NULL;
 			if (node->calls && !l)
 				r = -ENOMEM;
 			else if (l)
-				*l = (struct mf_leaf){node->calls, node->bytes, 0, node->parent,
-						      (uint32_t)node->rel_pc};
+				*l = (struct mf_leaf_calls){.calls = node->calls,
+							    .bytes = node->bytes,
+							    .parent = node->parent,
+							    .entry = (uint32_t)node->rel_pc,
+							    .node = (uint32_t)i};
 			if (l) /* (a leaf's own location is never read: its time node finds it) */
 				loc[i] = (uint32_t)(*nleaves - 1);
 		} else if (node->module == MF_MODULE_WEIGHT) {
 			if (loc[node->parent] != MF_NONE)
 				(*leaves)[loc[node->parent]].time = node->bytes;
+		} else if (node->module == MF_MODULE_SIZES) {
+			; /* (read with its leaf) */
 		} else if (node->module == MF_MODULE_TRUNCATED) {
 			loc[i] = m->idx->truncated_location;
 		} else if (node->module == MF_MODULE_NONE) {
@@ -512,11 +530,74 @@ static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, st
 		} else {
 			r = -EINVAL; /* not checked against the module map */
 		}
-		if (i % (1u << 20) ==
-		    0) /* a profile of millions of nodes need not stay in memory */
-			mf_profile_release(p, i);
 	}
-	mf_profile_release(p, p->node_count);
+	return r;
+}
+
+static int mf_size_add(struct mf_model *m, uint32_t sample, uint32_t bucket, uint64_t count,
+		       uint64_t rate)
+{
+	if (!count)
+		return 0;
+	struct mf_size_cell *c = mf_array_push(m->sizes, m->nsizes, m->cap_sizes);
+	if (!c)
+		return -ENOMEM;
+	*c = (struct mf_size_cell){sample, bucket,
+				   mf_sat_mul(count, rate, &m->saturated[MF_METRIC_CALLS])};
+	return 0;
+}
+
+/* A leaf's record (format 4): its temporaries, and its size histogram as cells of sample. The
+ * dense histogram, if any, is a child node found among the nodes after the leaf. */
+static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
+			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries,
+			  uint64_t *leaked, uint64_t *peak)
+{
+	struct mf_leaf x;
+	memcpy(&x, &p->nodes[l->node + 1], sizeof(x));
+	*temporaries = x.temporaries;
+	if (p->header.records & MF_RECORD_LIFE) {
+		struct mf_life life;
+		memcpy(&life, &p->nodes[l->node + 1 + MF_LEAF_SLOTS], sizeof(life));
+		/* (frees are counted after blocks: a file read meanwhile may show more) */
+		leaked[0] = life.blocks > life.frees ? life.blocks - life.frees : 0;
+		leaked[1] = life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
+		peak[0] = life.peak_blocks;
+		peak[1] = life.peak_bytes;
+		for (uint32_t b = 0; b < MF_LIFETIME_BUCKETS; b++) {
+			struct mf_size_cell *c =
+			    life.lifetime[b] ? mf_array_push(m->lives, m->nlives, m->cap_lives)
+					     : NULL;
+			if (life.lifetime[b] && !c)
+				return -ENOMEM;
+			if (c)
+				*c = (struct mf_size_cell){sample, b, life.lifetime[b]};
+		}
+	}
+	int r = 0;
+	for (int i = 0; !r && i < MF_LEAF_SIZES; i++)
+		if (x.size_key[i] && x.size_key[i] <= MF_SIZE_BUCKETS)
+			r = mf_size_add(m, sample, x.size_key[i] - 1u, x.size_count[i],
+					p->header.sample_rate);
+	return r;
+}
+
+/* The dense size histograms of a thread's leaves: each under its leaf, whose sample is
+ * sample_of[leaf node]. */
+static int mf_dense_sizes(struct mf_model *m, const struct mf_profile *p, const uint32_t *sample_of)
+{
+	int r = 0;
+	for (uint64_t i = 1, after = 0; !r && i < p->node_count; i += 1 + after) {
+		const struct mf_node *node = &p->nodes[i];
+		after = mf_profile_slots_after(p, node);
+		if (node->module != MF_MODULE_SIZES || sample_of[node->parent] == MF_NONE)
+			continue;
+		uint64_t count[MF_SIZES_SLOTS * 4];
+		memcpy(count, &p->nodes[i + 1], sizeof(count));
+		for (uint32_t b = 0; !r && b < MF_SIZE_BUCKETS; b++)
+			r = mf_size_add(m, sample_of[node->parent], b, count[b],
+					p->header.sample_rate);
+	}
 	return r;
 }
 
@@ -528,28 +609,98 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		return r;
 	uint64_t n = p->node_count ? p->node_count : 1;
 	uint32_t *up = malloc(n * sizeof(*up)), *loc = malloc(n * sizeof(*loc));
-	struct mf_leaf *leaves = NULL;
+	struct mf_leaf_calls *leaves = NULL;
 	size_t nleaves = 0;
 	r = up && loc ? mf_thread_nodes(m, &m->processes[process], p, up, loc, &leaves, &nleaves)
 		      : -ENOMEM;
 	const uint64_t rate = p->header.sample_rate;
+	int records = p->header.version >= 4;
+	m->has_leaf_records |= records;
+	m->has_lifetimes |= !!(p->header.records & MF_RECORD_LIFE);
+	/* format 4: each leaf's sample, for the dense size histograms under the leaves */
+	uint32_t *sample_of = !r && records ? malloc(n * sizeof(*sample_of)) : NULL;
+	if (!r && records && !sample_of)
+		r = -ENOMEM;
+	for (uint64_t i = 0; sample_of && i < n; i++)
+		sample_of[i] = MF_NONE;
 	for (size_t i = 0; !r && i < nleaves; i++) {
-		uint32_t stack;
-		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)))
+		uint32_t stack, sample;
+		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0};
+		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
+		    (r = mf_sample_at(m, stack, thread, &sample)))
 			break;
+		if (records) {
+			sample_of[leaves[i].node] = sample;
+			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked,
+						peak)))
+				break;
+		}
 		uint64_t value[MF_METRICS] = {
 		    [MF_METRIC_CALLS] =
 			mf_sat_mul(leaves[i].calls, rate, &m->saturated[MF_METRIC_CALLS]),
 		    [MF_METRIC_BYTES] =
 			mf_sat_mul(leaves[i].bytes, rate, &m->saturated[MF_METRIC_BYTES]),
 		    [MF_METRIC_TIME] = leaves[i].time,
+		    [MF_METRIC_TEMPORARY] =
+			mf_sat_mul(temporaries, rate, &m->saturated[MF_METRIC_TEMPORARY]),
+		    [MF_METRIC_LEAKED_BLOCKS] = leaked[0],
+		    [MF_METRIC_LEAKED] = leaked[1],
+		    [MF_METRIC_PEAK_BLOCKS] = peak[0],
+		    [MF_METRIC_PEAK] = peak[1],
 		};
-		r = mf_sample_add(m, stack, thread, value);
+		r = mf_sample_add(m, sample, value);
 	}
+	if (!r && records)
+		r = mf_dense_sizes(m, p, sample_of);
+	free(sample_of);
+	mf_profile_release(p, p->node_count);
 	free(leaves);
 	free(loc);
 	free(up);
 	return r;
+}
+
+int mf_model_cells_by(const struct mf_model *m, const struct mf_size_cell *cells, size_t n,
+		      int by_stack, size_t **first, uint32_t **cell)
+{
+	size_t keys = by_stack ? m->nstacks : m->nsamples;
+	size_t *f = calloc(keys + 2, sizeof(*f));
+	uint32_t *c = malloc((n ? n : 1) * sizeof(*c));
+	if (!f || !c) {
+		free(f);
+		free(c);
+		return -ENOMEM;
+	}
+#define MF_CELL_KEY(i) (by_stack ? m->samples[cells[i].sample].stack : cells[i].sample)
+	for (size_t i = 0; i < n; i++)
+		f[MF_CELL_KEY(i) + 2]++;
+	for (size_t k = 0; k < keys; k++)
+		f[k + 2] += f[k + 1];
+	for (size_t i = 0; i < n; i++)
+		c[f[MF_CELL_KEY(i) + 1]++] = (uint32_t)i;
+#undef MF_CELL_KEY
+	*first = f;
+	*cell = c;
+	return 0;
+}
+
+int mf_model_median(const struct mf_size_cell *cells, const size_t *first, const uint32_t *cell,
+		    const uint32_t *items, size_t count, uint32_t buckets)
+{
+	uint64_t hist[128] = {0}, total = 0;
+	for (size_t i = 0; i < count; i++)
+		for (size_t k = first[items[i]]; k < first[items[i] + 1]; k++) {
+			const struct mf_size_cell *c = &cells[cell[k]];
+			if (c->bucket < buckets && c->bucket < 128) {
+				hist[c->bucket] += c->count;
+				total += c->count;
+			}
+		}
+	uint64_t seen = 0;
+	for (uint32_t b = 0; total && b < buckets && b < 128; b++)
+		if ((seen += hist[b]) * 2 >= total)
+			return (int)b;
+	return -1;
 }
 
 uint64_t mf_model_total(const struct mf_model *m, enum mf_metric metric, uint64_t *entry)
@@ -590,6 +741,8 @@ void mf_model_free(struct mf_model *m)
 	free(m->stack_frames);
 	free(m->stacks);
 	free(m->samples);
+	free(m->sizes);
+	free(m->lives);
 	for (int k = 0; k < MF_METRICS; k++)
 		free(m->values[k]);
 	free(m->threads);

@@ -24,11 +24,21 @@ enum mf_metric {
 	MF_METRIC_TIME,	 /* MALLOC_FREQ_WEIGHT=time: thread CPU ns before those calls (not
 			    scaled by sampling: each recorded call carries all the time since the
 			    one recorded before it) */
+	/* (format 4) blocks freed before their thread's next allocation call */
+	MF_METRIC_TEMPORARY,
+	/* (MALLOC_FREQ_LIFETIMES=1) blocks, and their requested bytes, not freed when the file
+	 * was read: at exit, the leaks */
+	MF_METRIC_LEAKED_BLOCKS,
+	MF_METRIC_LEAKED,
+	/* (lifetimes) blocks, and their bytes, live at their process's peak of live bytes */
+	MF_METRIC_PEAK_BLOCKS,
+	MF_METRIC_PEAK,
 	MF_METRICS
 };
 
 struct mf_metric_info {
-	const char *name; /* as --sort names it, and headings */
+	const char *name;  /* as --sort and --weight name it */
+	const char *plural; /* "of all calls", in headings */
 };
 extern const struct mf_metric_info mf_metric_info[MF_METRICS];
 extern const char *const mf_entry_names[MF_ENTRY_COUNT];
@@ -107,6 +117,9 @@ struct mf_process {
 	int status; /* exit status or signal, by end */
 	int status_known, by_parent, core;
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
+	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
+	uint64_t peak_bytes, peak_blocks, peak_ns; /* (lifetimes) its peak of live bytes, and
+						      when it was left (0: at the end) */
 	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
 	uint64_t unrecorded_bytes;
 	uint32_t threads;	     /* thread files read */
@@ -115,6 +128,13 @@ struct mf_process {
 	uint32_t nmodules;
 	const char *tags; /* its tag names, MF_TAG_NAME_LEN bytes each (ntags); NULL: none */
 	uint32_t ntags;
+};
+
+/* Requests of one size bucket (malloc_freq_format.h: MF_SIZE_BUCKET) in one sample. */
+struct mf_size_cell {
+	uint32_t sample;
+	uint32_t bucket;
+	uint64_t count; /* scaled like the calls */
 };
 
 struct mf_thread {
@@ -149,6 +169,14 @@ struct mf_model {
 	size_t nthreads, cap_threads;
 	struct mf_process *processes;
 	size_t nprocesses, cap_processes;
+	struct mf_size_cell *sizes; /* every sample's size histogram, in the order added */
+	size_t nsizes, cap_sizes;
+	struct mf_size_cell *lives; /* (lifetimes) every sample's lifetime histogram: buckets of
+				       nanoseconds from allocation to free, of the freed blocks */
+	size_t nlives, cap_lives;
+	int has_leaf_records;	    /* some thread's file (format 4) has temporaries and sizes */
+	int has_lifetimes;	    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	uint64_t unknown_frees;	    /* frees of blocks never seen allocated, of all processes */
 	int estimated;		    /* some thread was sampled: counts are estimates */
 	int weighted;		    /* some thread recorded time (MF_METRIC_TIME) */
 	int saturated[MF_METRICS];  /* some sum reached UINT64_MAX and stayed there */
@@ -156,11 +184,11 @@ struct mf_model {
 	struct mf_model_index *idx; /* the building's hash tables */
 };
 
-/* The metrics a model holds: calls and bytes, and time when it is weighted (MF_METRIC_TIME is
- * the last). Outputs with a column or a field per metric show these only. */
+/* The metrics the --json, --pprof and --dot outputs carry: calls and bytes, and time when the
+ * model is weighted (MF_METRIC_TIME follows them); a column or a field per metric. */
 static inline int mf_model_nmetrics(const struct mf_model *m)
 {
-	return m->weighted ? MF_METRICS : MF_METRIC_TIME;
+	return m->weighted ? MF_METRIC_TIME + 1 : MF_METRIC_TIME;
 }
 
 /* An empty model that symbolizes with sym (which must outlive it). 0 or -ENOMEM. */
@@ -213,6 +241,16 @@ static inline uint64_t mf_sat_add(uint64_t a, uint64_t b, int *flag)
 	}
 	return r;
 }
+
+/* Cells (sizes or lives, n of them) by sample, or by_stack by their samples' stack:
+ * cell[first[k] .. first[k + 1]) are sample (stack) k's (first: nsamples (nstacks) + 2
+ * entries). 0 or -ENOMEM; free both. */
+int mf_model_cells_by(const struct mf_model *m, const struct mf_size_cell *cells, size_t n,
+		      int by_stack, size_t **first, uint32_t **cell);
+/* The bucket that holds the median of the histograms of samples items[0..count) (cells
+ * indexed as above), or -1 when they are empty. */
+int mf_model_median(const struct mf_size_cell *cells, const size_t *first, const uint32_t *cell,
+		    const uint32_t *items, size_t count, uint32_t buckets);
 
 /* The total of a metric over all samples, per entry point (entry[MF_ENTRY_COUNT], may be
  * NULL). */

@@ -185,22 +185,58 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		memcpy(copy, nodes, n * sizeof(*copy));
 		nodes = copy;
 	}
-	for (uint64_t i = 1; i < n; i++) {
+	if (h.version < 4)
+		h.records = 0; /* (reserved then) */
+	if (h.records & ~MF_RECORD_LIFE) {
+		mf_fail(err, errlen, "corrupt header (records 0x%x)", h.records);
+		goto bad;
+	}
+	out->header.version = h.version; /* (for mf_profile_slots_after) */
+	out->header.records = h.records;
+	/* Version 4: which slots are records, not nodes (no node may name one its parent). */
+	unsigned char *rec = h.version >= 4 ? calloc(n / 8 + 1, 1) : NULL;
+	if (h.version >= 4 && !rec) {
+		mf_fail(err, errlen, "out of memory for %llu nodes", (unsigned long long)n);
+		goto bad_nodes;
+	}
+	for (uint64_t i = 1, after; i < n; i += 1 + after) {
 		const struct mf_node *x = &nodes[i];
+		after = mf_profile_slots_after(out, x);
+		if (after > n - 1 - i) {
+			mf_fail(err, errlen, "corrupt node %llu (its record is cut short)",
+				(unsigned long long)i);
+			goto bad_nodes;
+		}
+		for (uint64_t k = i + 1; k <= i + after; k++)
+			rec[k / 8] |= (unsigned char)(1u << k % 8);
 		if (x->parent >= i) {
 			mf_fail(err, errlen, "corrupt node %llu (parent %u is not before it)",
 				(unsigned long long)i, x->parent);
 			goto bad_nodes;
 		}
+		if (rec && rec[x->parent / 8] >> x->parent % 8 & 1) {
+			mf_fail(err, errlen, "corrupt node %llu (parent %u is a record)",
+				(unsigned long long)i, x->parent);
+			goto bad_nodes;
+		}
 		const struct mf_node *up = &nodes[x->parent];
+		if (x->module == MF_MODULE_SIZES && h.version >= 4) {
+			if (up->module != MF_MODULE_ENTRY || x->rel_pc || x->calls || x->bytes) {
+				mf_fail(err, errlen, "corrupt node %llu (size histogram not of a leaf)",
+					(unsigned long long)i);
+				goto bad_nodes;
+			}
+			continue;
+		}
 		if ((x->module == MF_MODULE_WEIGHT) != (x->parent && up->module == MF_MODULE_ENTRY)) {
 			mf_fail(err, errlen, "corrupt node %llu (%s)", (unsigned long long)i,
 				x->module == MF_MODULE_WEIGHT ? "a time not under a leaf"
 							      : "under an allocation leaf");
 			goto bad_nodes;
 		}
-		if (x->parent && up->module == MF_MODULE_WEIGHT) {
-			mf_fail(err, errlen, "corrupt node %llu (under a time)", (unsigned long long)i);
+		if (x->parent && (up->module == MF_MODULE_WEIGHT || up->module == MF_MODULE_SIZES)) {
+			mf_fail(err, errlen, "corrupt node %llu (under a %s)", (unsigned long long)i,
+				up->module == MF_MODULE_WEIGHT ? "time" : "size histogram");
 			goto bad_nodes;
 		}
 		if (x->module == MF_MODULE_ENTRY && x->rel_pc >= MF_ENTRY_COUNT) {
@@ -238,6 +274,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		mf_fail(err, errlen, "corrupt root node");
 		goto bad_nodes;
 	}
+	free(rec);
+	rec = NULL;
 	h.thread_name[MF_THREAD_NAME_LEN - 1] = 0;
 	out->path = strdup(path);
 	if (!out->path) {
@@ -252,6 +290,7 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			h.state == MF_STATE_SNAPSHOT; /* (a copy: complete as of its moment) */
 	return 0;
 bad_nodes:
+	free(rec);
 	free(copy);
 bad:
 	return -1;
@@ -289,7 +328,7 @@ void mf_profile_release(struct mf_profile *p, uint64_t upto)
 
 int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen)
 {
-	for (uint64_t i = 1; i < p->node_count; i++) {
+	for (uint64_t i = 1; i < p->node_count; i += 1 + mf_profile_slots_after(p, &p->nodes[i])) {
 		uint32_t m = p->nodes[i].module;
 		if (m < MF_MODULE_MAX && m >= count)
 			return mf_fail(err, errlen,

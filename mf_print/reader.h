@@ -26,6 +26,17 @@ struct mf_profile {
 	size_t map_len;		     /* of a mapping; 0 for a copy */
 };
 
+/* The slots after node x that are its record, not nodes (malloc_freq_format.h, version 4):
+ * a leaf's struct mf_leaf, a dense size histogram's counts. */
+static inline uint64_t mf_profile_slots_after(const struct mf_profile *p, const struct mf_node *x)
+{
+	if (p->header.version < 4)
+		return 0;
+	if (x->module == MF_MODULE_ENTRY)
+		return MF_LEAF_SLOTS + (p->header.records & MF_RECORD_LIFE ? MF_LIFE_SLOTS : 0);
+	return x->module == MF_MODULE_SIZES ? MF_SIZES_SLOTS : 0;
+}
+
 /* Reads and validates one .prof file, mapped (not copied: a profile of millions of stacks is
  * read once, where it lies). Returns 0; 1 for a file its thread never got to write (empty or
  * no header: nothing recorded, not an error), with a message in err; or -1 with a message (no

@@ -14,6 +14,8 @@ struct mf_report_options {
 	int lines;	       /* --collapsed: frames carry file:line */
 	int full_names;	       /* C++ and Rust names as demangled, not simplified */
 	int merge_processes;   /* do not root stacks under their programs */
+	int histogram;	       /* --histogram: size histograms of the stacks above threshold */
+	int leaks;	       /* --leaks: the stacks with blocks live at the end */
 	const char *window;    /* which counts, when not the whole run ("since snapshot 2");
 				  NULL or "": the whole run */
 	size_t files;	       /* files read, for the summary */
@@ -36,6 +38,10 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 int mf_report_processes(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* How a process ended, in a few words ("exited 0", "killed by SIGKILL", "still running"). */
 void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
+/* --histogram: per stack above the threshold, its size histogram as text bars. */
+int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --leaks: the stacks with blocks live at the end (lifetimes), by the sort key. */
+int mf_report_leaks(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* --tags: the tree of tag paths, each with its calls and bytes, total and self. */
 int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame

@@ -67,6 +67,12 @@ static const struct {
     [MF_METRIC_CALLS] = {"alloc_calls", "count"},
     [MF_METRIC_BYTES] = {"alloc_space", "bytes"},
     [MF_METRIC_TIME] = {"cpu", "nanoseconds"}, /* (only when the model has time) */
+    /* (not written yet: mf_model_nmetrics stops before them) */
+    [MF_METRIC_TEMPORARY] = {"temporary_calls", "count"},
+    [MF_METRIC_LEAKED_BLOCKS] = {"leaked_objects", "count"},
+    [MF_METRIC_LEAKED] = {"leaked_space", "bytes"},
+    [MF_METRIC_PEAK_BLOCKS] = {"peak_objects", "count"},
+    [MF_METRIC_PEAK] = {"peak_space", "bytes"},
 };
 _Static_assert(sizeof(mf_pprof_types) / sizeof(mf_pprof_types[0]) == MF_METRICS,
 	       "every metric is a sample type");

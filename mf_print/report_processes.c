@@ -132,7 +132,7 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 		fprintf(out,
 			"\nPrograms, the busiest first; below %.2g%% of all %s they are folded "
 			"(--threshold; --processes lists every process)\n\n",
-			o->threshold, mf_metric_info[o->metric].name);
+			o->threshold, mf_metric_info[o->metric].plural);
 		fprintf(out, "%12s %7s %11s %6s %7s %6s  %s\n", "calls", "%", "bytes", "procs",
 			"threads", "files", "program: how it ended");
 		size_t folded = 0, fold_procs = 0, fold_threads = 0, fold_files = 0;

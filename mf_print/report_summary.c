@@ -182,5 +182,40 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			(double)ns / 1e9);
 	}
 	mf_summary_jit(out, m, calls);
+	if (m->has_leaf_records) {
+		uint64_t temporaries = mf_model_total(m, MF_METRIC_TEMPORARY, NULL);
+		fprintf(out,
+			"  temporaries: %s%" PRIu64 " of the calls (%.1f%%) had their block freed "
+			"before their thread's next allocation\n",
+			m->estimated ? "~" : "", temporaries, mf_text_pct(temporaries, calls));
+	}
+	if (m->has_lifetimes) {
+		uint64_t blocks = mf_model_total(m, MF_METRIC_LEAKED_BLOCKS, NULL), unknown = 0;
+		char lb[32];
+		mf_text_bytes(lb, sizeof(lb), mf_model_total(m, MF_METRIC_LEAKED, NULL));
+		for (size_t i = 0; i < m->nprocesses; i++)
+			unknown = mf_sat_add(unknown, m->processes[i].unknown_frees, &flag);
+		fprintf(out,
+			"  lifetimes: %" PRIu64 " blocks (%s) not freed at the end (leaked, or live "
+			"when a process was killed); %" PRIu64
+			" frees of blocks never seen allocated\n",
+			blocks, lb, unknown);
+		const struct mf_process *top = NULL;
+		for (size_t i = 0; i < m->nprocesses; i++)
+			if (!top || m->processes[i].peak_bytes > top->peak_bytes)
+				top = &m->processes[i];
+		if (top && top->peak_bytes) {
+			char pb[32], when[64] = "at its end";
+			mf_text_bytes(pb, sizeof(pb), top->peak_bytes);
+			if (top->peak_ns && top->start_ns && top->peak_ns >= top->start_ns)
+				snprintf(when, sizeof(when), "%.3f s after its start",
+					 (double)(top->peak_ns - top->start_ns) / 1e9);
+			fprintf(out,
+				"  peak: %s live in %" PRIu64 " blocks, %s%s%s (the at-peak column: "
+				"what each stack held then)\n",
+				pb, top->peak_blocks, when, m->nprocesses > 1 ? ", of " : "",
+				m->nprocesses > 1 ? top->name : "");
+		}
+	}
 	return ferror(out) ? -EIO : 0;
 }

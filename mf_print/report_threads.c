@@ -132,7 +132,10 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 		fprintf(out,
 			"\n%s per thread, by the function that called the allocator; sites below "
 			"%.2g%% are folded (--threshold)\n\n",
-			metric == MF_METRIC_BYTES ? "Bytes" : "Calls", o->threshold);
+			metric == MF_METRIC_BYTES	  ? "Bytes"
+			: metric == MF_METRIC_TEMPORARY ? "Temporaries"
+							: "Calls",
+			o->threshold);
 		mf_threads_header(out, m, order, ncols, n - ncols);
 		uint64_t fold_cols[MF_THREAD_COLUMNS + 1] = {0};
 		int flag = 0;

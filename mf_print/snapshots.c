@@ -137,16 +137,59 @@ static uint64_t mf_less(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
+/* The records after node i of copy (p's nodes) less those of base (malloc_freq_format.h):
+ * what counts; a leaf's size keys are taken in order, so base's are a prefix of p's. Peaks
+ * and a leaf's most live bytes are of a moment, not sums: p's stay. */
+static void mf_records_subtract(struct mf_node *copy, const struct mf_profile *base, uint64_t i)
+{
+	uint64_t *to = (uint64_t *)&copy[i + 1];
+	const uint64_t *from = (const uint64_t *)&base->nodes[i + 1];
+	if (copy[i].module == MF_MODULE_SIZES) {
+		for (int b = 0; b < MF_SIZE_BUCKETS; b++)
+			to[b] = mf_less(to[b], from[b]);
+		return;
+	}
+	struct mf_leaf x, y;
+	memcpy(&x, to, sizeof(x));
+	memcpy(&y, from, sizeof(y));
+	x.temporaries = mf_less(x.temporaries, y.temporaries);
+	for (int k = 0; k < MF_LEAF_SIZES; k++)
+		x.size_count[k] = mf_less(x.size_count[k], y.size_count[k]);
+	memcpy(to, &x, sizeof(x));
+	if (!(base->header.records & MF_RECORD_LIFE))
+		return;
+	struct mf_life l, m;
+	memcpy(&l, to + sizeof(x) / 8, sizeof(l));
+	memcpy(&m, from + sizeof(x) / 8, sizeof(m));
+	l.blocks = mf_less(l.blocks, m.blocks);
+	l.bytes = mf_less(l.bytes, m.bytes);
+	l.frees = mf_less(l.frees, m.frees);
+	l.freed_bytes = mf_less(l.freed_bytes, m.freed_bytes);
+	for (int b = 0; b < MF_LIFETIME_BUCKETS; b++)
+		l.lifetime[b] = mf_less(l.lifetime[b], m.lifetime[b]);
+	memcpy(to + sizeof(x) / 8, &l, sizeof(l));
+}
+
 int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, char *err,
 			size_t errlen)
 {
 	if (base->node_count > p->node_count || base->header.tid != p->header.tid ||
-	    base->header.sample_rate != p->header.sample_rate)
+	    base->header.sample_rate != p->header.sample_rate ||
+	    base->header.version != p->header.version || base->header.records != p->header.records)
 		return mf_snap_fail(err, errlen, "%s is not an earlier state of this file",
 				    base->path);
-	for (uint64_t i = 1; i < base->node_count; i++) {
+	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
 		const struct mf_node *a = &p->nodes[i], *b = &base->nodes[i];
-		if (a->rel_pc != b->rel_pc || a->parent != b->parent || a->module != b->module)
+		after = mf_profile_slots_after(base, b);
+		int keys_differ = 0;
+		if (b->module == MF_MODULE_ENTRY && after) {
+			const struct mf_leaf *x = (const struct mf_leaf *)(a + 1),
+					     *y = (const struct mf_leaf *)(b + 1);
+			for (int k = 0; k < MF_LEAF_SIZES; k++)
+				keys_differ |= y->size_key[k] && y->size_key[k] != x->size_key[k];
+		}
+		if (a->rel_pc != b->rel_pc || a->parent != b->parent || a->module != b->module ||
+		    keys_differ || i + after >= base->node_count)
 			return mf_snap_fail(err, errlen,
 					    "%s is not an earlier state of this file (node %" PRIu64
 					    " differs)",
@@ -156,9 +199,12 @@ int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, cha
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, p->nodes, p->node_count * sizeof(*copy));
-	for (uint64_t i = 1; i < base->node_count; i++) {
+	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
+		after = mf_profile_slots_after(base, &base->nodes[i]);
 		copy[i].calls = mf_less(copy[i].calls, base->nodes[i].calls);
 		copy[i].bytes = mf_less(copy[i].bytes, base->nodes[i].bytes);
+		if (after)
+			mf_records_subtract(copy, base, i);
 	}
 	if (p->map_len)
 		munmap(p->map, p->map_len);

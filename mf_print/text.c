@@ -26,6 +26,55 @@ void mf_text_bytes(char *buf, size_t size, uint64_t b)
 		snprintf(buf, size, "%.1f %s", v, unit[u]);
 }
 
+void mf_text_leaked(char *buf, size_t size, uint64_t blocks, uint64_t bytes)
+{
+	char b[32], both[64];
+	mf_text_bytes(b, sizeof(b), bytes);
+	snprintf(both, sizeof(both), "%" PRIu64 " (%s)", blocks, b);
+	snprintf(buf, size, " %23s", both);
+}
+
+void mf_text_ns(char *buf, size_t size, double ns)
+{
+	if (ns < 1000)
+		snprintf(buf, size, "%.0f ns", ns);
+	else if (ns < 1e6)
+		snprintf(buf, size, "%.1f us", ns / 1e3);
+	else if (ns < 1e9)
+		snprintf(buf, size, "%.1f ms", ns / 1e6);
+	else
+		snprintf(buf, size, "%.1f s", ns / 1e9);
+}
+
+void mf_text_lifetime_bucket(char *buf, size_t size, int b)
+{
+	char lo[24], hi[24];
+	if (b <= 0) {
+		snprintf(buf, size, "< 1 ns");
+		return;
+	}
+	mf_text_ns(lo, sizeof(lo), (double)(1ull << (b - 1)));
+	mf_text_ns(hi, sizeof(hi), (double)(1ull << (b < 64 ? b : 63)) * (b < 64 ? 1 : 2));
+	snprintf(buf, size, "[%s, %s)", lo, hi);
+}
+
+void mf_text_life(char *buf, size_t size, uint64_t leaked_blocks, uint64_t leaked,
+		  uint64_t peak_blocks, uint64_t peak, int median)
+{
+	char a[72], b[32], both[64], life[32] = "-";
+	mf_text_leaked(a, sizeof(a), leaked_blocks, leaked);
+	mf_text_bytes(b, sizeof(b), peak);
+	snprintf(both, sizeof(both), "%" PRIu64 " (%s)", peak_blocks, b);
+	if (median == 0)
+		snprintf(life, sizeof(life), "< 1 ns");
+	else if (median > 0) {
+		char t[24];
+		mf_text_ns(t, sizeof(t), (double)(1ull << (median < 64 ? median : 63)));
+		snprintf(life, sizeof(life), "< %s", t);
+	}
+	snprintf(buf, size, "%s %19s %11s", a, both, life);
+}
+
 int mf_strbuf_add(struct mf_strbuf *b, const char *s, size_t n)
 {
 	if (!n)

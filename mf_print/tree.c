@@ -25,6 +25,8 @@ struct mf_tree {
 	struct mf_fold_scratch scratch;
 	struct mf_fold_levels levels;
 	struct mf_strbuf prefix; /* the tree's left margin, grown as it deepens */
+	size_t *life_first;	 /* (lifetimes) the lifetime cells by sample */
+	uint32_t *life_cell;
 };
 
 /* The label at level of a sample's path: its program first when rooted. */
@@ -35,15 +37,28 @@ static uint32_t mf_tree_key(const struct mf_tree *t, uint32_t sample, uint64_t v
 	return t->spec->key(t->m, t->l, sample, view, level - (uint32_t)t->rooted);
 }
 
-static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const char *branch,
-			 const char *text)
+/* A line: its counts, and (lifetimes) the median lifetime of its samples items[0..n) (NULL:
+ * not shown). */
+static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const uint32_t *items,
+			 size_t n, const char *branch, const char *text)
 {
-	char b[32], time[32] = "";
+	char b[32], time[32] = "", temp[16] = "", leaked[96] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
 	if (t->m->weighted) /* (a column of its own only when there is time) */
 		snprintf(time, sizeof(time), " %11.3f", (double)value[MF_METRIC_TIME] / 1e6);
-	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
-		mf_text_pct(value[t->o->metric], t->total), b, time, (int)t->prefix.len,
+	if (t->m->has_leaf_records)
+		mf_text_temporary(temp, sizeof(temp), value[MF_METRIC_TEMPORARY],
+				  value[MF_METRIC_CALLS]);
+	if (t->m->has_lifetimes)
+		mf_text_life(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
+			     value[MF_METRIC_LEAKED], value[MF_METRIC_PEAK_BLOCKS],
+			     value[MF_METRIC_PEAK],
+			     items ? mf_model_median(t->m->lives, t->life_first, t->life_cell, items,
+						     n, MF_LIFETIME_BUCKETS)
+				   : -1);
+	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s%s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
+		mf_text_pct(value[t->o->metric], t->total), b, time, temp, leaked,
+		(int)t->prefix.len,
 		t->prefix.s, branch, text);
 }
 
@@ -58,12 +73,12 @@ static int mf_tree_chain(struct mf_tree *t, uint32_t sample, uint64_t view, uint
 		char text[128];
 		snprintf(text, sizeof(text), "(1 more path below %.2g%%)", t->o->threshold);
 		if (mf_tree_key(t, sample, view, level) != MF_NONE)
-			mf_tree_line(t, value, level ? "`- " : "", text);
+			mf_tree_line(t, value, &sample, 1, level ? "`- " : "", text);
 		return 0;
 	}
 	int r = 0;
 	for (uint32_t key; !r && (key = mf_tree_key(t, sample, view, level)) != MF_NONE; level++) {
-		mf_tree_line(t, value, level ? "`- " : "", t->l->text[key]);
+		mf_tree_line(t, value, &sample, 1, level ? "`- " : "", t->l->text[key]);
 		if (level)
 			r = mf_strbuf_add(&t->prefix, "   ", 3);
 	}
@@ -88,7 +103,8 @@ static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint64_t *views, ui
 	for (size_t i = 0; i < f->shown && !r; i++) {
 		const struct mf_group *g = &f->groups[i];
 		int last = i + 1 == f->shown && !folded;
-		mf_tree_line(t, g->value, top ? "" : last ? "`- " : "|- ", t->l->text[g->key]);
+		mf_tree_line(t, g->value, items + g->first, g->count, top ? "" : last ? "`- " : "|- ",
+			     t->l->text[g->key]);
 		size_t keep = t->prefix.len;
 		r = mf_strbuf_add(&t->prefix, top ? "" : last ? "   " : "|  ", top ? 0 : 3);
 		if (!r)
@@ -100,7 +116,7 @@ static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint64_t *views, ui
 		char text[128];
 		snprintf(text, sizeof(text), "(%zu more path%s below %.2g%%)", folded,
 			 folded == 1 ? "" : "s", t->o->threshold);
-		mf_tree_line(t, f->folded_value, top ? "" : "`- ", text);
+		mf_tree_line(t, f->folded_value, NULL, 0, top ? "" : "`- ", text);
 	}
 	return r;
 }
@@ -121,6 +137,8 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 		r = mf_labels_rank(&l);
 	if (!r) /* a level past the deepest stack's end, and one for the process */
 		r = mf_fold_levels_init(&t.levels, m->max_depth + 2);
+	if (!r && m->has_lifetimes)
+		r = mf_model_cells_by(m, m->lives, m->nlives, 0, &t.life_first, &t.life_cell);
 	if (!r) {
 		for (size_t i = 0; i < n; i++) {
 			items[i] = (uint32_t)i;
@@ -129,15 +147,18 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 		t.total = mf_model_total(m, o->metric, NULL);
 		t.rooted = mf_labels_rooted(&l, o->merge_processes);
 		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
-			spec->heading, o->threshold, mf_metric_info[o->metric].name);
-		fprintf(out, "%12s %7s %11s%s  %s\n", "calls", "%", "bytes",
-			m->weighted ? "      cpu ms" : "", spec->column);
+			spec->heading, o->threshold, mf_metric_info[o->metric].plural);
+		fprintf(out, "%12s %7s %11s%s%s%s  %s\n", "calls", "%", "bytes",
+			m->weighted ? "      cpu ms" : "", m->has_leaf_records ? "    temp" : "",
+			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "", spec->column);
 		r = mf_tree_level(&t, items, t.views, t.keys, n, 0, NULL);
 	}
 	mf_labels_free(&l);
 	mf_fold_scratch_free(&t.scratch);
 	mf_fold_levels_free(&t.levels);
 	free(t.prefix.s);
+	free(t.life_first);
+	free(t.life_cell);
 	free(t.keys);
 	free(t.views);
 	free(items);

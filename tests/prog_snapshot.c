@@ -7,9 +7,11 @@
  * "signals N" (see by_signals), "busy SECONDS" (4 threads allocating), "handler" (the
  * program's own handler for SIGUSR2 runs), "exact N" (N snapshots "exact" taken by main, back
  * to back, while 4 threads allocate without pause: each call of site_p1, site_p2, site_p3 and
- * site_a asks for its site's size). Exits 1 if a call fails.
+ * site_a asks for its site's size). "mixed N": in tag "work", N temporaries at site_a and N
+ * kept blocks at site_kept of 1 << (i % 10) bytes (ten size buckets), then snapshot "idle",
+ * and nothing more: it returns with the blocks live. Exits 1 if a call fails.
  * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
- *        exact N */
+ *        exact N | mixed N */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -26,6 +28,8 @@
 #pragma weak malloc_freq_reset
 #pragma weak malloc_freq_stats
 #pragma weak malloc_freq_dir
+#pragma weak malloc_freq_tag_push
+#pragma weak malloc_freq_tag_pop
 
 SITE(site_p1, 16)
 SITE(site_p2, 32)
@@ -155,6 +159,29 @@ static int exact(long n)
 	return 0;
 }
 
+__attribute__((noinline)) static void *site_kept(size_t n)
+{
+	void *p = malloc(n);
+	__asm__ volatile("" : : "r"(p) : "memory"); /* (a frame of its own: no tail call) */
+	return p;
+}
+
+static int mixed(long n)
+{
+	void **kept = calloc((size_t)n, sizeof(*kept));
+	if (!kept)
+		return 1;
+	malloc_freq_tag_push("work");
+	for (long i = 0; i < n; i++) {
+		site_a();
+		if (!(kept[i] = site_kept((size_t)1 << (i % 10))))
+			return 1;
+	}
+	malloc_freq_tag_pop();
+	snap("idle");
+	return 0; /* (kept stays live: what the snapshot saw is what the end sees) */
+}
+
 static volatile sig_atomic_t own_ran;
 static void own_handler(int sig)
 {
@@ -237,7 +264,9 @@ int main(int argc, char **argv)
 		say("own handler ran", own_ran);
 		return own_ran ? 0 : 1;
 	}
+	if (argc == 3 && !strcmp(argv[1], "mixed"))
+		return mixed(atol(argv[2]));
 	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
-			"busy SECONDS | handler | exact N\n");
+			"busy SECONDS | handler | exact N | mixed N\n");
 	return 2;
 }

@@ -2,7 +2,8 @@
 # Snapshots (malloc_freq_snapshot, malloc_freq_reset) and mf_print's --snapshot, --since,
 # --between and --list, on phases of known sizes (tests/prog_snapshot.c): each exact per site,
 # a thread that ended before a snapshot included, a parent directory read never counting a
-# snapshot, a SIGKILL right after a snapshot leaving both readable.
+# snapshot, a SIGKILL right after a snapshot leaving both readable; the records after each
+# leaf (temporaries, sizes, lifetimes) copied with time weights and tags in the same trie.
 . "$srcdir/tests/tap.sh"
 p1=100 p2=200 p3=300
 out=$(profile "$MF_TESTS/prog_snapshot" phases $p1 $p2 $p3); rc=$?
@@ -76,4 +77,40 @@ report killlive
 is "$(calls "$mf_work/killlive" ';site_a;malloc$') $(calls "$mf_work/killlive" ';site_b;malloc$')" \
 	"700 700" "and so does the live profile"
 ls -a "$dir" | grep -q '\.tmp$'; is "$?" 1 "no temporary snapshot left"
+# A snapshot copies a thread's file with the records after its leaves (format 4): for a
+# program idle after it, the snapshot gives the temporaries, size histograms (one stack's of
+# ten buckets, past what a leaf holds itself) and leaks the live file gives, exactly; with
+# time weights and a tag scope in the same trie, and with lifetimes too.
+N=1000
+for env in "MALLOC_FREQ_WEIGHT=time" "MALLOC_FREQ_WEIGHT=time MALLOC_FREQ_LIFETIMES=1"; do
+	rm -rf "$mf_work"/malloc_freq.*
+	out=$(env $env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_snapshot" mixed $N)
+	is "$?:$out" "0:idle 1" "mixed $N, $env: exits 0 after snapshot 1"
+	dir=$(ls -d "$mf_work"/malloc_freq.*)
+	for w in calls temporary bytes; do
+		report "live-$w" --weight $w; report "snap-$w" --weight $w --snapshot idle
+		cmp -s "$mf_work/live-$w" "$mf_work/snap-$w"
+		ok $? "$env: --weight $w of the snapshot is the live file's"
+	done
+	is "$(calls "$mf_work/snap-calls" '^\[tag\] work;.*;site_a;malloc$') $(calls "$mf_work/snap-temporary" '^\[tag\] work;.*;site_a;malloc$') $(calls "$mf_work/snap-calls" '^\[tag\] work;.*;site_kept;malloc$') $(calls "$mf_work/snap-temporary" ';site_kept;malloc$')" \
+		"$N $N $N 0" "$env: the snapshot: in tag work, site_a $N calls all temporaries, site_kept $N calls none"
+	"$MF_PRINT" --histogram --snapshot idle "$dir" > "$mf_work/snap-hist" 2> "$mf_work/err"; rc=$?
+	"$MF_PRINT" --histogram "$dir" > "$mf_work/live-hist" 2>> "$mf_work/err"
+	is "$rc:$(cat "$mf_work/err")" "0:" "$env: --histogram of the snapshot and the live file: nothing said"
+	is "$(awk '/site_kept/ { on = 1; next } on && /^ +\[/ { n++ } on && !/^ +\[/ { on = 0 } END { print n + 0 }' "$mf_work/snap-hist")" 10 \
+		"$env: the snapshot's histogram of site_kept has its ten buckets"
+	# (the buckets: the at-peak column differs, as a process that ends at its peak has its end
+	# as its peak, written at exit)
+	is "$(grep '^ *\[' "$mf_work/snap-hist")" "$(grep '^ *\[' "$mf_work/live-hist")" \
+		"$env: and its buckets, sizes and lifetimes, are the live file's"
+	like "$("$MF_PRINT" --sort time --snapshot idle "$dir" 2> /dev/null)" "cpu ms    temp" \
+		"$env: the snapshot has time and temporaries"
+	like "$("$MF_PRINT" --tags --snapshot idle "$dir" 2> /dev/null)" "^ +$((2 * N)) .* work$" \
+		"$env: and the tag's $((2 * N)) calls"
+done
+"$MF_PRINT" --leaks --snapshot idle "$dir" > "$mf_work/snap-leaks" 2> /dev/null
+"$MF_PRINT" --leaks "$dir" > "$mf_work/live-leaks" 2> /dev/null
+like "$(cat "$mf_work/snap-leaks")" "site_kept" "lifetimes: the snapshot's leaks name site_kept"
+is "$(grep -c site_kept "$mf_work/snap-leaks")" "$(grep -c site_kept "$mf_work/live-leaks")" \
+	"lifetimes: as the live file's"
 done_testing

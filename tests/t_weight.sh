@@ -21,7 +21,7 @@ is "$(calls "$mf_work/c" ';site_slow;malloc$') $(calls "$mf_work/c" ';site_fast;
 	"calls are still counted: $n and $n"
 report=$("$MF_PRINT" --sort time --threshold 5 "$dir" 2> /dev/null)
 like "$report" "s of thread CPU time came before these calls" "the summary says how much time"
-like "$report" "cpu ms  call stack" "the tree has a time column"
+like "$report" "cpu ms    temp  call stack" "the tree has a time column (then temporaries)"
 like "$report" "^ +$n +[0-9.]+% .* \|- site_slow " "--sort time: site_slow first"
 # the other outputs carry the time: JSON (parsed by python3), pprof (read by go tool pprof)
 if command -v python3 > /dev/null; then
@@ -53,7 +53,7 @@ profile "$MF_TESTS/prog_weight" 2 0 > /dev/null
 "$MF_PRINT" --sort time "$mf_work"/malloc_freq.* > /dev/null 2> "$mf_work/err"; rc=$?
 is "$rc:$(cat "$mf_work/err")" "1:mf_print: these profiles hold no time: record with MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time" \
 	"--sort time without time: said, exit 1"
-like "$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)" "^       calls       %       bytes  call stack" \
+like "$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)" "^       calls       %       bytes    temp  call stack" \
 	"and the tree has no time column"
 err=$(MALLOC_FREQ_WEIGHT=cpu profile "$MF_TESTS/prog_weight" 1 0 2>&1 > /dev/null)
 is "$err" 'malloc_freq: MALLOC_FREQ_WEIGHT="cpu" is not one of calls, time; using calls' \

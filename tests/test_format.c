@@ -25,6 +25,7 @@
 void mf_unwind_forget(void) {}
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+int mf_life_on; /* (lifetimes off: lib/life.c is not linked) */
 
 #define STACKS 3000
 
@@ -232,7 +233,7 @@ int main(void)
 
 	/* The memo of whole stacks: each found again as itself, and grown to its full size of
 	 * 1024 slots (from one page) and no further. */
-	enum { MEMO_NODES = 4 * STACKS + 2 };
+	enum { MEMO_NODES = (4 + MF_LEAF_SLOTS) * STACKS + 2 }; /* (each leaf and its record) */
 	struct mf_node *mnodes = calloc(MEMO_NODES, sizeof(*mnodes));
 	uint64_t mcount = 0;
 	struct mf_trie mt;
@@ -248,7 +249,8 @@ int main(void)
 			memo_ok = memo_ok && n != 0 && (round == 0 || n == mleaf[s]);
 			mleaf[s] = n;
 		}
-	tap_ok(memo_ok && mt.memo_mask + 1 == 1024 && mcount == 2 + 3 * STACKS,
+	tap_ok(memo_ok && mt.memo_mask + 1 == 1024 &&
+		   mcount == 2 + (3 + MF_LEAF_SLOTS) * STACKS,
 	       "%d stacks twice: the same leaves, %llu nodes, a memo of %llu slots", STACKS,
 	       (unsigned long long)mcount, memo_ok ? (unsigned long long)mt.memo_mask + 1 : 0);
 	if (mnodes)

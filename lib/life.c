@@ -1,0 +1,427 @@
+/* Lifetimes (MALLOC_FREQ_LIFETIMES=1): an address map from every live block to the thread file
+ * and leaf that allocated it, so that a free on any thread, also after the allocating thread
+ * ended, is charged to that leaf's struct mf_life in its file. Runs inside malloc: no malloc
+ * (the map's memory is mmap'd), no stdio, errno preserved.
+ *
+ * The map: 64 shards by address hash, each an open-addressing table (linear probing,
+ * deletion by backward shift: no tombstones) behind a spinlock of its own, so threads that
+ * allocate at once rarely meet; a shard doubles at half full. A slot is 32 bytes, so a live
+ * block costs 64 to 128 bytes. The thread files stay mapped to the end of the process (a
+ * late free still finds its record), and never move (their reserved address space is made
+ * large; a file that would outgrow it stops growing).
+ *
+ * The peak (DHAT's t-gmax): the process's live requested bytes are one atomic sum (fed by
+ * each thread in batches: mf_life_change); a change that raises it past its maximum marks
+ * the process as at its peak, and the next that lowers it first copies every leaf's live
+ * blocks and bytes into its peak fields, walking every registered file: once per peak left. Calls of
+ * other threads meanwhile may be half in it (exact when the peak is left by one thread at
+ * a time). A process that ends at its peak has its end as its peak (mf_life_exit). */
+#include "config.h"
+
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+#include "mf_internal.h"
+
+#define MF_LIFE_SHARDS	  64
+#define MF_LIFE_FILES	  65536
+#define MF_LIFE_SLOTS_MIN 512
+
+struct mf_life_slot {
+	uintptr_t addr; /* 0: empty */
+	uint64_t size;
+	uint32_t file, node; /* the leaf: mf_life_files[file][node] */
+	uint64_t born;	     /* the time-stamp counter */
+};
+
+/* Lifetimes are measured with the time-stamp counter (invariant on every x86-64 that Linux
+ * keeps it as its clock source), a few nanoseconds a read where clock_gettime takes 30 on a
+ * virtual machine: its nanoseconds per tick, measured once against CLOCK_MONOTONIC. */
+static double mf_life_ns_per_tick = 1.0;
+
+static inline uint64_t mf_life_now(void)
+{
+	return __builtin_ia32_rdtsc();
+}
+
+static uint64_t mf_life_mono(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+void mf_life_init(void)
+{
+	uint64_t t0 = mf_life_mono(), c0 = mf_life_now(), t1, c1;
+	do /* (50 us: enough for a ratio to 0.1%, nothing next to a process's start) */
+		t1 = mf_life_mono(), c1 = mf_life_now();
+	while (t1 - t0 < 50000 && t1 >= t0);
+	if (c1 > c0 && t1 > t0)
+		mf_life_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+}
+
+struct mf_life_shard {
+	_Alignas(64) int lock;
+	struct mf_life_slot *slot;
+	uint64_t mask, used;
+};
+
+int mf_life_on;
+static struct mf_life_shard mf_life_shards[MF_LIFE_SHARDS];
+static struct mf_node *mf_life_files[MF_LIFE_FILES]; /* [0]: none */
+static uint32_t mf_life_nfiles = 1;
+/* (apart: live changes at every call; the others rarely) */
+static _Alignas(64) uint64_t mf_life_live;
+static _Alignas(64) uint64_t mf_life_max;
+static int mf_life_at_max, mf_life_snapping;
+
+/* Every leaf's live blocks and bytes now, as its peak; the process record says when. */
+static void mf_life_snapshot(void)
+{
+	if (__atomic_exchange_n(&mf_life_snapping, 1, __ATOMIC_ACQUIRE))
+		return; /* (another thread is taking it) */
+	uint32_t files = __atomic_load_n(&mf_life_nfiles, __ATOMIC_RELAXED);
+	uint64_t live_blocks = 0;
+	for (uint32_t id = 1; id < files && id < MF_LIFE_FILES; id++) {
+		struct mf_node *nodes = __atomic_load_n(&mf_life_files[id], __ATOMIC_ACQUIRE);
+		if (!nodes)
+			continue;
+		const struct mf_prof_header *h =
+		    (const struct mf_prof_header *)((char *)nodes - MF_HEADER_SIZE);
+		uint64_t n = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE), after;
+		for (uint64_t i = 1; i < n; i += 1 + after) {
+			uint32_t module = nodes[i].module;
+			after = module == MF_MODULE_ENTRY   ? MF_LEAF_SLOTS + MF_LIFE_SLOTS
+				: module == MF_MODULE_SIZES ? MF_SIZES_SLOTS
+							    : 0;
+			if (module != MF_MODULE_ENTRY)
+				continue;
+			struct mf_life *l = (struct mf_life *)(nodes + i + 1 + MF_LEAF_SLOTS);
+			uint64_t blocks = __atomic_load_n(&l->blocks, __ATOMIC_RELAXED);
+			uint64_t frees = __atomic_load_n(&l->frees, __ATOMIC_RELAXED);
+			uint64_t bytes = __atomic_load_n(&l->bytes, __ATOMIC_RELAXED);
+			uint64_t freed = __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
+			l->peak_blocks = blocks > frees ? blocks - frees : 0;
+			l->peak_bytes = bytes > freed ? bytes - freed : 0;
+			live_blocks += l->peak_blocks;
+		}
+	}
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	mf_process_set(MF_PROCESS_PEAK_BYTES, __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED));
+	mf_process_set(MF_PROCESS_PEAK_BLOCKS, live_blocks);
+	mf_process_set(MF_PROCESS_PEAK_NS, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
+	__atomic_store_n(&mf_life_snapping, 0, __ATOMIC_RELEASE);
+}
+
+/* The thread's change of live bytes not yet in the process's sum: added when it reaches
+ * MF_LIFE_BATCH either way (one atomic on a line all threads share, per so many bytes, not
+ * per call), so the sum, and the peak found in it, are right to within that much per
+ * thread; the stacks' figures at the peak are read from their own counts, exactly. */
+#define MF_LIFE_BATCH (64 << 10)
+static MF_TLS int64_t mf_life_delta;
+
+/* Live bytes up by d (> 0): a new maximum marks the peak. */
+static void mf_life_grew(int64_t d)
+{
+	uint64_t live = __atomic_add_fetch(&mf_life_live, (uint64_t)d, __ATOMIC_RELAXED);
+	uint64_t max = __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED);
+	while (live > max)
+		if (__atomic_compare_exchange_n(&mf_life_max, &max, live, 1, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&mf_life_at_max, 1, __ATOMIC_RELAXED);
+			break;
+		}
+}
+
+/* Live bytes about to go down: if they are at their maximum, that was the peak. */
+static void mf_life_leaving(void)
+{
+	if (__atomic_load_n(&mf_life_at_max, __ATOMIC_RELAXED) &&
+	    __atomic_exchange_n(&mf_life_at_max, 0, __ATOMIC_RELAXED))
+		mf_life_snapshot();
+}
+
+/* The thread's live bytes change by d: into the process's sum once they come to a batch; a
+ * fall from the maximum was the peak (taken before the fall). */
+static void mf_life_change(int64_t d)
+{
+	d += mf_life_delta;
+	if (d < MF_LIFE_BATCH && d > -MF_LIFE_BATCH) {
+		mf_life_delta = d;
+		return;
+	}
+	mf_life_delta = 0;
+	if (d > 0) {
+		mf_life_grew(d);
+		return;
+	}
+	mf_life_leaving();
+	__atomic_sub_fetch(&mf_life_live, (uint64_t)-d, __ATOMIC_RELAXED);
+}
+
+void mf_life_thread_exit(void)
+{
+	int64_t d = mf_life_delta;
+	mf_life_delta = 0;
+	if (d > 0)
+		mf_life_grew(d);
+	else if (d < 0)
+		__atomic_sub_fetch(&mf_life_live, (uint64_t)-d, __ATOMIC_RELAXED);
+}
+
+void mf_life_exit(void)
+{
+	mf_life_thread_exit();
+	mf_life_leaving();
+}
+
+uint32_t mf_life_file_new(struct mf_node *nodes)
+{
+	uint32_t id = __atomic_fetch_add(&mf_life_nfiles, 1, __ATOMIC_RELAXED);
+	if (id >= MF_LIFE_FILES) {
+		MF_LOG_ONCE("more than %d threads: the blocks of the later ones are not tracked "
+			    "(their frees count as frees of unknown blocks)",
+			    MF_LIFE_FILES - 1);
+		return 0;
+	}
+	__atomic_store_n(&mf_life_files[id], nodes, __ATOMIC_RELEASE);
+	return id;
+}
+
+static inline uint64_t mf_life_hash(uintptr_t addr)
+{
+	uint64_t h = (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+static struct mf_life_shard *mf_life_shard(uint64_t h)
+{
+	return &mf_life_shards[h >> 58];
+}
+
+static void mf_life_lock(struct mf_life_shard *s)
+{
+	while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
+		while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
+			sched_yield();
+}
+
+static void mf_life_unlock(struct mf_life_shard *s)
+{
+	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
+}
+
+static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct mf_life_slot *x)
+{
+	uint64_t i = mf_life_hash(x->addr) & mask;
+	while (slot[i].addr && slot[i].addr != x->addr)
+		i = (i + 1) & mask;
+	slot[i] = *x;
+}
+
+/* Twice the slots (the first time: MF_LIFE_SLOTS_MIN). 0, or -1 without memory. */
+static MF_NOINLINE int mf_life_grow(struct mf_life_shard *s)
+{
+	uint64_t n = s->slot ? (s->mask + 1) * 2 : MF_LIFE_SLOTS_MIN;
+	int saved = errno;
+	struct mf_life_slot *slot = mmap(NULL, n * sizeof(*slot), PROT_READ | PROT_WRITE,
+					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (slot == MAP_FAILED) {
+		errno = saved;
+		return -1;
+	}
+	if (s->slot) {
+		for (uint64_t i = 0; i <= s->mask; i++)
+			if (s->slot[i].addr)
+				mf_life_put(slot, n - 1, &s->slot[i]);
+		munmap(s->slot, (s->mask + 1) * sizeof(*slot));
+	}
+	errno = saved;
+	s->slot = slot;
+	s->mask = n - 1;
+	return 0;
+}
+
+/* Takes the slot of addr (of hash h) out of the shard (held) into *out; 0, or -1 if there is
+ * none. */
+static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
+			struct mf_life_slot *out)
+{
+	if (!s->slot)
+		return -1;
+	uint64_t mask = s->mask, i = h & mask;
+	while (s->slot[i].addr != addr) {
+		if (!s->slot[i].addr)
+			return -1;
+		i = (i + 1) & mask;
+	}
+	*out = s->slot[i];
+	/* Backward shift: each later slot of the run moves into the hole if its home is not
+	 * between the hole and itself. */
+	for (uint64_t j = (i + 1) & mask; s->slot[j].addr; j = (j + 1) & mask) {
+		uint64_t home = mf_life_hash(s->slot[j].addr) & mask;
+		if (((j - home) & mask) >= ((j - i) & mask)) {
+			s->slot[i] = s->slot[j];
+			i = j;
+		}
+	}
+	s->slot[i].addr = 0;
+	s->used--;
+	return 0;
+}
+
+/* A block of leaf node of file, freed at now (0: found replaced, freed where we did not see
+ * it, when is not known). */
+static void mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
+{
+	struct mf_node *nodes = __atomic_load_n(&mf_life_files[slot->file], __ATOMIC_ACQUIRE);
+	if (!nodes)
+		return;
+	struct mf_life *l = (struct mf_life *)(nodes + slot->node + 1 + MF_LEAF_SLOTS);
+	unsigned b = MF_LIFETIME_BUCKETS;
+	if (now) {
+		b = MF_SIZE_BUCKET(
+		    (uint64_t)((double)(now > slot->born ? now - slot->born : 0) *
+			       mf_life_ns_per_tick));
+		b = b < MF_LIFETIME_BUCKETS ? b : MF_LIFETIME_BUCKETS - 1;
+	}
+	if (slot->file == mf_tls.life_file) { /* (freed by its own thread: no other writes) */
+		l->frees++;
+		l->freed_bytes += slot->size;
+		if (b < MF_LIFETIME_BUCKETS)
+			l->lifetime[b]++;
+		return;
+	}
+	__atomic_add_fetch(&l->frees, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&l->freed_bytes, slot->size, __ATOMIC_RELAXED);
+	if (b < MF_LIFETIME_BUCKETS)
+		__atomic_add_fetch(&l->lifetime[b], 1, __ATOMIC_RELAXED);
+}
+
+void mf_life_alloc(void *p, size_t n)
+{
+	struct mf_leaf *x = mf_tls.last_record;
+	uint32_t file = mf_tls.life_file;
+	if (!p || !x || x == &mf_leaf_none || !file || mf_tls.life_busy || mf_tls.recording)
+		return;
+	mf_tls.life_busy++;
+	struct mf_node *leaf = (struct mf_node *)x - 1;
+	struct mf_life *l = (struct mf_life *)(leaf + 1 + MF_LEAF_SLOTS);
+	struct mf_life_slot slot = {(uintptr_t)p, n, file, (uint32_t)(leaf - mf_tls.nodes),
+				    mf_life_now()};
+	struct mf_life_slot stale = {0};
+	uint64_t h = mf_life_hash(slot.addr);
+	struct mf_life_shard *s = mf_life_shard(h);
+	int put = 0;
+	mf_life_lock(s);
+	if ((s->slot && 2 * (s->used + 1) <= s->mask + 1) || mf_life_grow(s) == 0) {
+		uint64_t i = h & s->mask;
+		while (s->slot[i].addr && s->slot[i].addr != slot.addr)
+			i = (i + 1) & s->mask;
+		stale = s->slot[i]; /* (a block freed where we did not see it, its address reused) */
+		s->used += !stale.addr;
+		s->slot[i] = slot;
+		put = 1;
+	}
+	mf_life_unlock(s);
+	if (stale.addr) {
+		mf_life_freed(&stale, 0);
+		mf_life_delta -= (int64_t)stale.size;
+	}
+	if (put) {
+		/* (written by this thread only; others read them, a word at a time) */
+		uint64_t bytes = l->bytes += n;
+		l->blocks++;
+		uint64_t live = bytes - __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
+		if (live > l->max_bytes && live <= bytes)
+			l->max_bytes = live;
+		mf_life_change((int64_t)n);
+	}
+	mf_tls.life_busy--;
+}
+
+/* Block p leaves the map: freed, or (realloc) replaced by one of replaced_by bytes. */
+static void mf_life_drop(void *p, uint64_t replaced_by)
+{
+	if (mf_tls.life_busy || mf_tls.recording)
+		return; /* (a signal handler's, in the map; or the profiler's own) */
+	/* A child made without fork()'s handlers: the map is the parent's until it is reset. */
+	if (!__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+		return;
+	mf_tls.life_busy++;
+	uintptr_t addr = (uintptr_t)p;
+	uint64_t h = mf_life_hash(addr);
+	struct mf_life_shard *s = mf_life_shard(h);
+	struct mf_life_slot slot;
+	mf_life_lock(s);
+	int found = mf_life_take(s, addr, h, &slot) == 0;
+	mf_life_unlock(s);
+	if (found) {
+		if (slot.size > replaced_by) /* (live bytes go down: was that the peak?) */
+			mf_life_change(-(int64_t)slot.size);
+		else /* (a growing realloc: its new block's bytes come in mf_life_alloc) */
+			mf_life_delta -= (int64_t)slot.size;
+		mf_life_freed(&slot, mf_life_now());
+	} else {
+		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
+	}
+	mf_tls.life_busy--;
+}
+
+void mf_life_free(void *p)
+{
+	mf_life_drop(p, 0);
+}
+
+void mf_life_realloc(void *old, void *p, size_t n)
+{
+	if (old)
+		mf_life_drop(old, p ? n : 0);
+	mf_life_alloc(p, n);
+}
+
+/* No thread may be in the map when the child is made; but a signal handler's fork that
+ * interrupted this thread in the map would wait for itself: then the child only starts over. */
+static int mf_life_held;
+
+void mf_life_prefork(void)
+{
+	if (mf_tls.life_busy)
+		return;
+	for (int i = 0; i < MF_LIFE_SHARDS; i++)
+		mf_life_lock(&mf_life_shards[i]);
+	mf_life_held = 1;
+}
+
+void mf_life_postfork_parent(void)
+{
+	if (!mf_life_held)
+		return;
+	mf_life_held = 0;
+	for (int i = 0; i < MF_LIFE_SHARDS; i++)
+		mf_life_unlock(&mf_life_shards[i]);
+}
+
+void mf_life_postfork_child(void)
+{
+	mf_life_held = 0;
+	for (int i = 0; i < MF_LIFE_SHARDS; i++) {
+		struct mf_life_shard *s = &mf_life_shards[i];
+		if (s->slot)
+			munmap(s->slot, (s->mask + 1) * sizeof(*s->slot));
+		*s = (struct mf_life_shard){0};
+	}
+	memset(mf_life_files, 0, sizeof(mf_life_files[0]) * (mf_life_nfiles < MF_LIFE_FILES
+								    ? mf_life_nfiles
+								    : MF_LIFE_FILES));
+	mf_life_nfiles = 1;
+	mf_life_live = mf_life_max = 0;
+	mf_life_at_max = mf_life_snapping = 0;
+	mf_tls.life_file = 0;
+	mf_tls.life_busy = 0;
+}
