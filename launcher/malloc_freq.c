@@ -37,7 +37,7 @@ struct mf_launch {
 	const char *cache;
 	const char *weight;
 	const char *snapshot_interval;
-	int start_off;
+	int start_off, lifetimes;
 	int snapshot_signal, toggle_signal; /* 0: not given */
 	int report, quiet;
 	char **argv; /* the program and its arguments */
@@ -73,6 +73,8 @@ static void mf_usage(FILE *out)
 	      "                        [MALLOC_FREQ_CACHE]\n"
 	      "      --weight calls|time  weigh stacks by calls (default) or by the thread's\n"
 	      "                        CPU time before each call  [MALLOC_FREQ_WEIGHT]\n"
+	      "      --lifetimes       match every free to its allocation: leaks and the peak\n"
+	      "                        per stack (not with --sample)  [MALLOC_FREQ_LIFETIMES=1]\n"
 	      "      --start-off       record nothing until the program (malloc_freq_enable)\n"
 	      "                        or the toggle signal turns recording on\n"
 	      "                        [MALLOC_FREQ_START=off]\n"
@@ -89,8 +91,7 @@ static void mf_usage(FILE *out)
 	      "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A\n"
 	      "setting already in the environment is kept unless an option gives it. The\n"
 	      "snapshot and toggle signals sent to malloc_freq are passed on to PROGRAM (to\n"
-	      "reach the processes it starts, send them to those). Allocation lifetimes are\n"
-	      "not a setting of the library yet, so there is no option for them.\n"
+	      "reach the processes it starts, send them to those).\n"
 	      "\n"
 	      "Examples:\n"
 	      "  malloc_freq ./app --its-args          profile in malloc_freq.<pid>/\n"
@@ -180,6 +181,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		OPT_CACHE,
 		OPT_WEIGHT,
 		OPT_START_OFF,
+		OPT_LIFETIMES,
 		OPT_SNAPSHOT_SIGNAL,
 		OPT_TOGGLE_SIGNAL,
 		OPT_SNAPSHOT_INTERVAL
@@ -194,6 +196,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	    {"cache", required_argument, NULL, OPT_CACHE},
 	    {"weight", required_argument, NULL, OPT_WEIGHT},
 	    {"start-off", no_argument, NULL, OPT_START_OFF},
+	    {"lifetimes", no_argument, NULL, OPT_LIFETIMES},
 	    {"snapshot-signal", required_argument, NULL, OPT_SNAPSHOT_SIGNAL},
 	    {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
 	    {"snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL},
@@ -254,6 +257,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		case OPT_START_OFF:
 			l->start_off = 1;
 			break;
+		case OPT_LIFETIMES:
+			l->lifetimes = 1;
+			break;
 		case OPT_SNAPSHOT_SIGNAL:
 		case OPT_TOGGLE_SIGNAL:
 			if (!(*(c == OPT_SNAPSHOT_SIGNAL ? &l->snapshot_signal
@@ -292,6 +298,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	}
 	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)
 		return mf_usage_error("--snapshot-signal and --toggle-signal name the same signal");
+	if (l->lifetimes && l->sample && strcmp(l->sample, "1"))
+		return mf_usage_error("--lifetimes follows every block: it does not go with --sample");
 	if (optind >= argc)
 		return mf_usage_error("no program given");
 	l->argv = argv + optind;
@@ -454,6 +462,8 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 		setenv("MALLOC_FREQ_WEIGHT", l->weight, 1);
 	if (l->start_off)
 		setenv("MALLOC_FREQ_START", "off", 1);
+	if (l->lifetimes)
+		setenv("MALLOC_FREQ_LIFETIMES", "1", 1);
 	char num[16];
 	if (l->snapshot_signal) {
 		snprintf(num, sizeof(num), "%d", l->snapshot_signal);
@@ -511,7 +521,10 @@ static int mf_count_profile(const char *path, struct mf_totals *t)
 	}
 	uint64_t rate = p.header.sample_rate ? p.header.sample_rate : 1;
 	t->sampled |= rate > 1;
-	for (uint64_t i = 1; i < p.node_count; i++) {
+	/* a call is counted at its leaf, the entry point's node; records follow some nodes */
+	for (uint64_t i = 1; i < p.node_count; i += 1 + mf_profile_slots_after(&p, &p.nodes[i])) {
+		if (p.nodes[i].module != MF_MODULE_ENTRY)
+			continue;
 		uint64_t c, b;
 		if (__builtin_mul_overflow(p.nodes[i].calls, rate, &c))
 			c = UINT64_MAX, t->saturated = 1;
