@@ -41,7 +41,8 @@ like "$(seen table_first)" '^340\|[0-9.]+%\|15\.9 KiB\|\[prog_tree\]$' "the tabl
 [ "$(seen table_rows)" -ge 4 ]; ok $? "the table: the programs, malloc, site_tree and their callers ($(seen table_rows) rows)"
 # frames by function and line: the table is mf_print's own tree, line for line
 "$MF_PRINT" --threshold 1 "$mf_work" 2> /dev/null | sed -n '/call stack (allocation <- caller)$/,$p' |
-	sed -n -E '2,$s/^ *([0-9]+) +([0-9.]+%) +([^ ]+ [A-Za-z]+)  (.*)$/\1|\2|\3|\4/p' > "$mf_work/text_tree"
+	sed -n -E '2,$s/^ *([0-9]+) +([0-9.]+%) +([^ ]+ [A-Za-z]+)( +([0-9.]+%|-))?  (.*)$/\1|\2|\3|\6/p' > "$mf_work/text_tree"
+# (the temporaries column, of format 4 profiles, is not the page's table's)
 seen table_lines | tr '\t' '\n' | awk -F'|' -v OFS='|' '{ gsub(/,/, "", $1); print }' > "$mf_work/page_tree"
 [ "$(wc -l < "$mf_work/text_tree")" -ge 4 ]; ok $? "the text tree has its lines ($(wc -l < "$mf_work/text_tree"))"
 is "$(cat "$mf_work/page_tree")" "$(cat "$mf_work/text_tree")" "the page's table by line is mf_print's tree, line for line"
