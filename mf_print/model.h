@@ -184,11 +184,34 @@ struct mf_model {
 	struct mf_model_index *idx; /* the building's hash tables */
 };
 
-/* The metrics the --json, --pprof and --dot outputs carry: calls and bytes, and time when the
- * model is weighted (MF_METRIC_TIME follows them); a column or a field per metric. */
-static inline int mf_model_nmetrics(const struct mf_model *m)
+/* Whether the model holds metric k: calls and bytes always, time when weighted, temporaries
+ * from format 4, the leak and peak columns with lifetimes (a column it lacks is all zeros, not
+ * a measurement). */
+static inline int mf_model_holds(const struct mf_model *m, int k)
 {
-	return m->weighted ? MF_METRIC_TIME + 1 : MF_METRIC_TIME;
+	switch (k) {
+	case MF_METRIC_CALLS:
+	case MF_METRIC_BYTES:
+		return 1;
+	case MF_METRIC_TIME:
+		return m->weighted;
+	case MF_METRIC_TEMPORARY:
+		return m->has_leaf_records;
+	default:
+		return m->has_lifetimes;
+	}
+}
+
+/* The metrics the --json, --pprof, --dot and --html outputs carry, a column or a field each:
+ * those m or base (NULL: none) holds, in enum order, into held[MF_METRICS]. Their number. */
+static inline int mf_model_metrics(const struct mf_model *m, const struct mf_model *base,
+				   int *held)
+{
+	int n = 0;
+	for (int k = 0; k < MF_METRICS; k++)
+		if (mf_model_holds(m, k) || (base && mf_model_holds(base, k)))
+			held[n++] = k;
+	return n;
 }
 
 /* An empty model that symbolizes with sym (which must outlive it). 0 or -ENOMEM. */

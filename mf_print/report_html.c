@@ -133,11 +133,14 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 	fprintf(out, "{\"format\":1,\"estimated\":%s,\"rooted\":%s,\"metrics\":[",
 		m->estimated ? "true" : "false",
 		mf_labels_rooted(lines, o->merge_processes) ? "true" : "false");
-	for (int k = 0; k < mf_model_nmetrics(m); k++) {
+	int held[MF_METRICS], nheld = mf_model_metrics(m, NULL, held), chosen = 0;
+	for (int k = 0; k < nheld; k++) {
 		fputs(k ? "," : "", out);
-		mf_html_string(out, mf_metric_info[k].name);
+		mf_html_string(out, mf_metric_info[held[k]].name);
+		if (held[k] == (int)o->metric)
+			chosen = k;
 	}
-	fprintf(out, "],\"metric\":%d,\"threshold\":%g", (int)o->metric, o->threshold);
+	fprintf(out, "],\"metric\":%d,\"threshold\":%g", chosen, o->threshold);
 	fputs(",\n\"functions\":[", out);
 	for (size_t i = 0; i < fns->count; i++) {
 		fputs(i ? "," : "", out);
@@ -166,10 +169,10 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 	for (size_t s = 0; s < m->nsamples; s++)
 		fprintf(out, s ? ",%" PRIu32 : "%" PRIu32, m->samples[s].thread);
 	fputc(']', out);
-	for (int k = 0; k < mf_model_nmetrics(m); k++) {
-		fprintf(out, ",\n\"%s\":[", mf_metric_info[k].name);
+	for (int k = 0; k < nheld; k++) {
+		fprintf(out, ",\n\"%s\":[", mf_metric_info[held[k]].name);
 		for (size_t s = 0; s < m->nsamples; s++)
-			fprintf(out, s ? ",%" PRIu64 : "%" PRIu64, m->values[k][s]);
+			fprintf(out, s ? ",%" PRIu64 : "%" PRIu64, m->values[held[k]][s]);
 		fputc(']', out);
 	}
 	char text[512];

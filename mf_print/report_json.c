@@ -12,7 +12,7 @@
 
 #include "report.h"
 
-#define MF_JSON_VERSION 1
+#define MF_JSON_VERSION 2
 
 static const char *const mf_json_kinds[] = {
     [MF_FRAME_CODE] = "code",
@@ -78,15 +78,16 @@ static void mf_json_str(FILE *out, const char *str)
 	putc('"', out);
 }
 
-/* The metrics written: mf_model_nmetrics of the model (set by mf_report_json). */
-static int mf_json_nmetrics = MF_METRIC_TIME;
+/* The metrics written: those the model holds (set by mf_report_json). */
+static int mf_json_held[MF_METRICS], mf_json_nheld;
 
-/* "name": {"calls": N, "bytes": N}: one value per metric. */
+/* "name": {"calls": N, "bytes": N, ...}: one value per metric held. */
 static void mf_json_values(FILE *out, const char *name, const uint64_t *v)
 {
 	fprintf(out, "\"%s\": {", name);
-	for (int k = 0; k < mf_json_nmetrics; k++)
-		fprintf(out, "%s\"%s\": %" PRIu64, k ? ", " : "", mf_metric_info[k].name, v[k]);
+	for (int k = 0; k < mf_json_nheld; k++)
+		fprintf(out, "%s\"%s\": %" PRIu64, k ? ", " : "",
+			mf_metric_info[mf_json_held[k]].name, v[mf_json_held[k]]);
 	putc('}', out);
 }
 
@@ -113,8 +114,11 @@ static void mf_json_summary(FILE *out, const struct mf_model *m, const struct mf
 				entry[e]);
 			first = 0;
 		}
+	int saturated = 0;
+	for (int k = 0; k < mf_json_nheld; k++)
+		saturated |= m->saturated[mf_json_held[k]];
 	fprintf(out, "}, \"estimated\": %s, \"saturated\": %s,\n", m->estimated ? "true" : "false",
-		m->saturated[0] || m->saturated[1] ? "true" : "false");
+		saturated ? "true" : "false");
 	fprintf(out,
 		"    \"processes\": %zu, \"threads\": %zu, \"files\": %zu, \"directories\": %zu, "
 		"\"lost_calls\": %" PRIu64 ", \"nested_calls\": %" PRIu64
@@ -261,9 +265,9 @@ int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_o
 {
 	fprintf(out, "{\n  \"format\": \"malloc_freq\", \"version\": %d,\n  \"metrics\": [",
 		MF_JSON_VERSION);
-	mf_json_nmetrics = mf_model_nmetrics(m);
-	for (int k = 0; k < mf_json_nmetrics; k++)
-		fprintf(out, "%s\"%s\"", k ? ", " : "", mf_metric_info[k].name);
+	mf_json_nheld = mf_model_metrics(m, NULL, mf_json_held);
+	for (int k = 0; k < mf_json_nheld; k++)
+		fprintf(out, "%s\"%s\"", k ? ", " : "", mf_metric_info[mf_json_held[k]].name);
 	fputs("],\n", out);
 	mf_json_summary(out, m, o);
 	mf_json_modules(out, m);

@@ -60,15 +60,15 @@ enum {
 	PB_FUNCTION_FILENAME = 4,
 };
 
-/* Each metric as a pprof sample type (the names go tool pprof's heap profiles use). */
+/* Each metric as a pprof sample type: the names go tool pprof's heap profiles use where one
+ * fits, and units it knows (count, bytes, nanoseconds) so that it scales and prints them. */
 static const struct {
 	const char *type, *unit;
 } mf_pprof_types[] = {
     [MF_METRIC_CALLS] = {"alloc_calls", "count"},
     [MF_METRIC_BYTES] = {"alloc_space", "bytes"},
-    [MF_METRIC_TIME] = {"cpu", "nanoseconds"}, /* (only when the model has time) */
-    /* (not written yet: mf_model_nmetrics stops before them) */
-    [MF_METRIC_TEMPORARY] = {"temporary_calls", "count"},
+    [MF_METRIC_TIME] = {"cpu", "nanoseconds"},
+    [MF_METRIC_TEMPORARY] = {"temporaries", "count"},
     [MF_METRIC_LEAKED_BLOCKS] = {"leaked_objects", "count"},
     [MF_METRIC_LEAKED] = {"leaked_space", "bytes"},
     [MF_METRIC_PEAK_BLOCKS] = {"peak_objects", "count"},
@@ -97,6 +97,8 @@ struct mf_pprof {
 	uint64_t nloc;
 	uint64_t *ids; /* a sample's location ids, leaf first */
 	size_t cap_ids;
+	int held[MF_METRICS]; /* the metrics written, a sample type each (mf_model_metrics) */
+	int nheld;
 };
 
 static uint64_t mf_pprof_str_rehash(const void *ctx, uint32_t id)
@@ -325,13 +327,13 @@ static int mf_pprof_samples(struct mf_pprof *pp, const struct mf_model *m, int n
 			if (m->frames[fr[k]].inlined_into == MF_NONE)
 				ids[n++] = mf_pprof_location(pp, &pm, fr[k]);
 		uint64_t values[MF_METRICS];
-		for (int k = 0; k < MF_METRICS; k++) {
-			uint64_t v = m->values[k][s];
+		for (int k = 0; k < pp->nheld; k++) {
+			uint64_t v = m->values[pp->held[k]][s];
 			int64_t x = v > INT64_MAX ? INT64_MAX : (int64_t)v;
 			values[k] = (uint64_t)(negate ? -x : x);
 		}
 		mf_pb_packed(&pp->msg, PB_SAMPLE_LOCATION_ID, ids, n);
-		mf_pb_packed(&pp->msg, PB_SAMPLE_VALUE, values, (size_t)mf_model_nmetrics(m));
+		mf_pb_packed(&pp->msg, PB_SAMPLE_VALUE, values, (size_t)pp->nheld);
 		const struct mf_thread *t = &m->threads[m->samples[s].thread];
 		const struct mf_process *p = &m->processes[t->process];
 		mf_pprof_label_num(pp, "thread_id", t->tid, NULL);
@@ -360,11 +362,12 @@ static void mf_pprof_comment(struct mf_pprof *pp, const char *text)
 static void mf_pprof_header(struct mf_pprof *pp, const struct mf_model *m,
 			    const struct mf_report_options *o)
 {
-	for (int k = 0; k < mf_model_nmetrics(m); k++) {
+	pp->nheld = mf_model_metrics(m, o->base, pp->held);
+	for (int k = 0; k < pp->nheld; k++) {
 		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_TYPE,
-			     mf_pprof_str(pp, mf_pprof_types[k].type));
+			     mf_pprof_str(pp, mf_pprof_types[pp->held[k]].type));
 		mf_pb_varint(&pp->msg, PB_VALUE_TYPE_UNIT,
-			     mf_pprof_str(pp, mf_pprof_types[k].unit));
+			     mf_pprof_str(pp, mf_pprof_types[pp->held[k]].unit));
 		mf_pb_message(&pp->prof, PB_PROFILE_SAMPLE_TYPE, &pp->msg);
 	}
 	mf_pb_varint(&pp->prof, PB_PROFILE_DEFAULT_SAMPLE_TYPE,

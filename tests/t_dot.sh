@@ -17,8 +17,8 @@ is "$(grep -c 'class="node"' "$mf_work/all.svg") $(grep -c 'class="edge"' "$mf_w
 	"the SVG has every node ($nodes) and edge ($edges) of the graph"
 # node FUNCTION: its label's lines after the name, joined by '|'
 node() { sed -n "s/^  n[0-9]* \[label=\"$1\\\\n\([^\"]*\)\".*/\1/p" "$mf_work/all.dot" | sed 's/\\n/|/g'; }
-is "$(node site_b)" "self: 300 calls (40.5%), 293.0 KiB|total: 300 calls (40.5%), 293.0 KiB" \
-	"site_b: 300 calls of 1000 bytes, all its own"
+is "$(node site_b)" "self: 300 calls (40.5%), 293.0 KiB|temporary: 300|total: 300 calls (40.5%), 293.0 KiB|temporary: 300" \
+	"site_b: 300 calls of 1000 bytes, all its own, each freed at once (a temporary)"
 like "$(node worker_a)" "^self: 0 calls .*\|total: 250 calls " "worker_a: none of its own, 250 under it"
 like "$(node alloc_inl)" "^self: 200 calls " "alloc_inl, inlined into site_a, is a function of its own with its 200 calls"
 like "$(node site_gone)" "^self: 40 calls " "site_gone: 40 calls"

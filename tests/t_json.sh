@@ -20,8 +20,9 @@ import json, sys
 path, calls, nbytes, prog, build_id = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4], sys.argv[5]
 d = json.load(open(path, encoding="utf-8"))
 def check(ok, desc): print(("ok" if ok else "not ok") + "\t" + desc)
-check(d["format"] == "malloc_freq" and d["version"] == 1, "format malloc_freq, schema version 1")
-check(d["metrics"] == ["calls", "bytes"], "metrics: calls and bytes")
+check(d["format"] == "malloc_freq" and d["version"] == 2, "format malloc_freq, schema version 2")
+check(d["metrics"] == ["calls", "bytes", "temporary"],
+      "metrics: calls, bytes and temporaries (no time, no lifetimes: not recorded)")
 s = d["samples"]
 tot = {k: sum(x["values"][k] for x in s) for k in d["metrics"]}
 check(tot["calls"] == calls == d["summary"]["total"]["calls"], "the samples' calls add up to the text report's %d" % calls)

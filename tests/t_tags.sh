@@ -52,7 +52,7 @@ is "$(calls "$mf_work/mid" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')" 
 if command -v go > /dev/null 2>&1; then
 	"$MF_PRINT" --pprof "$mf_work/t.pb.gz" "$dir" > /dev/null 2>&1
 	go tool pprof -raw -tagfocus='tag=^request/parse$' "$mf_work/t.pb.gz" > "$mf_work/raw" 2> /dev/null
-	is "$(awk '/^Samples:/ { s = 1; next } s && /^ *[0-9]+ +[0-9]+:/ { n += $1 } /^Locations/ { s = 0 } END { print n + 0 }' "$mf_work/raw")" \
+	is "$(awk '/^Samples:/ { s = 1; next } s && /^ *[0-9]+( +[0-9]+)+:/ { n += $1 } /^Locations/ { s = 0 } END { print n + 0 }' "$mf_work/raw")" \
 		$((2 * k * s)) "pprof: -tagfocus=tag=request/parse holds parse's $((2 * k * s)) calls"
 else
 	pass "pprof's tag label # SKIP no go (go tool pprof): apt-get install golang-go"

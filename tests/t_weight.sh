@@ -28,7 +28,7 @@ if command -v python3 > /dev/null; then
 	"$MF_PRINT" --json "$dir" 2> /dev/null | python3 -c 'import json, sys
 d = json.load(sys.stdin)
 print(" ".join(d["metrics"]), d["summary"]["total"]["time"])' > "$mf_work/json"
-	is "$(cat "$mf_work/json")" "calls bytes time $all" "--json: a time metric, its total the same"
+	is "$(cat "$mf_work/json")" "calls bytes time temporary $all" "--json: a time metric (after calls and bytes, before temporaries), its total the same"
 else
 	pass "# SKIP no python3"
 fi
