@@ -119,6 +119,14 @@ async function main() {
 	// the metric switch, the flame orientation and the table
 	await eval_("(() => { const e = document.getElementById('metric'); e.value = '1'; e.dispatchEvent(new Event('change')); })()");
 	out("total_bytes", await eval_("window.mf.total()"));
+	// every metric the switch lists, by its name: the page's total of each
+	const totals = {};
+	for (const [value, name] of await eval_("Array.from(document.getElementById('metric').options).map((o) => [o.value, o.textContent])")) {
+		await eval_("(() => { const e = document.getElementById('metric'); e.value = " + JSON.stringify(value) +
+			"; e.dispatchEvent(new Event('change')); })()");
+		totals[name] = await eval_("window.mf.total()");
+	}
+	out("totals", totals);
 	await eval_("(() => { const e = document.getElementById('orient'); e.value = 'flame'; e.dispatchEvent(new Event('change')); })()");
 	out("flame_found", !!(await eval_("window.mf.find(" + JSON.stringify(frame) + ")")));
 	await eval_("(() => { const e = document.getElementById('metric'); e.value = '0'; e.dispatchEvent(new Event('change')); })()");
