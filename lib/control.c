@@ -161,14 +161,15 @@ void mf_control_postfork_child(void)
 
 /* Only in the process it was asked for: a vfork or posix_spawn child shares this memory (and
  * the caller's thread) until it execs or exits, and a child made without fork()'s handlers
- * copied the word from its parent; their pids differ. Not while this thread holds the fork
- * lock (a signal handler's call inside a slow step): a later call starts it. */
+ * copied the word from its parent; their pids differ. Once, though the child's first threads
+ * may come here together. Not while this thread holds the fork lock (a signal handler's call
+ * inside a slow step): a later call starts it. */
 void mf_control_child_start(void)
 {
-	if (mf_tls.fork_held || __atomic_load_n(&mf_control_child, __ATOMIC_RELAXED) != getpid())
-		return;
-	mf_control_child = 0;
-	mf_control_thread();
+	pid_t me = getpid();
+	if (!mf_tls.fork_held && __atomic_compare_exchange_n(&mf_control_child, &me, 0, 0,
+							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		mf_control_thread();
 }
 
 /* Started off, the process may have no call to record for a long time: its directory is made
