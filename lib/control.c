@@ -107,7 +107,7 @@ static void *mf_control_main(void *arg)
 
 /* Started with every signal blocked (the thread keeps that mask): a signal for the process is
  * never delivered to it, so the program's handlers never run there. */
-static void mf_control_thread(void)
+static int mf_control_thread(void)
 {
 	sigset_t all, old;
 	sigfillset(&all);
@@ -126,10 +126,50 @@ static void mf_control_thread(void)
 		pthread_attr_destroy(&attr);
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (err) /* (a forked child has no such thread either: see README) */
+	if (err)
 		mf_log("cannot start the thread that takes snapshots (%s): "
 		       "MALLOC_FREQ_SNAPSHOT_SIGNAL and MALLOC_FREQ_SNAPSHOT_INTERVAL are off",
 		       strerrordesc_np(err));
+	return err;
+}
+
+/* The settings asked for the control thread and the process started one: so does a child
+ * forked with fork()'s handlers. */
+static int mf_control_wanted;
+pid_t mf_control_child;
+
+/* Not started here, in the handler: a child of a multi-threaded parent that is about to exec
+ * may call only async-signal-safe functions, and the program's own child handlers (run after
+ * this one) have not yet made its state whole. The child's first recorded call starts it:
+ * a program that calls malloc has left that regime already, and one that execs without an
+ * allocation (fork and exec) never starts a thread. Signals that come before are counted and
+ * served when it starts; the parent's count is not the child's. */
+void mf_control_postfork_child(void)
+{
+	__atomic_store_n(&mf_control_asked, 0, __ATOMIC_RELAXED);
+	mf_control_child = 0;
+	if (!mf_control_wanted)
+		return;
+	if (mf_loader_stuck) /* (pthread_create takes the loader's TLS lock: it may be held) */
+		mf_log("process %d: no thread takes its snapshots (forked while another thread "
+		       "held the loader's lock); MALLOC_FREQ_SNAPSHOT_SIGNAL and "
+		       "MALLOC_FREQ_SNAPSHOT_INTERVAL are off there",
+		       (int)getpid());
+	else
+		mf_control_child = getpid();
+}
+
+/* Only in the process it was asked for: a vfork or posix_spawn child shares this memory (and
+ * the caller's thread) until it execs or exits, and a child made without fork()'s handlers
+ * copied the word from its parent; their pids differ. Once, though the child's first threads
+ * may come here together. Not while this thread holds the fork lock (a signal handler's call
+ * inside a slow step): a later call starts it. */
+void mf_control_child_start(void)
+{
+	pid_t me = getpid();
+	if (!mf_tls.fork_held && __atomic_compare_exchange_n(&mf_control_child, &me, 0, 0,
+							     __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		mf_control_thread();
 }
 
 /* Started off, the process may have no call to record for a long time: its directory is made
@@ -149,7 +189,7 @@ void mf_control_start(void)
 	mf_control_install(mf_config.toggle_signal, "TOGGLE");
 	int by_signal = mf_control_install(mf_config.snapshot_signal, "SNAPSHOT");
 	if (by_signal || mf_config.snapshot_interval_ms)
-		mf_control_thread();
+		mf_control_wanted = mf_control_thread() == 0;
 	errno = saved;
 }
 

@@ -50,6 +50,8 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 static MF_NOINLINE struct mf_thread *mf_sample_first(void)
 {
 	int saved = errno;
+	if (mf_unlikely(mf_control_child))
+		mf_control_child_start();
 	mf_fork_hold();
 	int cancel = mf_nocancel_begin();
 	struct mf_thread *t = mf_enter_slow();

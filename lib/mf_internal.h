@@ -424,6 +424,13 @@ void mf_control_init(void); /* after mf_config_load */
 /* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now; the signal
  * handlers are installed and the control thread started, if settings ask for them. */
 void mf_control_start(void);
+/* In a child forked with fork()'s handlers, from its handler: its control thread is to start
+ * (mf_control_child) if the parent's did. */
+void mf_control_postfork_child(void);
+/* The pid of a forked child whose control thread is still to start, or 0. */
+extern pid_t mf_control_child;
+/* On a thread's first call (mf_control_child set): starts the control thread in that child. */
+void mf_control_child_start(void);
 /* Is recording off for this call (for the process, or for the calling thread)? */
 static inline int mf_control_off(void)
 {

@@ -379,6 +379,7 @@ static void mf_thread_postfork_child(void)
 	 * exist here. The child has one thread; a fresh lock is the honest state. */
 	pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
 	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
+	mf_control_postfork_child();
 	mf_busy_leave();
 }
 

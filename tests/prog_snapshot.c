@@ -9,15 +9,17 @@
  * to back, while 4 threads allocate without pause: each call of site_p1, site_p2, site_p3 and
  * site_a asks for its site's size). "mixed N": in tag "work", N temporaries at site_a and N
  * kept blocks at site_kept of 1 << (i % 10) bytes (ten size buckets), then snapshot "idle",
- * and nothing more: it returns with the blocks live. Exits 1 if a call fails.
+ * and nothing more: it returns with the blocks live. "workers N W SECONDS" (see workers): a
+ * pre-forking server. Exits 1 if a call fails.
  * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
- *        exact N | mixed N */
+ *        exact N | mixed N | workers N W SECONDS */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -182,6 +184,46 @@ static int mixed(long n)
 	return 0; /* (kept stays live: what the snapshot saw is what the end sees) */
 }
 
+static volatile sig_atomic_t worker_stop;
+static void worker_on_term(int sig)
+{
+	(void)sig;
+	worker_stop = 1;
+}
+
+/* A master that makes n calls at site_a ("master PID"), then forks w workers with fork():
+ * worker k (1..w) makes k * n calls at site_b, says "worker K PID" and waits, allocating
+ * nothing, for SIGTERM or the end of secs seconds, then exits 0. The master waits for them
+ * all: 0 if each exited 0. */
+static int workers(long n, int w, double secs)
+{
+	for (long i = 0; i < n; i++)
+		site_a();
+	say("master", (long)getpid());
+	signal(SIGTERM, worker_on_term);
+	for (int k = 1; k <= w; k++) {
+		pid_t pid = fork();
+		if (pid < 0)
+			return 1;
+		if (pid == 0) {
+			for (long i = 0; i < k * n; i++)
+				site_b();
+			char what[32];
+			snprintf(what, sizeof(what), "worker %d", k);
+			say(what, (long)getpid());
+			struct timespec tick = {0, 10000000};
+			for (long t = 0; !worker_stop && t < (long)(secs * 100); t++)
+				nanosleep(&tick, NULL);
+			exit(0);
+		}
+	}
+	int bad = 0, status;
+	for (int k = 0; k < w; k++)
+		if (wait(&status) < 0 || !WIFEXITED(status) || WEXITSTATUS(status))
+			bad = 1;
+	return bad;
+}
+
 static volatile sig_atomic_t own_ran;
 static void own_handler(int sig)
 {
@@ -266,7 +308,9 @@ int main(int argc, char **argv)
 	}
 	if (argc == 3 && !strcmp(argv[1], "mixed"))
 		return mixed(atol(argv[2]));
+	if (argc == 5 && !strcmp(argv[1], "workers"))
+		return workers(atol(argv[2]), atoi(argv[3]), atof(argv[4]));
 	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
-			"busy SECONDS | handler | exact N | mixed N\n");
+			"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS\n");
 	return 2;
 }
