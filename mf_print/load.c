@@ -429,6 +429,10 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 	size_t n;
 	int own, r = mf_dir_states(ld, d, &names, &n, &own);
 	if (r) {
+		for (size_t i = 0; own && i < n; i++) /* (a snapshot's, listed before the error) */
+			free(names[i]);
+		if (own)
+			free(names);
 		mf_modmap_free(&d->map);
 		free(d->tags);
 		free(d);

@@ -68,7 +68,8 @@ static int mf_tag_print(FILE *out, const struct mf_model *m, const struct mf_tag
 		}
 	mf_tag_sort_tree = t;
 	mf_tag_sort_metric = o->metric;
-	qsort(kids, n, sizeof(*kids), mf_tag_cmp);
+	if (n > 1) /* (qsort wants a non-null base even for none) */
+		qsort(kids, n, sizeof(*kids), mf_tag_cmp);
 	const uint64_t *all = t->v[0].total;
 	int r = 0;
 	for (size_t k = 0; k < n && !r; k++) {
