@@ -173,6 +173,12 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 			(unsigned long long)h.node_count);
 		goto bad;
 	}
+	if (h.version < 4)
+		h.records = 0; /* (reserved then) */
+	if (h.records & ~MF_RECORD_LIFE) {
+		mf_fail(err, errlen, "corrupt header (records 0x%x)", h.records);
+		goto bad;
+	}
 	/* A thread killed while its file was being made has a header but no root yet. */
 	uint64_t n = h.node_count;
 	const struct mf_node *nodes = (const struct mf_node *)(data + MF_HEADER_SIZE);
@@ -184,12 +190,6 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		}
 		memcpy(copy, nodes, n * sizeof(*copy));
 		nodes = copy;
-	}
-	if (h.version < 4)
-		h.records = 0; /* (reserved then) */
-	if (h.records & ~MF_RECORD_LIFE) {
-		mf_fail(err, errlen, "corrupt header (records 0x%x)", h.records);
-		goto bad;
 	}
 	out->header.version = h.version; /* (for mf_profile_slots_after) */
 	out->header.records = h.records;
