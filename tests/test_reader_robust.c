@@ -59,6 +59,19 @@ int main(void)
 		}
 		tap_ok(silent == 0, "%s: 20000 random changes are accepted or named (%d accepted)",
 		       e->d_name, accepted);
+		/* a thread profile (even kind) of version 4 naming records no reader knows, its
+		 * nodes unaligned (after the kind byte) so that they are copied: refused, the copy
+		 * freed (libFuzzer found it kept) */
+		if (data[0] % 2 == 0 && size > 1 + sizeof(struct mf_prof_header)) {
+			struct mf_prof_header h;
+			memcpy(copy, data, size);
+			memcpy(&h, copy + 1, sizeof(h));
+			h.version = 4, h.records = 0xf0f0f0f0;
+			memcpy(copy + 1, &h, sizeof(h));
+			int r = mf_exercise(copy, size, err, sizeof(err));
+			tap_ok(r != 0 && strstr(err, "records"), "%s: unknown records refused (%s)",
+			       e->d_name, err);
+		}
 		free(copy);
 		free(data);
 	}
