@@ -109,13 +109,19 @@ static void mf_usage(FILE *out)
 	      out);
 }
 
+/* "malloc_freq: " and the message, on stderr, then end */
+static void mf_vsay(const char *end, const char *fmt, va_list ap)
+{
+	fputs("malloc_freq: ", stderr);
+	vfprintf(stderr, fmt, ap);
+	fputs(end, stderr);
+}
+
 static int mf_usage_error(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("malloc_freq: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputs("\nTry 'malloc_freq --help'.\n", stderr);
+	mf_vsay("\nTry 'malloc_freq --help'.\n", fmt, ap);
 	va_end(ap);
 	return MF_EXIT_USAGE;
 }
@@ -124,9 +130,7 @@ static void mf_say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
-	fputs("malloc_freq: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
+	mf_vsay("\n", fmt, ap);
 	va_end(ap);
 }
 

@@ -397,6 +397,15 @@ missing:
 	return 1;
 }
 
+/* The file names mf_dir_states gave, if they are its own (a snapshot's). */
+static void mf_dir_names_free(char **names, size_t n, int own)
+{
+	for (size_t i = 0; own && i < n; i++)
+		free(names[i]);
+	if (own)
+		free(names);
+}
+
 int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load *ld)
 {
 	char path[PATH_MAX + 16], err[512];
@@ -429,10 +438,7 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 	size_t n;
 	int own, r = mf_dir_states(ld, d, &names, &n, &own);
 	if (r) {
-		for (size_t i = 0; own && i < n; i++) /* (a snapshot's, listed before the error) */
-			free(names[i]);
-		if (own)
-			free(names);
+		mf_dir_names_free(names, n, own); /* (a snapshot's, listed before the error) */
 		mf_modmap_free(&d->map);
 		free(d->tags);
 		free(d);
@@ -444,10 +450,7 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 		r = mf_dir_decide(m, ld, d, d->info.pid);
 	for (size_t i = 0; i < n && !r && (!d->decided || d->chosen); i++)
 		r = mf_dir_profile(m, ld, d, names[i]);
-	for (size_t i = 0; own && i < n; i++)
-		free(names[i]);
-	if (own)
-		free(names);
+	mf_dir_names_free(names, n, own);
 	mf_modmap_free(&d->map);
 	free(d->tags);
 	free(d);
