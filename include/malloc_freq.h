@@ -47,8 +47,8 @@ void malloc_freq_thread_disable(void);
 struct malloc_freq_stats {
 	uint64_t calls[MALLOC_FREQ_ENTRY_POINTS]; /* recorded calls by entry point */
 	uint64_t bytes[MALLOC_FREQ_ENTRY_POINTS]; /* the bytes they requested */
-	uint64_t threads;			  /* threads that got a profile file, ended or not */
-	uint64_t calls_off;			  /* calls made while recording was off */
+	uint64_t threads;     /* threads that got a profile file, ended or not */
+	uint64_t calls_off;   /* calls made while recording was off */
 	uint64_t sample_rate; /* 1: counts exact; N: scaled estimates (MALLOC_FREQ_SAMPLE) */
 	uint64_t reserved[5]; /* zero */
 };
@@ -100,7 +100,8 @@ void malloc_freq_tag_pop(void);
 }
 
 /* A tag for the lifetime of a scope: { malloc_freq_tag tag("parser"); ... } */
-class malloc_freq_tag {
+class malloc_freq_tag
+{
       public:
 	explicit malloc_freq_tag(const char *name)
 	{

@@ -46,12 +46,12 @@
  * MF_MODULE_WEIGHT nodes (a leaf's other possible child, below) are plain nodes.
  */
 
-#define MF_PROF_MAGIC	   "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
-#define MF_MODULES_MAGIC   "MFMODS\r\n"
-#define MF_PROCESS_MAGIC   "MFPROC\r\n"
-#define MF_FORMAT_VERSION  4u /* 4: leaf records (sizes, temporaries, lifetimes), calls_off
-				  (runtime control), tags, time weights, snapshots; 3: the
-				  process record; 2: module records of any size */
+#define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
+#define MF_MODULES_MAGIC "MFMODS\r\n"
+#define MF_PROCESS_MAGIC "MFPROC\r\n"
+/* 4: leaf records (sizes, temporaries, lifetimes), calls_off (runtime control), tags, time
+ * weights, snapshots; 3: the process record; 2: module records of any size */
+#define MF_FORMAT_VERSION  4u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -86,14 +86,14 @@ enum mf_entry {
 #define MF_MODULE_ENTRY	    0xffffffffu /* leaf: rel_pc is an enum mf_entry */
 #define MF_MODULE_TRUNCATED 0xfffffffeu /* the stack was cut at the depth limit */
 #define MF_MODULE_NONE	    0xfffffffdu /* no module maps the address; rel_pc is absolute */
-#define MF_MODULE_TAG	    0xfffffffcu /* since version 4: a tag scope; rel_pc is its index
-					   in the directory's `tags` (see below) */
-#define MF_MODULE_WEIGHT    0xfffffffbu /* since version 4 (MALLOC_FREQ_WEIGHT=time): a child
-					   of a leaf; its bytes field holds the thread CPU
-					   time, in ns, that came before the leaf's calls */
-#define MF_MODULE_SIZES	    0xfffffffau /* since version 4: a child of a leaf; its dense size
-					   histogram follows (see above) */
-#define MF_MODULE_MAX	    0xfffffff0u /* real module indexes are below this */
+/* Since version 4: MF_MODULE_TAG, a tag scope, rel_pc its index in the directory's `tags`
+ * (see below); MF_MODULE_WEIGHT (MALLOC_FREQ_WEIGHT=time), a child of a leaf whose bytes field
+ * holds the thread CPU time, in ns, that came before the leaf's calls; MF_MODULE_SIZES, a
+ * child of a leaf followed by its dense size histogram (see above). */
+#define MF_MODULE_TAG	 0xfffffffcu
+#define MF_MODULE_WEIGHT 0xfffffffbu
+#define MF_MODULE_SIZES	 0xfffffffau
+#define MF_MODULE_MAX	 0xfffffff0u /* real module indexes are below this */
 
 #define MF_THREAD_NAME_LEN 16
 #define MF_PATH_LEN	   4096
@@ -144,11 +144,11 @@ struct mf_node {
  * succeeds or shrinks it to nothing) before its thread's next allocation call: heaptrack's
  * definition, which needs only the thread's last block.
  */
-#define MF_SIZE_BUCKETS	 65
+#define MF_SIZE_BUCKETS	  65
 #define MF_SIZE_BUCKET(n) ((n) ? 64u - (unsigned)__builtin_clzll((unsigned long long)(n)) : 0u)
-#define MF_LEAF_SIZES	 6 /* buckets a leaf record holds itself */
-#define MF_LEAF_SLOTS	 2 /* node slots of a struct mf_leaf */
-#define MF_SIZES_SLOTS	 17 /* node slots of MF_SIZE_BUCKETS counts (and 3 zero) */
+#define MF_LEAF_SIZES	  6  /* buckets a leaf record holds itself */
+#define MF_LEAF_SLOTS	  2  /* node slots of a struct mf_leaf */
+#define MF_SIZES_SLOTS	  17 /* node slots of MF_SIZE_BUCKETS counts (and 3 zero) */
 
 struct mf_leaf {
 	uint64_t temporaries; /* calls whose block was freed before the thread's next call */
@@ -165,10 +165,10 @@ struct mf_leaf {
  * live at the last moment recorded. peak_*: the leaf's live blocks and bytes when the
  * process's live bytes were last at their maximum (DHAT's t-gmax; the process record says
  * how much and when), written by the thread whose free left that maximum. */
-#define MF_RECORD_LIFE	     1u
-#define MF_LIFE_SLOTS	     18
-#define MF_LIFETIME_BUCKETS  64 /* b: lifetimes of 2^(b-1) to 2^b - 1 ns (0: under 1 ns);
-				   the last also holds the longer ones */
+#define MF_RECORD_LIFE 1u
+#define MF_LIFE_SLOTS  18
+/* b: lifetimes of 2^(b-1) to 2^b - 1 ns (0: under 1 ns); the last also holds the longer ones */
+#define MF_LIFETIME_BUCKETS 64
 struct mf_life {
 	uint64_t blocks;      /* calls that returned a block (tracked from then on) */
 	uint64_t bytes;	      /* the bytes those calls requested */
@@ -279,9 +279,9 @@ struct mf_process_record {
 	uint32_t reserved0;
 	char exec_from[MF_EXEC_FROM_LEN]; /* the directory's name (no path) of the image this one
 					     replaced, NUL-terminated; empty: none */
-	uint64_t counters[192]; /* enum mf_process_counter; the rest zero, reserved */
-	uint64_t reserved[45];	/* zero */
-	char exe[MF_PATH_LEN];	/* the executable, /proc/<pid>/exe at start */
+	uint64_t counters[192];		  /* enum mf_process_counter; the rest zero, reserved */
+	uint64_t reserved[45];		  /* zero */
+	char exe[MF_PATH_LEN];		  /* the executable, /proc/<pid>/exe at start */
 	char cmdline[MF_CMDLINE_LEN];
 };
 
@@ -308,10 +308,10 @@ struct mf_snapshot_record {
 	uint32_t flags;	      /* MF_SNAPSHOT_* bits */
 	uint64_t number;      /* n of snap.<n> */
 	uint64_t pid;
-	uint64_t time_ns;			/* CLOCK_REALTIME when it was taken */
-	uint64_t threads;			/* thread files in it */
-	char label[MF_SNAPSHOT_LABEL_LEN];	/* NUL-terminated; empty: none */
-	uint64_t reserved[4];			/* zero */
+	uint64_t time_ns;		   /* CLOCK_REALTIME when it was taken */
+	uint64_t threads;		   /* thread files in it */
+	char label[MF_SNAPSHOT_LABEL_LEN]; /* NUL-terminated; empty: none */
+	uint64_t reserved[4];		   /* zero */
 };
 
 /*
@@ -383,7 +383,7 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \
 	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
 		       "process record is MF_PROCESS_SIZE bytes");                                 \
-	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes"); \
+	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes");  \
 	_Static_assert(sizeof(struct mf_tags_header) == 40, "tags header is 40 bytes")
 
 #endif

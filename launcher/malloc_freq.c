@@ -303,7 +303,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)
 		return mf_usage_error("--snapshot-signal and --toggle-signal name the same signal");
 	if (l->lifetimes && l->sample && strcmp(l->sample, "1"))
-		return mf_usage_error("--lifetimes follows every block: it does not go with --sample");
+		return mf_usage_error(
+		    "--lifetimes follows every block: it does not go with --sample");
 	if (optind >= argc)
 		return mf_usage_error("no program given");
 	l->argv = argv + optind;

@@ -44,14 +44,14 @@ static void *mf_api_find(void **slot, const char *name)
 #define MF_API_FORWARD_VOID(name, args)                                                            \
 	do {                                                                                       \
 		static void *slot_;                                                                \
-		__typeof__(&name) f_ = (__typeof__(&name))mf_api_find(&slot_, #name);             \
+		__typeof__(&name) f_ = (__typeof__(&name))mf_api_find(&slot_, #name);              \
 		if (f_) {                                                                          \
 			f_ args;                                                                   \
 			return;                                                                    \
 		}                                                                                  \
 	} while (0)
 #else
-#define MF_API_FORWARD(name, args) ((void)0)
+#define MF_API_FORWARD(name, args)	((void)0)
 #define MF_API_FORWARD_VOID(name, args) ((void)0)
 #endif
 
