@@ -158,6 +158,7 @@ int main(void)
 	       (unsigned long long)t.index_mask + 1);
 	mf_prof_finalize(f.header, MF_STATE_THREAD_EXIT, 4242);
 	uint64_t written = f.header->node_count;
+	f.header->calls_off = 12345; /* (version 4: calls made while recording was off) */
 	struct mf_node *copy = malloc(written * sizeof(*copy));
 	memcpy(copy, f.nodes, written * sizeof(*copy));
 	char path[4200];
@@ -177,6 +178,10 @@ int main(void)
 	tap_ok(p.header.state == MF_STATE_THREAD_EXIT && p.complete, "state round-trips: complete");
 	tap_ok(p.header.sample_rate == 1 && p.header.max_depth == mf_config.depth,
 	       "sample rate and depth round-trip");
+	tap_ok(p.header.version == MF_FORMAT_VERSION && p.header.calls_off == 12345 &&
+		   p.header.weight == 0 && p.header.records == 0,
+	       "version %u, calls made while off, weight and record bits round-trip",
+	       p.header.version);
 	tap_ok(p.node_count == written, "node count round-trips (%llu)",
 	       (unsigned long long)written);
 	tap_ok(memcmp(p.nodes, copy, written * sizeof(*copy)) == 0, "every node round-trips");
