@@ -619,7 +619,7 @@ static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct m
 	for (size_t i = 0; !r && i < found.count; i++)
 		r = mf_load_dir(base, &found.v[i], &ld);
 	if (!r)
-		mf_model_link_execs(base);
+		r = mf_model_finish(base);
 	if (!r && (ld.failed || !ld.threads)) {
 		char text[4096];
 		fprintf(stderr, "mf_print: %s: %s\n", mf_text_escape(a->diff, text, sizeof(text)),
@@ -678,7 +678,7 @@ int main(int argc, char **argv)
 			 a.load.resets, a.load.resets == 1 ? "" : "es");
 	a.report.window = a.window;
 	if (!r)
-		mf_model_link_execs(&m);
+		r = mf_model_finish(&m);
 	if (!r && a.diff && a.load.threads) {
 		r = mf_load_base(&base, &a, sym);
 		base_failed = r == 1;

@@ -253,7 +253,9 @@ static uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
 	return r;
 }
 
-/* The sample of (stack, thread), made (with zero counts) if new, in *at. 0 or -ENOMEM. */
+/* The sample of (stack, thread), made (with zero counts) if new, in *at. Only the columns some
+ * thread gave a value have room; the others are made when one does (mf_sample_add), or
+ * share m->zeros (mf_model_finish). 0 or -ENOMEM. */
 static int mf_sample_at(struct mf_model *m, uint32_t stack, uint32_t thread, uint32_t *out)
 {
 	struct mf_stack *s = &m->stacks[stack];
@@ -266,8 +268,9 @@ static int mf_sample_at(struct mf_model *m, uint32_t stack, uint32_t thread, uin
 		m->samples = v;
 		if (cap != m->cap_samples) {
 			for (int k = 0; k < MF_METRICS; k++) {
-				uint64_t *c = realloc(m->values[k], cap * sizeof(*c));
-				if (!c)
+				uint64_t *c = m->values[k] ? realloc(m->values[k], cap * sizeof(*c))
+							   : NULL;
+				if (m->values[k] && !c)
 					return -ENOMEM;
 				m->values[k] = c;
 			}
@@ -276,7 +279,8 @@ static int mf_sample_at(struct mf_model *m, uint32_t stack, uint32_t thread, uin
 		at = (uint32_t)m->nsamples++;
 		m->samples[at] = (struct mf_sample){stack, thread};
 		for (int k = 0; k < MF_METRICS; k++)
-			m->values[k][at] = 0;
+			if (m->values[k])
+				m->values[k][at] = 0;
 		s->last_sample = at;
 	}
 	*out = at;
@@ -285,8 +289,13 @@ static int mf_sample_at(struct mf_model *m, uint32_t stack, uint32_t thread, uin
 
 static int mf_sample_add(struct mf_model *m, uint32_t at, const uint64_t value[MF_METRICS])
 {
-	for (int k = 0; k < MF_METRICS; k++)
+	for (int k = 0; k < MF_METRICS; k++) {
+		if (!value[k])
+			continue;
+		if (!m->values[k] && !(m->values[k] = calloc(m->cap_samples, sizeof(uint64_t))))
+			return -ENOMEM;
 		m->values[k][at] = mf_sat_add(m->values[k][at], value[k], &m->saturated[k]);
+	}
 	return 0;
 }
 
@@ -349,7 +358,9 @@ static const char *mf_basename_of(const char *path)
 	return s ? s + 1 : path;
 }
 
-void mf_model_link_execs(struct mf_model *m)
+/* Links each image to the one it replaced by exec (exec_from_dir, same pid), marking that
+ * one's end MF_END_EXEC. */
+static void mf_model_link_execs(struct mf_model *m)
 {
 	for (size_t i = 0; i < m->nprocesses; i++) {
 		struct mf_process *p = &m->processes[i];
@@ -368,6 +379,20 @@ void mf_model_link_execs(struct mf_model *m)
 			break;
 		}
 	}
+}
+
+int mf_model_finish(struct mf_model *m)
+{
+	mf_model_link_execs(m);
+	for (int k = 0; k < MF_METRICS; k++) {
+		if (m->values[k])
+			continue;
+		/* (calloc's large blocks are fresh pages: no memory until a report reads them) */
+		if (!m->zeros && !(m->zeros = calloc(m->nsamples ? m->nsamples : 1, sizeof(uint64_t))))
+			return -ENOMEM;
+		m->values[k] = m->zeros;
+	}
+	return 0;
 }
 
 int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map)
@@ -454,8 +479,21 @@ static int mf_tag_location(struct mf_model *m, const struct mf_process *proc, ui
 struct mf_leaf_calls {
 	uint64_t calls, bytes, time;
 	uint32_t parent, entry;
-	uint32_t node; /* its index: its record follows it (format 4) */
+	uint32_t node;	 /* its index: its record follows it (format 4) */
+	uint32_t sample; /* the model's sample of its counts */
 };
+
+/* A thread's nodes are read in passes, each from first to last: a pass drops the pages of its
+ * file's mapping behind it every MF_RELEASE_STEP nodes (8 MiB), so a large file is not held
+ * in memory while the model grows. */
+#define MF_RELEASE_STEP (1u << 18)
+static void mf_release_behind(struct mf_profile *p, uint64_t *mark, uint64_t node)
+{
+	if (node - *mark >= MF_RELEASE_STEP) {
+		mf_profile_release(p, *mark, node);
+		*mark = node;
+	}
+}
 
 /* The stack of a leaf under node parent: its frames appended to stack_frames, outermost
  * first, the entry last, and interned. up and loc give each node's parent and location. */
@@ -496,7 +534,8 @@ static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, st
 {
 	size_t cap = 0;
 	int r = 0;
-	for (uint64_t i = 1, after = 0; !r && i < p->node_count; i += 1 + after) {
+	for (uint64_t i = 1, after = 0, mark = 0; !r && i < p->node_count; i += 1 + after) {
+		mf_release_behind(p, &mark, i);
 		const struct mf_node *node = &p->nodes[i];
 		up[i] = node->parent;
 		loc[i] = MF_NONE;
@@ -582,32 +621,40 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 	return r;
 }
 
-/* The dense size histograms of a thread's leaves: each under its leaf, whose sample is
- * sample_of[leaf node]. */
-static int mf_dense_sizes(struct mf_model *m, const struct mf_profile *p, const uint32_t *sample_of)
+/* The dense size histograms of a thread's leaves: each under its leaf, the leaves[loc[leaf]]
+ * that counted calls (a leaf that counted none has no sample and loc MF_NONE). */
+static int mf_dense_sizes(struct mf_model *m, struct mf_profile *p, const uint32_t *loc,
+			  const struct mf_leaf_calls *leaves)
 {
 	int r = 0;
-	for (uint64_t i = 1, after = 0; !r && i < p->node_count; i += 1 + after) {
+	for (uint64_t i = 1, after = 0, mark = 0; !r && i < p->node_count; i += 1 + after) {
+		mf_release_behind(p, &mark, i);
 		const struct mf_node *node = &p->nodes[i];
 		after = mf_profile_slots_after(p, node);
-		if (node->module != MF_MODULE_SIZES || sample_of[node->parent] == MF_NONE)
+		if (node->module != MF_MODULE_SIZES || loc[node->parent] == MF_NONE)
 			continue;
+		uint32_t sample = leaves[loc[node->parent]].sample;
 		uint64_t count[MF_SIZES_SLOTS * 4];
 		memcpy(count, &p->nodes[i + 1], sizeof(count));
 		for (uint32_t b = 0; !r && b < MF_SIZE_BUCKETS; b++)
-			r = mf_size_add(m, sample_of[node->parent], b, count[b],
-					p->header.sample_rate);
+			r = mf_size_add(m, sample, b, count[b], p->header.sample_rate);
 	}
 	return r;
 }
 
 int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile *p)
 {
+	for (int k = 0; m->zeros && k < MF_METRICS; k++) /* (finished before: no longer) */
+		if (m->values[k] == m->zeros)
+			m->values[k] = NULL;
+	free(m->zeros);
+	m->zeros = NULL;
 	uint32_t thread;
 	int r = mf_thread_new(m, process, p, &thread);
 	if (r)
 		return r;
 	uint64_t n = p->node_count ? p->node_count : 1;
+	mf_profile_release(p, 0, p->node_count); /* (read whole when it was checked) */
 	uint32_t *up = malloc(n * sizeof(*up)), *loc = malloc(n * sizeof(*loc));
 	struct mf_leaf_calls *leaves = NULL;
 	size_t nleaves = 0;
@@ -617,20 +664,16 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	int records = p->header.version >= 4;
 	m->has_leaf_records |= records;
 	m->has_lifetimes |= !!(p->header.records & MF_RECORD_LIFE);
-	/* format 4: each leaf's sample, for the dense size histograms under the leaves */
-	uint32_t *sample_of = !r && records ? malloc(n * sizeof(*sample_of)) : NULL;
-	if (!r && records && !sample_of)
-		r = -ENOMEM;
-	for (uint64_t i = 0; sample_of && i < n; i++)
-		sample_of[i] = MF_NONE;
+	uint64_t mark = 0;
 	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack, sample;
 		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0};
+		mf_release_behind(p, &mark, leaves[i].node);
 		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
 		    (r = mf_sample_at(m, stack, thread, &sample)))
 			break;
+		leaves[i].sample = sample;
 		if (records) {
-			sample_of[leaves[i].node] = sample;
 			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked,
 						peak)))
 				break;
@@ -651,9 +694,8 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		r = mf_sample_add(m, sample, value);
 	}
 	if (!r && records)
-		r = mf_dense_sizes(m, p, sample_of);
-	free(sample_of);
-	mf_profile_release(p, p->node_count);
+		r = mf_dense_sizes(m, p, loc, leaves);
+	mf_profile_release(p, 0, p->node_count);
 	free(leaves);
 	free(loc);
 	free(up);
@@ -744,7 +786,9 @@ void mf_model_free(struct mf_model *m)
 	free(m->sizes);
 	free(m->lives);
 	for (int k = 0; k < MF_METRICS; k++)
-		free(m->values[k]);
+		if (m->values[k] != m->zeros)
+			free(m->values[k]);
+	free(m->zeros);
 	free(m->threads);
 	free(m->processes);
 	if (m->idx) {

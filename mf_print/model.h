@@ -164,7 +164,9 @@ struct mf_model {
 	uint32_t max_depth; /* of any stack */
 	struct mf_sample *samples;
 	size_t nsamples, cap_samples;
-	uint64_t *values[MF_METRICS]; /* by sample; scaled by the thread's sample rate */
+	uint64_t *values[MF_METRICS]; /* by sample; scaled by the thread's sample rate (after
+					 mf_model_finish; before it, NULL until a value is added) */
+	uint64_t *zeros;	       /* the column of every metric no thread gave a value */
 	struct mf_thread *threads;
 	size_t nthreads, cap_threads;
 	struct mf_process *processes;
@@ -221,9 +223,10 @@ void mf_model_free(struct mf_model *m);
 /* Adds a process as info describes it (its strings are copied; threads, module_of, exec_from
  * and exec_to are not taken). Returns its index in *id. 0 or -ENOMEM. */
 int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint32_t *id);
-/* Links each image to the one it replaced by exec (exec_from_dir, same pid), marking that
- * one's end MF_END_EXEC. After every process is added. */
-void mf_model_link_execs(struct mf_model *m);
+/* After every process and thread is added, before any report: links each image to the one it
+ * replaced by exec (exec_from_dir, same pid), marking that one's end MF_END_EXEC, and gives
+ * every metric a column (zeros where no thread gave a value). 0 or -ENOMEM. */
+int mf_model_finish(struct mf_model *m);
 /* The process's module map (again, when it has grown: only new entries are added). 0 or
  * -ENOMEM. */
 int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_modmap *map);

@@ -315,15 +315,17 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
 	return 0;
 }
 
-void mf_profile_release(struct mf_profile *p, uint64_t upto)
+void mf_profile_release(struct mf_profile *p, uint64_t from, uint64_t upto)
 {
 	if (!p->map_len)
 		return;
-	uintptr_t start = (uintptr_t)p->map, end = (uintptr_t)(p->nodes + upto);
 	size_t page = (size_t)sysconf(_SC_PAGESIZE);
-	end &= ~(uintptr_t)(page - 1);
+	uintptr_t start = (uintptr_t)(p->nodes + from) & ~(uintptr_t)(page - 1);
+	uintptr_t end = (uintptr_t)(p->nodes + upto) & ~(uintptr_t)(page - 1);
+	if (start < (uintptr_t)p->map)
+		start = (uintptr_t)p->map;
 	if (end > start)
-		madvise(p->map, end - start, MADV_DONTNEED);
+		madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
 int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen)

@@ -47,8 +47,9 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
  * copied). */
 int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		     struct mf_profile *out, char *err, size_t errlen);
-/* Says that nodes before upto will not be read again: a mapping's pages holding them go. */
-void mf_profile_release(struct mf_profile *p, uint64_t upto);
+/* Says that nodes from .. upto are not needed now: a mapping's pages holding them go (read
+ * again, they come back from the file). */
+void mf_profile_release(struct mf_profile *p, uint64_t from, uint64_t upto);
 void mf_profile_free(struct mf_profile *p);
 
 /* Same for a module map; the map may then index frames of profiles of that directory. */

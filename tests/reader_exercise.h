@@ -25,7 +25,7 @@ static void mf_exercise_reports(struct mf_profile *p, const struct mf_modmap *ma
 	    mf_model_add_process(&m, &(struct mf_process){.pid = p->header.pid, .name = "input"},
 				 &process) == 0 &&
 	    mf_model_add_modules(&m, process, map) == 0 &&
-	    mf_model_add_thread(&m, process, p) == 0) {
+	    mf_model_add_thread(&m, process, p) == 0 && mf_model_finish(&m) == 0) {
 		for (int variant = 0; variant < 2; variant++) {
 			struct mf_report_options o = {.threshold = variant ? 0.0 : 1.0,
 						      .metric = variant ? MF_METRIC_BYTES
@@ -96,8 +96,7 @@ static int mf_exercise_process(const unsigned char *data, size_t size, char *err
 	    mf_model_add_process(&m, &other, &id[1]) == 0 &&
 	    mf_model_add_modules(&m, id[0], &map) == 0 &&
 	    mf_model_add_modules(&m, id[1], &map) == 0 && mf_model_add_thread(&m, id[0], &p) == 0 &&
-	    mf_model_add_thread(&m, id[1], &p) == 0) {
-		mf_model_link_execs(&m);
+	    mf_model_add_thread(&m, id[1], &p) == 0 && mf_model_finish(&m) == 0) {
 		struct mf_report_options o = {.threshold = 0, .files = 2, .dirs = 2};
 		mf_report_summary(null, &m, &o);
 		mf_report_programs(null, &m, &o);

@@ -237,6 +237,8 @@ int main(void)
 		tap_bail("out of memory");
 	size_t samples = m.nsamples, stacks = m.nstacks;
 	add_thread(&m, p1, &t13, 13, 1);
+	if (mf_model_finish(&m))
+		tap_bail("mf_model_finish failed");
 	tap_ok(m.nstacks == stacks && m.nsamples == samples + 1,
 	       "one thread's two leaves of one stack (a module loaded twice): one sample");
 	calls = mf_model_total(&m, MF_METRIC_CALLS, NULL);
