@@ -17,6 +17,7 @@
 #     DHAT's, and the points whose blocks at the peak differ (blocks allocated and freed
 #     while the 16 MB lived, before our batch reached the process's sum) changed by less
 #     than 64 KiB in all; in sqlite3, that is exactly the difference of the two peaks.
+#     (Of equal maxima DHAT keeps the last, we the first: the 16 MB moment has none.)
 #   - python3's addresses: its behaviour follows the addresses malloc returns, which differ
 #     between valgrind's allocator and glibc's. Its type attribute cache is indexed by a name
 #     string's address and keeps the last name it cached alive, so which of two such strings
