@@ -242,17 +242,6 @@ static int mf_stack_intern(struct mf_model *m, uint64_t first, uint32_t depth, u
 	return 0;
 }
 
-/* n * rate, or UINT64_MAX (and *flag set) when it does not fit. */
-static uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
-{
-	uint64_t r;
-	if (__builtin_mul_overflow(n, rate, &r)) {
-		*flag = 1;
-		return UINT64_MAX;
-	}
-	return r;
-}
-
 /* The sample of (stack, thread), made (with zero counts) if new, in *at. 0 or -ENOMEM. */
 static int mf_sample_at(struct mf_model *m, uint32_t stack, uint32_t thread, uint32_t *out)
 {
@@ -402,6 +391,8 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
 	m->estimated |= t->sample_rate > 1;
+	if (t->sample_rate > m->processes[process].sample_rate) /* (one rate per process) */
+		m->processes[process].sample_rate = t->sample_rate;
 	m->weighted |= p->header.weight != 0;
 	m->processes[process].threads++;
 	*id = (uint32_t)m->nthreads - 1;
@@ -559,11 +550,16 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 	if (p->header.records & MF_RECORD_LIFE) {
 		struct mf_life life;
 		memcpy(&life, &p->nodes[l->node + 1 + MF_LEAF_SLOTS], sizeof(life));
-		/* (frees are counted after blocks: a file read meanwhile may show more) */
-		leaked[0] = life.blocks > life.frees ? life.blocks - life.frees : 0;
-		leaked[1] = life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
-		peak[0] = life.peak_blocks;
-		peak[1] = life.peak_bytes;
+		/* (frees are counted after blocks: a file read meanwhile may show more; sampled
+		 * (format 5), the sampled blocks', scaled as the calls) */
+		const uint64_t rate = p->header.sample_rate;
+		leaked[0] = mf_sat_mul(life.blocks > life.frees ? life.blocks - life.frees : 0,
+				       rate, &m->saturated[MF_METRIC_LEAKED_BLOCKS]);
+		leaked[1] =
+		    mf_sat_mul(life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0,
+			       rate, &m->saturated[MF_METRIC_LEAKED]);
+		peak[0] = mf_sat_mul(life.peak_blocks, rate, &m->saturated[MF_METRIC_PEAK_BLOCKS]);
+		peak[1] = mf_sat_mul(life.peak_bytes, rate, &m->saturated[MF_METRIC_PEAK]);
 		for (uint32_t b = 0; b < MF_LIFETIME_BUCKETS; b++) {
 			struct mf_size_cell *c =
 			    life.lifetime[b] ? mf_array_push(m->lives, m->nlives, m->cap_lives)
@@ -571,7 +567,10 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 			if (life.lifetime[b] && !c)
 				return -ENOMEM;
 			if (c)
-				*c = (struct mf_size_cell){sample, b, life.lifetime[b]};
+				*c = (struct mf_size_cell){
+				    sample, b,
+				    mf_sat_mul(life.lifetime[b], rate,
+					       &m->saturated[MF_METRIC_CALLS])};
 		}
 	}
 	int r = 0;

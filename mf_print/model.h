@@ -119,7 +119,9 @@ struct mf_process {
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
 	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
 	uint64_t peak_bytes, peak_blocks, peak_ns; /* (lifetimes) its peak of live bytes, and
-						      when it was left (0: at the end) */
+						      when it was left (0: at the end); sampled:
+						      the sampled blocks', not scaled */
+	uint64_t sample_rate;	     /* of its threads (1: every call; 0: no thread read) */
 	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
 	uint64_t unrecorded_bytes;
 	uint32_t threads;	     /* thread files read */
@@ -259,6 +261,17 @@ static inline uint64_t mf_sat_add(uint64_t a, uint64_t b, int *flag)
 {
 	uint64_t r;
 	if (__builtin_add_overflow(a, b, &r)) {
+		*flag = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+/* n * rate, or UINT64_MAX (and *flag set) when it does not fit. */
+static inline uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
+{
+	uint64_t r;
+	if (__builtin_mul_overflow(n, rate, &r)) {
 		*flag = 1;
 		return UINT64_MAX;
 	}

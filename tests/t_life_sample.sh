@@ -1,0 +1,86 @@
+#!/bin/sh
+# Lifetimes with sampling (MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_SAMPLE=N), on
+# tests/prog_life_sample.c, whose every figure is known by construction: exact with N = 1; with
+# N = 4, each stack's calls, bytes, leaked, at-peak and freed blocks within 5% of the truth for
+# every stack holding at least 1% of the peak (site_small holds 1.1%).
+# Why 5% cannot fail by chance: each call is sampled with probability 1/N, independently, so a
+# stack's estimate is N x Binomial(n, 1/N), of relative standard deviation sqrt((N - 1) / n);
+# with n = 4 x 12000 blocks and N = 4 that is 0.79%, and 5% is 6.3 of them: a normal tail
+# of 2.6e-10 per figure (n/N = 12000 samples: the binomial is that normal to well within its
+# tails), under 1e-8 for the 36 figures checked. The at-peak figures are taken when the
+# first free after the peak brings the thread's live-bytes change to a batch (64 KiB / N):
+# thread 0 may have freed up to two batches of site_big's (43 sampled blocks, 0.36%) by then.
+. "$srcdir/tests/tap.sh"
+T=25000 B=12000 N=4
+d="$mf_work"/malloc_freq.*
+
+# weights: each --weight's collapsed lines into $mf_work/w.KEY
+weights() {
+	for k in calls bytes leaked-blocks leaked peak-blocks peak; do
+		"$MF_PRINT" --collapsed --weight $k $d > "$mf_work/w.$k" || return 1
+	done
+	"$MF_PRINT" --histogram -t 0 $d > "$mf_work/hist"
+}
+# w KEY SITE: that weight of the stack through SITE
+w() { calls "$mf_work/w.$1" ";$2;[a-z_]*\$"; }
+# freed SITE: the blocks in the lifetime histogram of the stack through SITE
+freed() {
+	awk -v s="<- $1 " 'index($0, "<- ") && $1 ~ /^[0-9]+$/ { on = index($0, s) > 0; life = 0; next }
+		on && /lifetimes of its freed blocks/ { life = 1; next }
+		on && life && NF >= 3 { n += $(NF - 1) } END { printf "%.0f\n", n }' "$mf_work/hist"
+}
+# figures SITE SIZE CALLS LEAKED PEAK FREED: the site's figures, as "key=value ..."
+figures() {
+	echo "calls=$(w calls $1) bytes=$(w bytes $1) leaked-blocks=$(w leaked-blocks $1)" \
+		"leaked=$(w leaked $1) peak-blocks=$(w peak-blocks $1) peak=$(w peak $1) freed=$(freed $1)"
+}
+truth() {
+	echo "calls=$3 bytes=$(($3 * $2)) leaked-blocks=$4 leaked=$(($4 * $2)) peak-blocks=$5" \
+		"peak=$(($5 * $2)) freed=$6"
+}
+# near GOT WANT: every figure of GOT within 5% of WANT's (exactly 0 where WANT's is 0)
+near() {
+	printf '%s\n%s\n' "$1" "$2" | awk 'NR == 1 { for (i = 1; i <= NF; i++) got[i] = $i; next }
+		{ for (i = 1; i <= NF; i++) { split(got[i], g, "="); split($i, x, "=");
+			if (x[2] == 0 ? g[2] != 0 : (g[2] - x[2] > 0.05 * x[2] || x[2] - g[2] > 0.05 * x[2])) bad = 1 } }
+		END { exit bad }'
+}
+
+# Every call: exact.
+t=1000 b=2000
+MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_SAMPLE=1 profile "$MF_TESTS/prog_life_sample" $t $b; rc=$?
+is "$rc" 0 "prog_life_sample runs with lifetimes and MALLOC_FREQ_SAMPLE=1"
+weights; ok $? "mf_print reads it"
+is "$(figures site_temp)" "$(truth site_temp 32 $((4 * t)) 0 0 $((4 * t)))" "site_temp, exact"
+is "$(figures site_leak)" "$(truth site_leak 100 $((4 * b)) $((4 * b)) $((4 * b)) 0)" "site_leak, exact"
+is "$(figures site_long)" "$(truth site_long 200 $((4 * b)) 0 $((4 * b)) $((4 * b)))" "site_long, exact"
+is "$(figures site_small)" "$(truth site_small 12 $((4 * b)) 0 $((4 * b)) $((4 * b)))" "site_small, exact"
+is "$(figures site_big)" "$(truth site_big 768 $((4 * b)) 0 $((4 * b)) $((4 * b)))" "site_big, exact"
+is "$(figures site_edge)" "$(truth site_edge 65536 4 0 4 4)" "site_edge, exact"
+like "$("$MF_PRINT" $d)" "; [0-9]+ frees of blocks never seen allocated" "not sampled: frees of unknown blocks are counted"
+
+# Sampled: within 5%.
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_SAMPLE=$N profile "$MF_TESTS/prog_life_sample" $T $B; rc=$?
+is "$rc" 0 "prog_life_sample runs with lifetimes and MALLOC_FREQ_SAMPLE=$N"
+weights; ok $? "mf_print reads it"
+peak=$((4 * B * (100 + 200 + 12 + 768) + 4 * 65536))
+# sampled SITE SIZE CALLS LEAKED PEAK FREED
+sampled() {
+	got=$(figures $1) want=$(truth "$@")
+	near "$got" "$want"; ok $? "$1 ($(($5 * $2 * 1000 / peak / 10)).$(($5 * $2 * 1000 / peak % 10))% of the peak), sampled, within 5%: $got (exact: $want)"
+}
+sampled site_temp 32 $((4 * T)) 0 0 $((4 * T))
+sampled site_leak 100 $((4 * B)) $((4 * B)) $((4 * B)) 0
+sampled site_long 200 $((4 * B)) 0 $((4 * B)) $((4 * B))
+sampled site_small 12 $((4 * B)) 0 $((4 * B)) $((4 * B))
+sampled site_big 768 $((4 * B)) 0 $((4 * B)) $((4 * B))
+summary=$("$MF_PRINT" $d)
+like "$summary" "^  lifetimes: ~[0-9]+ blocks \(~[0-9.]+ [KM]?i?B\) not freed at the end .*; frees of blocks never seen allocated are not known under sampling" \
+	"the summary's lifetimes are estimates, and frees of unknown blocks not known"
+like "$summary" "^  peak: ~[0-9.]+ MiB live in ~[0-9]+ blocks, .*
+  \(sampled: the sampled blocks' most live bytes, times $N" "the summary says what the sampled peak is"
+# The at-peak column's sum (with site_edge's, below 1%) is the peak's estimate.
+all=$(awk '{ s += $NF } END { printf "%.0f", s }' "$mf_work/w.peak")
+near "peak=$all" "peak=$peak"; ok $? "the at-peak bytes of all stacks within 5% of the peak: $all (exact: $peak)"
+done_testing
