@@ -25,6 +25,7 @@ const struct mf_metric_info mf_metric_info[MF_METRICS] = {
     [MF_METRIC_LEAKED] = {"leaked", "leaked bytes"},
     [MF_METRIC_PEAK_BLOCKS] = {"peak-blocks", "blocks live at the peak"},
     [MF_METRIC_PEAK] = {"peak", "bytes live at the peak"},
+    [MF_METRIC_SHORT] = {"short", "short-lived blocks"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -542,7 +543,7 @@ static int mf_size_add(struct mf_model *m, uint32_t sample, uint32_t bucket, uin
  * dense histogram, if any, is a child node found among the nodes after the leaf. */
 static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries,
-			  uint64_t *leaked, uint64_t *peak)
+			  uint64_t *leaked, uint64_t *peak, uint64_t *shortl)
 {
 	struct mf_leaf x;
 	memcpy(&x, &p->nodes[l->node + 1], sizeof(x));
@@ -560,6 +561,10 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 			       rate, &m->saturated[MF_METRIC_LEAKED]);
 		peak[0] = mf_sat_mul(life.peak_blocks, rate, &m->saturated[MF_METRIC_PEAK_BLOCKS]);
 		peak[1] = mf_sat_mul(life.peak_bytes, rate, &m->saturated[MF_METRIC_PEAK]);
+		uint64_t n = 0;
+		for (uint32_t b = 0; b < m->short_buckets && b < MF_LIFETIME_BUCKETS; b++)
+			n = mf_sat_add(n, life.lifetime[b], &m->saturated[MF_METRIC_SHORT]);
+		*shortl = mf_sat_mul(n, rate, &m->saturated[MF_METRIC_SHORT]);
 		for (uint32_t b = 0; b < MF_LIFETIME_BUCKETS; b++) {
 			struct mf_size_cell *c =
 			    life.lifetime[b] ? mf_array_push(m->lives, m->nlives, m->cap_lives)
@@ -624,14 +629,14 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		sample_of[i] = MF_NONE;
 	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack, sample;
-		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0};
+		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0}, shortl = 0;
 		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
 		    (r = mf_sample_at(m, stack, thread, &sample)))
 			break;
 		if (records) {
 			sample_of[leaves[i].node] = sample;
 			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked,
-						peak)))
+						peak, &shortl)))
 				break;
 		}
 		uint64_t value[MF_METRICS] = {
@@ -646,6 +651,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		    [MF_METRIC_LEAKED] = leaked[1],
 		    [MF_METRIC_PEAK_BLOCKS] = peak[0],
 		    [MF_METRIC_PEAK] = peak[1],
+		    [MF_METRIC_SHORT] = shortl,
 		};
 		r = mf_sample_add(m, sample, value);
 	}

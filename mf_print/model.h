@@ -33,6 +33,9 @@ enum mf_metric {
 	/* (lifetimes) blocks, and their bytes, live at their process's peak of live bytes */
 	MF_METRIC_PEAK_BLOCKS,
 	MF_METRIC_PEAK,
+	/* (lifetimes, --short-lived) blocks freed within the threshold: the lifetime buckets
+	 * below mf_model.short_buckets */
+	MF_METRIC_SHORT,
 	MF_METRICS
 };
 
@@ -178,6 +181,10 @@ struct mf_model {
 	size_t nlives, cap_lives;
 	int has_leaf_records;	    /* some thread's file (format 4) has temporaries and sizes */
 	int has_lifetimes;	    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	/* Set before threads are added (--short-lived): the lifetime buckets 0 to short_buckets
+	 * - 1, lifetimes under 2^(short_buckets - 1) ns, count as short (MF_METRIC_SHORT); 0:
+	 * not asked for, no such column. */
+	uint32_t short_buckets;
 	uint64_t unknown_frees;	    /* frees of blocks never seen allocated, of all processes */
 	int estimated;		    /* some thread was sampled: counts are estimates */
 	int weighted;		    /* some thread recorded time (MF_METRIC_TIME) */
@@ -199,6 +206,8 @@ static inline int mf_model_holds(const struct mf_model *m, int k)
 		return m->weighted;
 	case MF_METRIC_TEMPORARY:
 		return m->has_leaf_records;
+	case MF_METRIC_SHORT:
+		return m->has_lifetimes && m->short_buckets;
 	default:
 		return m->has_lifetimes;
 	}

@@ -204,6 +204,18 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			" blocks (%s%s) not freed at the end (leaked, or live "
 			"when a process was killed); %s\n",
 			m->estimated ? "~" : "", blocks, m->estimated ? "~" : "", lb, uf);
+		if (mf_model_holds(m, MF_METRIC_SHORT)) {
+			uint64_t n = mf_model_total(m, MF_METRIC_SHORT, NULL);
+			char under[24];
+			mf_text_ns(under, sizeof(under), (double)(1ull << (m->short_buckets - 1)));
+			fprintf(out,
+				"  short-lived: %s%" PRIu64
+				" of the calls (%.1f%%) had their block "
+				"freed within %s (--short-lived %s, rounded to a power of two ns: "
+				"lifetimes under 2^%u ns)\n",
+				m->estimated ? "~" : "", n, mf_text_pct(n, calls), under,
+				o->short_lived ? o->short_lived : "", m->short_buckets - 1);
+		}
 		/* (sampled: the sampled blocks' peak, scaled as they are) */
 		const struct mf_process *top = NULL;
 		uint64_t top_bytes = 0;

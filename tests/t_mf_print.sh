@@ -62,7 +62,7 @@ check "one bad file among good ones: exit 1" 1 "$d/99999.prof: not a malloc_freq
 like "$(cat "$mf_work/out")" "^malloc_freq: [0-9]+ calls" "... and the good files are still reported"
 check "--threshold not a number" 2 "^mf_print: --threshold 'abc': give a percentage from 0 to 100" --threshold abc "$good"
 check "--threshold out of range" 2 "^mf_print: --threshold '101'" --threshold 101 "$good"
-check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls', 'bytes', 'time', 'temporary', 'leaked', 'leaked-blocks', 'peak' or 'peak-blocks'" --sort size "$good"
+check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls', 'bytes', 'time', 'temporary', 'leaked', 'leaked-blocks', 'peak', 'peak-blocks' or 'short'" --sort size "$good"
 check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate "$good"
 check "missing option value" 2 "^mf_print: --dir needs a value" --dir
 check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
