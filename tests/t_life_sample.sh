@@ -133,4 +133,10 @@ like "$summary" "^  peak: ~[0-9.]+ MiB live in ~[0-9]+ blocks, .*
 # The at-peak column's sum (with site_edge's, below 1%) is the peak's estimate.
 all=$(awk '{ s += $NF } END { printf "%.0f", s }' "$mf_work/w.peak")
 near "peak=$all" "peak=$peak"; ok $? "the at-peak bytes of all stacks within 5% of the peak: $all (exact: $peak)"
+
+# A fork with sampled lifetimes: the child's filter starts empty with its map.
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_SAMPLE=3 profile "$MF_TESTS/prog_fork" 300 200 > /dev/null; rc=$?
+is "$rc" 0 "prog_fork with sampled lifetimes exits 0"
+"$MF_PRINT" $d > /dev/null 2>&1; ok $? "... and its profiles read"
 done_testing
