@@ -85,6 +85,9 @@ void mf_life_init(void)
 	mf_life_filter = f == MAP_FAILED ? NULL : f;
 }
 
+_Static_assert(MF_LIFE_SHARDS == 64 && MF_LIFE_FILTER_BITS >= 6,
+	       "a filter count's hashes fall in one shard (the top 6 bits)");
+
 /* The filter's count for hash h, by the holder of h's shard: one more, or one less. */
 static void mf_life_filter_add(uint64_t h, int d)
 {
@@ -224,6 +227,14 @@ uint32_t mf_life_file_new(struct mf_node *nodes)
 	return id;
 }
 
+/* (mf_life_maybe takes its top bits from the product: the shift changes only the low 33) */
+static inline uint64_t mf_life_hash(uintptr_t addr)
+{
+	uint64_t h = (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ull;
+	return h ^ (h >> 31);
+}
+
+/* (a filter's count, the hash's top MF_LIFE_FILTER_BITS, falls in one shard) */
 static struct mf_life_shard *mf_life_shard(uint64_t h)
 {
 	return &mf_life_shards[h >> 58];

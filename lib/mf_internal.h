@@ -455,20 +455,15 @@ void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1
 extern int mf_life_on;
 /* Under sampling, the filter of the addresses that may be in the map (NULL: any may be): a
  * count per hash of an address, MF_LIFE_FILTER_BITS bits of it, of the map's blocks that have
- * that hash (255: that many or more, for good). 0 is sure: that block was not sampled. */
+ * that hash (255: that many or more, for good). 0 is sure: no such block is in the map. */
 #define MF_LIFE_FILTER_BITS 20
 extern uint8_t *mf_life_filter;
-static inline uint64_t mf_life_hash(uintptr_t addr)
-{
-	uint64_t h = (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 31);
-}
 /* Whether block p may be in the map (a free of one that is not costs this only). The
- * filter's index is the hash's top bits, which the product alone gives. */
+ * filter's index is the top bits of the map's hash (life.c), which its product alone gives. */
 static inline int mf_life_maybe(const void *p)
 {
 	const uint8_t *f = mf_life_filter;
-	if (mf_likely(!f))
+	if (mf_unlikely(!f)) /* (not sampling: the map knows every block) */
 		return 1;
 	uint64_t top =
 	    ((uint64_t)((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - MF_LIFE_FILTER_BITS);
