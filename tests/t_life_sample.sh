@@ -94,6 +94,23 @@ like "$rc $(cat "$mf_work/err")" "^2 mf_print: --sort short: give the threshold 
 for bad in 0.5ns 5 5min -1ms 1e10s; do
 	"$MF_PRINT" --short-lived $bad $d > /dev/null 2>&1; is $? 2 "--short-lived $bad: usage error"
 done
+# --json, read by python3: the metric short, each stack's the text report's
+if command -v python3 > /dev/null 2>&1; then
+	"$MF_PRINT" --json --short-lived 5ms $d > "$mf_work/short.json"
+	got=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+name = {f["id"]: f["function"] for f in d["frames"]}
+by = {}
+for s in d["samples"]:
+    for f in d["stacks"][s["stack"]]["frames"]:
+        if name.get(f, "").startswith("site_"):
+            by[name[f]] = by.get(name[f], 0) + s["values"]["short"]
+print("short" in d["metrics"], by.get("site_temp"), by.get("site_long", 0))' "$mf_work/short.json")
+	is "$got" "True $(w short site_temp) 0" "--json: a metric short, site_temp's the text report's, site_long's 0"
+else
+	mf_n=$((mf_n + 1)); echo "ok $mf_n # SKIP no python3"
+fi
 if command -v go > /dev/null 2>&1 && go tool pprof -h > /dev/null 2>&1; then
 	export PPROF_TMPDIR="$mf_work" HOME="$mf_work" GOCACHE="$mf_work/gocache"
 	"$MF_PRINT" --pprof "$mf_work/short.pb.gz" --short-lived 5ms $d > /dev/null 2>&1
