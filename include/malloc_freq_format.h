@@ -49,9 +49,10 @@
 #define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC "MFMODS\r\n"
 #define MF_PROCESS_MAGIC "MFPROC\r\n"
-/* 4: leaf records (sizes, temporaries, lifetimes), calls_off (runtime control), tags, time
- * weights, snapshots; 3: the process record; 2: module records of any size */
-#define MF_FORMAT_VERSION  4u
+/* 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
+ * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
+ * record; 2: module records of any size */
+#define MF_FORMAT_VERSION  5u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -164,7 +165,10 @@ struct mf_leaf {
  * still live when the file was read: at exit, the leaks; in a killed process's file, those
  * live at the last moment recorded. peak_*: the leaf's live blocks and bytes when the
  * process's live bytes were last at their maximum (DHAT's t-gmax; the process record says
- * how much and when), written by the thread whose free left that maximum. */
+ * how much and when), written by the thread whose free left that maximum.
+ * Since version 5, lifetimes may come with sample_rate N > 1: then only the blocks of sampled
+ * calls are tracked, every count here (and the process record's peak counters) counts those,
+ * and a reader multiplies them by N, as the calls; the peak is the sampled blocks' peak. */
 #define MF_RECORD_LIFE 1u
 #define MF_LIFE_SLOTS  18
 /* b: lifetimes of 2^(b-1) to 2^b - 1 ns (0: under 1 ns); the last also holds the longer ones */
@@ -245,10 +249,12 @@ enum mf_process_counter {
 	MF_PROCESS_UNRECORDED_CALLS = 0,
 	MF_PROCESS_UNRECORDED_BYTES = 1,
 	/* (MALLOC_FREQ_LIFETIMES=1) frees of blocks the profiler never saw allocated: before it
-	 * loaded, by the bootstrap arena, by another allocator; double and invalid frees */
+	 * loaded, by the bootstrap arena, by another allocator; double and invalid frees (0
+	 * under sampling: not known, as unsampled blocks are not seen either) */
 	MF_PROCESS_UNKNOWN_FREES = 2,
 	/* (lifetimes) the process's peak of live requested bytes, its blocks then, and when it
-	 * was left (CLOCK_REALTIME ns; 0: never: the peak is the end) */
+	 * was left (CLOCK_REALTIME ns; 0: never: the peak is the end); under sampling, of the
+	 * sampled blocks, not scaled (the thread files' sample_rate scales them) */
 	MF_PROCESS_PEAK_BYTES = 3,
 	MF_PROCESS_PEAK_BLOCKS = 4,
 	MF_PROCESS_PEAK_NS = 5,

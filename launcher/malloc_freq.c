@@ -74,7 +74,8 @@ static void mf_usage(FILE *out)
 	      "      --weight calls|time  weigh stacks by calls (default) or by the thread's\n"
 	      "                        CPU time before each call  [MALLOC_FREQ_WEIGHT]\n"
 	      "      --lifetimes       match every free to its allocation: leaks and the peak\n"
-	      "                        per stack (not with --sample)  [MALLOC_FREQ_LIFETIMES=1]\n"
+	      "                        per stack (with --sample, of the sampled blocks, scaled)\n"
+	      "                        [MALLOC_FREQ_LIFETIMES=1]\n"
 	      "      --start-off       record nothing until the program (malloc_freq_enable)\n"
 	      "                        or the toggle signal turns recording on\n"
 	      "                        [MALLOC_FREQ_START=off]\n"
@@ -302,9 +303,6 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	}
 	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)
 		return mf_usage_error("--snapshot-signal and --toggle-signal name the same signal");
-	if (l->lifetimes && l->sample && strcmp(l->sample, "1"))
-		return mf_usage_error(
-		    "--lifetimes follows every block: it does not go with --sample");
 	if (optind >= argc)
 		return mf_usage_error("no program given");
 	l->argv = argv + optind;

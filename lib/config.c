@@ -221,9 +221,6 @@ void mf_config_load(void)
 	s = secure_getenv("MALLOC_FREQ_LIFETIMES");
 	if (s && strcmp(s, "0") && strcmp(s, "1"))
 		mf_log("MALLOC_FREQ_LIFETIMES=\"%s\" is neither 0 nor 1; lifetimes are off", s);
-	else if (s && !strcmp(s, "1") && mf_config.sample > 1)
-		mf_log("MALLOC_FREQ_LIFETIMES=1 does not go with MALLOC_FREQ_SAMPLE yet; lifetimes "
-		       "are off");
 	else
 		mf_config.lifetimes = s && !strcmp(s, "1");
 	s = secure_getenv("MALLOC_FREQ_WEIGHT");

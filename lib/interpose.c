@@ -350,10 +350,11 @@ static inline __attribute__((always_inline)) void mf_free(void *p)
 		mf_real.free(p);
 }
 
-/* (apart, so that free's common path needs no frame of its own) */
+/* (apart, so that free's common path needs no frame of its own; under sampling, a block
+ * the filter has not seen costs a hash and a read) */
 static MF_NOINLINE void mf_free_life(void *p)
 {
-	if (p)
+	if (p && mf_life_maybe(p))
 		mf_life_free(p);
 	mf_free(p);
 }

@@ -13,9 +13,15 @@
  * The peak (DHAT's t-gmax): the process's live requested bytes are one atomic sum (fed by
  * each thread in batches: mf_life_change); a change that raises it past its maximum marks
  * the process as at its peak, and the next that lowers it first copies every leaf's live
- * blocks and bytes into its peak fields, walking every registered file: once per peak left. Calls of
- * other threads meanwhile may be half in it (exact when the peak is left by one thread at
- * a time). A process that ends at its peak has its end as its peak (mf_life_exit). */
+ * blocks and bytes into its peak fields, walking every registered file: once per peak left. Calls
+ * of other threads meanwhile may be half in it (exact when the peak is left by one thread at a
+ * time). A process that ends at its peak has its end as its peak (mf_life_exit).
+ *
+ * Under sampling (MALLOC_FREQ_SAMPLE=N) only the sampled calls' blocks enter the map: every
+ * figure counts those (a reader scales them by N, as the calls), and a free learns from the
+ * filter (mf_life_maybe: a hash and a byte read) that its block is not one of them. The heap
+ * is the host's, so a block cannot carry a mark of its own; the filter is 1 MiB of counts,
+ * each changed only under the lock of the shard its hashes fall in. */
 #include "config.h"
 
 #include <errno.h>
@@ -29,6 +35,13 @@
 #define MF_LIFE_SHARDS	  64
 #define MF_LIFE_FILES	  65536
 #define MF_LIFE_SLOTS_MIN 512
+
+/* The thread's change of live bytes not yet in the process's sum (mf_life_change). */
+#define MF_LIFE_BATCH (64 << 10)
+static int64_t mf_life_batch = MF_LIFE_BATCH; /* (sampled: the bytes that stand for as much) */
+
+uint8_t *mf_life_filter;
+static int mf_life_sampled; /* a free the map does not know may be of an unsampled block */
 
 struct mf_life_slot {
 	uintptr_t addr; /* 0: empty */
@@ -62,6 +75,28 @@ void mf_life_init(void)
 	while (t1 - t0 < 50000 && t1 >= t0);
 	if (c1 > c0 && t1 > t0)
 		mf_life_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+	if (mf_config.sample <= 1)
+		return;
+	mf_life_sampled = 1;
+	mf_life_batch = MF_LIFE_BATCH / (int64_t)mf_config.sample + 1;
+	/* (without it, every free is looked up: slower, as exact) */
+	void *f = mmap(NULL, (size_t)1 << MF_LIFE_FILTER_BITS, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	mf_life_filter = f == MAP_FAILED ? NULL : f;
+}
+
+_Static_assert(MF_LIFE_SHARDS == 64 && MF_LIFE_FILTER_BITS >= 6,
+	       "a filter count's hashes fall in one shard (the top 6 bits)");
+
+/* The filter's count for hash h, by the holder of h's shard: one more, or one less. */
+static void mf_life_filter_add(uint64_t h, int d)
+{
+	if (!mf_life_filter)
+		return;
+	uint8_t *c = &mf_life_filter[h >> (64 - MF_LIFE_FILTER_BITS)];
+	uint8_t v = *c;
+	if (v != 255) /* (255: too many to know when the last goes; never 0 again) */
+		__atomic_store_n(c, (uint8_t)(v + d), __ATOMIC_RELAXED);
 }
 
 struct mf_life_shard {
@@ -122,7 +157,6 @@ static void mf_life_snapshot(void)
  * MF_LIFE_BATCH either way (one atomic on a line all threads share, per so many bytes, not
  * per call), so the sum, and the peak found in it, are right to within that much per
  * thread; the stacks' figures at the peak are read from their own counts, exactly. */
-#define MF_LIFE_BATCH (64 << 10)
 static MF_TLS int64_t mf_life_delta;
 
 /* Live bytes up by d (> 0): a new maximum marks the peak. */
@@ -151,7 +185,7 @@ static void mf_life_leaving(void)
 static void mf_life_change(int64_t d)
 {
 	d += mf_life_delta;
-	if (d < MF_LIFE_BATCH && d > -MF_LIFE_BATCH) {
+	if (d < mf_life_batch && d > -mf_life_batch) {
 		mf_life_delta = d;
 		return;
 	}
@@ -193,12 +227,14 @@ uint32_t mf_life_file_new(struct mf_node *nodes)
 	return id;
 }
 
+/* (mf_life_maybe takes its top bits from the product: the shift changes only the low 33) */
 static inline uint64_t mf_life_hash(uintptr_t addr)
 {
 	uint64_t h = (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ull;
 	return h ^ (h >> 31);
 }
 
+/* (a filter's count, the hash's top MF_LIFE_FILTER_BITS, falls in one shard) */
 static struct mf_life_shard *mf_life_shard(uint64_t h)
 {
 	return &mf_life_shards[h >> 58];
@@ -261,6 +297,7 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
 		i = (i + 1) & mask;
 	}
 	*out = s->slot[i];
+	mf_life_filter_add(h, -1);
 	/* Backward shift: each later slot of the run moves into the hole if its home is not
 	 * between the hole and itself. */
 	for (uint64_t j = (i + 1) & mask; s->slot[j].addr; j = (j + 1) & mask) {
@@ -303,11 +340,12 @@ static void mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
 		__atomic_add_fetch(&l->lifetime[b], 1, __ATOMIC_RELAXED);
 }
 
-void mf_life_alloc(void *p, size_t n)
+/* Block p of n bytes into the map, for the thread's last leaf record. */
+static MF_NOINLINE void mf_life_track(void *p, size_t n)
 {
 	struct mf_leaf *x = mf_tls.last_record;
 	uint32_t file = mf_tls.life_file;
-	if (!p || !x || x == &mf_leaf_none || !file || mf_tls.life_busy || mf_tls.recording)
+	if (!p || !x || !file || mf_tls.life_busy || mf_tls.recording)
 		return;
 	mf_tls.life_busy++;
 	struct mf_node *leaf = (struct mf_node *)x - 1;
@@ -325,6 +363,8 @@ void mf_life_alloc(void *p, size_t n)
 			i = (i + 1) & s->mask;
 		stale = s->slot[i]; /* (a block freed where we did not see it, its address reused) */
 		s->used += !stale.addr;
+		if (!stale.addr)
+			mf_life_filter_add(h, 1);
 		s->slot[i] = slot;
 		put = 1;
 	}
@@ -343,6 +383,13 @@ void mf_life_alloc(void *p, size_t n)
 		mf_life_change((int64_t)n);
 	}
 	mf_tls.life_busy--;
+}
+
+/* (apart from mf_life_track: under sampling, most calls end here, and need no frame) */
+void mf_life_alloc(void *p, size_t n)
+{
+	if (mf_tls.last_record != &mf_leaf_none)
+		mf_life_track(p, n);
 }
 
 /* Block p leaves the map: freed, or (realloc) replaced by one of replaced_by bytes. */
@@ -367,7 +414,7 @@ static void mf_life_drop(void *p, uint64_t replaced_by)
 		else /* (a growing realloc: its new block's bytes come in mf_life_alloc) */
 			mf_life_delta -= (int64_t)slot.size;
 		mf_life_freed(&slot, mf_life_now());
-	} else {
+	} else if (!mf_life_sampled) {
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
 	}
 	mf_tls.life_busy--;
@@ -380,7 +427,7 @@ void mf_life_free(void *p)
 
 void mf_life_realloc(void *old, void *p, size_t n)
 {
-	if (old)
+	if (old && mf_life_maybe(old))
 		mf_life_drop(old, p ? n : 0);
 	mf_life_alloc(p, n);
 }
@@ -416,6 +463,8 @@ void mf_life_postfork_child(void)
 			munmap(s->slot, (s->mask + 1) * sizeof(*s->slot));
 		*s = (struct mf_life_shard){0};
 	}
+	if (mf_life_filter) /* (its pages read as zeros again) */
+		madvise(mf_life_filter, (size_t)1 << MF_LIFE_FILTER_BITS, MADV_DONTNEED);
 	memset(mf_life_files, 0, sizeof(mf_life_files[0]) * (mf_life_nfiles < MF_LIFE_FILES
 								    ? mf_life_nfiles
 								    : MF_LIFE_FILES));

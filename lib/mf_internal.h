@@ -453,12 +453,29 @@ void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1
 /* life.c: lifetimes (MALLOC_FREQ_LIFETIMES=1), the address map from each live block to the
  * leaf that allocated it. Off, nothing here is called. */
 extern int mf_life_on;
+/* Under sampling, the filter of the addresses that may be in the map (NULL: any may be): a
+ * count per hash of an address, MF_LIFE_FILTER_BITS bits of it, of the map's blocks that have
+ * that hash (255: that many or more, for good). 0 is sure: no such block is in the map. */
+#define MF_LIFE_FILTER_BITS 20
+extern uint8_t *mf_life_filter;
+/* Whether block p may be in the map (a free of one that is not costs this only). The
+ * filter's index is the top bits of the map's hash (life.c), which its product alone gives. */
+static inline int mf_life_maybe(const void *p)
+{
+	const uint8_t *f = mf_life_filter;
+	if (mf_unlikely(!f)) /* (not sampling: the map knows every block) */
+		return 1;
+	uint64_t top =
+	    ((uint64_t)((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - MF_LIFE_FILTER_BITS);
+	return __atomic_load_n(&f[top], __ATOMIC_RELAXED);
+}
 /* A thread file's nodes, registered so that any thread can charge a free to it (also after
  * its thread ended: the file stays mapped); its number, or 0 when the registry is full. */
 uint32_t mf_life_file_new(struct mf_node *nodes);
 /* Block p of n bytes, just returned by the call counted at the thread's last leaf record. */
 void mf_life_alloc(void *p, size_t n);
-/* Block p (not NULL) freed: charged to its leaf, or counted as a free of an unknown block. */
+/* Block p (not NULL) freed: charged to its leaf, or (not sampling) counted as a free of an
+ * unknown block. Under sampling, callers first ask mf_life_maybe. */
 void mf_life_free(void *p);
 /* realloc freed old (if not NULL) and returned p (NULL: none) of n bytes. */
 void mf_life_realloc(void *old, void *p, size_t n);

@@ -50,6 +50,7 @@ struct mf_args {
 	char **dirs;
 	size_t ndirs;
 	const char *html; /* --html FILE */
+	uint32_t short_buckets; /* --short-lived: mf_model.short_buckets; 0: not given */
 };
 
 static void mf_usage(FILE *out)
@@ -118,7 +119,12 @@ static void mf_usage(FILE *out)
 	    "                        their thread's next allocation; format 4 profiles), leaked\n"
 	    "                        (bytes not freed at the end), peak (bytes live at the\n"
 	    "                        process's peak), leaked-blocks, peak-blocks\n"
-	    "                        (MALLOC_FREQ_LIFETIMES=1)\n"
+	    "                        (MALLOC_FREQ_LIFETIMES=1), short (with --short-lived)\n"
+	    "      --short-lived DURATION  count the blocks each stack freed within DURATION\n"
+	    "                        (500ns, 1us, 10ms, 2s), rounded to a power of two ns\n"
+	    "                        (the lifetime histogram's bounds; the summary says it):\n"
+	    "                        the metric 'short', a --sort and --weight KEY, a tree\n"
+	    "                        column (MALLOC_FREQ_LIFETIMES=1 profiles)\n"
 	    "      --weight KEY      what --collapsed counts, a --sort KEY (default calls)\n"
 	    "      --bytes           --collapsed counts bytes instead of calls (--weight bytes)\n"
 	    "      --time            --collapsed counts CPU time (ns) instead of calls (--weight\n"
@@ -157,6 +163,35 @@ static void mf_usage(FILE *out)
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
 	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
 	    out);
+}
+
+/* --short-lived's DURATION (a number and ns, us, ms or s) as the lifetime buckets that
+ * count as short: those under the power of two ns nearest to it (in ratio), from 1 ns to
+ * 2^62 ns. 0, or -1 if it is none of that. */
+static int mf_short_lived(const char *text, uint32_t *buckets)
+{
+	static const struct {
+		const char *unit;
+		double ns;
+	} units[] = {{"ns", 1}, {"us", 1e3}, {"ms", 1e6}, {"s", 1e9}};
+	char *end;
+	errno = 0;
+	double v = strtod(text, &end);
+	if (errno || end == text || !isfinite(v) || v <= 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(units) / sizeof(units[0]); i++) {
+		if (strcmp(end, units[i].unit))
+			continue;
+		double ns = v * units[i].ns;
+		if (ns < 1 || ns > 0x1p62)
+			return -1;
+		uint32_t k = 0; /* (2^k nearest: below its geometric mean with 2^(k+1)) */
+		while (k < 62 && ns >= (double)(1ull << k) * 1.41421356)
+			k++;
+		*buckets = k + 1;
+		return 0;
+	}
+	return -1;
 }
 
 /* The metric --sort and --weight name, or -1. */
@@ -205,7 +240,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		OPT_JSON,
 		OPT_DOT,
 		OPT_DIFF,
-		OPT_HTML
+		OPT_HTML,
+		OPT_SHORT_LIVED
 	};
 	static const struct option opts[] = {
 	    {"dir", required_argument, NULL, 'd'},
@@ -236,6 +272,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	    {"dot", no_argument, NULL, OPT_DOT},
 	    {"diff", required_argument, NULL, OPT_DIFF},
 	    {"html", required_argument, NULL, OPT_HTML},
+	    {"short-lived", required_argument, NULL, OPT_SHORT_LIVED},
 	    {"verbose", no_argument, NULL, 'v'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -268,19 +305,29 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			if ((a->sort = mf_metric_named(optarg)) < 0)
 				return mf_usage_error("--sort '%s': give 'calls', 'bytes', 'time', "
 						      "'temporary', 'leaked', 'leaked-blocks', "
-						      "'peak' or 'peak-blocks'",
+						      "'peak', 'peak-blocks' or 'short'",
 						      optarg);
 			break;
 		case OPT_WEIGHT:
 			if ((a->weight = mf_metric_named(optarg)) < 0)
-				return mf_usage_error("--weight '%s': give 'calls', 'bytes', 'time', "
-						      "'temporary', 'leaked', 'leaked-blocks', "
-						      "'peak' or 'peak-blocks'",
-						      optarg);
+				return mf_usage_error(
+				    "--weight '%s': give 'calls', 'bytes', 'time', "
+				    "'temporary', 'leaked', 'leaked-blocks', "
+				    "'peak', 'peak-blocks' or 'short'",
+				    optarg);
 			a->weights++;
 			break;
 		case OPT_HISTOGRAM:
 			a->report.histogram = 1;
+			break;
+		case OPT_SHORT_LIVED:
+			if (mf_short_lived(optarg, &a->short_buckets))
+				return mf_usage_error(
+				    "--short-lived '%s': give a duration from 1ns to "
+				    "146 years as a number and ns, us, ms or s "
+				    "(10ms)",
+				    optarg);
+			a->report.short_lived = optarg;
 			break;
 		case OPT_LEAKS:
 			a->report.leaks = 1;
@@ -453,6 +500,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			   : a->sort >= 0    ? (enum mf_metric)a->sort
 			   : a->report.leaks ? MF_METRIC_LEAKED
 					     : MF_METRIC_CALLS;
+	if ((a->sort == MF_METRIC_SHORT || a->weight == MF_METRIC_SHORT) && !a->short_buckets)
+		return mf_usage_error("--%s short: give the threshold with --short-lived DURATION",
+				      a->sort == MF_METRIC_SHORT ? "sort" : "weight");
 	return 0;
 }
 
@@ -611,6 +661,7 @@ static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct m
 			     .process = a->load.process,
 			     .nprocess = a->load.nprocess};
 	int r = mf_model_init(base, sym);
+	base->short_buckets = a->short_buckets;
 	if (!r) {
 		int d = mf_discover(&found, a->diff);
 		ld.failed |= d > 0;
@@ -653,6 +704,7 @@ int main(int argc, char **argv)
 	struct mf_warnings warnings = {.verbose = a.verbose};
 	int status = MF_EXIT_OK;
 	r = sym ? mf_model_init(&m, sym) : -ENOMEM;
+	m.short_buckets = a.short_buckets;
 	for (size_t i = 0; !r && i < a.ndirs; i++) {
 		int d = mf_discover(&found, a.dirs[i]);
 		a.load.failed |= d > 0;

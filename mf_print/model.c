@@ -25,6 +25,7 @@ const struct mf_metric_info mf_metric_info[MF_METRICS] = {
     [MF_METRIC_LEAKED] = {"leaked", "leaked bytes"},
     [MF_METRIC_PEAK_BLOCKS] = {"peak-blocks", "blocks live at the peak"},
     [MF_METRIC_PEAK] = {"peak", "bytes live at the peak"},
+    [MF_METRIC_SHORT] = {"short", "short-lived blocks"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -242,17 +243,6 @@ static int mf_stack_intern(struct mf_model *m, uint64_t first, uint32_t depth, u
 	return 0;
 }
 
-/* n * rate, or UINT64_MAX (and *flag set) when it does not fit. */
-static uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
-{
-	uint64_t r;
-	if (__builtin_mul_overflow(n, rate, &r)) {
-		*flag = 1;
-		return UINT64_MAX;
-	}
-	return r;
-}
-
 /* The sample of (stack, thread), made (with zero counts) if new, in *at. Only the columns some
  * thread gave a value have room; the others are made when one does (mf_sample_add), or
  * share m->zeros (mf_model_finish). 0 or -ENOMEM. */
@@ -427,6 +417,8 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
 	m->estimated |= t->sample_rate > 1;
+	if (t->sample_rate > m->processes[process].sample_rate) /* (one rate per process) */
+		m->processes[process].sample_rate = t->sample_rate;
 	m->weighted |= p->header.weight != 0;
 	m->processes[process].threads++;
 	*id = (uint32_t)m->nthreads - 1;
@@ -590,7 +582,7 @@ static int mf_size_add(struct mf_model *m, uint32_t sample, uint32_t bucket, uin
  * dense histogram, if any, is a child node found among the nodes after the leaf. */
 static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries,
-			  uint64_t *leaked, uint64_t *peak)
+			  uint64_t *leaked, uint64_t *peak, uint64_t *shortl)
 {
 	struct mf_leaf x;
 	memcpy(&x, &p->nodes[l->node + 1], sizeof(x));
@@ -598,11 +590,20 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 	if (p->header.records & MF_RECORD_LIFE) {
 		struct mf_life life;
 		memcpy(&life, &p->nodes[l->node + 1 + MF_LEAF_SLOTS], sizeof(life));
-		/* (frees are counted after blocks: a file read meanwhile may show more) */
-		leaked[0] = life.blocks > life.frees ? life.blocks - life.frees : 0;
-		leaked[1] = life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
-		peak[0] = life.peak_blocks;
-		peak[1] = life.peak_bytes;
+		/* (frees are counted after blocks: a file read meanwhile may show more; sampled
+		 * (format 5), the sampled blocks', scaled as the calls) */
+		const uint64_t rate = p->header.sample_rate;
+		leaked[0] = mf_sat_mul(life.blocks > life.frees ? life.blocks - life.frees : 0,
+				       rate, &m->saturated[MF_METRIC_LEAKED_BLOCKS]);
+		leaked[1] =
+		    mf_sat_mul(life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0,
+			       rate, &m->saturated[MF_METRIC_LEAKED]);
+		peak[0] = mf_sat_mul(life.peak_blocks, rate, &m->saturated[MF_METRIC_PEAK_BLOCKS]);
+		peak[1] = mf_sat_mul(life.peak_bytes, rate, &m->saturated[MF_METRIC_PEAK]);
+		uint64_t n = 0;
+		for (uint32_t b = 0; b < m->short_buckets && b < MF_LIFETIME_BUCKETS; b++)
+			n = mf_sat_add(n, life.lifetime[b], &m->saturated[MF_METRIC_SHORT]);
+		*shortl = mf_sat_mul(n, rate, &m->saturated[MF_METRIC_SHORT]);
 		for (uint32_t b = 0; b < MF_LIFETIME_BUCKETS; b++) {
 			struct mf_size_cell *c =
 			    life.lifetime[b] ? mf_array_push(m->lives, m->nlives, m->cap_lives)
@@ -610,7 +611,10 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 			if (life.lifetime[b] && !c)
 				return -ENOMEM;
 			if (c)
-				*c = (struct mf_size_cell){sample, b, life.lifetime[b]};
+				*c = (struct mf_size_cell){
+				    sample, b,
+				    mf_sat_mul(life.lifetime[b], rate,
+					       &m->saturated[MF_METRIC_CALLS])};
 		}
 	}
 	int r = 0;
@@ -667,7 +671,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	uint64_t mark = 0;
 	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack, sample;
-		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0};
+		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0}, shortl = 0;
 		mf_release_behind(p, &mark, leaves[i].node);
 		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
 		    (r = mf_sample_at(m, stack, thread, &sample)))
@@ -675,7 +679,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		leaves[i].sample = sample;
 		if (records) {
 			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked,
-						peak)))
+						peak, &shortl)))
 				break;
 		}
 		uint64_t value[MF_METRICS] = {
@@ -690,6 +694,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		    [MF_METRIC_LEAKED] = leaked[1],
 		    [MF_METRIC_PEAK_BLOCKS] = peak[0],
 		    [MF_METRIC_PEAK] = peak[1],
+		    [MF_METRIC_SHORT] = shortl,
 		};
 		r = mf_sample_add(m, sample, value);
 	}

@@ -33,6 +33,9 @@ enum mf_metric {
 	/* (lifetimes) blocks, and their bytes, live at their process's peak of live bytes */
 	MF_METRIC_PEAK_BLOCKS,
 	MF_METRIC_PEAK,
+	/* (lifetimes, --short-lived) blocks freed within the threshold: the lifetime buckets
+	 * below mf_model.short_buckets */
+	MF_METRIC_SHORT,
 	MF_METRICS
 };
 
@@ -119,7 +122,9 @@ struct mf_process {
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
 	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
 	uint64_t peak_bytes, peak_blocks, peak_ns; /* (lifetimes) its peak of live bytes, and
-						      when it was left (0: at the end) */
+						      when it was left (0: at the end); sampled:
+						      the sampled blocks', not scaled */
+	uint64_t sample_rate;	     /* of its threads (1: every call; 0: no thread read) */
 	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
 	uint64_t unrecorded_bytes;
 	uint32_t threads;	     /* thread files read */
@@ -178,6 +183,10 @@ struct mf_model {
 	size_t nlives, cap_lives;
 	int has_leaf_records;	    /* some thread's file (format 4) has temporaries and sizes */
 	int has_lifetimes;	    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	/* Set before threads are added (--short-lived): the lifetime buckets 0 to short_buckets
+	 * - 1, lifetimes under 2^(short_buckets - 1) ns, count as short (MF_METRIC_SHORT); 0:
+	 * not asked for, no such column. */
+	uint32_t short_buckets;
 	uint64_t unknown_frees;	    /* frees of blocks never seen allocated, of all processes */
 	int estimated;		    /* some thread was sampled: counts are estimates */
 	int weighted;		    /* some thread recorded time (MF_METRIC_TIME) */
@@ -199,6 +208,8 @@ static inline int mf_model_holds(const struct mf_model *m, int k)
 		return m->weighted;
 	case MF_METRIC_TEMPORARY:
 		return m->has_leaf_records;
+	case MF_METRIC_SHORT:
+		return m->has_lifetimes && m->short_buckets;
 	default:
 		return m->has_lifetimes;
 	}
@@ -262,6 +273,17 @@ static inline uint64_t mf_sat_add(uint64_t a, uint64_t b, int *flag)
 {
 	uint64_t r;
 	if (__builtin_add_overflow(a, b, &r)) {
+		*flag = 1;
+		return UINT64_MAX;
+	}
+	return r;
+}
+
+/* n * rate, or UINT64_MAX (and *flag set) when it does not fit. */
+static inline uint64_t mf_sat_mul(uint64_t n, uint64_t rate, int *flag)
+{
+	uint64_t r;
+	if (__builtin_mul_overflow(n, rate, &r)) {
 		*flag = 1;
 		return UINT64_MAX;
 	}

@@ -22,6 +22,8 @@ struct mf_report_options {
 	size_t dirs;
 	const struct mf_model *base; /* --diff: the profile compared against; NULL: none */
 	const char *base_name;	     /* its directory, as given */
+	const char *short_lived;     /* --short-lived as given (the model holds its buckets);
+					NULL: not given */
 };
 
 /* The totals: calls, bytes, threads, files, by entry point, and what the profile lacks. */

@@ -73,6 +73,7 @@ static const struct {
     [MF_METRIC_LEAKED] = {"leaked_space", "bytes"},
     [MF_METRIC_PEAK_BLOCKS] = {"peak_objects", "count"},
     [MF_METRIC_PEAK] = {"peak_space", "bytes"},
+    [MF_METRIC_SHORT] = {"short_lived", "count"},
 };
 _Static_assert(sizeof(mf_pprof_types) / sizeof(mf_pprof_types[0]) == MF_METRICS,
 	       "every metric is a sample type");

@@ -191,30 +191,64 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 	}
 	if (m->has_lifetimes) {
 		uint64_t blocks = mf_model_total(m, MF_METRIC_LEAKED_BLOCKS, NULL), unknown = 0;
-		char lb[32];
+		char lb[32], uf[80] = "frees of blocks never seen allocated are not known under "
+				      "sampling";
 		mf_text_bytes(lb, sizeof(lb), mf_model_total(m, MF_METRIC_LEAKED, NULL));
 		for (size_t i = 0; i < m->nprocesses; i++)
 			unknown = mf_sat_add(unknown, m->processes[i].unknown_frees, &flag);
+		if (!m->estimated)
+			snprintf(uf, sizeof(uf), "%" PRIu64 " frees of blocks never seen allocated",
+				 unknown);
 		fprintf(out,
-			"  lifetimes: %" PRIu64 " blocks (%s) not freed at the end (leaked, or live "
-			"when a process was killed); %" PRIu64
-			" frees of blocks never seen allocated\n",
-			blocks, lb, unknown);
+			"  lifetimes: %s%" PRIu64
+			" blocks (%s%s) not freed at the end (leaked, or live "
+			"when a process was killed); %s\n",
+			m->estimated ? "~" : "", blocks, m->estimated ? "~" : "", lb, uf);
+		if (mf_model_holds(m, MF_METRIC_SHORT)) {
+			uint64_t n = mf_model_total(m, MF_METRIC_SHORT, NULL);
+			char under[24];
+			mf_text_ns(under, sizeof(under), (double)(1ull << (m->short_buckets - 1)));
+			fprintf(out,
+				"  short-lived: %s%" PRIu64
+				" of the calls (%.1f%%) had their block "
+				"freed within %s (--short-lived %s, rounded to a power of two ns: "
+				"lifetimes under 2^%u ns)\n",
+				m->estimated ? "~" : "", n, mf_text_pct(n, calls), under,
+				o->short_lived ? o->short_lived : "", m->short_buckets - 1);
+		}
+		/* (sampled: the sampled blocks' peak, scaled as they are) */
 		const struct mf_process *top = NULL;
-		for (size_t i = 0; i < m->nprocesses; i++)
-			if (!top || m->processes[i].peak_bytes > top->peak_bytes)
-				top = &m->processes[i];
-		if (top && top->peak_bytes) {
+		uint64_t top_bytes = 0;
+		for (size_t i = 0; i < m->nprocesses; i++) {
+			const struct mf_process *p = &m->processes[i];
+			uint64_t pb =
+			    mf_sat_mul(p->peak_bytes, p->sample_rate ? p->sample_rate : 1, &flag);
+			if (!top || pb > top_bytes)
+				top = p, top_bytes = pb;
+		}
+		if (top && top_bytes) {
 			char pb[32], when[64] = "at its end";
-			mf_text_bytes(pb, sizeof(pb), top->peak_bytes);
+			uint64_t rate = top->sample_rate ? top->sample_rate : 1;
+			mf_text_bytes(pb, sizeof(pb), top_bytes);
 			if (top->peak_ns && top->start_ns && top->peak_ns >= top->start_ns)
 				snprintf(when, sizeof(when), "%.3f s after its start",
 					 (double)(top->peak_ns - top->start_ns) / 1e9);
 			fprintf(out,
-				"  peak: %s live in %" PRIu64 " blocks, %s%s%s (the at-peak column: "
+				"  peak: %s%s live in %s%" PRIu64
+				" blocks, %s%s%s (the at-peak column: "
 				"what each stack held then)\n",
-				pb, top->peak_blocks, when, m->nprocesses > 1 ? ", of " : "",
+				rate > 1 ? "~" : "", pb, rate > 1 ? "~" : "",
+				mf_sat_mul(top->peak_blocks, rate, &flag), when,
+				m->nprocesses > 1 ? ", of " : "",
 				m->nprocesses > 1 ? top->name : "");
+			if (rate > 1)
+				fprintf(
+				    out,
+				    "  (sampled: the sampled blocks' most live bytes, times "
+				    "%" PRIu64
+				    ", and what each stack held then, scaled alike; it runs high "
+				    "when live bytes stay near their peak for long)\n",
+				    rate);
 		}
 	}
 	return ferror(out) ? -EIO : 0;

@@ -42,12 +42,15 @@ static uint32_t mf_tree_key(const struct mf_tree *t, uint32_t sample, uint64_t v
 static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const uint32_t *items,
 			 size_t n, const char *branch, const char *text)
 {
-	char b[32], time[32] = "", temp[16] = "", leaked[96] = "";
+	char b[32], time[32] = "", temp[16] = "", shortl[16] = "", leaked[96] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
 	if (t->m->weighted) /* (a column of its own only when there is time) */
 		snprintf(time, sizeof(time), " %11.3f", (double)value[MF_METRIC_TIME] / 1e6);
 	if (t->m->has_leaf_records)
 		mf_text_temporary(temp, sizeof(temp), value[MF_METRIC_TEMPORARY],
+				  value[MF_METRIC_CALLS]);
+	if (mf_model_holds(t->m, MF_METRIC_SHORT)) /* (a share of the calls, as temp) */
+		mf_text_temporary(shortl, sizeof(shortl), value[MF_METRIC_SHORT],
 				  value[MF_METRIC_CALLS]);
 	if (t->m->has_lifetimes)
 		mf_text_life(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
@@ -56,10 +59,9 @@ static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], co
 			     items ? mf_model_median(t->m->lives, t->life_first, t->life_cell, items,
 						     n, MF_LIFETIME_BUCKETS)
 				   : -1);
-	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s%s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
-		mf_text_pct(value[t->o->metric], t->total), b, time, temp, leaked,
-		(int)t->prefix.len,
-		t->prefix.s, branch, text);
+	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s%s%s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
+		mf_text_pct(value[t->o->metric], t->total), b, time, temp, shortl, leaked,
+		(int)t->prefix.len, t->prefix.s, branch, text);
 }
 
 /* The path of one sample from level on: a line per label, each the only child of the one
@@ -148,8 +150,9 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 		t.rooted = mf_labels_rooted(&l, o->merge_processes);
 		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
 			spec->heading, o->threshold, mf_metric_info[o->metric].plural);
-		fprintf(out, "%12s %7s %11s%s%s%s  %s\n", "calls", "%", "bytes",
+		fprintf(out, "%12s %7s %11s%s%s%s%s  %s\n", "calls", "%", "bytes",
 			m->weighted ? "      cpu ms" : "", m->has_leaf_records ? "    temp" : "",
+			mf_model_holds(m, MF_METRIC_SHORT) ? "   short" : "",
 			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "", spec->column);
 		r = mf_tree_level(&t, items, t.views, t.keys, n, 0, NULL);
 	}

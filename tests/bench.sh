@@ -1,6 +1,7 @@
 #!/bin/sh
 # make bench: each workload plain, under malloc_freq (every call, and sampled with
-# MALLOC_FREQ_SAMPLE=100; synthetic, python3 and sqlite3 also with MALLOC_FREQ_LIFETIMES=1),
+# MALLOC_FREQ_SAMPLE=100; synthetic, python3 and sqlite3 also with MALLOC_FREQ_LIFETIMES=1,
+# every call and sampled: "sampled-life"),
 # and under heaptrack (if installed), in interleaved repetitions;
 # prints the median CPU time, wall time and peak RSS of each as a ratio to the plain run, the
 # ratio of the fastest runs' CPU times (added noise disturbs it least; a drift of the
@@ -60,7 +61,7 @@ field() { eval "printf '%s' \"\${$1_$(echo "$2" | tr - _):-}\""; }
 # base NAME: where the workload's profiles go
 base() { if [ "$1" = startup-tmpfs ]; then echo "$shm"; else echo "$work"; fi; }
 
-workload synthetic "malloc_freq sampled libunwind lifetimes heaptrack" "$reps" \
+workload synthetic "malloc_freq sampled libunwind lifetimes sampled-life heaptrack" "$reps" \
 	"$MF_BUILD/tests/bench_alloc 2 2000000" "$MF_BUILD/tests/bench_alloc 1 200000"
 # iterations for about 0.3 s plain, and for about 100,000 calls under callgrind and check
 for s in wrapper2:16000000:100000 wrapper4:16000000:100000 wrapper16:16000000:100000 \
@@ -133,11 +134,11 @@ if (isMainThread) {
 JS
 
 if [ -x /usr/bin/python3 ]; then
-	workload python3 "malloc_freq sampled lifetimes heaptrack" "$reps" "/usr/bin/python3 $work/work.py" \
+	workload python3 "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" "/usr/bin/python3 $work/work.py" \
 		"/usr/bin/python3 $work/work.py 3000"
 else missing python3 "apt-get install python3"; fi
 if command -v sqlite3 > /dev/null; then
-	workload sqlite3 "malloc_freq sampled lifetimes heaptrack" "$reps" \
+	workload sqlite3 "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
 		"sqlite3 :memory: '.read $work/work150000.sql'" "sqlite3 :memory: '.read $work/work5000.sql'"
 else missing sqlite3 "apt-get install sqlite3"; fi
 workload sort "malloc_freq sampled heaptrack" "$reps" \
@@ -224,6 +225,7 @@ measure() {
 	malloc_freq) r=$("$run" env MALLOC_FREQ_DIR="$out" LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	sampled) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_SAMPLE=100 LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	lifetimes) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_LIFETIMES=1 LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
+	sampled-life) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_SAMPLE=100 MALLOC_FREQ_LIFETIMES=1 LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	libunwind) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_UNWIND=libunwind LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	nocache) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_CACHE=off LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	heaptrack) r=$("$run" heaptrack -o "$out/ht" "$@" 2>/dev/null | tail -1) ;;

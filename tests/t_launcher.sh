@@ -94,6 +94,8 @@ is "$(cat envs)" "time|off|$(kill -l USR1 2> /dev/null || echo 10)|$(($(kill -l 
 	"--weight, --start-off, the signals (as numbers) and the interval: the program's environment"
 "$launcher" -o env3 --lifetimes sh -c 'echo "$MALLOC_FREQ_LIFETIMES"' > envs 2> /dev/null
 is "$(cat envs)" 1 "--lifetimes: MALLOC_FREQ_LIFETIMES=1 in the program's environment"
+"$launcher" -o env4 --lifetimes -s 10 sh -c 'echo "$MALLOC_FREQ_LIFETIMES $MALLOC_FREQ_SAMPLE"' > envs 2> /dev/null
+is "$(cat envs)" "1 10" "--lifetimes -s 10: both in the program's environment"
 "$launcher" -o off --start-off "$prog" alloc 50 0 2> err; is "$?" 0 "--start-off: the program runs"
 like "$("$MF_PRINT" off 2> /dev/null)" "^  50 calls were made while recording was off" \
 	"--start-off: its 50 calls counted as made while recording was off"
@@ -136,7 +138,7 @@ for args in "" "-o" "--depth 0 true" "--depth 1025 true" "--sample x true" "--sa
 	"--unwind fast true" "--cache relative true" "--seed -1 true" "--bogus true" "-z true" \
 	"--weight bytes true" "--snapshot-signal KILL true" "--snapshot-signal 33 true" \
 	"--toggle-signal nope true" "--snapshot-interval 0 true" "--snapshot-interval 1.2345 true" \
-	"--snapshot-signal USR1 --toggle-signal SIGUSR1 true" "--lifetimes -s 10 true"; do
+	"--snapshot-signal USR1 --toggle-signal SIGUSR1 true"; do
 	# shellcheck disable=SC2086
 	"$launcher" $args > /dev/null 2> err; rc=$?
 	is "$rc" 2 "usage error: '$args' exits 2"
