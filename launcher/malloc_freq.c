@@ -404,11 +404,16 @@ static int mf_make_out(const char *dir)
 /* SIGINT's and SIGQUIT's dispositions as the launcher found them: its children get them
  * back (a launcher started with them ignored, in the background, leaves them ignored). */
 static struct sigaction mf_old_int, mf_old_quit;
+/* The signal mask as the launcher found it: the signals it passes on are blocked from before
+ * fork until their handlers are in place, so that one sent meanwhile waits instead of killing
+ * the launcher. */
+static sigset_t mf_old_mask;
 
 static void mf_restore_signals(void)
 {
 	sigaction(SIGINT, &mf_old_int, NULL);
 	sigaction(SIGQUIT, &mf_old_quit, NULL);
+	sigprocmask(SIG_SETMASK, &mf_old_mask, NULL);
 }
 
 /* What the child tells the parent through the pipe, before exec and if exec fails. */
@@ -677,10 +682,20 @@ int main(int argc, char **argv)
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGINT, &ign, &mf_old_int);
 	sigaction(SIGQUIT, &ign, &mf_old_quit);
+	sigset_t passed;
+	sigemptyset(&passed);
+	sigaddset(&passed, SIGTERM);
+	sigaddset(&passed, SIGHUP);
+	if (l.snapshot_signal)
+		sigaddset(&passed, l.snapshot_signal);
+	if (l.toggle_signal)
+		sigaddset(&passed, l.toggle_signal);
+	sigprocmask(SIG_BLOCK, &passed, &mf_old_mask);
 	fflush(NULL);
 	mf_child_pid = fork();
 	if (mf_child_pid < 0) {
 		mf_say("cannot fork: %s", strerror(errno));
+		sigprocmask(SIG_SETMASK, &mf_old_mask, NULL);
 		free(preload);
 		return MF_EXIT_FAILED;
 	}
@@ -698,6 +713,7 @@ int main(int argc, char **argv)
 		sigaction(l.snapshot_signal, &sa, NULL);
 	if (l.toggle_signal)
 		sigaction(l.toggle_signal, &sa, NULL);
+	sigprocmask(SIG_SETMASK, &mf_old_mask, NULL); /* (one sent meanwhile is passed on now) */
 	/* Until exec closes the pipe: the directory, then, if exec failed, why. (A message is
 	 * larger than PIPE_BUF: it may come in pieces.) */
 	struct mf_child_msg msgs[2], said = {.stage = -1};
