@@ -69,6 +69,7 @@ like "$(sed -n 1p err.kill)" '^malloc_freq: 70 calls, ' "and says first what was
 sh -c '"$1" -o term sh -c "kill -TERM \$\$" 2> /dev/null; echo "status $?"' sh "$launcher" > st
 is "$(cat st)" "status $((128 + 15))" "program killed by SIGTERM: the launcher dies of SIGTERM (143)"
 # a SIGTERM sent to the launcher is passed on to the program
+rm -f ready # (the background job empties it only when it starts: a stale one would say ready)
 "$launcher" -o fwd "$prog" wait 3 > ready 2> /dev/null &
 lpid=$!
 for i in $(seq 50); do [ -s ready ] && break; sleep 0.1; done
@@ -100,6 +101,7 @@ is "$(cat envs)" "1 10" "--lifetimes -s 10: both in the program's environment"
 like "$("$MF_PRINT" off 2> /dev/null)" "^  50 calls were made while recording was off" \
 	"--start-off: its 50 calls counted as made while recording was off"
 # the snapshot signal sent to the launcher reaches the program, which takes its snapshot
+rm -f ready
 "$launcher" -o snap --snapshot-signal USR2 "$prog" wait 3 > ready 2> /dev/null &
 lpid=$!
 for i in $(seq 100); do [ -s ready ] && break; sleep 0.05; done
