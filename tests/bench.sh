@@ -1,6 +1,6 @@
 #!/bin/sh
 # make bench: each workload plain, under malloc_freq (every call, and sampled with
-# MALLOC_FREQ_SAMPLE=100; synthetic, python3 and sqlite3 also with MALLOC_FREQ_LIFETIMES=1,
+# MALLOC_FREQ_SAMPLE=100; every workload heaptrack runs also with MALLOC_FREQ_LIFETIMES=1,
 # every call and sampled: "sampled-life"),
 # and under heaptrack (if installed), in interleaved repetitions;
 # prints the median CPU time, wall time and peak RSS of each as a ratio to the plain run, the
@@ -141,18 +141,18 @@ if command -v sqlite3 > /dev/null; then
 	workload sqlite3 "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
 		"sqlite3 :memory: '.read $work/work150000.sql'" "sqlite3 :memory: '.read $work/work5000.sql'"
 else missing sqlite3 "apt-get install sqlite3"; fi
-workload sort "malloc_freq sampled heaptrack" "$reps" \
+workload sort "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
 	"sort --parallel=2 -S 64M -o $work/sorted $work/lines" \
 	"sort --parallel=2 -S 64M -o $work/sorted $work/lines.short"
 cc1=$(gcc -print-prog-name=cc1 2> /dev/null)
 if [ -x "$cc1" ] && gcc -E -I"$MF_SRC/include" -I"$MF_BUILD" "$MF_SRC/mf_print/tree.c" \
 	-o "$work/tree.i" 2> /dev/null; then
-	workload cc1 "malloc_freq sampled heaptrack" "$reps" "$cc1 -quiet -O2 $work/tree.i -o /dev/null" \
+	workload cc1 "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" "$cc1 -quiet -O2 $work/tree.i -o /dev/null" \
 		"$cc1 -quiet -O2 $work/tree.i -o /dev/null"
 else missing cc1 "gcc's cc1, and mf_print/tree.c preprocessed: apt-get install gcc uthash-dev"; fi
 node=$(command -v node || command -v nodejs || true)
 if [ -n "$node" ]; then
-	workload node "malloc_freq sampled heaptrack" "$((reps < 3 ? reps : 3))" \
+	workload node "malloc_freq sampled lifetimes sampled-life heaptrack" "$((reps < 3 ? reps : 3))" \
 		"$node $work/work.js 3000" "$node $work/work.js 100"
 else missing node "apt-get install nodejs"; fi
 workload startup "malloc_freq sampled nocache" "$reps" "sh $work/startup.sh" "sh $work/startup.sh 5"
