@@ -52,7 +52,7 @@
 /* 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
  * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
  * record; 2: module records of any size */
-#define MF_FORMAT_VERSION  5u
+#define MF_FORMAT_VERSION  6u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -165,7 +165,11 @@ struct mf_leaf {
  * still live when the file was read: at exit, the leaks; in a killed process's file, those
  * live at the last moment recorded. peak_*: the leaf's live blocks and bytes when the
  * process's live bytes were last at their maximum (DHAT's t-gmax; the process record says
- * how much and when), written by the thread whose free left that maximum.
+ * how much and when). Since version 6 they are written lazily: each maximum is numbered
+ * (the process record's MF_PROCESS_PEAK_ID), and peak_seen says which one peak_* are of; a
+ * leaf whose peak_seen is not the process's last number held at the peak what it holds now
+ * (blocks - frees, bytes - freed_bytes). At exit and in a snapshot every leaf is brought up
+ * to date; a killed process's files may need that done by the reader.
  * Since version 5, lifetimes may come with sample_rate N > 1: then only the blocks of sampled
  * calls are tracked, every count here (and the process record's peak counters) counts those,
  * and a reader multiplies them by N, as the calls; the peak is the sampled blocks' peak. */
@@ -180,8 +184,8 @@ struct mf_life {
 	uint64_t freed_bytes; /* their requested bytes */
 	uint64_t peak_blocks; /* live at the process's peak */
 	uint64_t peak_bytes;
-	uint64_t max_bytes; /* the most of its bytes live at once (as its thread saw them) */
-	uint64_t reserved;
+	uint64_t max_bytes;  /* the most of its bytes live at once (as its thread saw them) */
+	uint64_t peak_seen;  /* (version 6) the process's maximum peak_* are of (see above) */
 	/* the freed blocks by nanoseconds lived, allocation to free (the time-stamp counter's) */
 	uint64_t lifetime[MF_LIFETIME_BUCKETS];
 };
@@ -253,11 +257,13 @@ enum mf_process_counter {
 	 * under sampling: not known, as unsampled blocks are not seen either) */
 	MF_PROCESS_UNKNOWN_FREES = 2,
 	/* (lifetimes) the process's peak of live requested bytes, its blocks then, and when it
-	 * was left (CLOCK_REALTIME ns; 0: never: the peak is the end); under sampling, of the
-	 * sampled blocks, not scaled (the thread files' sample_rate scales them) */
+	 * was left (CLOCK_REALTIME ns; 0: never: the peak is the end; since version 6, when it
+	 * was reached); under sampling, of the sampled blocks, not scaled (the thread files'
+	 * sample_rate scales them) */
 	MF_PROCESS_PEAK_BYTES = 3,
-	MF_PROCESS_PEAK_BLOCKS = 4,
-	MF_PROCESS_PEAK_NS = 5,
+	MF_PROCESS_PEAK_BLOCKS = 4, /* (version 6: written at exit; a reader sums the leaves) */
+	MF_PROCESS_PEAK_NS = 5,	    /* (version 6: when it was reached) */
+	MF_PROCESS_PEAK_ID = 6,	    /* (version 6) the maximums so far: see struct mf_life */
 };
 
 #define MF_PROCESS_STATUS      1u /* status holds what state says */

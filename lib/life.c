@@ -10,12 +10,16 @@
  * late free still finds its record), and never move (their reserved address space is made
  * large; a file that would outgrow it stops growing).
  *
- * The peak (DHAT's t-gmax): the process's live requested bytes are one atomic sum (fed by
- * each thread in batches: mf_life_change); a change that raises it past its maximum marks
- * the process as at its peak, and the next that lowers it first copies every leaf's live
- * blocks and bytes into its peak fields, walking every registered file: once per peak left. Calls
- * of other threads meanwhile may be half in it (exact when the peak is left by one thread at a
- * time). A process that ends at its peak has its end as its peak (mf_life_exit).
+ * The peak (DHAT's t-gmax), without a walk: the process's live requested bytes are one atomic
+ * sum, and each new maximum of it gets a number (mf_life_peak_id). A leaf's live counts change
+ * only after mf_life_see: if a maximum came since the leaf last changed, what the leaf holds
+ * now is what it held then, and goes into its peak fields with that number (peak_seen). A leaf
+ * whose peak_seen is not the last number held at the peak what it holds now: at exit and
+ * before a snapshot every leaf is brought up to date so (mf_life_settle); a reader does it for
+ * a killed process's files. Exact while the process has one thread (each change goes into the
+ * sum at once); with more, each thread's changes go in by batches of MF_LIFE_BATCH bytes (one
+ * atomic on a line all threads share per so many bytes, not per call), so the moment found is
+ * right to within that much per thread, and what each leaf held then is its own count.
  *
  * Under sampling (MALLOC_FREQ_SAMPLE=N) only the sampled calls' blocks enter the map: every
  * figure counts those (a reader scales them by N, as the calls), and a free learns from the
@@ -28,6 +32,7 @@
 #include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/single_threaded.h>
 #include <time.h>
 
 #include "mf_internal.h"
@@ -54,6 +59,7 @@ struct mf_life_slot {
  * keeps it as its clock source), a few nanoseconds a read where clock_gettime takes 30 on a
  * virtual machine: its nanoseconds per tick, measured once against CLOCK_MONOTONIC. */
 static double mf_life_ns_per_tick = 1.0;
+static uint64_t mf_life_real0, mf_life_tick0; /* CLOCK_REALTIME ns and the counter, at start */
 
 static inline uint64_t mf_life_now(void)
 {
@@ -75,6 +81,10 @@ void mf_life_init(void)
 	while (t1 - t0 < 50000 && t1 >= t0);
 	if (c1 > c0 && t1 > t0)
 		mf_life_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	mf_life_tick0 = mf_life_now();
+	mf_life_real0 = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 	if (mf_config.sample <= 1)
 		return;
 	mf_life_sampled = 1;
@@ -109,16 +119,34 @@ int mf_life_on;
 static struct mf_life_shard mf_life_shards[MF_LIFE_SHARDS];
 static struct mf_node *mf_life_files[MF_LIFE_FILES]; /* [0]: none */
 static uint32_t mf_life_nfiles = 1;
-/* (apart: live changes at every call; the others rarely) */
+/* (apart: live changes at every call; the others at each new maximum) */
 static _Alignas(64) uint64_t mf_life_live;
 static _Alignas(64) uint64_t mf_life_max;
-static int mf_life_at_max, mf_life_snapping;
+static uint64_t mf_life_peak_id; /* the maximums so far */
+static int mf_life_peak_lock;
 
-/* Every leaf's live blocks and bytes now, as its peak; the process record says when. */
-static void mf_life_snapshot(void)
+/* Before leaf l's live counts change: what it holds now is what it held at the last maximum,
+ * if that came since it last changed (see the peak above). */
+static void mf_life_see(struct mf_life *l)
 {
-	if (__atomic_exchange_n(&mf_life_snapping, 1, __ATOMIC_ACQUIRE))
-		return; /* (another thread is taking it) */
+	uint64_t id = __atomic_load_n(&mf_life_peak_id, __ATOMIC_ACQUIRE);
+	uint64_t seen = __atomic_load_n(&l->peak_seen, __ATOMIC_RELAXED);
+	if (mf_likely(seen == id) ||
+	    !__atomic_compare_exchange_n(&l->peak_seen, &seen, id, 0, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED))
+		return;
+	uint64_t blocks = __atomic_load_n(&l->blocks, __ATOMIC_RELAXED);
+	uint64_t frees = __atomic_load_n(&l->frees, __ATOMIC_RELAXED);
+	uint64_t bytes = __atomic_load_n(&l->bytes, __ATOMIC_RELAXED);
+	uint64_t freed = __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->peak_blocks, blocks > frees ? blocks - frees : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->peak_bytes, bytes > freed ? bytes - freed : 0, __ATOMIC_RELAXED);
+}
+
+/* Every leaf of every file brought up to date (mf_life_see), and the blocks live at the peak
+ * into the process record: at exit and before a snapshot, once. */
+void mf_life_settle(void)
+{
 	uint32_t files = __atomic_load_n(&mf_life_nfiles, __ATOMIC_RELAXED);
 	uint64_t live_blocks = 0;
 	for (uint32_t id = 1; id < files && id < MF_LIFE_FILES; id++) {
@@ -136,66 +164,65 @@ static void mf_life_snapshot(void)
 			if (module != MF_MODULE_ENTRY)
 				continue;
 			struct mf_life *l = (struct mf_life *)(nodes + i + 1 + MF_LEAF_SLOTS);
-			uint64_t blocks = __atomic_load_n(&l->blocks, __ATOMIC_RELAXED);
-			uint64_t frees = __atomic_load_n(&l->frees, __ATOMIC_RELAXED);
-			uint64_t bytes = __atomic_load_n(&l->bytes, __ATOMIC_RELAXED);
-			uint64_t freed = __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
-			l->peak_blocks = blocks > frees ? blocks - frees : 0;
-			l->peak_bytes = bytes > freed ? bytes - freed : 0;
-			live_blocks += l->peak_blocks;
+			mf_life_see(l);
+			live_blocks += __atomic_load_n(&l->peak_blocks, __ATOMIC_RELAXED);
 		}
 	}
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	mf_process_set(MF_PROCESS_PEAK_BYTES, __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED));
-	mf_process_set(MF_PROCESS_PEAK_BLOCKS, live_blocks);
-	mf_process_set(MF_PROCESS_PEAK_NS, (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec);
-	__atomic_store_n(&mf_life_snapping, 0, __ATOMIC_RELEASE);
+	if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+		mf_process_set_fast(MF_PROCESS_PEAK_BLOCKS, live_blocks);
 }
 
-/* The thread's change of live bytes not yet in the process's sum: added when it reaches
- * MF_LIFE_BATCH either way (one atomic on a line all threads share, per so many bytes, not
- * per call), so the sum, and the peak found in it, are right to within that much per
- * thread; the stacks' figures at the peak are read from their own counts, exactly. */
+/* The thread's change of live bytes not yet in the process's sum (see the peak above). */
 static MF_TLS int64_t mf_life_delta;
 
-/* Live bytes up by d (> 0): a new maximum marks the peak. */
-static void mf_life_grew(int64_t d)
+/* Live bytes up by d (> 0): a new maximum is numbered, and the process record says it (not in
+ * a child made without fork()'s handlers: the record is its parent's). Whether it was one. */
+static int mf_life_grew(int64_t d)
 {
 	uint64_t live = __atomic_add_fetch(&mf_life_live, (uint64_t)d, __ATOMIC_RELAXED);
 	uint64_t max = __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED);
 	while (live > max)
 		if (__atomic_compare_exchange_n(&mf_life_max, &max, live, 1, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
-			__atomic_store_n(&mf_life_at_max, 1, __ATOMIC_RELAXED);
-			break;
+			while (__atomic_exchange_n(&mf_life_peak_lock, 1, __ATOMIC_ACQUIRE))
+				sched_yield();
+			/* (a greater one set meanwhile is its thread's to number) */
+			if (__atomic_load_n(&mf_life_max, __ATOMIC_RELAXED) == live) {
+				uint64_t id = __atomic_add_fetch(&mf_life_peak_id, 1,
+								 __ATOMIC_RELEASE);
+				if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED)) {
+					uint64_t ns = mf_life_real0 +
+						      (uint64_t)((double)(mf_life_now() -
+									  mf_life_tick0) *
+								 mf_life_ns_per_tick);
+					mf_process_set_fast(MF_PROCESS_PEAK_BYTES, live);
+					mf_process_set_fast(MF_PROCESS_PEAK_NS, ns);
+					mf_process_set_fast(MF_PROCESS_PEAK_ID, id);
+				}
+			}
+			__atomic_store_n(&mf_life_peak_lock, 0, __ATOMIC_RELEASE);
+			return 1;
 		}
+	return 0;
 }
 
-/* Live bytes about to go down: if they are at their maximum, that was the peak. */
-static void mf_life_leaving(void)
-{
-	if (__atomic_load_n(&mf_life_at_max, __ATOMIC_RELAXED) &&
-	    __atomic_exchange_n(&mf_life_at_max, 0, __ATOMIC_RELAXED))
-		mf_life_snapshot();
-}
-
-/* The thread's live bytes change by d: into the process's sum once they come to a batch; a
- * fall from the maximum was the peak (taken before the fall). */
-static void mf_life_change(int64_t d)
+/* Leaf l's live bytes changed by d: into the process's sum at once while the process has one
+ * thread, else once the thread's changes come to a batch either way. A new maximum made by
+ * this change finds l as it is now. */
+static void mf_life_change(int64_t d, struct mf_life *l)
 {
 	d += mf_life_delta;
-	if (d < mf_life_batch && d > -mf_life_batch) {
+	if (!__libc_single_threaded && d < mf_life_batch && d > -mf_life_batch) {
 		mf_life_delta = d;
 		return;
 	}
 	mf_life_delta = 0;
 	if (d > 0) {
-		mf_life_grew(d);
-		return;
+		if (mf_life_grew(d) && l)
+			mf_life_see(l);
+	} else if (d < 0) {
+		__atomic_sub_fetch(&mf_life_live, (uint64_t)-d, __ATOMIC_RELAXED);
 	}
-	mf_life_leaving();
-	__atomic_sub_fetch(&mf_life_live, (uint64_t)-d, __ATOMIC_RELAXED);
 }
 
 void mf_life_thread_exit(void)
@@ -211,7 +238,7 @@ void mf_life_thread_exit(void)
 void mf_life_exit(void)
 {
 	mf_life_thread_exit();
-	mf_life_leaving();
+	mf_life_settle();
 }
 
 uint32_t mf_life_file_new(struct mf_node *nodes)
@@ -313,13 +340,14 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
 }
 
 /* A block of leaf node of file, freed at now (0: found replaced, freed where we did not see
- * it, when is not known). */
-static void mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
+ * it, when is not known): its leaf's record (NULL: none). */
+static struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
 {
 	struct mf_node *nodes = __atomic_load_n(&mf_life_files[slot->file], __ATOMIC_ACQUIRE);
 	if (!nodes)
-		return;
+		return NULL;
 	struct mf_life *l = (struct mf_life *)(nodes + slot->node + 1 + MF_LEAF_SLOTS);
+	mf_life_see(l);
 	unsigned b = MF_LIFETIME_BUCKETS;
 	if (now) {
 		b = MF_SIZE_BUCKET(
@@ -332,12 +360,13 @@ static void mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
 		l->freed_bytes += slot->size;
 		if (b < MF_LIFETIME_BUCKETS)
 			l->lifetime[b]++;
-		return;
+		return l;
 	}
 	__atomic_add_fetch(&l->frees, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&l->freed_bytes, slot->size, __ATOMIC_RELAXED);
 	if (b < MF_LIFETIME_BUCKETS)
 		__atomic_add_fetch(&l->lifetime[b], 1, __ATOMIC_RELAXED);
+	return l;
 }
 
 /* Block p of n bytes into the map, for the thread's last leaf record. */
@@ -375,12 +404,13 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 	}
 	if (put) {
 		/* (written by this thread only; others read them, a word at a time) */
+		mf_life_see(l);
 		uint64_t bytes = l->bytes += n;
 		l->blocks++;
 		uint64_t live = bytes - __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
 		if (live > l->max_bytes && live <= bytes)
 			l->max_bytes = live;
-		mf_life_change((int64_t)n);
+		mf_life_change((int64_t)n, l);
 	}
 	mf_tls.life_busy--;
 }
@@ -409,11 +439,11 @@ static void mf_life_drop(void *p, uint64_t replaced_by)
 	int found = mf_life_take(s, addr, h, &slot) == 0;
 	mf_life_unlock(s);
 	if (found) {
-		if (slot.size > replaced_by) /* (live bytes go down: was that the peak?) */
-			mf_life_change(-(int64_t)slot.size);
-		else /* (a growing realloc: its new block's bytes come in mf_life_alloc) */
+		struct mf_life *l = mf_life_freed(&slot, mf_life_now());
+		if (slot.size > replaced_by)
+			mf_life_change(-(int64_t)slot.size, l);
+		else /* (a growing realloc: its new block's bytes come in mf_life_alloc, at once) */
 			mf_life_delta -= (int64_t)slot.size;
-		mf_life_freed(&slot, mf_life_now());
 	} else if (!mf_life_sampled) {
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
 	}
@@ -469,8 +499,8 @@ void mf_life_postfork_child(void)
 								    ? mf_life_nfiles
 								    : MF_LIFE_FILES));
 	mf_life_nfiles = 1;
-	mf_life_live = mf_life_max = 0;
-	mf_life_at_max = mf_life_snapping = 0;
+	mf_life_live = mf_life_max = mf_life_peak_id = 0;
+	mf_life_peak_lock = 0;
 	mf_tls.life_file = 0;
 	mf_tls.life_busy = 0;
 }

@@ -312,6 +312,10 @@ void mf_process_quick_exit(int status); /* _exit(), _Exit() */
 void mf_process_unrecorded(size_t bytes);
 void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a counter */
 void mf_process_set(enum mf_process_counter c, uint64_t v);   /* sets a counter */
+/* Sets a counter without asking which process this is: for a caller that knows it is the
+ * record's (mf_life, in a process whose epoch is set: not a child made without fork()'s
+ * handlers; a child made with them forgets the record before it records). */
+void mf_process_set_fast(enum mf_process_counter c, uint64_t v);
 void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
@@ -481,6 +485,8 @@ void mf_life_free(void *p);
 void mf_life_realloc(void *old, void *p, size_t n);
 /* At exit: a process that ends at its peak has the end as its peak. */
 void mf_life_exit(void);
+/* Every leaf's peak fields brought up to date (at exit, and before a snapshot copies them). */
+void mf_life_settle(void);
 void mf_life_thread_exit(void); /* the thread's live bytes not yet counted, counted */
 void mf_life_init(void);	/* at start, with lifetimes on */
 void mf_life_prefork(void);

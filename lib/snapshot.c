@@ -169,6 +169,8 @@ static long mf_snap_apart(void *arg)
 		err = -errno;
 	if (!err) {
 		c->rec.time_ns = mf_snap_now();
+		if (mf_life_on) /* (its peaks as of now: a reader cannot bring a copy up to date) */
+			mf_life_settle();
 		mf_thread_each_file(mf_snap_copy, c);
 		if (!c->err)
 			mf_snap_ended(c);

@@ -82,8 +82,11 @@ void mf_load_process_info(struct mf_process *info, const struct mf_process_recor
 	info->unrecorded_calls = rec->counters[MF_PROCESS_UNRECORDED_CALLS];
 	info->unknown_frees = rec->counters[MF_PROCESS_UNKNOWN_FREES];
 	info->peak_bytes = rec->counters[MF_PROCESS_PEAK_BYTES];
-	info->peak_blocks = rec->counters[MF_PROCESS_PEAK_BLOCKS];
+	/* (version 6: summed from the leaves as they are read, as a killed process's leaves
+	 * may not be up to date; see struct mf_life) */
+	info->peak_blocks = rec->version >= 6 ? 0 : rec->counters[MF_PROCESS_PEAK_BLOCKS];
 	info->peak_ns = rec->counters[MF_PROCESS_PEAK_NS];
+	info->peak_id = rec->version >= 6 ? rec->counters[MF_PROCESS_PEAK_ID] : 0;
 	info->unrecorded_bytes = rec->counters[MF_PROCESS_UNRECORDED_BYTES];
 	info->cmdline_cut = !!(rec->flags & MF_PROCESS_CMDLINE_CUT);
 	/* the arguments joined by spaces */

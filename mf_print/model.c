@@ -580,7 +580,7 @@ static int mf_size_add(struct mf_model *m, uint32_t sample, uint32_t bucket, uin
 
 /* A leaf's record (format 4): its temporaries, and its size histogram as cells of sample. The
  * dense histogram, if any, is a child node found among the nodes after the leaf. */
-static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
+static int mf_leaf_record(struct mf_model *m, struct mf_process *proc, const struct mf_profile *p,
 			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries,
 			  uint64_t *leaked, uint64_t *peak, uint64_t *shortl)
 {
@@ -598,6 +598,15 @@ static int mf_leaf_record(struct mf_model *m, const struct mf_profile *p,
 		leaked[1] =
 		    mf_sat_mul(life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0,
 			       rate, &m->saturated[MF_METRIC_LEAKED]);
+		if (p->header.version >= 6 && p->header.state != MF_STATE_SNAPSHOT &&
+		    life.peak_seen != proc->peak_id) { /* (not since the last maximum) */
+			life.peak_blocks = life.blocks > life.frees ? life.blocks - life.frees : 0;
+			life.peak_bytes =
+			    life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
+		}
+		if (p->header.version >= 6)
+			proc->peak_blocks = mf_sat_add(proc->peak_blocks, life.peak_blocks,
+						       &m->saturated[MF_METRIC_PEAK_BLOCKS]);
 		peak[0] = mf_sat_mul(life.peak_blocks, rate, &m->saturated[MF_METRIC_PEAK_BLOCKS]);
 		peak[1] = mf_sat_mul(life.peak_bytes, rate, &m->saturated[MF_METRIC_PEAK]);
 		uint64_t n = 0;
@@ -678,7 +687,8 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 			break;
 		leaves[i].sample = sample;
 		if (records) {
-			if ((r = mf_leaf_record(m, p, &leaves[i], sample, &temporaries, leaked,
+			if ((r = mf_leaf_record(m, &m->processes[process], p, &leaves[i], sample,
+						&temporaries, leaked,
 						peak, &shortl)))
 				break;
 		}

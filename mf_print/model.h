@@ -122,8 +122,10 @@ struct mf_process {
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
 	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
 	uint64_t peak_bytes, peak_blocks, peak_ns; /* (lifetimes) its peak of live bytes, and
-						      when it was left (0: at the end); sampled:
-						      the sampled blocks', not scaled */
+						      when it was left (0: at the end; version 6:
+						      reached); sampled: the sampled blocks', not
+						      scaled */
+	uint64_t peak_id; /* (version 6) the number of its last maximum (struct mf_life) */
 	uint64_t sample_rate;	     /* of its threads (1: every call; 0: no thread read) */
 	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
 	uint64_t unrecorded_bytes;
