@@ -18,8 +18,8 @@
 
 #include "unwind/internal.h"
 
-/* n words to check, then either a leaf, or a branch: the word at *branch picks the child
- * whose `was` it holds. */
+/* n words to check (and after them mf_hot_stop's), then either a leaf, or a branch: the word
+ * at *branch picks the child whose `was` it holds. */
 struct mf_hot_node {
 	uintptr_t was;		 /* the parent's branch word, for this node */
 	const uintptr_t *branch; /* NULL for a leaf */
@@ -51,14 +51,33 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 	       (MF_HOT_BUCKETS - 1);
 }
 
-/* Are the n words at c what they were? (Two at a time, still in order.) */
+/* The check after a node's last: it never holds, and so ends the words' loop without a count
+ * of its own to keep. */
+static const uintptr_t mf_hot_never;
+#define MF_HOT_STOP ((struct mf_walk_check){&mf_hot_never, 1})
+
+/* Are the n words at c what they were? In order, four to a round, until one is not: the
+ * stop after them, or one before it. */
 static inline int mf_hot_same(const struct mf_walk_check *c, uint32_t n)
 {
 	const struct mf_walk_check *end = c + n;
-	for (; c + 2 <= end; c += 2)
-		if (*c[0].at != c[0].was || *c[1].at != c[1].was)
-			return 0;
-	return c == end || *c->at == c->was;
+	for (;; c += 4) {
+		if (*c[0].at != c[0].was)
+			break;
+		if (*c[1].at != c[1].was) {
+			c += 1;
+			break;
+		}
+		if (*c[2].at != c[2].was) {
+			c += 2;
+			break;
+		}
+		if (*c[3].at != c[3].was) {
+			c += 3;
+			break;
+		}
+	}
+	return c == end;
 }
 
 MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
@@ -137,12 +156,13 @@ static void mf_hot_full(struct mf_hot *h, unsigned epoch)
 static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf_walk_check *c,
 				uint32_t n, uint32_t leaf)
 {
-	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_node) + n * sizeof(*c));
+	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_node) + (n + 1) * sizeof(*c));
 	if (!off)
 		return 0;
 	struct mf_hot_node *x = MF_HOT_AT(h, off);
 	*x = (struct mf_hot_node){.was = was, .n = n, .leaf = leaf};
 	memcpy(x->check, c, n * sizeof(*c));
+	x->check[n] = MF_HOT_STOP;
 	return off;
 }
 
@@ -175,6 +195,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			r->sibling = fresh;
 			x->branch = x->check[i].at;
 			x->n = i;
+			x->check[i] = MF_HOT_STOP;
 			x->leaf = 0;
 			x->child = rest;
 			return 0;
@@ -218,13 +239,14 @@ static struct mf_hot_root *mf_hot_root(const struct mf_hot *h, uintptr_t pc, uin
 static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr_t caller,
 			   const struct mf_walk_check *c, uint32_t n, uint32_t leaf)
 {
-	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_root) + n * sizeof(*c));
+	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_root) + (n + 1) * sizeof(*c));
 	if (!off)
 		return -1;
 	struct mf_hot_root *root = MF_HOT_AT(h, off);
 	unsigned b = mf_hot_bucket(caller, sp);
 	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.n = n, .leaf = leaf}};
 	memcpy(root->node.check, c, n * sizeof(*c));
+	root->node.check[n] = MF_HOT_STOP;
 	h->bucket[b] = off;
 	return 0;
 }
@@ -253,7 +275,8 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 		if (root ? mf_hot_insert(h, off, c + 1, (uint32_t)k - 1, leaf) == 0
 			 : mf_hot_root_new(h, pc, sp, caller, c + 1, (uint32_t)k - 1, leaf) == 0)
 			return;
-		if (h->used + sizeof(struct mf_hot_root) + (size_t)k * sizeof(*c) <= MF_HOT_ARENA)
+		if (h->used + sizeof(struct mf_hot_root) + (size_t)(k + 1) * sizeof(*c) <=
+		    MF_HOT_ARENA)
 			return;	       /* it did not fit the tree: leave it */
 		mf_hot_full(h, epoch); /* full: start over, once */
 	}
