@@ -209,6 +209,33 @@ int main(void)
 	outer_pc(PC0 + 0x100);
 	tap_ok(find(f) == 0, "a mix of the two (inner of one, outer of another) is not found");
 
+	/* A branch goes to the child found last for its word's value directly; once the node
+	 * splits it branches on another word, which may hold that very value. */
+	f = build(1);
+	mf_hot_drop(&hot);
+	outer_pc(PC0);
+	mf_hot_put(&hot, &ws, 70);
+	outer_pc(PC1 + 8);
+	mf_hot_put(&hot, &ws, 71);
+	all = 1;
+	for (int round = 0; round < 2; round++) {
+		outer_pc(PC1 + 8);
+		all &= find(f) == 71;
+		outer_pc(PC0);
+		all &= find(f) == 70;
+	}
+	tap_ok(all, "two stacks parting at their outermost word, found again and again");
+	SLOT(f.sp + 16 + 32 - 8) = PC1 + 8; /* frame 2's return address: PC1 + 8, as 71's outer */
+	ws.pc[1] = PC1 + 8;
+	mf_hot_put(&hot, &ws, 72);
+	tap_ok(find(f) == 72, "a third parting further in, at a word holding the value that led "
+			      "to 71 further out: found at its own leaf");
+	SLOT(f.sp + 16 + 32 - 8) = PC1;
+	ws.pc[1] = PC1;
+	all = find(f) == 70;
+	outer_pc(PC1 + 8);
+	tap_ok(all && find(f) == 71, "... and the two before it still at theirs");
+
 	/* the arena fills and starts over; stacks found again are all kept, the last is found */
 	f = build(1);
 	uint32_t last = 0, found = 0;

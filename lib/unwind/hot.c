@@ -9,6 +9,8 @@
  * part where they differ: which word is read next depends only on the words read before it
  * (they decided the rules that place it), so the stacks that agree so far all read the same
  * word next, and a node keeps its words in one run and branches on the value of the next.
+ * Where the first child does not hold that value, the child found for it last is noted (a
+ * fan), so that a branch of many children costs about what one of two does.
  * A root is where the program called the entry point (the entry point's frame, the caller's
  * return address). Everything lies in one arena per thread, touched as it fills, which starts
  * over when full or when the rules change (an unload). Runs inside malloc. */
@@ -55,6 +57,12 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
  * of its own to keep. */
 static const uintptr_t mf_hot_never;
 #define MF_HOT_STOP ((struct mf_walk_check){&mf_hot_never, 1})
+
+_Static_assert(MF_HOT_ARENA <= 1 << 16, "an offset in the arena fits a fan key's low half");
+static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uintptr_t was)
+{
+	return &h->fan[(was ^ was >> 8 ^ off) & (MF_HOT_FANS - 1)];
+}
 
 /* Are the n words at c what they were? In order, four to a round, until one is not: the
  * stop after them, or one before it. */
@@ -105,12 +113,23 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
 			return x->leaf;
 		}
 		uintptr_t v = *x->branch;
-		uint32_t c = x->child;
-		do
-			x = mf_hot_node(h, c);
-		while (x->was != v && (c = x->sibling));
+		const struct mf_hot_node *first = mf_hot_node(h, x->child);
+		if (first->was == v) {
+			x = first;
+			continue;
+		}
+		uint32_t key = (uint32_t)((const unsigned char *)x - h->arena) | h->round;
+		struct mf_hot_fan *f = mf_hot_fan(h, key, v);
+		if (f->key == key && f->was == v) {
+			x = mf_hot_node(h, f->child);
+			continue;
+		}
+		uint32_t c = first->sibling;
+		for (; c && (x = mf_hot_node(h, c))->was != v; c = x->sibling)
+			;
 		if (!c)
 			return 0;
+		*f = (struct mf_hot_fan){v, key, c}; /* (the next call from it goes there directly) */
 	}
 	return 0;
 }
@@ -129,6 +148,11 @@ static uint32_t mf_hot_alloc(struct mf_hot *h, size_t size)
 static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 {
 	memset(h->bucket, 0, sizeof(h->bucket));
+	h->round += 1u << 16; /* (the fans of the rounds before no longer match) */
+	if (!h->round) {
+		memset(h->fan, 0, sizeof(h->fan));
+		h->round = 1u << 16;
+	}
 	h->used = 16; /* offset 0 stands for none */
 	h->epoch = epoch;
 }
@@ -198,6 +222,9 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			x->check[i] = MF_HOT_STOP;
 			x->leaf = 0;
 			x->child = rest;
+			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children are now rest's) */
+				if (h->fan[k].key == (off | h->round))
+					h->fan[k].key = 0;
 			return 0;
 		}
 		if (x->leaf) /* the node's words are all the stack's: it is there already */

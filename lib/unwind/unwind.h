@@ -68,6 +68,14 @@ enum {
 	MF_HOT_ARENA = 32 << 10,
 	MF_HOT_CHECKS = 512, /* a stack that needs more words is not kept */
 	MF_HOT_SHIFT_MAX = 8,
+	MF_HOT_FANS = 256,
+};
+/* A branch's child, found again without going through its siblings: the node at offset
+ * `child` is the child of the node at `key` & 0xffff whose `was` is `was`, in the arena's
+ * round `key` >> 16. */
+struct mf_hot_fan {
+	uintptr_t was;
+	uint32_t key, child;
 };
 struct mf_hot {
 	unsigned epoch;		 /* of the rules its stacks were walked by */
@@ -78,6 +86,8 @@ struct mf_hot {
 	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
 	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned */
 	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
+	uint32_t round;			 /* the arena's, as the fans' keys hold it (<< 16) */
+	struct mf_hot_fan fan[MF_HOT_FANS]; /* by the branch and its word's value */
 };
 
 /* A thread's capture state, kept in its thread state (the large parts last: their pages are
