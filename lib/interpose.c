@@ -350,10 +350,11 @@ static inline __attribute__((always_inline)) void mf_free(void *p)
 		mf_real.free(p);
 }
 
-/* (apart, so that free's common path needs no frame of its own) */
-static MF_NOINLINE void mf_free_life(void *p)
+/* A block of the bootstrap arena, or any with lifetimes on (apart, so that free's common path
+ * needs no frame of its own). */
+static MF_NOINLINE void mf_free_apart(void *p)
 {
-	if (p)
+	if (mf_life_on && p)
 		mf_life_free(p);
 	mf_free(p);
 }
@@ -365,10 +366,10 @@ MF_EXPORT void free(void *p)
 		mf_tls.last_block = NULL;
 		mf_thread_temporary(mf_tls.last_record);
 	}
-	if (mf_unlikely(mf_life_on))
-		mf_free_life(p);
+	if (mf_unlikely((uintptr_t)p - (uintptr_t)mf_free_apart_lo < mf_free_apart_span))
+		mf_free_apart(p);
 	else
-		mf_free(p);
+		mf_real.free(p);
 }
 
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc

@@ -126,6 +126,13 @@ extern struct mf_real mf_real;
  * keeps serving and recording stays off). */
 int mf_real_init(void);
 int mf_real_is_bootstrap(const void *p);
+/* The blocks free() does not hand to the real free at once, but to mf_free_apart: those at p
+ * where p - lo < span (unsigned), the bootstrap arena's; all of them once
+ * mf_real_free_all_apart has been called (lifetimes: every free is charged to its leaf). One
+ * compare in free() for both. */
+extern const unsigned char *mf_free_apart_lo;
+extern size_t mf_free_apart_span;
+void mf_real_free_all_apart(void);
 /* realloc of a bootstrap block: moves it to the real allocator. */
 void *mf_real_move_bootstrap(void *p, size_t size);
 /* An allocation the profiler makes through another library (the loader's, loading libunwind;

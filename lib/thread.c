@@ -431,8 +431,10 @@ void mf_thread_init(void)
 {
 	int saved = errno;
 	mf_life_on = mf_config.lifetimes;
-	if (mf_life_on)
+	if (mf_life_on) {
 		mf_life_init();
+		mf_real_free_all_apart();
+	}
 	mf_wiped.owner = getpid();
 	mf_wiped_marked = madvise(&mf_wiped, sizeof(mf_wiped), MADV_WIPEONFORK) == 0;
 	errno = saved;
