@@ -78,7 +78,7 @@ static long mf_sample_record(void *arg)
 }
 
 /* A call that is not from one of the thread's hot stacks, the thread's first, or any call
- * while recording is off (mf_gate): recorded on the thread's own stack, or counted as off. */
+ * while recording is off (mf_wiped.gate): recorded on the thread's own stack, or counted as off. */
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
 	uint64_t cancel = MF_SIGNAL_CANCEL, mask;
@@ -88,7 +88,7 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	mf_tls.last_record = &mf_leaf_none; /* (until the call is counted at a leaf) */
 	if (!t)
 		t = mf_sample_first();
-	if (t && mf_unlikely(__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_HOLD))
+	if (t && mf_unlikely(__atomic_load_n(&mf_wiped.gate, __ATOMIC_RELAXED) & MF_GATE_HOLD))
 		mf_thread_hold(t); /* (before anything of this call is written) */
 	if (t && mf_unlikely(mf_control_off())) {
 		mf_thread_count_off(t);
@@ -123,8 +123,7 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	mf_tls.recording++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	if (mf_unlikely(t == NULL) || mf_unlikely(mf_gate) ||
-	    mf_unlikely(!mf_thread_record_hot(t, bytes, &from)))
+	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_thread_record_hot(t, bytes, &from)))
 		mf_sample_slow(&from, bytes, e);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_tls.recording--;

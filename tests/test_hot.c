@@ -112,7 +112,7 @@ static struct mf_frame build(int saves_rbp)
 
 static uint32_t find(struct mf_frame f)
 {
-	return mf_hot_find(&hot, &f);
+	return mf_hot_find(&hot, &f, mf_walk_epoch_now());
 }
 
 /* Frame 1's return address (the outermost word: frame 1's CFA is its rbp + 16), as the stack

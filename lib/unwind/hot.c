@@ -88,9 +88,9 @@ static inline int mf_hot_same(const struct mf_walk_check *c, uint32_t n)
 	return c == end;
 }
 
-MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
+MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now)
 {
-	if (mf_unlikely(h->epoch != mf_walk_epoch_now()))
+	if (mf_unlikely(h->epoch != now))
 		return 0;
 	uint32_t r = h->bucket[mf_hot_bucket(from->caller, from->sp)];
 	const struct mf_hot_root *root;

@@ -110,7 +110,7 @@ void mf_unwind_init(void);
 void mf_unwind_thread_init(struct mf_unwind_thread *u);
 /* The trie leaf of this call's stack if it is one of the thread's hot stacks, else 0: the hot
  * path, no system call, errno untouched. Only while stacks are taken the cached way, not
- * checked (mf_config.hot). */
+ * checked (mf_config.hot), and no other gate is set (mf_wiped.gate, read with the epoch). */
 uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from);
 /* The thread's hot stacks forgotten, and the trie nodes its last walk found: mf_unwind_hot
  * finds none until mf_unwind_leaf keeps new ones (the thread itself, or a signal handler in
