@@ -40,6 +40,7 @@ struct mf_hot_root {
 	struct mf_hot_node node; /* (its words follow) */
 };
 
+_Static_assert(MF_HOT_BUCKETS == 1 << 6, "mf_hot_bucket gives 6 bits");
 #define MF_HOT_AT(h, off) ((void *)((h)->arena + (off)))
 
 static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
@@ -49,8 +50,7 @@ static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
 
 static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 {
-	return (unsigned)(((sp >> 4 ^ caller) * 0x9e3779b97f4a7c15ull) >> 58) &
-	       (MF_HOT_BUCKETS - 1);
+	return ((uint32_t)(sp >> 4 ^ caller) * 0x9e3779b9u) >> (32 - 6); /* (a 32-bit product) */
 }
 
 /* The check after a node's last: it never holds, and so ends the words' loop without a count
