@@ -107,7 +107,8 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 /* A call the countdown chose (every call without sampling): record it. Entered through
  * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
  * path touches no errno and makes no call; the slow one keeps errno. (The frame is kept in
- * memory, not in registers: the hot path then needs no more registers than a call leaves.)
+ * memory, not in registers: the hot path then needs no more registers than a call leaves; and
+ * the hot stacks check the entry point frame's rbp where it lies, see mf_hot_put.)
  * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
  * recorded in between (before the thread is marked) puts back the frame it found. */
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,

@@ -171,7 +171,7 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 	 * epoch, the leaf of the index about to be forgotten. */
 	else if (hash && u->ws.reusable && t->nodes[node].calls &&
 		 u->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
-		mf_hot_put(&u->hot, &u->ws, node);
+		mf_hot_put(&u->hot, &u->ws, node, from);
 	errno = saved;
 	return node;
 }

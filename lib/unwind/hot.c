@@ -101,7 +101,6 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 		if (root->caller == from->caller && root->sp == from->sp && root->pc == from->pc)
 			break;
 	}
-	h->bp = from->bp; /* (a word some stacks check, as the walk read it: from a register) */
 	const struct mf_hot_node *x = &root->node;
 	while (mf_hot_same(x->check, x->n)) {
 		if (x->leaf) {
@@ -278,7 +277,8 @@ static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr
 	return 0;
 }
 
-void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf)
+void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf,
+		const struct mf_frame *from)
 {
 	struct mf_walk_check *c = h->scratch;
 	int n = ws->count;
@@ -290,7 +290,7 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 	if (h->shift && (++h->skipped & ((1u << h->shift) - 1)))
 		return; /* (stacks come and go faster than the arena holds them) */
 	h->puts++;
-	int k = mf_walk_checks(ws, c, MF_HOT_CHECKS, &h->bp);
+	int k = mf_walk_checks(ws, c, MF_HOT_CHECKS, &from->bp);
 	/* The first word is the caller's return address, which the root holds. */
 	uintptr_t caller = ws->pc[n - 2];
 	if (k < 1 || c[0].at != (const uintptr_t *)(ws->f[n - 2].sp - 8) || c[0].was != caller)

@@ -80,7 +80,6 @@ struct mf_hot_fan {
 struct mf_hot {
 	unsigned epoch;		 /* of the rules its stacks were walked by */
 	uint32_t used;		 /* bytes of arena; 0: not started */
-	uintptr_t bp;		 /* the entry point frame's rbp, as a word stacks may check */
 	uint32_t hits, puts;	 /* stacks found and kept since the arena was last full */
 	uint32_t shift, skipped; /* keep one in 1 << shift of the stacks offered */
 	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
