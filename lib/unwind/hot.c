@@ -20,12 +20,13 @@
 
 #include "unwind/internal.h"
 
-/* n words to check (and after them mf_hot_stop's), then either a leaf, or a branch: the word
- * at *branch picks the child whose `was` it holds. */
+/* n words to check (and after them MF_HOT_STOP), then either a leaf, or a branch: the word at
+ * *branch picks the child whose `was` it holds. */
 struct mf_hot_node {
 	uintptr_t was;		 /* the parent's branch word, for this node */
 	const uintptr_t *branch; /* NULL for a leaf */
-	uint32_t n;
+	uint16_t n;
+	uint16_t stop;	  /* where the stop lies, in bytes from the node (set by mf_hot_end) */
 	uint32_t leaf;	  /* the trie leaf; 0 for a branch */
 	uint32_t child;	  /* first child */
 	uint32_t sibling; /* next child of the same parent */
@@ -41,6 +42,9 @@ struct mf_hot_root {
 };
 
 _Static_assert(MF_HOT_BUCKETS == 1 << 6, "mf_hot_bucket gives 6 bits");
+_Static_assert(sizeof(struct mf_hot_node) + (MF_HOT_CHECKS + 1) * sizeof(struct mf_walk_check) <=
+		   UINT16_MAX,
+	       "a node's words and stop fit its 16-bit count and offset");
 #define MF_HOT_AT(h, off) ((void *)((h)->arena + (off)))
 
 static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
@@ -64,11 +68,20 @@ static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uint
 	return &h->fan[(was ^ was >> 8 ^ off) & (MF_HOT_FANS - 1)];
 }
 
-/* Are the n words at c what they were? In order, four to a round, until one is not: the
- * stop after them, or one before it. */
-static inline int mf_hot_same(const struct mf_walk_check *c, uint32_t n)
+/* The node's words end after n of them: the stop there. */
+static void mf_hot_end(struct mf_hot_node *x, uint32_t n)
 {
-	const struct mf_walk_check *end = c + n;
+	x->n = (uint16_t)n;
+	x->stop = (uint16_t)((unsigned char *)&x->check[n] - (unsigned char *)x);
+	x->check[n] = MF_HOT_STOP;
+}
+
+/* Are x's words what they were? In order, four to a round, until one is not: the stop after
+ * them, or one before it. */
+static inline int mf_hot_same(const struct mf_hot_node *x)
+{
+	const struct mf_walk_check *c = x->check;
+	const struct mf_walk_check *end = (const void *)((const unsigned char *)x + x->stop);
 	for (;; c += 4) {
 		if (*c[0].at != c[0].was)
 			break;
@@ -102,7 +115,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 			break;
 	}
 	const struct mf_hot_node *x = &root->node;
-	while (mf_hot_same(x->check, x->n)) {
+	while (mf_hot_same(x)) {
 		if (x->leaf) {
 			h->hits++;
 #ifdef MF_FAULT_HOT
@@ -183,9 +196,9 @@ static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf
 	if (!off)
 		return 0;
 	struct mf_hot_node *x = MF_HOT_AT(h, off);
-	*x = (struct mf_hot_node){.was = was, .n = n, .leaf = leaf};
+	*x = (struct mf_hot_node){.was = was, .leaf = leaf};
 	memcpy(x->check, c, n * sizeof(*c));
-	x->check[n] = MF_HOT_STOP;
+	mf_hot_end(x, n);
 	return off;
 }
 
@@ -217,8 +230,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			r->child = x->child;
 			r->sibling = fresh;
 			x->branch = x->check[i].at;
-			x->n = i;
-			x->check[i] = MF_HOT_STOP;
+			mf_hot_end(x, i);
 			x->leaf = 0;
 			x->child = rest;
 			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children are now rest's) */
@@ -270,9 +282,9 @@ static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr
 		return -1;
 	struct mf_hot_root *root = MF_HOT_AT(h, off);
 	unsigned b = mf_hot_bucket(caller, sp);
-	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.n = n, .leaf = leaf}};
+	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.leaf = leaf}};
 	memcpy(root->node.check, c, n * sizeof(*c));
-	root->node.check[n] = MF_HOT_STOP;
+	mf_hot_end(&root->node, n);
 	h->bucket[b] = off;
 	return 0;
 }
