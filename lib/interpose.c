@@ -107,8 +107,9 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 /* A call the countdown chose (every call without sampling): record it. Entered through
  * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
  * path touches no errno and makes no call; the slow one keeps errno. (The frame is kept in
- * memory, not in registers: the hot path then needs no more registers than a call leaves; and
- * the hot stacks check the entry point frame's rbp where it lies, see mf_hot_put.)
+ * memory, for mf_entry_running, the slow path, and the hot stacks, which check the entry point
+ * frame's rbp where it lies there (see mf_hot_put); the hot path compares the rest as it came,
+ * in registers, without reading it back.)
  * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
  * recorded in between (before the thread is marked) puts back the frame it found. */
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
@@ -124,7 +125,8 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	mf_tls.recording++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_thread_record_hot(t, bytes, &from)))
+	const struct mf_frame came = {pc, sp, bp, caller};
+	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_thread_record_hot(t, bytes, &came)))
 		mf_sample_slow(&from, bytes, e);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_tls.recording--;
