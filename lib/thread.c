@@ -795,17 +795,17 @@ MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const stru
 		return 0;
 	struct mf_node *leaf = &t->trie.nodes[node];
 	struct mf_leaf *x = (struct mf_leaf *)(leaf + 1);
-	unsigned i = 0; /* (most stacks request sizes of one bucket: the first) */
-	if (mf_unlikely(x->size_key[0] != MF_SIZE_BUCKET(bytes) + 1)) {
+	if (mf_likely(x->size_key[0] == MF_SIZE_BUCKET(bytes) + 1)) {
+		x->size_count[0]++; /* (most stacks request sizes of one bucket: the first) */
+	} else {
 		uint64_t slot = mf_leaf_size_slot(x, bytes);
 		if (mf_unlikely(!slot))
 			return 0;
-		i = (unsigned)__builtin_ctzll(slot) >> 3;
+		x->size_count[__builtin_ctzll(slot) >> 3]++;
 	}
 	t->file.header->calls_total++;
 	leaf->calls++;
 	leaf->bytes += bytes;
-	x->size_count[i]++;
 	mf_tls.last_record = x;
 	return 1;
 }
