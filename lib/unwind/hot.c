@@ -141,7 +141,13 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 			;
 		if (!c)
 			return 0;
-		*f = (struct mf_hot_fan){v, key, c}; /* (the next call from it goes there directly) */
+		/* The next call from it goes there directly. Its key last: a handler that leaves
+		 * this call for good (siglongjmp) leaves no fan that leads elsewhere. */
+		volatile struct mf_hot_fan *w = f; /* (the stores in this order) */
+		w->key = 0;
+		w->was = v;
+		w->child = c;
+		w->key = key;
 	}
 	return 0;
 }
