@@ -230,6 +230,9 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			uint32_t fresh = mf_hot_node_new(h, c[i].was, c + i + 1, n - i - 1, leaf);
 			if (!rest || !fresh)
 				return -1;
+			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children become rest's) */
+				if (h->fan[k].key == (off | h->round))
+					h->fan[k].key = 0;
 			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
 			struct mf_hot_node *r = mf_hot_node(h, rest);
 			r->branch = x->branch;
@@ -239,9 +242,6 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			mf_hot_end(x, i);
 			x->leaf = 0;
 			x->child = rest;
-			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children are now rest's) */
-				if (h->fan[k].key == (off | h->round))
-					h->fan[k].key = 0;
 			return 0;
 		}
 		if (x->leaf) /* the node's words are all the stack's: it is there already */
