@@ -18,15 +18,39 @@
 
 _Static_assert(MALLOC_FREQ_ENTRY_POINTS == MF_ENTRY_COUNT, "the API's entry points are the file's");
 
-/* Cold until mf_control_init: no call is recorded before then anyway (no thread has started). */
-unsigned mf_gate = MF_GATE_COLD;
+/* The gate as set, where a child finds it (mf_wiped is wiped there). */
+static unsigned mf_gate_kept;
 
+void mf_gate_set(unsigned bits, int on)
+{
+	if (on) {
+		__atomic_or_fetch(&mf_wiped.gate, bits, __ATOMIC_SEQ_CST);
+		__atomic_or_fetch(&mf_gate_kept, bits, __ATOMIC_RELAXED);
+	} else {
+		__atomic_and_fetch(&mf_wiped.gate, ~bits, __ATOMIC_SEQ_CST);
+		__atomic_and_fetch(&mf_gate_kept, ~bits, __ATOMIC_RELAXED);
+	}
+}
+
+void mf_gate_toggle(unsigned bits)
+{
+	__atomic_xor_fetch(&mf_wiped.gate, bits, __ATOMIC_RELAXED);
+	__atomic_xor_fetch(&mf_gate_kept, bits, __ATOMIC_RELAXED);
+}
+
+void mf_gate_restore(void)
+{
+	mf_gate_set(MF_GATE_HOLD, 0); /* (no snapshot runs here) */
+	__atomic_store_n(&mf_wiped.gate, __atomic_load_n(&mf_gate_kept, __ATOMIC_RELAXED),
+			 __ATOMIC_SEQ_CST);
+}
+
+/* Cold until mf_control_init (no call is recorded before then anyway: no thread has started;
+ * and mf_wiped.epoch is 0 until the rule table's start). */
 void mf_control_init(void)
 {
-	if (mf_config.hot)
-		__atomic_and_fetch(&mf_gate, ~MF_GATE_COLD, __ATOMIC_RELAXED);
-	if (mf_config.start_off)
-		__atomic_or_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
+	mf_gate_set(MF_GATE_COLD, !mf_config.hot);
+	mf_gate_set(MF_GATE_OFF, mf_config.start_off);
 }
 
 /* Snapshots asked for by signal, counted by the handler: the control thread waits on this
@@ -38,7 +62,7 @@ static void mf_control_on_signal(int sig)
 {
 	int saved = errno;
 	if (sig == mf_config.toggle_signal) {
-		__atomic_xor_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
+		mf_gate_toggle(MF_GATE_OFF);
 	} else {
 		__atomic_add_fetch(&mf_control_asked, 1, __ATOMIC_RELEASE);
 		syscall(SYS_futex, &mf_control_asked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
@@ -195,12 +219,12 @@ void mf_control_start(void)
 
 MF_EXPORT void malloc_freq_enable(void)
 {
-	__atomic_and_fetch(&mf_gate, ~MF_GATE_OFF, __ATOMIC_RELAXED);
+	mf_gate_set(MF_GATE_OFF, 0);
 }
 
 MF_EXPORT void malloc_freq_disable(void)
 {
-	__atomic_or_fetch(&mf_gate, MF_GATE_OFF, __ATOMIC_RELAXED);
+	mf_gate_set(MF_GATE_OFF, 1);
 }
 
 MF_EXPORT void malloc_freq_thread_enable(void)

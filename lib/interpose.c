@@ -78,7 +78,7 @@ static long mf_sample_record(void *arg)
 }
 
 /* A call that is not from one of the thread's hot stacks, the thread's first, or any call
- * while recording is off (mf_gate): recorded on the thread's own stack, or counted as off. */
+ * while recording is off (mf_wiped.gate): recorded on the thread's own stack, or counted as off. */
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
 	uint64_t cancel = MF_SIGNAL_CANCEL, mask;
@@ -88,7 +88,7 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	mf_tls.last_record = &mf_leaf_none; /* (until the call is counted at a leaf) */
 	if (!t)
 		t = mf_sample_first();
-	if (t && mf_unlikely(__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_HOLD))
+	if (t && mf_unlikely(__atomic_load_n(&mf_wiped.gate, __ATOMIC_RELAXED) & MF_GATE_HOLD))
 		mf_thread_hold(t); /* (before anything of this call is written) */
 	if (t && mf_unlikely(mf_control_off())) {
 		mf_thread_count_off(t);
@@ -107,7 +107,9 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 /* A call the countdown chose (every call without sampling): record it. Entered through
  * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
  * path touches no errno and makes no call; the slow one keeps errno. (The frame is kept in
- * memory, not in registers: the hot path then needs no more registers than a call leaves.)
+ * memory, for mf_entry_running, the slow path, and the hot stacks, which check the entry point
+ * frame's rbp where it lies there (see mf_hot_put); the hot path compares the rest as it came,
+ * in registers, without reading it back.)
  * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
  * recorded in between (before the thread is marked) puts back the frame it found. */
 void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
@@ -123,8 +125,8 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	mf_tls.recording++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	if (mf_unlikely(t == NULL) || mf_unlikely(mf_gate) ||
-	    mf_unlikely(!mf_thread_record_hot(t, bytes, &from)))
+	const struct mf_frame came = {pc, sp, bp, caller};
+	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_thread_record_hot(t, bytes, &came)))
 		mf_sample_slow(&from, bytes, e);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_tls.recording--;
@@ -350,11 +352,12 @@ static inline __attribute__((always_inline)) void mf_free(void *p)
 		mf_real.free(p);
 }
 
-/* (apart, so that free's common path needs no frame of its own; under sampling, a block
- * the filter has not seen costs a hash and a read) */
-static MF_NOINLINE void mf_free_life(void *p)
+/* A block of the bootstrap arena, or any with lifetimes on (apart, so that free's common path
+ * needs no frame of its own; under sampling, a block the filter has not seen costs a hash and
+ * a read). */
+static MF_NOINLINE void mf_free_apart(void *p)
 {
-	if (p && mf_life_maybe(p))
+	if (mf_life_on && p && mf_life_maybe(p))
 		mf_life_free(p);
 	mf_free(p);
 }
@@ -366,10 +369,10 @@ MF_EXPORT void free(void *p)
 		mf_tls.last_block = NULL;
 		mf_thread_temporary(mf_tls.last_record);
 	}
-	if (mf_unlikely(mf_life_on))
-		mf_free_life(p);
+	if (mf_unlikely((uintptr_t)p - (uintptr_t)mf_free_apart_lo < mf_free_apart_span))
+		mf_free_apart(p);
 	else
-		mf_free(p);
+		mf_real.free(p);
 }
 
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc

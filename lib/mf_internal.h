@@ -126,6 +126,13 @@ extern struct mf_real mf_real;
  * keeps serving and recording stays off). */
 int mf_real_init(void);
 int mf_real_is_bootstrap(const void *p);
+/* The blocks free() does not hand to the real free at once, but to mf_free_apart: those at p
+ * where p - lo < span (unsigned), the bootstrap arena's; all of them once
+ * mf_real_free_all_apart has been called (lifetimes: every free is charged to its leaf). One
+ * compare in free() for both. */
+extern const unsigned char *mf_free_apart_lo;
+extern size_t mf_free_apart_span;
+void mf_real_free_all_apart(void);
 /* realloc of a bootstrap block: moves it to the real allocator. */
 void *mf_real_move_bootstrap(void *p, size_t size);
 /* An allocation the profiler makes through another library (the loader's, loading libunwind;
@@ -420,10 +427,14 @@ struct mf_thread *mf_thread_current(void);
 #define MF_GATE_COLD 1u /* mf_config.hot is 0: no recorded call takes the hot path */
 #define MF_GATE_OFF  2u /* recording is off for the process */
 #define MF_GATE_HOLD 4u /* a snapshot asks a thread to hold (mf_thread_hold) */
-/* 0: a recorded call may take the hot path. The one word the hot path reads for all of the
- * above: switching recording off costs it nothing (every call then takes the slow path, which
- * checks mf_control_off). */
-extern unsigned mf_gate;
+/* mf_wiped.gate, 0: a recorded call may take the hot path. The hot path reads it for all of
+ * the above, with the walk's epoch in one word: switching recording off costs it nothing
+ * (every call then takes the slow path, which checks mf_control_off). Changed only here (a
+ * copy is kept for a child, where the page is wiped): bits set (on) or cleared. */
+void mf_gate_set(unsigned bits, int on);
+void mf_gate_toggle(unsigned bits); /* async-signal-safe, as mf_gate_set */
+/* In a child, whose page is wiped: the gate as the parent had it, no snapshot holding. */
+void mf_gate_restore(void);
 void mf_control_init(void); /* after mf_config_load */
 /* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now; the signal
  * handlers are installed and the control thread started, if settings ask for them. */
@@ -435,11 +446,6 @@ void mf_control_postfork_child(void);
 extern pid_t mf_control_child;
 /* On a thread's first call (mf_control_child set): starts the control thread in that child. */
 void mf_control_child_start(void);
-/* Is recording off for this call (for the process, or for the calling thread)? */
-static inline int mf_control_off(void)
-{
-	return (__atomic_load_n(&mf_gate, __ATOMIC_RELAXED) & MF_GATE_OFF) || mf_tls.off;
-}
 
 /* fds_apart.c: fn(arg), run where the descriptors it opens are never the program's (a task
  * with a descriptor table of its own, sharing all else), or in place where that cannot be;
@@ -505,12 +511,25 @@ void mf_pool_reset(void);
  * path, which finds owner 0 and starts the child over in a directory of its own (thread.c). */
 union mf_wiped {
 	struct {
-		unsigned epoch; /* the walk's (lib/unwind/rule_table.c); never 0 but there */
-		pid_t owner;	/* the process it was last set in */
+		union {
+			struct {
+				unsigned epoch; /* the walk's (lib/unwind/rule_table.c); never 0
+						   but there */
+				unsigned gate;	/* MF_GATE_* (control.c) */
+			};
+			uint64_t hot; /* both, as the hot path reads them: epoch | gate << 32 */
+		};
+		pid_t owner; /* the process it was last set in */
 	};
 	unsigned char page[4096];
 };
 extern union mf_wiped mf_wiped;
+
+/* Is recording off for this call (for the process, or for the calling thread)? */
+static inline int mf_control_off(void)
+{
+	return (__atomic_load_n(&mf_wiped.gate, __ATOMIC_RELAXED) & MF_GATE_OFF) || mf_tls.off;
+}
 
 /* The record of no leaf: mf_tls.last_record when the thread's last call was not counted at a
  * leaf (what is counted there is never read), so that free needs no test for none. */

@@ -102,6 +102,15 @@ struct mf_real mf_real = {
     .dlclose = mf_boot_dlclose,
 };
 
+const unsigned char *mf_free_apart_lo = mf_bootstrap;
+size_t mf_free_apart_span = MF_BOOTSTRAP_SIZE;
+
+void mf_real_free_all_apart(void)
+{
+	__atomic_store_n(&mf_free_apart_lo, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&mf_free_apart_span, SIZE_MAX, __ATOMIC_RELAXED);
+}
+
 int mf_real_is_bootstrap(const void *p)
 {
 	return (const unsigned char *)p >= mf_bootstrap &&

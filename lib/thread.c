@@ -322,8 +322,8 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
  * mappings: writing there would add the child's calls to the parent's profile). */
 static void mf_thread_postfork_child(void)
 {
+	mf_gate_restore();
 	mf_wiped.owner = getpid();
-	__atomic_and_fetch(&mf_gate, ~MF_GATE_HOLD, __ATOMIC_RELAXED); /* (no snapshot runs here) */
 	if (mf_life_on)
 		mf_life_postfork_child();
 	mf_pool_reset();
@@ -414,8 +414,8 @@ static void mf_thread_after_raw_fork(void)
 	mf_modules_reset();
 	mf_prof_dir_forget();
 	mf_loader_postfork_child();
+	mf_gate_restore(); /* (before the epoch: until then every call takes the slow path) */
 	mf_unwind_postfork_child();
-	__atomic_and_fetch(&mf_gate, ~MF_GATE_HOLD, __ATOMIC_RELAXED);
 	mf_wiped.owner = getpid();
 	errno = saved;
 }
@@ -431,8 +431,10 @@ void mf_thread_init(void)
 {
 	int saved = errno;
 	mf_life_on = mf_config.lifetimes;
-	if (mf_life_on)
+	if (mf_life_on) {
 		mf_life_init();
+		mf_real_free_all_apart();
+	}
 	mf_wiped.owner = getpid();
 	mf_wiped_marked = madvise(&mf_wiped, sizeof(mf_wiped), MADV_WIPEONFORK) == 0;
 	errno = saved;
@@ -679,7 +681,7 @@ static int mf_thread_runnable(pid_t tid)
 }
 
 /* t keeps recording through every optimistic copy: it is asked to hold. Every thread's calls
- * take the slow path meanwhile (mf_gate), where t waits (mf_thread_hold) before it records;
+ * take the slow path meanwhile (mf_wiped.gate), where t waits (mf_thread_hold) before it records;
  * a call of t already past that point is waited for, as long as t runs or waits for a
  * processor (MF_HOLD_RUNNABLE_MS at most). A thread blocked inside a call (a signal handler
  * that waits, or never returns) is copied as it stands after MF_HOLD_BLOCKED_MS. */
@@ -717,13 +719,13 @@ static void mf_thread_copy_held(struct mf_thread *t, mf_thread_copy_fn *fn, void
 {
 	unsigned round = ++t->rounds ? t->rounds : ++t->rounds;
 	__atomic_store_n(&t->hold, round, __ATOMIC_SEQ_CST);
-	__atomic_or_fetch(&mf_gate, MF_GATE_HOLD, __ATOMIC_SEQ_CST);
+	mf_gate_set(MF_GATE_HOLD, 1);
 	mf_thread_fence(); /* (without it, a call may still take the hot path: as it stands) */
 	mf_thread_wait_call(t, round);
 	pthread_mutex_lock(&t->grow_lock);
 	fn(&t->file, pass, arg);
 	pthread_mutex_unlock(&t->grow_lock);
-	__atomic_and_fetch(&mf_gate, ~MF_GATE_HOLD, __ATOMIC_SEQ_CST);
+	mf_gate_set(MF_GATE_HOLD, 0);
 	__atomic_store_n(&t->hold, 0, __ATOMIC_SEQ_CST);
 	syscall(SYS_futex, &t->hold, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 }
@@ -793,17 +795,17 @@ MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const stru
 		return 0;
 	struct mf_node *leaf = &t->trie.nodes[node];
 	struct mf_leaf *x = (struct mf_leaf *)(leaf + 1);
-	unsigned i = 0; /* (most stacks request sizes of one bucket: the first) */
-	if (mf_unlikely(x->size_key[0] != MF_SIZE_BUCKET(bytes) + 1)) {
+	if (mf_likely(x->size_key[0] == MF_SIZE_BUCKET(bytes) + 1)) {
+		x->size_count[0]++; /* (most stacks request sizes of one bucket: the first) */
+	} else {
 		uint64_t slot = mf_leaf_size_slot(x, bytes);
 		if (mf_unlikely(!slot))
 			return 0;
-		i = (unsigned)__builtin_ctzll(slot) >> 3;
+		x->size_count[__builtin_ctzll(slot) >> 3]++;
 	}
 	t->file.header->calls_total++;
 	leaf->calls++;
 	leaf->bytes += bytes;
-	x->size_count[i]++;
 	mf_tls.last_record = x;
 	return 1;
 }

@@ -22,4 +22,14 @@ child=$(printf '%s\n' "$out" | sed -n 's/^child //p')
 is "$rc" 137 "a parent killed after its syscall(SYS_fork) child exited: dies by SIGKILL"
 pd=$(ls -d "$mf_work"/malloc_freq.* | grep -v "malloc_freq\.$child\$" | head -1)
 like "$("$MF_PRINT" "$pd" 2> /dev/null)" "1 file not finalized" "... its own file is not marked finalized by the child's exit"
+# The child's gate lies in the page wiped there: recording off stays off in it.
+rm -rf "$mf_work"/malloc_freq.*
+out=$(MALLOC_FREQ_START=off profile_within 20 "$MF_TESTS/prog_rawfork" sysfork); rc=$?
+child=$(printf '%s\n' "$out" | sed -n 's/^child //p')
+is "$rc:${child:+child}" "0:child" "recording off: the parent and the child exit 0"
+for d in "$mf_work"/malloc_freq.*; do
+	"$MF_PRINT" --collapsed "$d" 2> /dev/null
+done > "$mf_work/off.txt"
+is "$(calls "$mf_work/off.txt" 'site_'):$(ls -d "$mf_work"/malloc_freq.* | wc -l)" "0:2" \
+	"... no call of the parent's or the child's is recorded, in either's directory"
 done_testing

@@ -110,9 +110,14 @@ static struct mf_frame build(int saves_rbp)
 	return (struct mf_frame){PC3, sp3, bp3, PC2};
 }
 
+/* The entry point frame, kept at one place for every call as mf_sample keeps it: the hot
+ * stacks check its rbp there. */
+static struct mf_frame entry;
+
 static uint32_t find(struct mf_frame f)
 {
-	return mf_hot_find(&hot, &f);
+	entry = f;
+	return mf_hot_find(&hot, &entry, mf_walk_epoch_now());
 }
 
 /* Frame 1's return address (the outermost word: frame 1's CFA is its rbp + 16), as the stack
@@ -131,14 +136,14 @@ int main(void)
 
 	/* rbp passed on untouched from the entry point's frame to an rbp-based rule */
 	struct mf_frame f = build(0);
-	int k = mf_walk_checks(&ws, c, 16, &hot.bp);
+	int k = mf_walk_checks(&ws, c, 16, &entry.bp);
 	tap_ok(k == 4, "frame pointer reached through untouched rbp: 4 words checked (got %d)", k);
 	tap_ok(k == 4 && c[0].at == WORD(f.sp + 16 - 8) && c[0].was == PC2 && c[1].was == PC1 &&
 		   c[3].was == PC0,
 	       "... the return addresses, innermost first");
-	tap_ok(k == 4 && c[2].at == &hot.bp && c[2].was == f.bp,
+	tap_ok(k == 4 && c[2].at == &entry.bp && c[2].was == f.bp,
 	       "... and the entry point's rbp, from its register, just before the rule using it");
-	mf_hot_put(&hot, &ws, 42);
+	mf_hot_put(&hot, &ws, 42, &entry);
 	tap_ok(find(f) == 42, "the same stack is found at its leaf");
 	struct mf_frame g = f;
 	g.bp += 64;
@@ -162,10 +167,10 @@ int main(void)
 
 	/* frame 2 saves rbp: the entry point's no longer matters, the saved word does */
 	f = build(1);
-	k = mf_walk_checks(&ws, c, 16, &hot.bp);
+	k = mf_walk_checks(&ws, c, 16, &entry.bp);
 	tap_ok(k == 4 && c[2].at == WORD(f.sp + 16 + 32 - 24) && c[2].was == AT(40),
 	       "rbp saved on the way: that word is checked, not the register (got %d words)", k);
-	mf_hot_put(&hot, &ws, 43);
+	mf_hot_put(&hot, &ws, 43, &entry);
 	g = f;
 	g.bp += 64;
 	tap_ok(find(g) == 43, "found whatever the entry point's rbp");
@@ -173,13 +178,13 @@ int main(void)
 	tap_ok(find(f) == 0, "not once the saved rbp changed");
 	SLOT(f.sp + 16 + 32 - 24) -= 64;
 	tap_ok(find(f) == 43, "found again once it is back");
-	tap_ok(mf_walk_checks(&ws, c, 3, &hot.bp) == -1, "more words than allowed: -1");
+	tap_ok(mf_walk_checks(&ws, c, 3, &entry.bp) == -1, "more words than allowed: -1");
 
 	/* One inner part reached from several outer frames (a wrapper called from three
 	 * paths): each found at its own leaf, whichever was kept first. */
 	for (int i = 1; i <= 3; i++) {
 		outer_pc(PC0 + 0x100 * (uintptr_t)i);
-		mf_hot_put(&hot, &ws, 50 + (uint32_t)i);
+		mf_hot_put(&hot, &ws, 50 + (uint32_t)i, &entry);
 	}
 	int all = 1;
 	for (int round = 0; round < 2; round++)
@@ -196,7 +201,7 @@ int main(void)
 	outer_pc(PC0);
 	SLOT(f.sp + 16 + 32 - 8) = PC1 + 8;
 	ws.pc[1] = PC1 + 8;
-	mf_hot_put(&hot, &ws, 60);
+	mf_hot_put(&hot, &ws, 60, &entry);
 	tap_ok(find(f) == 60, "a stack parting at an inner word: found at its leaf");
 	SLOT(f.sp + 16 + 32 - 8) = PC1;
 	all = 1;
@@ -209,12 +214,39 @@ int main(void)
 	outer_pc(PC0 + 0x100);
 	tap_ok(find(f) == 0, "a mix of the two (inner of one, outer of another) is not found");
 
+	/* A branch goes to the child found last for its word's value directly; once the node
+	 * splits it branches on another word, which may hold that very value. */
+	f = build(1);
+	mf_hot_drop(&hot);
+	outer_pc(PC0);
+	mf_hot_put(&hot, &ws, 70, &entry);
+	outer_pc(PC1 + 8);
+	mf_hot_put(&hot, &ws, 71, &entry);
+	all = 1;
+	for (int round = 0; round < 2; round++) {
+		outer_pc(PC1 + 8);
+		all &= find(f) == 71;
+		outer_pc(PC0);
+		all &= find(f) == 70;
+	}
+	tap_ok(all, "two stacks parting at their outermost word, found again and again");
+	SLOT(f.sp + 16 + 32 - 8) = PC1 + 8; /* frame 2's return address: PC1 + 8, as 71's outer */
+	ws.pc[1] = PC1 + 8;
+	mf_hot_put(&hot, &ws, 72, &entry);
+	tap_ok(find(f) == 72, "a third parting further in, at a word holding the value that led "
+			      "to 71 further out: found at its own leaf");
+	SLOT(f.sp + 16 + 32 - 8) = PC1;
+	ws.pc[1] = PC1;
+	all = find(f) == 70;
+	outer_pc(PC1 + 8);
+	tap_ok(all && find(f) == 71, "... and the two before it still at theirs");
+
 	/* the arena fills and starts over; stacks found again are all kept, the last is found */
 	f = build(1);
 	uint32_t last = 0, found = 0;
 	for (uint32_t i = 0; i < 3000; i++) {
 		ws.f[3].sp = f.sp - 16 * (i + 1); /* other first frames, same words */
-		mf_hot_put(&hot, &ws, last = 100 + i);
+		mf_hot_put(&hot, &ws, last = 100 + i, &entry);
 		g = f;
 		g.sp = ws.f[3].sp;
 		found += find(g) == last && find(g) == last;
@@ -225,7 +257,7 @@ int main(void)
 	/* stacks never found again: fewer of them are kept as the arena fills with them */
 	for (uint32_t i = 0; i < 30000; i++) {
 		ws.f[3].sp = f.sp - 16 * (i + 3001);
-		mf_hot_put(&hot, &ws, 5000 + i);
+		mf_hot_put(&hot, &ws, 5000 + i, &entry);
 	}
 	tap_ok(hot.shift > 0, "stacks never found again: one in %u of them is kept",
 	       1u << hot.shift);

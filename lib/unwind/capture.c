@@ -171,14 +171,14 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 	 * epoch, the leaf of the index about to be forgotten. */
 	else if (hash && u->ws.reusable && t->nodes[node].calls &&
 		 u->generation == __atomic_load_n(&mf_modules_generation, __ATOMIC_ACQUIRE))
-		mf_hot_put(&u->hot, &u->ws, node);
+		mf_hot_put(&u->hot, &u->ws, node, from);
 	errno = saved;
 	return node;
 }
 
 MF_INLINE uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from)
 {
-	return mf_hot_find(&u->hot, from);
+	return mf_hot_find(&u->hot, from, __atomic_load_n(&mf_wiped.hot, __ATOMIC_ACQUIRE));
 }
 
 void mf_unwind_hot_drop(struct mf_unwind_thread *u)
@@ -192,7 +192,7 @@ MF_NOINLINE uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *
 {
 	/* (MALLOC_FREQ_UNWIND=check looks among the hot stacks, then walks and compares;
 	 * under MALLOC_FREQ_UNWIND=libunwind there are none) */
-	uint32_t hot = mf_hot_find(&u->hot, from);
+	uint32_t hot = mf_hot_find(&u->hot, from, mf_walk_epoch_now());
 	if (hot && mf_config.unwind == MF_UNWIND_CACHED)
 		return hot;
 	return mf_unwind_walk(u, t, e, from, hot);

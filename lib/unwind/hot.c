@@ -9,6 +9,8 @@
  * part where they differ: which word is read next depends only on the words read before it
  * (they decided the rules that place it), so the stacks that agree so far all read the same
  * word next, and a node keeps its words in one run and branches on the value of the next.
+ * Where the first child does not hold that value, the child found for it last is noted (a
+ * fan), so that a branch of many children costs about what one of two does.
  * A root is where the program called the entry point (the entry point's frame, the caller's
  * return address). Everything lies in one arena per thread, touched as it fills, which starts
  * over when full or when the rules change (an unload). Runs inside malloc. */
@@ -18,12 +20,13 @@
 
 #include "unwind/internal.h"
 
-/* n words to check, then either a leaf, or a branch: the word at *branch picks the child
- * whose `was` it holds. */
+/* n words to check (and after them MF_HOT_STOP), then either a leaf, or a branch: the word at
+ * *branch picks the child whose `was` it holds. */
 struct mf_hot_node {
 	uintptr_t was;		 /* the parent's branch word, for this node */
 	const uintptr_t *branch; /* NULL for a leaf */
-	uint32_t n;
+	uint16_t n;
+	uint16_t stop;	  /* where the stop lies, in bytes from the node (set by mf_hot_end) */
 	uint32_t leaf;	  /* the trie leaf; 0 for a branch */
 	uint32_t child;	  /* first child */
 	uint32_t sibling; /* next child of the same parent */
@@ -38,6 +41,10 @@ struct mf_hot_root {
 	struct mf_hot_node node; /* (its words follow) */
 };
 
+_Static_assert(MF_HOT_BUCKETS == 1 << 6, "mf_hot_bucket gives 6 bits");
+_Static_assert(sizeof(struct mf_hot_node) + (MF_HOT_CHECKS + 1) * sizeof(struct mf_walk_check) <=
+		   UINT16_MAX,
+	       "a node's words and stop fit its 16-bit count and offset");
 #define MF_HOT_AT(h, off) ((void *)((h)->arena + (off)))
 
 static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
@@ -47,23 +54,56 @@ static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
 
 static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 {
-	return (unsigned)(((sp >> 4 ^ caller) * 0x9e3779b97f4a7c15ull) >> 58) &
-	       (MF_HOT_BUCKETS - 1);
+	return ((uint32_t)(sp >> 4 ^ caller) * 0x9e3779b9u) >> (32 - 6); /* (a 32-bit product) */
 }
 
-/* Are the n words at c what they were? (Two at a time, still in order.) */
-static inline int mf_hot_same(const struct mf_walk_check *c, uint32_t n)
+/* The check after a node's last: it never holds, and so ends the words' loop without a count
+ * of its own to keep. */
+static const uintptr_t mf_hot_never;
+#define MF_HOT_STOP ((struct mf_walk_check){&mf_hot_never, 1})
+
+_Static_assert(MF_HOT_ARENA <= 1 << 16, "an offset in the arena fits a fan key's low half");
+static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uintptr_t was)
 {
-	const struct mf_walk_check *end = c + n;
-	for (; c + 2 <= end; c += 2)
-		if (*c[0].at != c[0].was || *c[1].at != c[1].was)
-			return 0;
-	return c == end || *c->at == c->was;
+	return &h->fan[(was ^ was >> 8 ^ off) & (MF_HOT_FANS - 1)];
 }
 
-MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
+/* The node's words end after n of them: the stop there. */
+static void mf_hot_end(struct mf_hot_node *x, uint32_t n)
 {
-	if (mf_unlikely(h->epoch != mf_walk_epoch_now()))
+	x->n = (uint16_t)n;
+	x->stop = (uint16_t)((unsigned char *)&x->check[n] - (unsigned char *)x);
+	x->check[n] = MF_HOT_STOP;
+}
+
+/* Are x's words what they were? In order, four to a round, until one is not: the stop after
+ * them, or one before it. */
+static inline int mf_hot_same(const struct mf_hot_node *x)
+{
+	const struct mf_walk_check *c = x->check;
+	const struct mf_walk_check *end = (const void *)((const unsigned char *)x + x->stop);
+	for (;; c += 4) {
+		if (*c[0].at != c[0].was)
+			break;
+		if (*c[1].at != c[1].was) {
+			c += 1;
+			break;
+		}
+		if (*c[2].at != c[2].was) {
+			c += 2;
+			break;
+		}
+		if (*c[3].at != c[3].was) {
+			c += 3;
+			break;
+		}
+	}
+	return c == end;
+}
+
+MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now)
+{
+	if (mf_unlikely(h->epoch != now))
 		return 0;
 	uint32_t r = h->bucket[mf_hot_bucket(from->caller, from->sp)];
 	const struct mf_hot_root *root;
@@ -74,9 +114,8 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
 		if (root->caller == from->caller && root->sp == from->sp && root->pc == from->pc)
 			break;
 	}
-	h->bp = from->bp; /* (a word some stacks check, as the walk read it: from a register) */
 	const struct mf_hot_node *x = &root->node;
-	while (mf_hot_same(x->check, x->n)) {
+	while (mf_hot_same(x)) {
 		if (x->leaf) {
 			h->hits++;
 #ifdef MF_FAULT_HOT
@@ -86,12 +125,29 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from)
 			return x->leaf;
 		}
 		uintptr_t v = *x->branch;
-		uint32_t c = x->child;
-		do
-			x = mf_hot_node(h, c);
-		while (x->was != v && (c = x->sibling));
+		const struct mf_hot_node *first = mf_hot_node(h, x->child);
+		if (first->was == v) {
+			x = first;
+			continue;
+		}
+		uint32_t key = (uint32_t)((const unsigned char *)x - h->arena) | h->round;
+		struct mf_hot_fan *f = mf_hot_fan(h, key, v);
+		if (f->key == key && f->was == v) {
+			x = mf_hot_node(h, f->child);
+			continue;
+		}
+		uint32_t c = first->sibling;
+		for (; c && (x = mf_hot_node(h, c))->was != v; c = x->sibling)
+			;
 		if (!c)
 			return 0;
+		/* The next call from it goes there directly. Its key last: a handler that leaves
+		 * this call for good (siglongjmp) leaves no fan that leads elsewhere. */
+		volatile struct mf_hot_fan *w = f; /* (the stores in this order) */
+		w->key = 0;
+		w->was = v;
+		w->child = c;
+		w->key = key;
 	}
 	return 0;
 }
@@ -110,6 +166,11 @@ static uint32_t mf_hot_alloc(struct mf_hot *h, size_t size)
 static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 {
 	memset(h->bucket, 0, sizeof(h->bucket));
+	h->round += 1u << 16; /* (the fans of the rounds before no longer match) */
+	if (!h->round) {
+		memset(h->fan, 0, sizeof(h->fan));
+		h->round = 1u << 16;
+	}
 	h->used = 16; /* offset 0 stands for none */
 	h->epoch = epoch;
 }
@@ -137,12 +198,13 @@ static void mf_hot_full(struct mf_hot *h, unsigned epoch)
 static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf_walk_check *c,
 				uint32_t n, uint32_t leaf)
 {
-	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_node) + n * sizeof(*c));
+	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_node) + (n + 1) * sizeof(*c));
 	if (!off)
 		return 0;
 	struct mf_hot_node *x = MF_HOT_AT(h, off);
-	*x = (struct mf_hot_node){.was = was, .n = n, .leaf = leaf};
+	*x = (struct mf_hot_node){.was = was, .leaf = leaf};
 	memcpy(x->check, c, n * sizeof(*c));
+	mf_hot_end(x, n);
 	return off;
 }
 
@@ -168,13 +230,16 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			uint32_t fresh = mf_hot_node_new(h, c[i].was, c + i + 1, n - i - 1, leaf);
 			if (!rest || !fresh)
 				return -1;
+			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children become rest's) */
+				if (h->fan[k].key == (off | h->round))
+					h->fan[k].key = 0;
 			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
 			struct mf_hot_node *r = mf_hot_node(h, rest);
 			r->branch = x->branch;
 			r->child = x->child;
 			r->sibling = fresh;
 			x->branch = x->check[i].at;
-			x->n = i;
+			mf_hot_end(x, i);
 			x->leaf = 0;
 			x->child = rest;
 			return 0;
@@ -218,18 +283,20 @@ static struct mf_hot_root *mf_hot_root(const struct mf_hot *h, uintptr_t pc, uin
 static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr_t caller,
 			   const struct mf_walk_check *c, uint32_t n, uint32_t leaf)
 {
-	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_root) + n * sizeof(*c));
+	uint32_t off = mf_hot_alloc(h, sizeof(struct mf_hot_root) + (n + 1) * sizeof(*c));
 	if (!off)
 		return -1;
 	struct mf_hot_root *root = MF_HOT_AT(h, off);
 	unsigned b = mf_hot_bucket(caller, sp);
-	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.n = n, .leaf = leaf}};
+	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.leaf = leaf}};
 	memcpy(root->node.check, c, n * sizeof(*c));
+	mf_hot_end(&root->node, n);
 	h->bucket[b] = off;
 	return 0;
 }
 
-void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf)
+void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf,
+		const struct mf_frame *from)
 {
 	struct mf_walk_check *c = h->scratch;
 	int n = ws->count;
@@ -241,7 +308,7 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 	if (h->shift && (++h->skipped & ((1u << h->shift) - 1)))
 		return; /* (stacks come and go faster than the arena holds them) */
 	h->puts++;
-	int k = mf_walk_checks(ws, c, MF_HOT_CHECKS, &h->bp);
+	int k = mf_walk_checks(ws, c, MF_HOT_CHECKS, &from->bp);
 	/* The first word is the caller's return address, which the root holds. */
 	uintptr_t caller = ws->pc[n - 2];
 	if (k < 1 || c[0].at != (const uintptr_t *)(ws->f[n - 2].sp - 8) || c[0].was != caller)
@@ -253,7 +320,8 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 		if (root ? mf_hot_insert(h, off, c + 1, (uint32_t)k - 1, leaf) == 0
 			 : mf_hot_root_new(h, pc, sp, caller, c + 1, (uint32_t)k - 1, leaf) == 0)
 			return;
-		if (h->used + sizeof(struct mf_hot_root) + (size_t)k * sizeof(*c) <= MF_HOT_ARENA)
+		if (h->used + sizeof(struct mf_hot_root) + (size_t)(k + 1) * sizeof(*c) <=
+		    MF_HOT_ARENA)
 			return;	       /* it did not fit the tree: leave it */
 		mf_hot_full(h, epoch); /* full: start over, once */
 	}

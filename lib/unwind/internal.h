@@ -94,10 +94,17 @@ int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
 
 /* hot.c: a call from one of a thread's hot stacks again is counted at its leaf once its words
  * are seen unchanged, without a walk or the trie. Filled only from complete walks. */
-/* The leaf of the stack of a call made now from frame `from`, or 0 if not a hot one. */
-uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from);
-/* Keeps the stack ws holds after a complete walk, counted at leaf. */
-void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf);
+/* The leaf of the stack of a call made now from frame `from`, or 0 if not a hot one, or if
+ * `now` is not the epoch the stacks were kept in: now is mf_walk_epoch_now(), or on the hot
+ * path mf_wiped.hot, which holds the gate above it (none is found while the gate is set). */
+uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now);
+/* Keeps the stack ws holds after a complete walk from frame `from`, counted at leaf. The entry
+ * point frame's rbp (a word some stacks check, as the walk read it: from a register) is
+ * checked where from->bp lies: mf_sample keeps it there for every call, at one place for one
+ * root (one entry point, whose call to it is one, at one sp: mf_sample's frame lies at a
+ * fixed distance below). Every call of mf_hot_find must keep it there too. */
+void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf,
+		const struct mf_frame *from);
 /* Forgets every hot stack: mf_hot_find finds none until mf_hot_put keeps new ones. */
 void mf_hot_drop(struct mf_hot *h);
 

@@ -68,16 +68,25 @@ enum {
 	MF_HOT_ARENA = 32 << 10,
 	MF_HOT_CHECKS = 512, /* a stack that needs more words is not kept */
 	MF_HOT_SHIFT_MAX = 8,
+	MF_HOT_FANS = 256,
+};
+/* A branch's child, found again without going through its siblings: the node at offset
+ * `child` is the child of the node at `key` & 0xffff whose `was` is `was`, in the arena's
+ * round `key` >> 16. */
+struct mf_hot_fan {
+	uintptr_t was;
+	uint32_t key, child;
 };
 struct mf_hot {
 	unsigned epoch;		 /* of the rules its stacks were walked by */
 	uint32_t used;		 /* bytes of arena; 0: not started */
-	uintptr_t bp;		 /* the entry point frame's rbp, as a word stacks may check */
 	uint32_t hits, puts;	 /* stacks found and kept since the arena was last full */
 	uint32_t shift, skipped; /* keep one in 1 << shift of the stacks offered */
 	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
 	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned */
 	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
+	uint32_t round;			 /* the arena's, as the fans' keys hold it (<< 16) */
+	struct mf_hot_fan fan[MF_HOT_FANS]; /* by the branch and its word's value */
 };
 
 /* A thread's capture state, kept in its thread state (the large parts last: their pages are
@@ -100,7 +109,7 @@ void mf_unwind_init(void);
 void mf_unwind_thread_init(struct mf_unwind_thread *u);
 /* The trie leaf of this call's stack if it is one of the thread's hot stacks, else 0: the hot
  * path, no system call, errno untouched. Only while stacks are taken the cached way, not
- * checked (mf_config.hot). */
+ * checked (mf_config.hot), and no other gate is set (mf_wiped.gate, read with the epoch). */
 uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from);
 /* The thread's hot stacks forgotten, and the trie nodes its last walk found: mf_unwind_hot
  * finds none until mf_unwind_leaf keeps new ones (the thread itself, or a signal handler in
