@@ -190,8 +190,6 @@ static void mf_thread_free(struct mf_thread *t)
 
 static void mf_thread_after_raw_fork(void);
 
-struct mf_leaf mf_leaf_none;
-
 /* The thread's last block and the record it points into go with the thread's file. */
 static void mf_thread_forget_last(void)
 {
