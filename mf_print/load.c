@@ -251,7 +251,7 @@ static int mf_dir_subtract(struct mf_load *ld, struct mf_dir *d, struct mf_profi
 		ld->failed = 1;
 		return 1;
 	}
-	r = mf_profile_subtract(p, &b, err, sizeof(err));
+	r = mf_profile_subtract(p, &b, d->have_record ? d->info.peak_id : 0, err, sizeof(err));
 	mf_profile_free(&b);
 	if (r == -1) {
 		mf_error(p->path, "%s", err);

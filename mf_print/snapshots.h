@@ -22,10 +22,12 @@ int mf_snapshot_last_reset(const char *dir, char *name, size_t size,
 /* Reads and validates a snapshot record. 0, or -1 with a message in err. */
 int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err, size_t errlen);
 /* p becomes p minus base, an earlier state of the same thread's file (its nodes a prefix of
- * p's): counts and the header's counters subtracted, p's nodes copied first. 0, -1 with a
+ * p's): counts and the header's counters subtracted, p's nodes copied first. A live file's
+ * peak figures not up to date (version 6: struct mf_life) are first brought up to date with
+ * peak_id, its process's last maximum, while its counts are still whole. 0, -1 with a
  * message in err (base is not an earlier state of p), or -ENOMEM. */
-int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, char *err,
-			size_t errlen);
+int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uint64_t peak_id,
+			char *err, size_t errlen);
 /* --list: each directory's snapshots, with when they were taken, their labels and totals.
  * 0, 1 after an error said on stderr, or -ENOMEM / -EIO. */
 int mf_snapshot_list(FILE *out, const struct mf_found_list *found);

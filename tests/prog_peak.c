@@ -10,6 +10,7 @@
  * of 202,052 bytes. (Each site its own size: equal functions would be folded into one.) Then the program exits (leaking all), or with "kill" kills itself, so
  * that its files are read as it left them.
  * Usage: prog_peak [kill] */
+#include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,8 +34,13 @@ SITE(site_e, 4)
 
 int main(int argc, char **argv)
 {
-	for (int i = 0; i < 1000; i++)
+	int (*snapshot)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT,
+								      "malloc_freq_snapshot");
+	for (int i = 0; i < 1000; i++) {
+		if (i == 500 && argc > 1 && !strcmp(argv[1], "snap-kill") && snapshot)
+			snapshot("before");
 		a[i] = site_a();
+	}
 	for (int i = 0; i < 2000; i++)
 		b[i] = site_b();
 	for (int i = 0; i < 1000; i++)
@@ -48,7 +54,7 @@ int main(int argc, char **argv)
 	free(d[0]);
 	for (int i = 0; i < 10; i++)
 		e[i] = site_e();
-	if (argc > 1 && !strcmp(argv[1], "kill"))
+	if (argc > 1 && strstr(argv[1], "kill"))
 		raise(SIGKILL);
 	return 0;
 }

@@ -3,14 +3,19 @@
 # whose changes around it are far smaller than the profiler's batch (tests/prog_peak.c): what
 # each stack held then, the peak's bytes and blocks; at exit, and in the files of a process
 # killed after it (a reader completes their peak figures: malloc_freq_format.h, struct
-# mf_life).
+# mf_life), also when a snapshot taken before the peak is subtracted (--since: the peak
+# figures are of a moment, the whole run's, not the window's).
 . "$srcdir/tests/tap.sh"
-for how in exit kill; do
+for how in exit kill snap-kill; do
 	rm -rf "$mf_work"/malloc_freq.*
-	MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_peak" $([ $how = kill ] && echo kill)
+	MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_peak" $([ $how = exit ] || echo $how)
 	rc=$?
-	is "$rc" $([ $how = kill ] && echo 137 || echo 0) "$how: prog_peak ends as it should"
+	is "$rc" $([ $how = exit ] && echo 0 || echo 137) "$how: prog_peak ends as it should"
 	d=$(ls -d "$mf_work"/malloc_freq.*)
+	if [ $how = snap-kill ]; then
+		ls -d $d/snap.1.before > /dev/null; ok $? "$how: its snapshot before the peak"
+		d="--since 1 $d"
+	fi
 	"$MF_PRINT" --collapsed --weight peak-blocks $d > "$mf_work/blocks"; ok $? "$how: --weight peak-blocks"
 	"$MF_PRINT" --collapsed --weight peak $d > "$mf_work/bytes"; ok $? "$how: --weight peak"
 	for s in "site_a 1000 100" "site_b 1000 50" "site_c 0 40" "site_d 1001 52" "site_e 0 4"; do
