@@ -184,8 +184,8 @@ struct mf_life {
 	uint64_t freed_bytes; /* their requested bytes */
 	uint64_t peak_blocks; /* live at the process's peak */
 	uint64_t peak_bytes;
-	uint64_t max_bytes;  /* the most of its bytes live at once (as its thread saw them) */
-	uint64_t peak_seen;  /* (version 6) the process's maximum peak_* are of (see above) */
+	uint64_t max_bytes; /* the most of its bytes live at once (as its thread saw them) */
+	uint64_t peak_seen; /* (version 6) the process's maximum peak_* are of (see above) */
 	/* the freed blocks by nanoseconds lived, allocation to free (the time-stamp counter's) */
 	uint64_t lifetime[MF_LIFETIME_BUCKETS];
 };

@@ -252,7 +252,8 @@ static void mf_control_stats(struct malloc_freq_stats *s)
 {
 	int cancel = mf_nocancel_begin();
 	mf_busy_enter();
-	mf_fork_hold(); /* (signals blocked: a handler's allocation cannot wait on a lock held here) */
+	/* (signals blocked: a handler's allocation cannot wait on a lock held here) */
+	mf_fork_hold();
 	mf_thread_stats(s);
 	mf_fork_release();
 	mf_busy_leave();

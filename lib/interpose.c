@@ -234,7 +234,7 @@ static MF_NOINLINE void mf_realloc_freed_last(struct mf_last last)
 		mf_thread_temporary((struct mf_leaf *)(mf_tls.nodes + last.record));
 }
 static inline __attribute__((always_inline)) void *mf_reallocated(void *old, size_t n, void *p,
-								    struct mf_last last)
+								  struct mf_last last)
 {
 	if (mf_unlikely(old == last.block) && old && (p || !n))
 		mf_realloc_freed_last(last);
@@ -397,7 +397,8 @@ static void mf_dl_begin(void)
 MF_EXPORT int pthread_setcanceltype(int type, int *old)
 {
 	if (!mf_real.pthread_setcanceltype)
-		*(void **)&mf_real.pthread_setcanceltype = dlsym(RTLD_NEXT, "pthread_setcanceltype");
+		*(void **)&mf_real.pthread_setcanceltype =
+		    dlsym(RTLD_NEXT, "pthread_setcanceltype");
 	if (type == PTHREAD_CANCEL_ASYNCHRONOUS)
 		mf_tls.cancel_async = 1; /* (before cancellation can come) */
 	int r = mf_real.pthread_setcanceltype(type, old);

@@ -188,13 +188,13 @@ static int mf_life_grew(int64_t d)
 				sched_yield();
 			/* (a greater one set meanwhile is its thread's to number) */
 			if (__atomic_load_n(&mf_life_max, __ATOMIC_RELAXED) == live) {
-				uint64_t id = __atomic_add_fetch(&mf_life_peak_id, 1,
-								 __ATOMIC_RELEASE);
+				uint64_t id =
+				    __atomic_add_fetch(&mf_life_peak_id, 1, __ATOMIC_RELEASE);
 				if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED)) {
-					uint64_t ns = mf_life_real0 +
-						      (uint64_t)((double)(mf_life_now() -
-									  mf_life_tick0) *
-								 mf_life_ns_per_tick);
+					uint64_t ns =
+					    mf_life_real0 +
+					    (uint64_t)((double)(mf_life_now() - mf_life_tick0) *
+						       mf_life_ns_per_tick);
 					mf_process_set_fast(MF_PROCESS_PEAK_BYTES, live);
 					mf_process_set_fast(MF_PROCESS_PEAK_NS, ns);
 					mf_process_set_fast(MF_PROCESS_PEAK_ID, id);
@@ -350,9 +350,8 @@ static struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t n
 	mf_life_see(l);
 	unsigned b = MF_LIFETIME_BUCKETS;
 	if (now) {
-		b = MF_SIZE_BUCKET(
-		    (uint64_t)((double)(now > slot->born ? now - slot->born : 0) *
-			       mf_life_ns_per_tick));
+		b = MF_SIZE_BUCKET((uint64_t)((double)(now > slot->born ? now - slot->born : 0) *
+					      mf_life_ns_per_tick));
 		b = b < MF_LIFETIME_BUCKETS ? b : MF_LIFETIME_BUCKETS - 1;
 	}
 	if (slot->file == mf_tls.life_file) { /* (freed by its own thread: no other writes) */
@@ -390,7 +389,8 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 		uint64_t i = h & s->mask;
 		while (s->slot[i].addr && s->slot[i].addr != slot.addr)
 			i = (i + 1) & s->mask;
-		stale = s->slot[i]; /* (a block freed where we did not see it, its address reused) */
+		/* (a block freed where we did not see it, its address reused) */
+		stale = s->slot[i];
 		s->used += !stale.addr;
 		if (!stale.addr)
 			mf_life_filter_add(h, 1);
@@ -495,9 +495,9 @@ void mf_life_postfork_child(void)
 	}
 	if (mf_life_filter) /* (its pages read as zeros again) */
 		madvise(mf_life_filter, (size_t)1 << MF_LIFE_FILTER_BITS, MADV_DONTNEED);
-	memset(mf_life_files, 0, sizeof(mf_life_files[0]) * (mf_life_nfiles < MF_LIFE_FILES
-								    ? mf_life_nfiles
-								    : MF_LIFE_FILES));
+	memset(mf_life_files, 0,
+	       sizeof(mf_life_files[0]) *
+		   (mf_life_nfiles < MF_LIFE_FILES ? mf_life_nfiles : MF_LIFE_FILES));
 	mf_life_nfiles = 1;
 	mf_life_live = mf_life_max = mf_life_peak_id = 0;
 	mf_life_peak_lock = 0;

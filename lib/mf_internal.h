@@ -52,12 +52,12 @@ struct mf_config {
 	double sample_log;     /* log(1 - 1/sample), for drawing geometric intervals */
 	uint64_t seed;	       /* with have_seed: sampling is reproducible */
 	int have_seed;
-	int unwind; /* enum mf_unwind_mode */
-	int hot;    /* every call recorded, stacks taken the cached way: the hot path */
-	int lifetimes; /* MALLOC_FREQ_LIFETIMES=1: every block's free matched to its leaf */
-	int start_off; /* MALLOC_FREQ_START=off: nothing recorded until malloc_freq_enable */
-	int snapshot_signal;	   /* MALLOC_FREQ_SNAPSHOT_SIGNAL; 0: none */
-	int toggle_signal;	   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
+	int unwind;	     /* enum mf_unwind_mode */
+	int hot;	     /* every call recorded, stacks taken the cached way: the hot path */
+	int lifetimes;	     /* MALLOC_FREQ_LIFETIMES=1: every block's free matched to its leaf */
+	int start_off;	     /* MALLOC_FREQ_START=off: nothing recorded until malloc_freq_enable */
+	int snapshot_signal; /* MALLOC_FREQ_SNAPSHOT_SIGNAL; 0: none */
+	int toggle_signal;   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
 	uint64_t snapshot_interval_ms; /* MALLOC_FREQ_SNAPSHOT_INTERVAL; 0: none */
 	int weight_time; /* MALLOC_FREQ_WEIGHT=time: CPU time between recorded calls, per stack */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
@@ -216,7 +216,7 @@ struct mf_trie_room {
 struct mf_trie {
 	struct mf_node *nodes;
 	uint64_t capacity;
-	uint64_t *count; /* where node_count is published (the file header) */
+	uint64_t *count;	   /* where node_count is published (the file header) */
 	struct mf_trie_room *room; /* NULL: index and memo in mappings of their own */
 	struct mf_trie_slot *index;
 	struct mf_trie_memo *memo;
@@ -228,13 +228,13 @@ struct mf_trie {
 	mf_trie_resolve_fn resolve;
 	void *grow_arg;
 	uint32_t leaf_slots; /* slots after a leaf: its records (MF_LEAF_SLOTS by default) */
-	uint32_t root; /* where stacks start: 0, or the node of the owner's tag path */
+	uint32_t root;	     /* where stacks start: 0, or the node of the owner's tag path */
 };
 /* Key values below any real pc: the leaf of an entry point and the truncation marker. */
 #define MF_TRIE_KEY_ENTRY(e)	((uintptr_t)(e) + 1)
 #define MF_TRIE_KEY_TRUNCATED	((uintptr_t)64)
 #define MF_TRIE_KEY_WEIGHT	((uintptr_t)100)	/* a leaf's time (MF_MODULE_WEIGHT) */
-#define MF_TRIE_KEY_SIZES	((uintptr_t)101) /* under a leaf: its dense size histogram */
+#define MF_TRIE_KEY_SIZES	((uintptr_t)101)	/* under a leaf: its dense size histogram */
 #define MF_TRIE_KEY_TAG(id)	((uintptr_t)128 + (id)) /* a tag scope, id < MF_TAGS_MAX */
 #define MF_TRIE_KEY_SPECIAL_MAX ((uintptr_t)4096)
 _Static_assert(128 + MF_TAGS_MAX <= 4096, "tag keys lie below any pc");
@@ -323,7 +323,7 @@ void mf_process_set(enum mf_process_counter c, uint64_t v);   /* sets a counter 
  * record's (mf_life, in a process whose epoch is set: not a child made without fork()'s
  * handlers; a child made with them forgets the record before it records). */
 void mf_process_set_fast(enum mf_process_counter c, uint64_t v);
-void mf_process_forget(void);		/* in a forked child: the parent's record is not its */
+void mf_process_forget(void); /* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
 
@@ -351,9 +351,9 @@ struct mf_tls {
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
 	/* The thread's last block, as the entry point returned it, and the record of the trie
 	 * leaf its call was counted at (&mf_leaf_none: not counted; NULL only in a thread that
-	 * has made no call yet): freed before the thread's next call, it is a temporary. The record's
-	 * file grows (and may move) only in a recorded call, which replaces both; a thread's
-	 * exit and a fork clear them. nodes: the thread's trie nodes where they are now
+	 * has made no call yet): freed before the thread's next call, it is a temporary. The
+	 * record's file grows (and may move) only in a recorded call, which replaces both; a
+	 * thread's exit and a fork clear them. nodes: the thread's trie nodes where they are now
 	 * (realloc finds its old block's record again through it). */
 	void *last_block;
 	struct mf_leaf *last_record;
@@ -361,9 +361,10 @@ struct mf_tls {
 	struct mf_node *nodes;
 	uint32_t life_file; /* the thread file's number in the lifetimes' registry (0: none) */
 	unsigned life_busy; /* > 0: in the address map (a signal handler's call skips it) */
-	unsigned off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
-	unsigned tag_depth;	     /* tags pushed and not popped (beyond MF_TAG_DEPTH: not kept) */
-	unsigned tag_epoch;	     /* changed at every push and pop */
+	unsigned
+	    off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
+	unsigned tag_depth; /* tags pushed and not popped (beyond MF_TAG_DEPTH: not kept) */
+	unsigned tag_epoch; /* changed at every push and pop */
 	uint16_t tags[MF_TAG_DEPTH]; /* their ids (tags.c), outermost first */
 };
 extern MF_TLS struct mf_tls mf_tls;
@@ -457,7 +458,7 @@ void mf_fds_apart_init(void); /* at start: in place if the process came with a s
 /* From now on fn never runs (a seccomp filter is coming): mf_fds_apart returns -EPERM. 1 the
  * first time. */
 int mf_fds_apart_close(void);
-void mf_fds_apart_off(void);  /* from now on in place (a seccomp filter may forbid clone) */
+void mf_fds_apart_off(void); /* from now on in place (a seccomp filter may forbid clone) */
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
 
