@@ -169,7 +169,7 @@ void mf_life_settle(void)
 		}
 	}
 	if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
-		mf_process_set_fast(MF_PROCESS_PEAK_BLOCKS, live_blocks);
+		mf_process_set(MF_PROCESS_PEAK_BLOCKS, live_blocks);
 }
 
 /* The thread's change of live bytes not yet in the process's sum (see the peak above). */
@@ -195,9 +195,9 @@ static int mf_life_grew(int64_t d)
 					    mf_life_real0 +
 					    (uint64_t)((double)(mf_life_now() - mf_life_tick0) *
 						       mf_life_ns_per_tick);
-					mf_process_set_fast(MF_PROCESS_PEAK_BYTES, live);
-					mf_process_set_fast(MF_PROCESS_PEAK_NS, ns);
-					mf_process_set_fast(MF_PROCESS_PEAK_ID, id);
+					mf_process_set(MF_PROCESS_PEAK_BYTES, live);
+					mf_process_set(MF_PROCESS_PEAK_NS, ns);
+					mf_process_set(MF_PROCESS_PEAK_ID, id);
 				}
 			}
 			__atomic_store_n(&mf_life_peak_lock, 0, __ATOMIC_RELEASE);

@@ -302,15 +302,6 @@ void mf_process_count(enum mf_process_counter c, uint64_t n)
 
 void mf_process_set(enum mf_process_counter c, uint64_t v)
 {
-	int saved = errno;
-	struct mf_process_record *r = mf_process_mine();
-	if (r)
-		__atomic_store_n(&r->counters[c], v, __ATOMIC_RELAXED);
-	errno = saved;
-}
-
-void mf_process_set_fast(enum mf_process_counter c, uint64_t v)
-{
 	struct mf_process_record *r = __atomic_load_n(&mf_proc, __ATOMIC_ACQUIRE);
 	if (r)
 		__atomic_store_n(&r->counters[c], v, __ATOMIC_RELAXED);
