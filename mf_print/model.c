@@ -593,17 +593,12 @@ static int mf_leaf_record(struct mf_model *m, struct mf_process *proc, const str
 		/* (frees are counted after blocks: a file read meanwhile may show more; sampled
 		 * (format 5), the sampled blocks', scaled as the calls) */
 		const uint64_t rate = p->header.sample_rate;
-		leaked[0] = mf_sat_mul(life.blocks > life.frees ? life.blocks - life.frees : 0,
-				       rate, &m->saturated[MF_METRIC_LEAKED_BLOCKS]);
-		leaked[1] =
-		    mf_sat_mul(life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0,
-			       rate, &m->saturated[MF_METRIC_LEAKED]);
-		if (p->header.version >= 6 && p->header.state != MF_STATE_SNAPSHOT &&
-		    life.peak_seen != proc->peak_id) { /* (not since the last maximum) */
-			life.peak_blocks = life.blocks > life.frees ? life.blocks - life.frees : 0;
-			life.peak_bytes =
-			    life.bytes > life.freed_bytes ? life.bytes - life.freed_bytes : 0;
-		}
+		leaked[0] = mf_sat_mul(mf_life_live_blocks(&life), rate,
+				       &m->saturated[MF_METRIC_LEAKED_BLOCKS]);
+		leaked[1] = mf_sat_mul(mf_life_live_bytes(&life), rate,
+				       &m->saturated[MF_METRIC_LEAKED]);
+		if (mf_profile_peaks_lazy(p))
+			mf_life_settle_record(&life, proc->peak_id);
 		if (p->header.version >= 6)
 			proc->peak_blocks = mf_sat_add(proc->peak_blocks, life.peak_blocks,
 						       &m->saturated[MF_METRIC_PEAK_BLOCKS]);

@@ -26,6 +26,36 @@ struct mf_profile {
 	size_t map_len;		     /* of a mapping; 0 for a copy */
 };
 
+/* A leaf's blocks and bytes still live when its file was read (frees are counted after
+ * blocks: a file read meanwhile may show more frees than blocks, then none). */
+static inline uint64_t mf_life_live_blocks(const struct mf_life *l)
+{
+	return l->blocks > l->frees ? l->blocks - l->frees : 0;
+}
+static inline uint64_t mf_life_live_bytes(const struct mf_life *l)
+{
+	return l->bytes > l->freed_bytes ? l->bytes - l->freed_bytes : 0;
+}
+
+/* Whether p's leaves' peak figures may be behind (version 6, malloc_freq_format.h, struct
+ * mf_life): a live thread file with lifetimes, not a snapshot (brought up to date when taken). */
+static inline int mf_profile_peaks_lazy(const struct mf_profile *p)
+{
+	return p->header.version >= 6 && (p->header.records & MF_RECORD_LIFE) &&
+	       p->header.state != MF_STATE_SNAPSHOT;
+}
+
+/* A leaf's record as of its process's last maximum, peak_id: one not changed since then held
+ * at the peak what it holds now. */
+static inline void mf_life_settle_record(struct mf_life *l, uint64_t peak_id)
+{
+	if (l->peak_seen == peak_id)
+		return;
+	l->peak_blocks = mf_life_live_blocks(l);
+	l->peak_bytes = mf_life_live_bytes(l);
+	l->peak_seen = peak_id;
+}
+
 /* The slots after node x that are its record, not nodes (malloc_freq_format.h, version 4):
  * a leaf's struct mf_leaf, a dense size histogram's counts. */
 static inline uint64_t mf_profile_slots_after(const struct mf_profile *p, const struct mf_node *x)

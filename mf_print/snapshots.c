@@ -170,21 +170,6 @@ static void mf_records_subtract(struct mf_node *copy, const struct mf_profile *b
 	memcpy(to + sizeof(x) / 8, &l, sizeof(l));
 }
 
-/* The peak figures of the leaf record at node i of copy, if not up to date (see
- * mf_profile_subtract). */
-static void mf_record_settle(struct mf_node *copy, uint64_t i, uint64_t peak_id)
-{
-	struct mf_life l;
-	void *at = &copy[i + 1 + MF_LEAF_SLOTS];
-	memcpy(&l, at, sizeof(l));
-	if (l.peak_seen == peak_id)
-		return;
-	l.peak_blocks = l.blocks > l.frees ? l.blocks - l.frees : 0;
-	l.peak_bytes = l.bytes > l.freed_bytes ? l.bytes - l.freed_bytes : 0;
-	l.peak_seen = peak_id;
-	memcpy(at, &l, sizeof(l));
-}
-
 int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uint64_t peak_id,
 			char *err, size_t errlen)
 {
@@ -214,13 +199,17 @@ int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uin
 	if (!copy)
 		return -ENOMEM;
 	memcpy(copy, p->nodes, p->node_count * sizeof(*copy));
-	if (p->header.version >= 6 && (p->header.records & MF_RECORD_LIFE) &&
-	    p->header.state != MF_STATE_SNAPSHOT)
-		for (uint64_t i = 1, after = 0; i < p->node_count; i += 1 + after) {
-			after = mf_profile_slots_after(p, &p->nodes[i]);
-			if (p->nodes[i].module == MF_MODULE_ENTRY)
-				mf_record_settle(copy, i, peak_id);
-		}
+	for (uint64_t i = 1, after = 0; mf_profile_peaks_lazy(p) && i < p->node_count;
+	     i += 1 + after) {
+		after = mf_profile_slots_after(p, &p->nodes[i]);
+		if (p->nodes[i].module != MF_MODULE_ENTRY)
+			continue;
+		struct mf_life l; /* (nodes are aligned for 8-byte words: copied for the type) */
+		void *at = &copy[i + 1 + MF_LEAF_SLOTS];
+		memcpy(&l, at, sizeof(l));
+		mf_life_settle_record(&l, peak_id);
+		memcpy(at, &l, sizeof(l));
+	}
 	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
 		after = mf_profile_slots_after(base, &base->nodes[i]);
 		copy[i].calls = mf_less(copy[i].calls, base->nodes[i].calls);
