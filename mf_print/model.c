@@ -258,8 +258,8 @@ static int mf_sample_at(struct mf_model *m, uint32_t stack, uint32_t thread, uin
 		m->samples = v;
 		if (cap != m->cap_samples) {
 			for (int k = 0; k < MF_METRICS; k++) {
-				uint64_t *c = m->values[k] ? realloc(m->values[k], cap * sizeof(*c))
-							   : NULL;
+				uint64_t *c =
+				    m->values[k] ? realloc(m->values[k], cap * sizeof(*c)) : NULL;
 				if (m->values[k] && !c)
 					return -ENOMEM;
 				m->values[k] = c;
@@ -378,7 +378,8 @@ int mf_model_finish(struct mf_model *m)
 		if (m->values[k])
 			continue;
 		/* (calloc's large blocks are fresh pages: no memory until a report reads them) */
-		if (!m->zeros && !(m->zeros = calloc(m->nsamples ? m->nsamples : 1, sizeof(uint64_t))))
+		if (!m->zeros &&
+		    !(m->zeros = calloc(m->nsamples ? m->nsamples : 1, sizeof(uint64_t))))
 			return -ENOMEM;
 		m->values[k] = m->zeros;
 	}
@@ -522,7 +523,8 @@ static int mf_leaf_stack(struct mf_model *m, const uint32_t *up, const uint32_t 
 /* The location of every node but the leaves (up and loc, by node), and the leaves that
  * counted calls. The profile's nodes are not read again. */
 static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, struct mf_profile *p,
-			   uint32_t *up, uint32_t *loc, struct mf_leaf_calls **leaves, size_t *nleaves)
+			   uint32_t *up, uint32_t *loc, struct mf_leaf_calls **leaves,
+			   size_t *nleaves)
 {
 	size_t cap = 0;
 	int r = 0;
@@ -595,8 +597,8 @@ static int mf_leaf_record(struct mf_model *m, struct mf_process *proc, const str
 		const uint64_t rate = p->header.sample_rate;
 		leaked[0] = mf_sat_mul(mf_life_live_blocks(&life), rate,
 				       &m->saturated[MF_METRIC_LEAKED_BLOCKS]);
-		leaked[1] = mf_sat_mul(mf_life_live_bytes(&life), rate,
-				       &m->saturated[MF_METRIC_LEAKED]);
+		leaked[1] =
+		    mf_sat_mul(mf_life_live_bytes(&life), rate, &m->saturated[MF_METRIC_LEAKED]);
 		if (mf_profile_peaks_lazy(p))
 			mf_life_settle_record(&life, proc->peak_id);
 		if (p->header.version >= 6)
@@ -683,8 +685,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		leaves[i].sample = sample;
 		if (records) {
 			if ((r = mf_leaf_record(m, &m->processes[process], p, &leaves[i], sample,
-						&temporaries, leaked,
-						peak, &shortl)))
+						&temporaries, leaked, peak, &shortl)))
 				break;
 		}
 		uint64_t value[MF_METRICS] = {

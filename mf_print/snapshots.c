@@ -43,7 +43,8 @@ int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err
 		return mf_snap_fail(err, errlen, "written on a machine of the other byte order");
 	if (out->version < 4 || out->version > MF_FORMAT_VERSION ||
 	    out->record_size != sizeof(*out))
-		return mf_snap_fail(err, errlen, "format version %u (record size %u): this mf_print "
+		return mf_snap_fail(err, errlen,
+				    "format version %u (record size %u): this mf_print "
 				    "reads version 4 to %u",
 				    out->version, out->record_size, MF_FORMAT_VERSION);
 	out->label[sizeof(out->label) - 1] = 0;
@@ -66,8 +67,8 @@ static unsigned long mf_snap_number(const char *name, const char **label)
 
 /* Walks dir's snapshots: pick(name, n, label, arg) returns 1 for one that is wanted; the last
  * wanted one (in number order) is chosen. Its record is checked by want (NULL: any). */
-static int mf_snap_choose(const char *dir, int (*pick)(unsigned long n, const char *label,
-						       const void *arg),
+static int mf_snap_choose(const char *dir,
+			  int (*pick)(unsigned long n, const char *label, const void *arg),
 			  const void *arg, uint32_t flags, char *name, size_t size,
 			  struct mf_snapshot_record *rec, char *err, size_t errlen)
 {
@@ -125,8 +126,8 @@ int mf_snapshot_find(const char *dir, const char *spec, char *name, size_t size,
 	return mf_snap_choose(dir, mf_snap_pick_spec, spec, 0, name, size, rec, err, errlen);
 }
 
-int mf_snapshot_last_reset(const char *dir, char *name, size_t size,
-			   struct mf_snapshot_record *rec, char *err, size_t errlen)
+int mf_snapshot_last_reset(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
+			   char *err, size_t errlen)
 {
 	return mf_snap_choose(dir, mf_snap_pick_any, NULL, MF_SNAPSHOT_RESET, name, size, rec, err,
 			      errlen);
