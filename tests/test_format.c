@@ -283,6 +283,24 @@ int main(void)
 		   strstr(rec.cmdline, "test_format") && rec.state == MF_PROCESS_RUNNING &&
 		   !rec.exec_from[0],
 	       "executable and command line; running; not exec'd (%s, %u args)", rec.exe, rec.argc);
+	/* Version 6: the peak's counters the library sets, and a leaf's lazy peak as a reader
+	 * completes it (malloc_freq_format.h, struct mf_life). */
+	mf_process_set(MF_PROCESS_PEAK_BYTES, 202052);
+	mf_process_set(MF_PROCESS_PEAK_ID, 77);
+	snprintf(ppath, sizeof(ppath), "%s/process", mf_prof_dir());
+	r = mf_read_process(ppath, &rec, err, sizeof(err));
+	tap_ok(r == 0 && rec.counters[MF_PROCESS_PEAK_BYTES] == 202052 &&
+		   rec.counters[MF_PROCESS_PEAK_ID] == 77,
+	       "the peak's bytes and number round-trip %s", err);
+	struct mf_life life = {.blocks = 5, .bytes = 50, .frees = 2, .freed_bytes = 20,
+			       .peak_blocks = 9, .peak_bytes = 90, .peak_seen = 77};
+	mf_life_settle_record(&life, 77);
+	tap_ok(life.peak_blocks == 9 && life.peak_bytes == 90,
+	       "a leaf seen since the last maximum keeps its peak figures");
+	mf_life_settle_record(&life, 78);
+	tap_ok(life.peak_blocks == 3 && life.peak_bytes == 30 && life.peak_seen == 78,
+	       "one not seen since holds at the peak what it holds now (%llu blocks, %llu bytes)",
+	       (unsigned long long)life.peak_blocks, (unsigned long long)life.peak_bytes);
 	char first[4200];
 	snprintf(first, sizeof(first), "%s", mf_prof_dir());
 	mf_prof_dir_forget(); /* as a new image of this pid would: its directory is .1 */
