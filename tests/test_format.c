@@ -147,8 +147,8 @@ int main(void)
 		for (int d = 0; d < 1 + s % 8; d++)
 			node = mf_trie_child(
 			    &t, node, 0x1000 + 16 * (uintptr_t)(d == 0 ? 1 : (s * 31 + d) % 997));
-		same = same && mf_trie_child(&t, node, MF_TRIE_KEY_ENTRY(s % MF_ENTRY_COUNT)) ==
-				   leaf[s];
+		same = same &&
+		       mf_trie_child(&t, node, MF_TRIE_KEY_ENTRY(s % MF_ENTRY_COUNT)) == leaf[s];
 	}
 	tap_ok(same && *t.count == nodes_before,
 	       "every stack again finds its leaf, no node added (%llu nodes)",
@@ -243,8 +243,8 @@ int main(void)
 	uint64_t mcount = 0;
 	struct mf_trie mt;
 	static uint32_t mleaf[STACKS];
-	int memo_ok =
-	    mnodes && mf_trie_init(&mt, NULL, mnodes, MEMO_NODES, &mcount, NULL, resolve, NULL) == 0;
+	int memo_ok = mnodes && mf_trie_init(&mt, NULL, mnodes, MEMO_NODES, &mcount, NULL, resolve,
+					     NULL) == 0;
 	for (int round = 0; memo_ok && round < 2; round++)
 		for (int s = 0; s < STACKS; s++) {
 			void *pcs[3] = {(void *)0x1010, (void *)(0x2000 + 16 * (uintptr_t)s),
@@ -254,8 +254,7 @@ int main(void)
 			memo_ok = memo_ok && n != 0 && (round == 0 || n == mleaf[s]);
 			mleaf[s] = n;
 		}
-	tap_ok(memo_ok && mt.memo_mask + 1 == 1024 &&
-		   mcount == 2 + (3 + MF_LEAF_SLOTS) * STACKS,
+	tap_ok(memo_ok && mt.memo_mask + 1 == 1024 && mcount == 2 + (3 + MF_LEAF_SLOTS) * STACKS,
 	       "%d stacks twice: the same leaves, %llu nodes, a memo of %llu slots", STACKS,
 	       (unsigned long long)mcount, memo_ok ? (unsigned long long)mt.memo_mask + 1 : 0);
 	if (mnodes)
@@ -292,8 +291,13 @@ int main(void)
 	tap_ok(r == 0 && rec.counters[MF_PROCESS_PEAK_BYTES] == 202052 &&
 		   rec.counters[MF_PROCESS_PEAK_ID] == 77,
 	       "the peak's bytes and number round-trip %s", err);
-	struct mf_life life = {.blocks = 5, .bytes = 50, .frees = 2, .freed_bytes = 20,
-			       .peak_blocks = 9, .peak_bytes = 90, .peak_seen = 77};
+	struct mf_life life = {.blocks = 5,
+			       .bytes = 50,
+			       .frees = 2,
+			       .freed_bytes = 20,
+			       .peak_blocks = 9,
+			       .peak_bytes = 90,
+			       .peak_seen = 77};
 	mf_life_settle_record(&life, 77);
 	tap_ok(life.peak_blocks == 9 && life.peak_bytes == 90,
 	       "a leaf seen since the last maximum keeps its peak figures");
