@@ -5,7 +5,8 @@
  *
  * The map: 64 shards by address hash, each an open-addressing table (linear probing,
  * deletion by backward shift: no tombstones) behind a spinlock of its own, so threads that
- * allocate at once rarely meet; a shard doubles at half full. A slot is 32 bytes, so a live
+ * allocate at once rarely meet (and while the process has one thread, none is taken); a
+ * shard doubles at half full. A slot is 32 bytes, so a live
  * block costs 64 to 128 bytes. The thread files stay mapped to the end of the process (a
  * late free still finds its record), and never move (their reserved address space is made
  * large; a file that would outgrow it stops growing).
@@ -279,6 +280,25 @@ static void mf_life_unlock(struct mf_life_shard *s)
 	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
 }
 
+/* A shard's lock for a block's way in or out, taken unless the process has one thread: then,
+ * as glibc's own malloc does (it takes no lock then either), none is needed: no other thread
+ * can be in the map, a signal handler's call in this thread stays out of it (life_busy), and
+ * the thread becomes one of several only by creating another, outside the map. Whether it
+ * was taken. */
+static inline int mf_life_enter(struct mf_life_shard *s)
+{
+	if (__libc_single_threaded)
+		return 0;
+	mf_life_lock(s);
+	return 1;
+}
+
+static inline void mf_life_leave(struct mf_life_shard *s, int locked)
+{
+	if (locked)
+		mf_life_unlock(s);
+}
+
 static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct mf_life_slot *x)
 {
 	uint64_t i = mf_life_hash(x->addr) & mask;
@@ -310,6 +330,13 @@ static MF_NOINLINE int mf_life_grow(struct mf_life_shard *s)
 	return 0;
 }
 
+/* A slot's fields, read one by one as they were written (a wider read of a slot written just
+ * before, as a block freed and allocated again at once makes, would wait for those writes). */
+static inline struct mf_life_slot mf_life_slot_read(const struct mf_life_slot *x)
+{
+	return (struct mf_life_slot){x->addr, x->size, x->file, x->node, x->born};
+}
+
 /* Takes the slot of addr (of hash h) out of the shard (held) into *out; 0, or -1 if there is
  * none. */
 static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
@@ -323,7 +350,7 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
 			return -1;
 		i = (i + 1) & mask;
 	}
-	*out = s->slot[i];
+	*out = mf_life_slot_read(&s->slot[i]);
 	mf_life_filter_add(h, -1);
 	/* Backward shift: each later slot of the run moves into the hole if its home is not
 	 * between the hole and itself. */
@@ -368,6 +395,14 @@ static struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t n
 	return l;
 }
 
+/* The block at addr was freed where we did not see it, and its address was given out again:
+ * what the map held of it, freed at an unknown time. */
+static MF_NOINLINE void mf_life_stale(const struct mf_life_slot *stale)
+{
+	mf_life_freed(stale, 0);
+	mf_life_delta -= (int64_t)stale->size;
+}
+
 /* Block p of n bytes into the map, for the thread's last leaf record. */
 static MF_NOINLINE void mf_life_track(void *p, size_t n)
 {
@@ -376,32 +411,35 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 	if (!p || !x || !file || mf_tls.life_busy || mf_tls.recording)
 		return;
 	mf_tls.life_busy++;
+	uint64_t born = mf_life_now(); /* (outside the lock: it takes a while) */
 	struct mf_node *leaf = (struct mf_node *)x - 1;
 	struct mf_life *l = (struct mf_life *)(leaf + 1 + MF_LEAF_SLOTS);
-	struct mf_life_slot slot = {(uintptr_t)p, n, file, (uint32_t)(leaf - mf_tls.nodes),
-				    mf_life_now()};
-	struct mf_life_slot stale = {0};
-	uint64_t h = mf_life_hash(slot.addr);
+	uintptr_t addr = (uintptr_t)p;
+	uint64_t h = mf_life_hash(addr);
 	struct mf_life_shard *s = mf_life_shard(h);
-	int put = 0;
-	mf_life_lock(s);
+	struct mf_life_slot stale = {0};
+	int locked = mf_life_enter(s), put = 0;
 	if ((s->slot && 2 * (s->used + 1) <= s->mask + 1) || mf_life_grow(s) == 0) {
 		uint64_t i = h & s->mask;
-		while (s->slot[i].addr && s->slot[i].addr != slot.addr)
+		struct mf_life_slot *y;
+		while ((y = &s->slot[i])->addr && y->addr != addr)
 			i = (i + 1) & s->mask;
-		/* (a block freed where we did not see it, its address reused) */
-		stale = s->slot[i];
-		s->used += !stale.addr;
-		if (!stale.addr)
+		if (mf_unlikely(y->addr)) { /* (see mf_life_stale) */
+			stale = mf_life_slot_read(y);
+		} else {
+			s->used++;
 			mf_life_filter_add(h, 1);
-		s->slot[i] = slot;
+		}
+		y->size = n;
+		y->file = file;
+		y->node = (uint32_t)(leaf - mf_tls.nodes);
+		y->born = born;
+		y->addr = addr;
 		put = 1;
 	}
-	mf_life_unlock(s);
-	if (stale.addr) {
-		mf_life_freed(&stale, 0);
-		mf_life_delta -= (int64_t)stale.size;
-	}
+	mf_life_leave(s, locked);
+	if (mf_unlikely(stale.addr))
+		mf_life_stale(&stale);
 	if (put) {
 		/* (written by this thread only; others read them, a word at a time) */
 		mf_life_see(l);
@@ -431,15 +469,16 @@ static void mf_life_drop(void *p, uint64_t replaced_by)
 	if (!__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
 		return;
 	mf_tls.life_busy++;
+	uint64_t now = mf_life_now(); /* (outside the lock: it takes a while) */
 	uintptr_t addr = (uintptr_t)p;
 	uint64_t h = mf_life_hash(addr);
 	struct mf_life_shard *s = mf_life_shard(h);
 	struct mf_life_slot slot;
-	mf_life_lock(s);
+	int locked = mf_life_enter(s);
 	int found = mf_life_take(s, addr, h, &slot) == 0;
-	mf_life_unlock(s);
+	mf_life_leave(s, locked);
 	if (found) {
-		struct mf_life *l = mf_life_freed(&slot, mf_life_now());
+		struct mf_life *l = mf_life_freed(&slot, now);
 		if (slot.size > replaced_by)
 			mf_life_change(-(int64_t)slot.size, l);
 		else /* (a growing realloc: its new block's bytes come in mf_life_alloc, at once) */
