@@ -198,6 +198,20 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 	return 0;
 }
 
+/* malloc's and calloc's way past mf_enter, for most calls under sampling: the countdown
+ * passes over the call, and nothing is to be noted of its block (lifetimes off, not within
+ * the profiler), so the thread's last block is none (no leaf's temporary, as mf_enter's
+ * mf_leaf_none makes it) and the entry point jumps to the next allocator, with no frame of
+ * its own. Otherwise the countdown is left for mf_enter. */
+static inline __attribute__((always_inline)) int mf_passed(void)
+{
+	if (mf_tls.countdown <= 1 || mf_tls.recording || mf_life_on)
+		return 0;
+	mf_tls.countdown--;
+	mf_tls.last_block = NULL;
+	return 1;
+}
+
 /* The thread's last block: a temporary if freed before its next allocation call. */
 static MF_NOINLINE void *mf_returned_life(void *p, size_t n)
 {
@@ -263,18 +277,35 @@ static size_t mf_product(size_t n, size_t m)
 	return __builtin_mul_overflow(n, m, &r) ? 0 : r;
 }
 
-MF_EXPORT void *malloc(size_t n)
+/* malloc and calloc past mf_passed, apart from the entry points so that these have no frame
+ * of their own; each entered by a jump, so it stands where its entry point stood (the frame
+ * above it is the program's, where mf_sample_here starts the stack). */
+static MF_NOINLINE void *mf_malloc_noted(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
 		return mf_real_own(0, n, 0);
 	return mf_returned(mf_real.malloc(n), n);
 }
 
-MF_EXPORT void *calloc(size_t n, size_t m)
+static MF_NOINLINE void *mf_calloc_noted(size_t n, size_t m)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
 		return mf_own_calloc(n, m);
 	return mf_returned(mf_real.calloc(n, m), mf_product(n, m));
+}
+
+MF_EXPORT void *malloc(size_t n)
+{
+	if (mf_likely(mf_passed()))
+		return mf_real.malloc(n);
+	return mf_malloc_noted(n);
+}
+
+MF_EXPORT void *calloc(size_t n, size_t m)
+{
+	if (mf_likely(mf_passed()))
+		return mf_real.calloc(n, m);
+	return mf_calloc_noted(n, m);
 }
 
 MF_EXPORT void *realloc(void *old, size_t n)
