@@ -128,12 +128,9 @@ static int mf_life_peak_lock;
 
 /* Before leaf l's live counts change: what it holds now is what it held at the last maximum,
  * if that came since it last changed (see the peak above). */
-static void mf_life_see(struct mf_life *l)
+static MF_NOINLINE void mf_life_see_peak(struct mf_life *l, uint64_t seen, uint64_t id)
 {
-	uint64_t id = __atomic_load_n(&mf_life_peak_id, __ATOMIC_ACQUIRE);
-	uint64_t seen = __atomic_load_n(&l->peak_seen, __ATOMIC_RELAXED);
-	if (mf_likely(seen == id) ||
-	    !__atomic_compare_exchange_n(&l->peak_seen, &seen, id, 0, __ATOMIC_RELAXED,
+	if (!__atomic_compare_exchange_n(&l->peak_seen, &seen, id, 0, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED))
 		return;
 	uint64_t blocks = __atomic_load_n(&l->blocks, __ATOMIC_RELAXED);
@@ -142,6 +139,14 @@ static void mf_life_see(struct mf_life *l)
 	uint64_t freed = __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->peak_blocks, blocks > frees ? blocks - frees : 0, __ATOMIC_RELAXED);
 	__atomic_store_n(&l->peak_bytes, bytes > freed ? bytes - freed : 0, __ATOMIC_RELAXED);
+}
+
+static inline void mf_life_see(struct mf_life *l)
+{
+	uint64_t id = __atomic_load_n(&mf_life_peak_id, __ATOMIC_ACQUIRE);
+	uint64_t seen = __atomic_load_n(&l->peak_seen, __ATOMIC_RELAXED);
+	if (mf_unlikely(seen != id))
+		mf_life_see_peak(l, seen, id);
 }
 
 /* Every leaf of every file brought up to date (mf_life_see), and the blocks live at the peak
@@ -176,11 +181,23 @@ void mf_life_settle(void)
 /* The thread's change of live bytes not yet in the process's sum (see the peak above). */
 static MF_TLS int64_t mf_life_delta;
 
+/* The process's live bytes plus d (modulo 2^64): a locked add, or while the process has one
+ * thread a plain one (no other thread reads it until one is created, which orders it). */
+static inline uint64_t mf_life_live_add(uint64_t d)
+{
+	if (__libc_single_threaded) {
+		uint64_t live = __atomic_load_n(&mf_life_live, __ATOMIC_RELAXED) + d;
+		__atomic_store_n(&mf_life_live, live, __ATOMIC_RELAXED);
+		return live;
+	}
+	return __atomic_add_fetch(&mf_life_live, d, __ATOMIC_RELAXED);
+}
+
 /* Live bytes up by d (> 0): a new maximum is numbered, and the process record says it (not in
  * a child made without fork()'s handlers: the record is its parent's). Whether it was one. */
 static int mf_life_grew(int64_t d)
 {
-	uint64_t live = __atomic_add_fetch(&mf_life_live, (uint64_t)d, __ATOMIC_RELAXED);
+	uint64_t live = mf_life_live_add((uint64_t)d);
 	uint64_t max = __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED);
 	while (live > max)
 		if (__atomic_compare_exchange_n(&mf_life_max, &max, live, 1, __ATOMIC_RELAXED,
@@ -210,20 +227,24 @@ static int mf_life_grew(int64_t d)
 /* Leaf l's live bytes changed by d: into the process's sum at once while the process has one
  * thread, else once the thread's changes come to a batch either way. A new maximum made by
  * this change finds l as it is now. */
-static void mf_life_change(int64_t d, struct mf_life *l)
+static MF_NOINLINE void mf_life_flush(int64_t d, struct mf_life *l)
 {
-	d += mf_life_delta;
-	if (!__libc_single_threaded && d < mf_life_batch && d > -mf_life_batch) {
-		mf_life_delta = d;
-		return;
-	}
 	mf_life_delta = 0;
 	if (d > 0) {
 		if (mf_life_grew(d) && l)
 			mf_life_see(l);
 	} else if (d < 0) {
-		__atomic_sub_fetch(&mf_life_live, (uint64_t)-d, __ATOMIC_RELAXED);
+		mf_life_live_add((uint64_t)d);
 	}
+}
+
+static inline void mf_life_change(int64_t d, struct mf_life *l)
+{
+	d += mf_life_delta;
+	if (mf_likely(!__libc_single_threaded) && d < mf_life_batch && d > -mf_life_batch)
+		mf_life_delta = d;
+	else
+		mf_life_flush(d, l);
 }
 
 void mf_life_thread_exit(void)
@@ -233,7 +254,7 @@ void mf_life_thread_exit(void)
 	if (d > 0)
 		mf_life_grew(d);
 	else if (d < 0)
-		__atomic_sub_fetch(&mf_life_live, (uint64_t)-d, __ATOMIC_RELAXED);
+		mf_life_live_add((uint64_t)d);
 }
 
 void mf_life_exit(void)
@@ -368,7 +389,7 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
 
 /* A block of leaf node of file, freed at now (0: found replaced, freed where we did not see
  * it, when is not known): its leaf's record (NULL: none). */
-static struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
+static inline struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
 {
 	struct mf_node *nodes = __atomic_load_n(&mf_life_files[slot->file], __ATOMIC_ACQUIRE);
 	if (!nodes)
