@@ -86,6 +86,9 @@ is "$rc" 0 "prog_life runs sampled (MALLOC_FREQ_SAMPLE=7)"
 c=$(calls "$mf_work/calls" ';site_temp;malloc$') t=$(calls "$mf_work/temp" ';site_temp;malloc$')
 [ "$c" -gt 0 ] && [ "$c" = "$t" ]; ok $? "sampled: site_temp's temporaries are its calls ($t of ~$c)"
 is "$(calls "$mf_work/temp" ';site_kept;malloc$')" 0 "sampled: site_kept has none"
+# (site_sizes' blocks are freed after site_kept's call: when the countdown passed over that
+# call, the last sampled block before it is still no temporary)
+is "$(calls "$mf_work/temp" ';site_sizes;malloc$')" 0 "sampled: site_sizes has none"
 
 # Lifetimes.
 rm -rf "$mf_work"/malloc_freq.*
