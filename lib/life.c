@@ -193,58 +193,70 @@ static inline uint64_t mf_life_live_add(uint64_t d)
 	return __atomic_add_fetch(&mf_life_live, d, __ATOMIC_RELAXED);
 }
 
-/* Live bytes up by d (> 0): a new maximum is numbered, and the process record says it (not in
- * a child made without fork()'s handlers: the record is its parent's). Whether it was one. */
-static int mf_life_grew(int64_t d)
+/* The process's live bytes reached live, a new maximum (at tick now): numbered, and the
+ * process record says it (not in a child made without fork()'s handlers: the record is its
+ * parent's). With mf_life_peak_lock held, or while the process has one thread. */
+static void mf_life_peak_new(uint64_t live, uint64_t now)
+{
+	uint64_t id = __atomic_load_n(&mf_life_peak_id, __ATOMIC_RELAXED) + 1;
+	__atomic_store_n(&mf_life_peak_id, id, __ATOMIC_RELEASE);
+	if (!__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+		return;
+	uint64_t ns =
+	    mf_life_real0 + (uint64_t)((double)(now - mf_life_tick0) * mf_life_ns_per_tick);
+	mf_process_set(MF_PROCESS_PEAK_BYTES, live);
+	mf_process_set(MF_PROCESS_PEAK_NS, ns);
+	mf_process_set(MF_PROCESS_PEAK_ID, id);
+}
+
+/* Live bytes up by d (> 0) at tick now: whether that made a new maximum. While the process has
+ * one thread, with plain loads and stores (nothing else reads them then). */
+static int mf_life_grew(int64_t d, uint64_t now)
 {
 	uint64_t live = mf_life_live_add((uint64_t)d);
 	uint64_t max = __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED);
+	if (mf_likely(live <= max))
+		return 0;
+	if (__libc_single_threaded) {
+		__atomic_store_n(&mf_life_max, live, __ATOMIC_RELAXED);
+		mf_life_peak_new(live, now);
+		return 1;
+	}
 	while (live > max)
 		if (__atomic_compare_exchange_n(&mf_life_max, &max, live, 1, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
 			while (__atomic_exchange_n(&mf_life_peak_lock, 1, __ATOMIC_ACQUIRE))
 				sched_yield();
 			/* (a greater one set meanwhile is its thread's to number) */
-			if (__atomic_load_n(&mf_life_max, __ATOMIC_RELAXED) == live) {
-				uint64_t id =
-				    __atomic_add_fetch(&mf_life_peak_id, 1, __ATOMIC_RELEASE);
-				if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED)) {
-					uint64_t ns =
-					    mf_life_real0 +
-					    (uint64_t)((double)(mf_life_now() - mf_life_tick0) *
-						       mf_life_ns_per_tick);
-					mf_process_set(MF_PROCESS_PEAK_BYTES, live);
-					mf_process_set(MF_PROCESS_PEAK_NS, ns);
-					mf_process_set(MF_PROCESS_PEAK_ID, id);
-				}
-			}
+			if (__atomic_load_n(&mf_life_max, __ATOMIC_RELAXED) == live)
+				mf_life_peak_new(live, now);
 			__atomic_store_n(&mf_life_peak_lock, 0, __ATOMIC_RELEASE);
 			return 1;
 		}
 	return 0;
 }
 
-/* Leaf l's live bytes changed by d: into the process's sum at once while the process has one
- * thread, else once the thread's changes come to a batch either way. A new maximum made by
- * this change finds l as it is now. */
-static MF_NOINLINE void mf_life_flush(int64_t d, struct mf_life *l)
+/* Leaf l's live bytes changed by d (at tick now): into the process's sum at once while the
+ * process has one thread, else once the thread's changes come to a batch either way. A new
+ * maximum made by this change finds l as it is now. */
+static MF_NOINLINE void mf_life_flush(int64_t d, struct mf_life *l, uint64_t now)
 {
 	mf_life_delta = 0;
 	if (d > 0) {
-		if (mf_life_grew(d) && l)
+		if (mf_life_grew(d, now) && l)
 			mf_life_see(l);
 	} else if (d < 0) {
 		mf_life_live_add((uint64_t)d);
 	}
 }
 
-static inline void mf_life_change(int64_t d, struct mf_life *l)
+static inline void mf_life_change(int64_t d, struct mf_life *l, uint64_t now)
 {
 	d += mf_life_delta;
 	if (mf_likely(!__libc_single_threaded) && d < mf_life_batch && d > -mf_life_batch)
 		mf_life_delta = d;
 	else
-		mf_life_flush(d, l);
+		mf_life_flush(d, l, now);
 }
 
 void mf_life_thread_exit(void)
@@ -252,7 +264,7 @@ void mf_life_thread_exit(void)
 	int64_t d = mf_life_delta;
 	mf_life_delta = 0;
 	if (d > 0)
-		mf_life_grew(d);
+		mf_life_grew(d, mf_life_now());
 	else if (d < 0)
 		mf_life_live_add((uint64_t)d);
 }
@@ -469,7 +481,7 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 		uint64_t live = bytes - __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
 		if (live > l->max_bytes && live <= bytes)
 			l->max_bytes = live;
-		mf_life_change((int64_t)n, l);
+		mf_life_change((int64_t)n, l, born);
 	}
 	mf_tls.life_busy--;
 }
@@ -501,7 +513,7 @@ static void mf_life_drop(void *p, uint64_t replaced_by)
 	if (found) {
 		struct mf_life *l = mf_life_freed(&slot, now);
 		if (slot.size > replaced_by)
-			mf_life_change(-(int64_t)slot.size, l);
+			mf_life_change(-(int64_t)slot.size, l, now);
 		else /* (a growing realloc: its new block's bytes come in mf_life_alloc, at once) */
 			mf_life_delta -= (int64_t)slot.size;
 	} else if (!mf_life_sampled) {
