@@ -199,13 +199,13 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 }
 
 /* malloc's and calloc's way past mf_enter, for most calls under sampling: the countdown
- * passes over the call, and nothing is to be noted of its block (lifetimes off, not within
- * the profiler), so the thread's last block is none (no leaf's temporary, as mf_enter's
- * mf_leaf_none makes it) and the entry point jumps to the next allocator, with no frame of
- * its own. Otherwise the countdown is left for mf_enter. */
+ * passes over the call (not within the profiler), and nothing is to be noted of its block:
+ * the thread's last block is none (no leaf's temporary, as mf_enter's mf_leaf_none makes it;
+ * nor tracked with lifetimes on, as mf_life_alloc leaves it) and the entry point jumps to the
+ * next allocator, with no frame of its own. Otherwise the countdown is left for mf_enter. */
 static inline __attribute__((always_inline)) int mf_passed(void)
 {
-	if (mf_tls.countdown <= 1 || mf_tls.recording || mf_life_on)
+	if (mf_tls.countdown <= 1 || mf_tls.recording)
 		return 0;
 	mf_tls.countdown--;
 	mf_tls.last_block = NULL;
