@@ -181,6 +181,15 @@ static MF_NOINLINE int mf_enter_nested(void)
 	return 0;
 }
 
+/* --*n <= 0, as one instruction whose flags the branch uses (x86-64; written in C, the compiler
+ * loads, subtracts, stores and tests). */
+static inline __attribute__((always_inline)) int mf_count_down(long *n)
+{
+	int le;
+	__asm__("subq $1, %0" : "+m"(*n), "=@ccle"(le));
+	return le;
+}
+
 /* Every entry point starts here, then calls the next allocator and notes the block it returns
  * (mf_returned; a signal handler's call meanwhile is recorded like any other). Returns 1 when
  * the call is the profiler's own, to be served by mf_real_own. A call the countdown passes
@@ -191,7 +200,8 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 	int nested;
 	if (mf_unlikely(mf_tls.recording) && (nested = mf_enter_nested()) >= 0)
 		return nested;
-	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: a decrement, a branch, a store */
+	/* sampled out: a decrement, a branch, a store */
+	if (mf_unlikely(mf_count_down(&mf_tls.countdown)))
 		mf_sample_here(e, bytes, __builtin_return_address(0));
 	else
 		mf_tls.last_record = &mf_leaf_none;
