@@ -26,7 +26,6 @@ struct mf_hot_node {
 	uintptr_t was;		 /* the parent's branch word, for this node */
 	const uintptr_t *branch; /* NULL for a leaf */
 	uint16_t n;
-	uint16_t stop;	  /* where the stop lies, in bytes from the node (set by mf_hot_end) */
 	uint32_t leaf;	  /* the trie leaf; 0 for a branch */
 	uint32_t child;	  /* first child */
 	uint32_t sibling; /* next child of the same parent */
@@ -44,7 +43,7 @@ struct mf_hot_root {
 _Static_assert(MF_HOT_BUCKETS == 1 << 6, "mf_hot_bucket gives 6 bits");
 _Static_assert(sizeof(struct mf_hot_node) + (MF_HOT_CHECKS + 1) * sizeof(struct mf_walk_check) <=
 		   UINT16_MAX,
-	       "a node's words and stop fit its 16-bit count and offset");
+	       "a node's words fit its 16-bit count");
 #define MF_HOT_AT(h, off) ((void *)((h)->arena + (off)))
 
 static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
@@ -58,7 +57,7 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 }
 
 /* The check after a node's last: it never holds, and so ends the words' loop without a count
- * of its own to keep. */
+ * of its own to keep; the loop then knows it by where it reads (no word of a stack lies here). */
 static const uintptr_t mf_hot_never;
 #define MF_HOT_STOP ((struct mf_walk_check){&mf_hot_never, 1})
 
@@ -72,7 +71,6 @@ static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uint
 static void mf_hot_end(struct mf_hot_node *x, uint32_t n)
 {
 	x->n = (uint16_t)n;
-	x->stop = (uint16_t)((unsigned char *)&x->check[n] - (unsigned char *)x);
 	x->check[n] = MF_HOT_STOP;
 }
 
@@ -81,7 +79,6 @@ static void mf_hot_end(struct mf_hot_node *x, uint32_t n)
 static inline int mf_hot_same(const struct mf_hot_node *x)
 {
 	const struct mf_walk_check *c = x->check;
-	const struct mf_walk_check *end = (const void *)((const unsigned char *)x + x->stop);
 	for (;; c += 4) {
 		if (*c[0].at != c[0].was)
 			break;
@@ -98,7 +95,7 @@ static inline int mf_hot_same(const struct mf_hot_node *x)
 			break;
 		}
 	}
-	return c == end;
+	return c->at == &mf_hot_never;
 }
 
 MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now)
