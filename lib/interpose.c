@@ -104,19 +104,19 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 }
 
-/* A call the countdown chose (every call without sampling): record it. Entered through
- * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
- * path touches no errno and makes no call; the slow one keeps errno. (The frame is kept in
- * memory, for mf_entry_running, the slow path, and the hot stacks, which check the entry point
- * frame's rbp where it lies there (see mf_hot_put); the hot path compares the rest as it came,
- * in registers, without reading it back.)
+/* A call the countdown chose (every call without sampling): record it, from the entry point's
+ * frame where this is inlined (MF_FRAME_HERE; the caller is its return address). The hot path
+ * touches no errno and makes no call; the slow one keeps errno. (The frame is kept in memory,
+ * in the entry point's, for mf_entry_running, the slow path, and the hot stacks, which check
+ * the entry point frame's rbp where it lies there (see mf_hot_put); the hot path compares the
+ * rest as it came, in registers, without reading it back.)
  * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
  * recorded in between (before the thread is marked) puts back the frame it found. */
-void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-	       uintptr_t caller) __attribute__((visibility("hidden"), used));
-void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-	       uintptr_t caller)
+static inline __attribute__((always_inline)) void mf_sample(enum mf_entry e, size_t bytes,
+							    uintptr_t caller)
 {
+	uintptr_t pc, sp, bp;
+	MF_FRAME_HERE(pc, sp, bp);
 	struct mf_frame from = {pc, sp, bp, caller};
 	__asm__("" : "+m"(from)); /* (in memory, read from there) */
 	const struct mf_frame *outer = mf_tls.entry;
@@ -134,10 +134,6 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	mf_tls.entry = outer;
 }
 
-void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)
-    __attribute__((visibility("hidden")));
-MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
-
 /* Is the call this thread was recording still running (a signal handler interrupted it and
  * allocates), or did a handler leave it for good with siglongjmp? A handler runs below the
  * frame it interrupted, on the same stack (the program's, or the thread's own of the slow
@@ -153,9 +149,9 @@ static int mf_entry_running(void)
 	if (!f || mf_thread_on_own_stack(mf_tls.thread, here))
 		return 1; /* (the profiler's own work, or a slow step's) */
 	/* At the recorded call's depth or above it, on the same stack: it is gone. The depth is
-	 * where its frame f lies (in mf_sample's frame), not what f holds: a call left for good
-	 * left f in memory that this very call's frames may have written over. (This call's own
-	 * frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call lies
+	 * where its frame f lies (in its entry point's frame), not what f holds: a call left for
+	 * good left f in memory that this very call's frames may have written over. (This call's
+	 * own frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call lies
 	 * below the kernel's signal frame, which takes more.) */
 	if (here + MF_NEST_MARGIN >= (uintptr_t)f &&
 	    (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK)))
@@ -202,7 +198,7 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 		return nested;
 	/* sampled out: a decrement, a branch, a store */
 	if (mf_unlikely(mf_count_down(&mf_tls.countdown)))
-		mf_sample_here(e, bytes, __builtin_return_address(0));
+		mf_sample(e, bytes, (uintptr_t)__builtin_return_address(0));
 	else
 		mf_tls.last_record = &mf_leaf_none;
 	return 0;

@@ -345,7 +345,7 @@ struct mf_tls {
 	int fork_cancel;	      /* the cancellation state to restore when it is given back */
 	uint64_t fork_signals;	      /* the signal mask to restore then */
 	unsigned cancel_async;	      /* the thread may be cancelled at any instruction */
-	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
+	const struct mf_frame *entry; /* the frame of the call being recorded (kept in it) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
 	/* The thread's last block, as the entry point returned it, and the record of the trie
