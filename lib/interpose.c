@@ -115,9 +115,10 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 static inline __attribute__((always_inline)) void mf_sample(enum mf_entry e, size_t bytes,
 							    uintptr_t caller)
 {
-	uintptr_t pc, sp, bp;
-	MF_FRAME_HERE(pc, sp, bp);
-	struct mf_frame from = {pc, sp, bp, caller};
+	struct mf_frame from;
+	MF_FRAME_HERE(from);
+	from.caller = caller;
+	const struct mf_frame came = from;
 	__asm__("" : "+m"(from)); /* (in memory, read from there) */
 	const struct mf_frame *outer = mf_tls.entry;
 	mf_tls.entry = &from;
@@ -125,7 +126,6 @@ static inline __attribute__((always_inline)) void mf_sample(enum mf_entry e, siz
 	mf_tls.recording++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	const struct mf_frame came = {pc, sp, bp, caller};
 	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_thread_record_hot(t, bytes, &came)))
 		mf_sample_slow(&from, bytes, e);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
