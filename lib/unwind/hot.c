@@ -102,14 +102,14 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 {
 	if (mf_unlikely(h->epoch != now))
 		return 0;
-	uint32_t r = h->bucket[mf_hot_bucket(from->caller, from->sp)];
-	const struct mf_hot_root *root;
-	for (;; r = root->next) {
-		if (!r)
+	/* (an empty bucket leads to the root at 0, which no call is from) */
+	const struct mf_hot_root *root =
+	    MF_HOT_AT(h, h->bucket[mf_hot_bucket(from->caller, from->sp)]);
+	while (mf_unlikely(root->caller != from->caller || root->sp != from->sp ||
+			   root->pc != from->pc)) {
+		if (!root->next)
 			return 0;
-		root = MF_HOT_AT(h, r);
-		if (root->caller == from->caller && root->sp == from->sp && root->pc == from->pc)
-			break;
+		root = MF_HOT_AT(h, root->next);
 	}
 	const struct mf_hot_node *x = &root->node;
 	while (mf_hot_same(x)) {
@@ -168,7 +168,10 @@ static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 		memset(h->fan, 0, sizeof(h->fan));
 		h->round = 1u << 16;
 	}
-	h->used = 16; /* offset 0 stands for none */
+	/* Offset 0 stands for none; what lies there, a root of caller 0 and no next, is never
+	 * written. */
+	_Static_assert(offsetof(struct mf_hot_root, node) == 32, "the root at 0 takes 32 bytes");
+	h->used = 32;
 	h->epoch = epoch;
 }
 
