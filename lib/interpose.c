@@ -186,6 +186,14 @@ static inline __attribute__((always_inline)) int mf_count_down(long *n)
 	return le;
 }
 
+/* *n != 0, compared where it lies (the compiler loads it and tests the register). */
+static inline __attribute__((always_inline)) int mf_nonzero(const unsigned *n)
+{
+	int ne;
+	__asm__("cmpl $0, %1" : "=@ccne"(ne) : "m"(*n));
+	return ne;
+}
+
 /* Every entry point starts here, then calls the next allocator and notes the block it returns
  * (mf_returned; a signal handler's call meanwhile is recorded like any other). Returns 1 when
  * the call is the profiler's own, to be served by mf_real_own. A call the countdown passes
@@ -194,7 +202,7 @@ static inline __attribute__((always_inline)) int mf_count_down(long *n)
 static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
 	int nested;
-	if (mf_unlikely(mf_tls.recording) && (nested = mf_enter_nested()) >= 0)
+	if (mf_unlikely(mf_nonzero(&mf_tls.recording)) && (nested = mf_enter_nested()) >= 0)
 		return nested;
 	/* sampled out: a decrement, a branch, a store */
 	if (mf_unlikely(mf_count_down(&mf_tls.countdown)))
