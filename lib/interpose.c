@@ -186,14 +186,6 @@ static inline __attribute__((always_inline)) int mf_count_down(long *n)
 	return le;
 }
 
-/* *n != 0, compared where it lies (the compiler loads it and tests the register). */
-static inline __attribute__((always_inline)) int mf_nonzero(const unsigned *n)
-{
-	int ne;
-	__asm__("cmpl $0, %1" : "=@ccne"(ne) : "m"(*n));
-	return ne;
-}
-
 /* Every entry point starts here, then calls the next allocator and notes the block it returns
  * (mf_returned; a signal handler's call meanwhile is recorded like any other). Returns 1 when
  * the call is the profiler's own, to be served by mf_real_own. A call the countdown passes
@@ -202,7 +194,7 @@ static inline __attribute__((always_inline)) int mf_nonzero(const unsigned *n)
 static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
 	int nested;
-	if (mf_unlikely(mf_nonzero(&mf_tls.recording)) && (nested = mf_enter_nested()) >= 0)
+	if (mf_unlikely(mf_nonzero(mf_tls.recording)) && (nested = mf_enter_nested()) >= 0)
 		return nested;
 	/* sampled out: a decrement, a branch, a store */
 	if (mf_unlikely(mf_count_down(&mf_tls.countdown)))
@@ -221,7 +213,8 @@ static MF_NOINLINE void *mf_returned_life(void *p, size_t n)
 static inline __attribute__((always_inline)) void *mf_returned(void *p, size_t n)
 {
 	mf_tls.last_block = p;
-	if (mf_unlikely(mf_life_on)) /* (apart: the common path needs no more registers) */
+	/* (apart: the common path needs no more registers) */
+	if (mf_unlikely(mf_nonzero(mf_life_on)))
 		return mf_returned_life(p, n);
 	return p;
 }
@@ -253,7 +246,8 @@ static inline __attribute__((always_inline)) void *mf_reallocated(void *old, siz
 	if (mf_unlikely(old == last.block) && old && (p || !n))
 		mf_realloc_freed_last(last);
 	mf_tls.last_block = p;
-	if (mf_unlikely(mf_life_on) && (p || !n)) /* (a failed realloc changes nothing) */
+	/* (a failed realloc changes nothing) */
+	if (mf_unlikely(mf_nonzero(mf_life_on)) && (p || !n))
 		mf_life_realloc(old, p, n);
 	return p;
 }
