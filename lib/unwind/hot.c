@@ -57,9 +57,9 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 }
 
 /* The check after a node's last: it never holds, and so ends the words' loop without a count
- * of its own to keep; the loop then knows it by where it reads (no word of a stack lies here). */
-static const uintptr_t mf_hot_never;
-#define MF_HOT_STOP ((struct mf_walk_check){&mf_hot_never, 1})
+ * of its own to keep; the loop then knows it by where it reads (no word of a stack lies
+ * there). It reads the arena's first word, the pc of the root at 0, which stays 0. */
+#define MF_HOT_STOP(h) ((struct mf_walk_check){(const uintptr_t *)(h)->arena, 1})
 
 _Static_assert(MF_HOT_ARENA <= 1 << 16, "an offset in the arena fits a fan key's low half");
 static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uintptr_t was)
@@ -68,15 +68,15 @@ static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uint
 }
 
 /* The node's words end after n of them: the stop there. */
-static void mf_hot_end(struct mf_hot_node *x, uint32_t n)
+static void mf_hot_end(const struct mf_hot *h, struct mf_hot_node *x, uint32_t n)
 {
 	x->n = (uint16_t)n;
-	x->check[n] = MF_HOT_STOP;
+	x->check[n] = MF_HOT_STOP(h);
 }
 
 /* Are x's words what they were? In order, four to a round, until one is not: the stop after
  * them, or one before it. */
-static inline int mf_hot_same(const struct mf_hot_node *x)
+static inline int mf_hot_same(const struct mf_hot *h, const struct mf_hot_node *x)
 {
 	const struct mf_walk_check *c = x->check;
 	for (;; c += 4) {
@@ -95,7 +95,7 @@ static inline int mf_hot_same(const struct mf_hot_node *x)
 			break;
 		}
 	}
-	return c->at == &mf_hot_never;
+	return c->at == MF_HOT_STOP(h).at;
 }
 
 MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now)
@@ -112,7 +112,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 		root = MF_HOT_AT(h, root->next);
 	}
 	const struct mf_hot_node *x = &root->node;
-	while (mf_hot_same(x)) {
+	while (mf_hot_same(h, x)) {
 		if (x->leaf) {
 			h->hits++;
 #ifdef MF_FAULT_HOT
@@ -204,7 +204,7 @@ static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf
 	struct mf_hot_node *x = MF_HOT_AT(h, off);
 	*x = (struct mf_hot_node){.was = was, .leaf = leaf};
 	memcpy(x->check, c, n * sizeof(*c));
-	mf_hot_end(x, n);
+	mf_hot_end(h, x, n);
 	return off;
 }
 
@@ -239,7 +239,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			r->child = x->child;
 			r->sibling = fresh;
 			x->branch = x->check[i].at;
-			mf_hot_end(x, i);
+			mf_hot_end(h, x, i);
 			x->leaf = 0;
 			x->child = rest;
 			return 0;
@@ -290,7 +290,7 @@ static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr
 	unsigned b = mf_hot_bucket(caller, sp);
 	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.leaf = leaf}};
 	memcpy(root->node.check, c, n * sizeof(*c));
-	mf_hot_end(&root->node, n);
+	mf_hot_end(h, &root->node, n);
 	h->bucket[b] = off;
 	return 0;
 }
