@@ -104,20 +104,21 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 }
 
-/* A call the countdown chose (every call without sampling): record it. Entered through
- * mf_sample_here(), which gives it the entry point's frame to start unwinding from. The hot
- * path touches no errno and makes no call; the slow one keeps errno. (The frame is kept in
- * memory, for mf_entry_running, the slow path, and the hot stacks, which check the entry point
- * frame's rbp where it lies there (see mf_hot_put); the hot path compares the rest as it came,
- * in registers, without reading it back.)
+/* A call the countdown chose (every call without sampling): record it, from the entry point's
+ * frame where this is inlined (MF_FRAME_HERE; the caller is its return address). The hot path
+ * touches no errno and makes no call; the slow one keeps errno. (The frame is kept in memory,
+ * in the entry point's, for mf_entry_running, the slow path, and the hot stacks, which check
+ * the entry point frame's rbp where it lies there (see mf_hot_put); the hot path compares the
+ * rest as it came, in registers, without reading it back.)
  * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
  * recorded in between (before the thread is marked) puts back the frame it found. */
-void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-	       uintptr_t caller) __attribute__((visibility("hidden"), used));
-void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintptr_t bp,
-	       uintptr_t caller)
+static inline __attribute__((always_inline)) void mf_sample(enum mf_entry e, size_t bytes,
+							    uintptr_t caller)
 {
-	struct mf_frame from = {pc, sp, bp, caller};
+	struct mf_frame from;
+	MF_FRAME_HERE(from);
+	from.caller = caller;
+	const struct mf_frame came = from;
 	__asm__("" : "+m"(from)); /* (in memory, read from there) */
 	const struct mf_frame *outer = mf_tls.entry;
 	mf_tls.entry = &from;
@@ -125,7 +126,6 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	mf_tls.recording++;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	struct mf_thread *t = mf_tls.thread;
-	const struct mf_frame came = {pc, sp, bp, caller};
 	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_thread_record_hot(t, bytes, &came)))
 		mf_sample_slow(&from, bytes, e);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -133,10 +133,6 @@ void mf_sample(enum mf_entry e, size_t bytes, uintptr_t pc, uintptr_t sp, uintpt
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_tls.entry = outer;
 }
-
-void mf_sample_here(enum mf_entry e, size_t bytes, void *caller)
-    __attribute__((visibility("hidden")));
-MF_WITH_CALLER_FRAME(mf_sample_here, mf_sample);
 
 /* Is the call this thread was recording still running (a signal handler interrupted it and
  * allocates), or did a handler leave it for good with siglongjmp? A handler runs below the
@@ -153,9 +149,9 @@ static int mf_entry_running(void)
 	if (!f || mf_thread_on_own_stack(mf_tls.thread, here))
 		return 1; /* (the profiler's own work, or a slow step's) */
 	/* At the recorded call's depth or above it, on the same stack: it is gone. The depth is
-	 * where its frame f lies (in mf_sample's frame), not what f holds: a call left for good
-	 * left f in memory that this very call's frames may have written over. (This call's own
-	 * frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call lies
+	 * where its frame f lies (in its entry point's frame), not what f holds: a call left for
+	 * good left f in memory that this very call's frames may have written over. (This call's
+	 * own frames, up from its entry point, take less than MF_NEST_MARGIN; a handler's call lies
 	 * below the kernel's signal frame, which takes more.) */
 	if (here + MF_NEST_MARGIN >= (uintptr_t)f &&
 	    (sigaltstack(NULL, &ss) || !(ss.ss_flags & SS_ONSTACK)))
@@ -181,6 +177,15 @@ static MF_NOINLINE int mf_enter_nested(void)
 	return 0;
 }
 
+/* --*n <= 0, as one instruction whose flags the branch uses (x86-64; written in C, the compiler
+ * loads, subtracts, stores and tests). */
+static inline __attribute__((always_inline)) int mf_count_down(long *n)
+{
+	int le;
+	__asm__("subq $1, %0" : "+m"(*n), "=@ccle"(le));
+	return le;
+}
+
 /* Every entry point starts here, then calls the next allocator and notes the block it returns
  * (mf_returned; a signal handler's call meanwhile is recorded like any other). Returns 1 when
  * the call is the profiler's own, to be served by mf_real_own. A call the countdown passes
@@ -189,10 +194,11 @@ static MF_NOINLINE int mf_enter_nested(void)
 static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
 	int nested;
-	if (mf_unlikely(mf_tls.recording) && (nested = mf_enter_nested()) >= 0)
+	if (mf_unlikely(mf_nonzero(mf_tls.recording)) && (nested = mf_enter_nested()) >= 0)
 		return nested;
-	if (mf_unlikely(--mf_tls.countdown <= 0)) /* sampled out: a decrement, a branch, a store */
-		mf_sample_here(e, bytes, __builtin_return_address(0));
+	/* sampled out: a decrement, a branch, a store */
+	if (mf_unlikely(mf_count_down(&mf_tls.countdown)))
+		mf_sample(e, bytes, (uintptr_t)__builtin_return_address(0));
 	else
 		mf_tls.last_record = &mf_leaf_none;
 	return 0;
@@ -221,7 +227,8 @@ static MF_NOINLINE void *mf_returned_life(void *p, size_t n)
 static inline __attribute__((always_inline)) void *mf_returned(void *p, size_t n)
 {
 	mf_tls.last_block = p;
-	if (mf_unlikely(mf_life_on)) /* (apart: the common path needs no more registers) */
+	/* (apart: the common path needs no more registers) */
+	if (mf_unlikely(mf_nonzero(mf_life_on)))
 		return mf_returned_life(p, n);
 	return p;
 }
@@ -253,7 +260,8 @@ static inline __attribute__((always_inline)) void *mf_reallocated(void *old, siz
 	if (mf_unlikely(old == last.block) && old && (p || !n))
 		mf_realloc_freed_last(last);
 	mf_tls.last_block = p;
-	if (mf_unlikely(mf_life_on) && (p || !n)) /* (a failed realloc changes nothing) */
+	/* (a failed realloc changes nothing) */
+	if (mf_unlikely(mf_nonzero(mf_life_on)) && (p || !n))
 		mf_life_realloc(old, p, n);
 	return p;
 }

@@ -26,6 +26,16 @@
 #define mf_likely(x)   __builtin_expect(!!(x), 1)
 #define mf_unlikely(x) __builtin_expect(!!(x), 0)
 
+/* The 32-bit word w != 0, compared where it lies (the compiler loads it and tests the
+ * register). */
+#define mf_nonzero(w)                                                                              \
+	__extension__({                                                                            \
+		int ne_;                                                                           \
+		_Static_assert(sizeof(w) == 4, "a 32-bit word");                                   \
+		__asm__("cmpl $0, %1" : "=@ccne"(ne_) : "m"(w));                                   \
+		ne_;                                                                               \
+	})
+
 /* Fresh anonymous memory about to be used: written first, each page faults in once (read
  * first, it faults twice: in comes the zero page, then a copy of it). A page fault costs as
  * much as two thousand instructions, and a short process's profiler touches few pages. */
@@ -345,7 +355,7 @@ struct mf_tls {
 	int fork_cancel;	      /* the cancellation state to restore when it is given back */
 	uint64_t fork_signals;	      /* the signal mask to restore then */
 	unsigned cancel_async;	      /* the thread may be cancelled at any instruction */
-	const struct mf_frame *entry; /* the frame of the call being recorded (mf_sample's) */
+	const struct mf_frame *entry; /* the frame of the call being recorded (kept in it) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
 	/* The thread's last block, as the entry point returned it, and the record of the trie
@@ -545,7 +555,7 @@ static inline int mf_control_off(void)
  * points it at mf_leaf_none before anything that may grow the file.) */
 static inline void mf_thread_temporary(struct mf_leaf *x)
 {
-	if (__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+	if (mf_nonzero(mf_wiped.epoch))
 		x->temporaries++;
 }
 

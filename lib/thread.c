@@ -557,7 +557,7 @@ static void mf_thread_count_size(struct mf_thread *t, uint32_t node, size_t byte
 	uint64_t slot = mf_leaf_size_slot(x, bytes);
 	unsigned b = MF_SIZE_BUCKET(bytes);
 	if (slot) {
-		x->size_count[__builtin_ctzll(slot) >> 3]++;
+		x->size_count[(unsigned)__builtin_ctzll(slot) >> 3]++;
 		return;
 	}
 	for (int i = 0; i < MF_LEAF_SIZES; i++)
@@ -799,7 +799,7 @@ MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const stru
 		uint64_t slot = mf_leaf_size_slot(x, bytes);
 		if (mf_unlikely(!slot))
 			return 0;
-		x->size_count[__builtin_ctzll(slot) >> 3]++;
+		x->size_count[(unsigned)__builtin_ctzll(slot) >> 3]++;
 	}
 	t->file.header->calls_total++;
 	leaf->calls++;

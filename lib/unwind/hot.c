@@ -26,7 +26,6 @@ struct mf_hot_node {
 	uintptr_t was;		 /* the parent's branch word, for this node */
 	const uintptr_t *branch; /* NULL for a leaf */
 	uint16_t n;
-	uint16_t stop;	  /* where the stop lies, in bytes from the node (set by mf_hot_end) */
 	uint32_t leaf;	  /* the trie leaf; 0 for a branch */
 	uint32_t child;	  /* first child */
 	uint32_t sibling; /* next child of the same parent */
@@ -44,7 +43,7 @@ struct mf_hot_root {
 _Static_assert(MF_HOT_BUCKETS == 1 << 6, "mf_hot_bucket gives 6 bits");
 _Static_assert(sizeof(struct mf_hot_node) + (MF_HOT_CHECKS + 1) * sizeof(struct mf_walk_check) <=
 		   UINT16_MAX,
-	       "a node's words and stop fit its 16-bit count and offset");
+	       "a node's words fit its 16-bit count");
 #define MF_HOT_AT(h, off) ((void *)((h)->arena + (off)))
 
 static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
@@ -58,9 +57,9 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 }
 
 /* The check after a node's last: it never holds, and so ends the words' loop without a count
- * of its own to keep. */
-static const uintptr_t mf_hot_never;
-#define MF_HOT_STOP ((struct mf_walk_check){&mf_hot_never, 1})
+ * of its own to keep; the loop then knows it by where it reads (no word of a stack lies
+ * there). It reads the arena's first word, the pc of the root at 0, which stays 0. */
+#define MF_HOT_STOP(h) ((struct mf_walk_check){(const uintptr_t *)(h)->arena, 1})
 
 _Static_assert(MF_HOT_ARENA <= 1 << 16, "an offset in the arena fits a fan key's low half");
 static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uintptr_t was)
@@ -69,19 +68,17 @@ static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uint
 }
 
 /* The node's words end after n of them: the stop there. */
-static void mf_hot_end(struct mf_hot_node *x, uint32_t n)
+static void mf_hot_end(const struct mf_hot *h, struct mf_hot_node *x, uint32_t n)
 {
 	x->n = (uint16_t)n;
-	x->stop = (uint16_t)((unsigned char *)&x->check[n] - (unsigned char *)x);
-	x->check[n] = MF_HOT_STOP;
+	x->check[n] = MF_HOT_STOP(h);
 }
 
 /* Are x's words what they were? In order, four to a round, until one is not: the stop after
  * them, or one before it. */
-static inline int mf_hot_same(const struct mf_hot_node *x)
+static inline int mf_hot_same(const struct mf_hot *h, const struct mf_hot_node *x)
 {
 	const struct mf_walk_check *c = x->check;
-	const struct mf_walk_check *end = (const void *)((const unsigned char *)x + x->stop);
 	for (;; c += 4) {
 		if (*c[0].at != c[0].was)
 			break;
@@ -98,24 +95,24 @@ static inline int mf_hot_same(const struct mf_hot_node *x)
 			break;
 		}
 	}
-	return c == end;
+	return c->at == MF_HOT_STOP(h).at;
 }
 
 MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now)
 {
 	if (mf_unlikely(h->epoch != now))
 		return 0;
-	uint32_t r = h->bucket[mf_hot_bucket(from->caller, from->sp)];
-	const struct mf_hot_root *root;
-	for (;; r = root->next) {
-		if (!r)
+	/* (an empty bucket leads to the root at 0, which no call is from) */
+	const struct mf_hot_root *root =
+	    MF_HOT_AT(h, h->bucket[mf_hot_bucket(from->caller, from->sp)]);
+	while (mf_unlikely(root->caller != from->caller || root->sp != from->sp ||
+			   root->pc != from->pc)) {
+		if (!root->next)
 			return 0;
-		root = MF_HOT_AT(h, r);
-		if (root->caller == from->caller && root->sp == from->sp && root->pc == from->pc)
-			break;
+		root = MF_HOT_AT(h, root->next);
 	}
 	const struct mf_hot_node *x = &root->node;
-	while (mf_hot_same(x)) {
+	while (mf_hot_same(h, x)) {
 		if (x->leaf) {
 			h->hits++;
 #ifdef MF_FAULT_HOT
@@ -171,7 +168,10 @@ static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 		memset(h->fan, 0, sizeof(h->fan));
 		h->round = 1u << 16;
 	}
-	h->used = 16; /* offset 0 stands for none */
+	/* Offset 0 stands for none; what lies there, a root of caller 0 and no next, is never
+	 * written. */
+	_Static_assert(offsetof(struct mf_hot_root, node) == 32, "the root at 0 takes 32 bytes");
+	h->used = 32;
 	h->epoch = epoch;
 }
 
@@ -204,7 +204,7 @@ static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf
 	struct mf_hot_node *x = MF_HOT_AT(h, off);
 	*x = (struct mf_hot_node){.was = was, .leaf = leaf};
 	memcpy(x->check, c, n * sizeof(*c));
-	mf_hot_end(x, n);
+	mf_hot_end(h, x, n);
 	return off;
 }
 
@@ -239,7 +239,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			r->child = x->child;
 			r->sibling = fresh;
 			x->branch = x->check[i].at;
-			mf_hot_end(x, i);
+			mf_hot_end(h, x, i);
 			x->leaf = 0;
 			x->child = rest;
 			return 0;
@@ -290,7 +290,7 @@ static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr
 	unsigned b = mf_hot_bucket(caller, sp);
 	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.leaf = leaf}};
 	memcpy(root->node.check, c, n * sizeof(*c));
-	mf_hot_end(&root->node, n);
+	mf_hot_end(h, &root->node, n);
 	h->bucket[b] = off;
 	return 0;
 }

@@ -101,8 +101,8 @@ uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now
 /* Keeps the stack ws holds after a complete walk from frame `from`, counted at leaf. The entry
  * point frame's rbp (a word some stacks check, as the walk read it: from a register) is
  * checked where from->bp lies: mf_sample keeps it there for every call, at one place for one
- * root (one entry point, whose call to it is one, at one sp: mf_sample's frame lies at a
- * fixed distance below). Every call of mf_hot_find must keep it there too. */
+ * root (a root's pc is one place in one entry point, whose frame, which holds it, lies at the
+ * root's sp). Every call of mf_hot_find must keep it there too. */
 void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf,
 		const struct mf_frame *from);
 /* Forgets every hot stack: mf_hot_find finds none until mf_hot_put keeps new ones. */

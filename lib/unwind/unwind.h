@@ -21,17 +21,16 @@ struct mf_frame {
 	uintptr_t caller; /* the entry point's own return address: where the program called */
 };
 
-/* Defines the function `name(a, b, c)` that calls target(a, b, pc, sp, bp, c) with the frame
- * of name's caller as it will be once name returns (a, b, c: integers or pointers). */
-#define MF_WITH_CALLER_FRAME(name, target)                                                         \
-	__asm__(".text\n.p2align 4\n.type " #name ", @function\n" #name ":\n"                      \
-		".cfi_startproc\n"                                                                 \
-		"movq %rdx, %r9\n"     /* c */                                                     \
-		"movq (%rsp), %rdx\n"  /* pc: the return address */                                \
-		"leaq 8(%rsp), %rcx\n" /* sp once returned */                                      \
-		"movq %rbp, %r8\n"     /* bp, untouched here */                                    \
-		"jmp " #target "\n"                                                                \
-		".cfi_endproc\n.size " #name ", .-" #name "\n")
+/* Sets the pc, sp and bp of struct mf_frame f to the frame of the function this expands in,
+ * as it is here: pc an address here (one byte after an instruction of the same frame, as a
+ * return address is: the rule for pc is looked up at pc - 1), the stack pointer and rbp as
+ * they are at pc. (bp goes straight to f in memory: only the slow path and the hot stacks'
+ * checks read it, there.) */
+#define MF_FRAME_HERE(f)                                                                           \
+	__asm__ volatile("leaq 1f(%%rip), %0\n"                                                    \
+			 "1:\tmovq %%rsp, %1\n\t"                                                  \
+			 "movq %%rbp, %2"                                                          \
+			 : "=r"((f).pc), "=r"((f).sp), "=m"((f).bp))
 
 /* A thread's last stack as the walk saw it, outermost frame first: frame i entered with pc[i],
  * f[i].sp and f[i].bp and left by f[i].rule; f[i].hash folds pc[0] to pc[i] in turn. The
@@ -78,10 +77,10 @@ struct mf_hot_fan {
 	uint32_t key, child;
 };
 struct mf_hot {
-	unsigned epoch;		 /* of the rules its stacks were walked by */
-	uint32_t used;		 /* bytes of arena; 0: not started */
-	uint32_t hits, puts;	 /* stacks found and kept since the arena was last full */
-	uint32_t shift, skipped; /* keep one in 1 << shift of the stacks offered */
+	unsigned epoch;			 /* of the rules its stacks were walked by */
+	uint32_t used;			 /* bytes of arena; 0: not started */
+	uint32_t hits, puts;		 /* stacks found and kept since the arena was last full */
+	uint32_t shift, skipped;	 /* keep one in 1 << shift of the stacks offered */
 	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
 	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned */
 	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
