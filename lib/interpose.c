@@ -211,7 +211,7 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
  * next allocator, with no frame of its own. Otherwise the countdown is left for mf_enter. */
 static inline __attribute__((always_inline)) int mf_passed(void)
 {
-	if (mf_tls.countdown <= 1 || mf_tls.recording)
+	if (mf_tls.countdown <= 1 || mf_nonzero(mf_tls.recording))
 		return 0;
 	mf_tls.countdown--;
 	mf_tls.last_block = NULL;
@@ -286,8 +286,8 @@ static size_t mf_product(size_t n, size_t m)
 }
 
 /* malloc and calloc past mf_passed, apart from the entry points so that these have no frame
- * of their own; each entered by a jump, so it stands where its entry point stood (the frame
- * above it is the program's, where mf_sample_here starts the stack). */
+ * of their own; each entered by a jump, so it stands where its entry point stood: its frame
+ * is the one mf_sample takes (MF_FRAME_HERE), and the frame above it the program's. */
 static MF_NOINLINE void *mf_malloc_noted(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
