@@ -212,16 +212,20 @@ struct mf_trie_memo {
 	uint32_t node;	/* 0: empty */
 	uint32_t shape; /* frames, and 1 << 31 if truncated */
 };
-#define MF_TRIE_INDEX_MIN  256 /* one page */
-#define MF_TRIE_INDEX_ROOM 8192
-#define MF_TRIE_MEMO_FIRST 128
-#define MF_TRIE_MEMO_SLOTS 1024
-/* Where a trie's index and memo grow before they need mappings of their own (in the owner's
- * memory, touched as used): the memo's full size, and the index's successive sizes from
- * MF_TRIE_INDEX_MIN to MF_TRIE_INDEX_ROOM slots one after the other. */
+#define MF_TRIE_INDEX_MIN      256 /* one page */
+#define MF_TRIE_INDEX_ROOM     8192
+#define MF_TRIE_MEMO_FIRST     128
+#define MF_TRIE_MEMO_SLOTS     1024
+#define MF_TRIE_PATH_HASH_ROOM 8192
+#define MF_TRIE_AHEAD	       7 /* index lines asked for ahead of a stack's lookups */
+/* Where a trie's index, memo and path hashes grow before they need mappings of their own (in
+ * the owner's memory, touched as used): the memo's full size, the index's successive sizes
+ * from MF_TRIE_INDEX_MIN to MF_TRIE_INDEX_ROOM slots one after the other, and the path
+ * hashes of the first MF_TRIE_PATH_HASH_ROOM node slots. */
 struct mf_trie_room {
 	_Alignas(4096) struct mf_trie_slot index[2 * MF_TRIE_INDEX_ROOM - MF_TRIE_INDEX_MIN];
 	struct mf_trie_memo memo[MF_TRIE_MEMO_SLOTS];
+	uint32_t path_hash[MF_TRIE_PATH_HASH_ROOM];
 };
 struct mf_trie {
 	struct mf_node *nodes;
@@ -234,6 +238,8 @@ struct mf_trie {
 	uint64_t memo_added; /* stacks put in the memo since it was made */
 	uint64_t index_mask;
 	uint64_t index_used;
+	uint32_t *path_hash; /* per node slot: the hash of its path, its place in the index */
+	uint64_t path_hash_cap;
 	mf_trie_grow_fn grow;
 	mf_trie_resolve_fn resolve;
 	void *grow_arg;

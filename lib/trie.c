@@ -1,8 +1,9 @@
 /* The stack trie: nodes in an array the owner provides (the thread's file mapping), found
  * through an open-addressing index keyed by (parent, pc) in anonymous memory, and a memo of
  * whole stacks' leaves (most calls come from a stack seen before: one lookup then replaces
- * one index probe per frame). Pure data structure: no I/O but the owner's grow callback; no
- * malloc; one thread at a time. */
+ * one index probe per frame). A node's place in the index is a hash of its path, so a new
+ * stack's probes can all be fetched from memory at once. Pure data structure: no I/O but the
+ * owner's grow callback; no malloc; one thread at a time. */
 #include "config.h"
 
 #include <string.h>
@@ -33,11 +34,14 @@ static void mf_trie_memo_grow(struct mf_trie *t)
 	t->memo_mask = slots - 1;
 }
 
-static uint64_t mf_trie_hash(uint32_t parent, uintptr_t pc)
+/* The hash of a node's path from the root: its parent's, and its own key. Its low bits are
+ * the node's place in the index, so that the places of a stack's lookups are known from its
+ * pcs alone, before the first one. */
+static uint32_t mf_trie_hash(uint32_t parent_hash, uintptr_t pc)
 {
 	uint64_t h =
-	    (uint64_t)pc * 0x9e3779b97f4a7c15ull ^ (uint64_t)parent * 0xc2b2ae3d27d4eb4full;
-	return h ^ (h >> 29);
+	    (uint64_t)pc * 0x9e3779b97f4a7c15ull ^ (uint64_t)parent_hash * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h ^ (h >> 29));
 }
 
 /* An index of that many slots: in the room after the one before, or mapped. */
@@ -61,10 +65,10 @@ static void mf_trie_index_free(struct mf_trie *t, struct mf_trie_slot *index, ui
 		madvise(index, len, MADV_DONTNEED);
 }
 
-static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t parent,
-			      uintptr_t pc, uint32_t node)
+static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t hash,
+			      uint32_t parent, uintptr_t pc, uint32_t node)
 {
-	uint64_t i = mf_trie_hash(parent, pc) & mask;
+	uint64_t i = hash & mask;
 	while (index[i].node)
 		i = (i + 1) & mask;
 	index[i] = (struct mf_trie_slot){.pc = pc, .parent = parent, .node = node};
@@ -79,11 +83,28 @@ static void mf_trie_index_grow(struct mf_trie *t)
 		return;
 	for (uint64_t i = 0; i <= t->index_mask; i++)
 		if (t->index[i].node)
-			mf_trie_index_put(index, slots - 1, t->index[i].parent, t->index[i].pc,
-					  t->index[i].node);
+			mf_trie_index_put(index, slots - 1, t->path_hash[t->index[i].node],
+					  t->index[i].parent, t->index[i].pc, t->index[i].node);
 	mf_trie_index_free(t, t->index, t->index_mask + 1);
 	t->index = index;
 	t->index_mask = slots - 1;
+}
+
+/* Room in path_hash for node slots [0, need): twice as many as before, or need. 0 or -1. */
+static int mf_trie_path_hash_grow(struct mf_trie *t, uint64_t need)
+{
+	uint64_t had = t->path_hash_cap, cap = had * 2 > need ? had * 2 : need;
+	uint32_t *hash = mf_pages_new(cap * sizeof(*hash));
+	if (!hash)
+		return -1;
+	memcpy(hash, t->path_hash, had * sizeof(*hash));
+	if (t->room && had <= MF_TRIE_PATH_HASH_ROOM) /* (zero pages again) */
+		madvise(t->path_hash, had * sizeof(*hash), MADV_DONTNEED);
+	else
+		munmap(t->path_hash, had * sizeof(*hash));
+	t->path_hash = hash;
+	t->path_hash_cap = cap;
+	return 0;
 }
 
 int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *nodes,
@@ -101,6 +122,12 @@ int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *n
 	else if (!(t->memo = mf_pages_new(MF_TRIE_MEMO_FIRST * sizeof(struct mf_trie_memo))))
 		return -1;
 	t->memo_mask = MF_TRIE_MEMO_FIRST - 1;
+	t->path_hash_cap = MF_TRIE_PATH_HASH_ROOM;
+	if (room)
+		t->path_hash = room->path_hash;
+	else if (!(t->path_hash = mf_pages_new(t->path_hash_cap * sizeof(uint32_t))))
+		return -1;
+	t->path_hash[0] = 0;
 	t->nodes = nodes;
 	t->capacity = capacity;
 	t->count = count;
@@ -119,8 +146,11 @@ void mf_trie_destroy(struct mf_trie *t)
 		munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
 	if (t->memo && !t->room)
 		munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
+	if (t->path_hash && (!t->room || t->path_hash_cap > MF_TRIE_PATH_HASH_ROOM))
+		munmap(t->path_hash, t->path_hash_cap * sizeof(uint32_t));
 	t->index = NULL;
 	t->memo = NULL;
+	t->path_hash = NULL;
 }
 
 void mf_trie_forget_index(struct mf_trie *t)
@@ -139,7 +169,8 @@ static uint64_t mf_trie_slots_after(const struct mf_trie *t, uintptr_t pc)
 	return pc < MF_TRIE_KEY_TRUNCATED ? t->leaf_slots : 0;
 }
 
-static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uintptr_t pc)
+static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uintptr_t pc,
+					uint32_t hash)
 {
 	uint64_t n = *t->count, after = mf_trie_slots_after(t, pc);
 	while (n + after >= t->capacity) {
@@ -151,6 +182,9 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	}
 	if (n + after > UINT32_MAX - 1)
 		return 0;
+	if (n + 1 + after > t->path_hash_cap && mf_trie_path_hash_grow(t, n + 1 + after))
+		return 0;
+	t->path_hash[n] = hash;
 	struct mf_node *node = &t->nodes[n];
 	node->parent = parent;
 	node->calls = 0;
@@ -176,23 +210,44 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	if (2 * (t->index_used + 1) > t->index_mask + 1)
 		mf_trie_index_grow(t);
 	if (t->index_used < t->index_mask) { /* one slot stays empty: probes end */
-		mf_trie_index_put(t->index, t->index_mask, parent, pc, (uint32_t)n);
+		mf_trie_index_put(t->index, t->index_mask, hash, parent, pc, (uint32_t)n);
 		t->index_used++;
 	}
 	return (uint32_t)n;
 }
 
-uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc)
+/* The child of parent for pc, whose path hash is hash. */
+static inline uint32_t mf_trie_find(struct mf_trie *t, uint32_t parent, uintptr_t pc, uint32_t hash)
 {
-	uint64_t i = mf_trie_hash(parent, pc) & t->index_mask;
+	uint64_t i = hash & t->index_mask;
 	for (;;) {
 		struct mf_trie_slot *s = &t->index[i];
 		if (s->pc == pc && s->parent == parent && s->node)
 			return s->node;
 		if (!s->node)
-			return mf_trie_add(t, parent, pc);
+			return mf_trie_add(t, parent, pc, hash);
 		i = (i + 1) & t->index_mask;
 	}
+}
+
+uint32_t mf_trie_child(struct mf_trie *t, uint32_t parent, uintptr_t pc)
+{
+	return mf_trie_find(t, parent, pc, mf_trie_hash(t->path_hash[parent], pc));
+}
+
+/* Asks for the index line where the child of a node of path hash parent_hash for pc would
+ * be; returns that child's path hash. */
+static inline uint32_t mf_trie_prefetch(const struct mf_trie *t, uint32_t parent_hash, uintptr_t pc)
+{
+	uint32_t hash = mf_trie_hash(parent_hash, pc);
+	__builtin_prefetch(&t->index[hash & t->index_mask]);
+	return hash;
+}
+
+/* A stack's i-th key: its frames' pcs, then the leaf. */
+static inline uintptr_t mf_trie_key(void *const *pcs, int n, uintptr_t leaf, int i)
+{
+	return i < n ? (uintptr_t)pcs[i] : leaf;
 }
 
 uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated, uintptr_t leaf,
@@ -225,16 +280,25 @@ uint32_t mf_trie_stack(struct mf_trie *t, void *const *pcs, int n, int truncated
 		from = n;
 	if (from)
 		node = path[from - 1];
-	for (int i = from; i < n; i++) {
-		if (!(node = mf_trie_child(t, node, (uintptr_t)pcs[i])))
+	/* The places of the lookups below node follow from the pcs: each one's index line is
+	 * asked for MF_TRIE_AHEAD lookups before it, so that they wait for memory together,
+	 * not one after another. (The frames, then the leaf.) */
+	uint32_t at = t->path_hash[node], ahead = at;
+	int j = from;
+	for (; j <= n && j < from + MF_TRIE_AHEAD; j++)
+		ahead = mf_trie_prefetch(t, ahead, mf_trie_key(pcs, n, leaf, j));
+	for (int i = from; i <= n; i++) {
+		if (j <= n)
+			ahead = mf_trie_prefetch(t, ahead, mf_trie_key(pcs, n, leaf, j++));
+		if (i == n && path && !truncated)
+			*known = n;
+		uintptr_t pc = mf_trie_key(pcs, n, leaf, i);
+		at = mf_trie_hash(at, pc);
+		if (!(node = mf_trie_find(t, node, pc, at)))
 			return 0;
-		if (path && !truncated)
+		if (i < n && path && !truncated)
 			path[i] = node;
 	}
-	if (path && !truncated)
-		*known = n;
-	if (!(node = mf_trie_child(t, node, leaf)))
-		return 0;
 	if (mf_unlikely(++t->memo_added > 2 * (t->memo_mask + 1)) &&
 	    t->memo_mask + 1 < MF_TRIE_MEMO_SLOTS) {
 		mf_trie_memo_grow(t);
