@@ -572,6 +572,7 @@ void mf_life_postfork_child(void)
 		   (mf_life_nfiles < MF_LIFE_FILES ? mf_life_nfiles : MF_LIFE_FILES));
 	mf_life_nfiles = 1;
 	mf_life_live = mf_life_max = mf_life_peak_id = 0;
+	mf_life_delta = 0; /* (the forking thread's batch was of the parent's sum) */
 	mf_life_peak_lock = 0;
 	mf_tls.life_file = 0;
 	mf_tls.life_busy = 0;

@@ -28,4 +28,20 @@ for how in exit kill snap-kill; do
 	is "$(awk '{ s += $NF } END { print s }' "$mf_work/bytes")" 202052 \
 		"$how: the stacks' bytes at the peak add up to it, to the byte"
 done
+
+# A fork while the forking thread has live bytes pending (tests/prog_life_fork.c): the child
+# starts from a live sum of 0 without them, and its peak is its own few KiB (keeping the
+# parent's pending -40,000 took its sum below zero and its peak to nearly 2^64 bytes).
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_life_fork"; rc=$?
+is "$rc" 0 "prog_life_fork: parent and child exit 0"
+peaks=$(for d in "$mf_work"/malloc_freq.*; do
+	"$MF_PRINT" "$d" 2> /dev/null | sed -n 's/^  peak: \(.*\) live in .*/\1/p'
+done | sort -n | tr '\n' ' ')
+like "$peaks" "^[0-9.]+ KiB [0-9.]+ KiB $" "prog_life_fork: two processes' peaks, each of KiB ($peaks)"
+echo "$peaks" | awk '{
+	u["B"] = 1; u["KiB"] = 2^10; u["MiB"] = 2^20; u["GiB"] = 2^30; u["TiB"] = 2^40; u["PiB"] = 2^50
+	u["EiB"] = 2^60; a = $1 * u[$2]; b = $3 * u[$4]; lo = a < b ? a : b; hi = a < b ? b : a
+	exit !(lo < 65536 && hi >= 80000 && hi < 102400) }'
+ok $? "prog_life_fork: the child's under 64 KiB, the parent's its two blocks of 40,000 bytes and a little"
 done_testing
