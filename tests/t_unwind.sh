@@ -30,6 +30,15 @@ walked() {
 	like "$summary" "^[0-9]+ stacks compared, [1-9][0-9]* by the cached walk, 0 differed" "$1: the cached walk was used"
 }
 
+# all_walked NAME: every one of its stacks came from the cached walk (each entry point's frame
+# is the one the walk starts from: lib/interpose.c's malloc and calloc reach the rest of
+# their work by a jump, which a build that made it a call would break)
+all_walked() {
+	n=$(echo "$summary" | sed -n 's/^\([0-9]*\) stacks compared, \([0-9]*\) by the cached walk, .*/\1 \2/p')
+	set -- "$1" $n
+	[ -n "${2:-}" ] && [ "$2" = "$3" ]; ok $? "$1: every stack from the cached walk (${summary:-no summary})"
+}
+
 # hot NAME: and stacks were found among the thread's hot ones, each at the leaf the
 # checked walk gave (a different leaf is named on stderr and counted as differed)
 hot() {
@@ -60,9 +69,11 @@ MALLOC_FREQ_UNWIND=check MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_TESTS/.libs/
 like "$(grep -c 'unwind check: hot stack at leaf' "$mf_work/fault.err")" '^[1-9]' "check mode names a hot stack's wrong leaf (a library built to give some)"
 like "$(grep 'stacks compared' "$mf_work/fault.err")" ', [1-9][0-9]* differed;' "... and counts it as differed"
 checked "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
+all_walked "4 threads, 9 entry points"
 same_report "4 threads, 9 entry points" "$MF_TESTS/prog_sites"
 checked "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5
 walked "1000 sites at 5 depths"
+all_walked "1000 sites at 5 depths"
 checked "stacks 40 deep cut at MALLOC_FREQ_DEPTH=5" env MALLOC_FREQ_DEPTH=5 "$MF_TESTS/prog_deep" 40
 same_report "1000 sites at 5 depths" "$MF_TESTS/prog_deep" 5
 checked "C++ new, exceptions thrown while allocating" "$MF_TESTS/prog_cxx"
