@@ -213,7 +213,9 @@ static inline __attribute__((always_inline)) int mf_passed(void)
 {
 	if (mf_tls.countdown <= 1 || mf_nonzero(mf_tls.recording))
 		return 0;
-	mf_tls.countdown--;
+	/* (one instruction: a signal handler's calls between the test and it count, and a
+	 * countdown its last call reset is not overwritten with the one read before) */
+	__asm__("subq $1, %0" : "+m"(mf_tls.countdown));
 	mf_tls.last_block = NULL;
 	return 1;
 }
