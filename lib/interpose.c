@@ -196,7 +196,7 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 	int nested;
 	if (mf_unlikely(mf_nonzero(mf_tls.recording)) && (nested = mf_enter_nested()) >= 0)
 		return nested;
-	/* sampled out: a decrement, a branch, a store */
+	/* sampled out: one subtract in memory and a branch */
 	if (mf_unlikely(mf_count_down(&mf_tls.countdown)))
 		mf_sample(e, bytes, (uintptr_t)__builtin_return_address(0));
 	else
@@ -215,7 +215,7 @@ static inline __attribute__((always_inline)) int mf_passed(void)
 		return 0;
 	/* (one instruction: a signal handler's calls between the test and it count, and a
 	 * countdown its last call reset is not overwritten with the one read before) */
-	__asm__("subq $1, %0" : "+m"(mf_tls.countdown));
+	(void)mf_count_down(&mf_tls.countdown);
 	mf_tls.last_block = NULL;
 	return 1;
 }
