@@ -261,12 +261,7 @@ static inline void mf_life_change(int64_t d, struct mf_life *l, uint64_t now)
 
 void mf_life_thread_exit(void)
 {
-	int64_t d = mf_life_delta;
-	mf_life_delta = 0;
-	if (d > 0)
-		mf_life_grew(d, mf_life_now());
-	else if (d < 0)
-		mf_life_live_add((uint64_t)d);
+	mf_life_flush(mf_life_delta, NULL, mf_life_now());
 }
 
 void mf_life_exit(void)
