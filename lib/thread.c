@@ -28,8 +28,8 @@ struct mf_thread {
 	uint32_t life_file; /* its number in the lifetimes' registry; 0: none */
 	pid_t tid;
 	unsigned exit_rounds;
-	uint64_t rng;  /* xorshift64* state for the sampling intervals */
-	long interval; /* the countdown's current interval: calls it stands for */
+	uint64_t rng;	    /* xorshift64* state for the sampling intervals */
+	long interval;	    /* the countdown's current interval: calls it stands for */
 	unsigned tag_epoch; /* mf_tls.tag_epoch when trie.root was last set */
 	uint64_t cpu_left;  /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time when the profiler
 			       last returned from a recorded call (0: the thread's start) */
@@ -525,7 +525,7 @@ struct mf_thread *mf_thread_start(void)
 void mf_thread_count_nested(void)
 {
 	struct mf_thread *t = mf_tls.thread;
-	mf_tls.last_record = &mf_leaf_none; /* (the call is not counted at a leaf) */
+	mf_tls.last_record = &mf_leaf_none;	       /* (the call is not counted at a leaf) */
 	if (t && (mf_wiped.owner || !mf_wiped_marked)) /* (not a raw fork's child: the parent's) */
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
@@ -701,8 +701,8 @@ static void mf_thread_wait_call(const struct mf_thread *t, unsigned round)
 {
 	uint64_t now = mf_thread_now_ms(), end = now + MF_HOLD_RUNNABLE_MS;
 	uint64_t until = now + MF_HOLD_BLOCKED_MS;
-	for (unsigned i = 0; !mf_thread_idle(t) && __atomic_load_n(&t->held, __ATOMIC_ACQUIRE) != round;
-	     i++) {
+	for (unsigned i = 0;
+	     !mf_thread_idle(t) && __atomic_load_n(&t->held, __ATOMIC_ACQUIRE) != round; i++) {
 		if (i % 64 == 63 && (now = mf_thread_now_ms()) >= until) {
 			if (now >= end || !mf_thread_runnable(t->tid))
 				return;
