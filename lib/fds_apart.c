@@ -8,8 +8,8 @@
  * without CLONE_FILES), with every signal blocked; the caller is suspended until it ends, so
  * it runs on the caller's thread-local storage (errno included) and on a stack of ours. Where
  * such a task cannot be made (a seccomp filter the profiler knows of, RLIMIT_NPROC, a kernel
- * that refuses, Valgrind), fn runs in place and its descriptors are briefly the program's, as README
- * says. Runs inside malloc: no malloc. */
+ * that refuses, Valgrind), fn runs in place and its descriptors are briefly the program's, as
+ * README says. Runs inside malloc: no malloc. */
 #include "config.h"
 
 #include <errno.h>
@@ -152,10 +152,9 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 	}
 	pthread_mutex_lock(&mf_apart_lock);
 	mf_apart_inside = 1;
-	int tid = clone(mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
-			CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
-			    CLONE_VFORK,
-			&c);
+	int tid = clone(
+	    mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
+	    CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_VFORK, &c);
 	int err = errno;
 	mf_apart_inside = 0;
 	pthread_mutex_unlock(&mf_apart_lock);

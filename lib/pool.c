@@ -15,8 +15,8 @@ enum { MF_POOL_FIRST = 64 };
 
 static size_t mf_pool_slot_size;
 static unsigned char *mf_pool_next, *mf_pool_end; /* the newest mapping's unused slots */
-static size_t mf_pool_mapped;			   /* slots in all mappings so far */
-static void *mf_pool_free;			   /* slots given back, each holding the next */
+static size_t mf_pool_mapped;			  /* slots in all mappings so far */
+static void *mf_pool_free;			  /* slots given back, each holding the next */
 static pthread_mutex_t mf_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A new mapping of as many slots as all before it (MF_POOL_FIRST at first); 0, or -1. */

@@ -25,9 +25,9 @@
 #define MF_NODES_INITIAL 256
 /* Address space a thread's file is mapped in, header and nodes at once, at first: the file
  * grows under it (512 Ki nodes) without another mapping. */
-#define MF_FILE_RESERVE (16u << 20)
+#define MF_FILE_RESERVE	     (16u << 20)
 #define MF_FILE_RESERVE_LIFE ((size_t)1 << 30) /* 32 Mi nodes */
-#define MF_SUFFIX_MAX	100000
+#define MF_SUFFIX_MAX	     100000
 
 static char mf_dir[MF_PATH_LEN];
 static pid_t mf_dir_pid; /* the process mf_dir was made for; 0: none yet */

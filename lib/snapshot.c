@@ -128,8 +128,8 @@ static void mf_snap_ended(struct mf_snap_call *c)
 		for (long at = 0; at < n;) {
 			struct dirent64 *e = (struct dirent64 *)(mf_snap_dirents + at);
 			at += e->d_reclen;
-			if (!mf_snap_is_prof(e->d_name) || faccessat(c->tmp, e->d_name, F_OK,
-								     AT_SYMLINK_NOFOLLOW) == 0)
+			if (!mf_snap_is_prof(e->d_name) ||
+			    faccessat(c->tmp, e->d_name, F_OK, AT_SYMLINK_NOFOLLOW) == 0)
 				continue; /* (copied already: a running thread's) */
 			mf_snap_link(c, e->d_name);
 		}

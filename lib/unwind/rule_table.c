@@ -27,7 +27,7 @@ static struct mf_rule_table *mf_rule_current = &mf_rule_tables[0];
 static int mf_rule_growing;
 /* (In .bss: anonymous memory, which MADV_WIPEONFORK applies to; thread.c marks it.) */
 _Alignas(4096) union mf_wiped mf_wiped;
-static unsigned mf_epoch_kept; /* mf_wiped.epoch, where a raw fork's child finds it */
+static unsigned mf_epoch_kept;	 /* mf_wiped.epoch, where a raw fork's child finds it */
 static unsigned mf_rule_era = 0; /* epoch >> MF_RULE_EPOCH_BITS when rules were last cleared */
 
 const struct mf_rule_table *mf_rule_table_now(void)
