@@ -39,7 +39,7 @@ struct mf_rd {
 	int bad;
 };
 
-static uint64_t mf_rd_fixed(struct mf_rd *r, int size)
+static inline uint64_t mf_rd_fixed(struct mf_rd *r, int size)
 {
 	if (r->bad || r->end - r->p < size) {
 		r->bad = 1;
@@ -60,7 +60,7 @@ static inline uint8_t mf_rd_u8(struct mf_rd *r)
 	return 0;
 }
 
-static void mf_rd_skip(struct mf_rd *r, uint64_t n)
+static inline void mf_rd_skip(struct mf_rd *r, uint64_t n)
 {
 	if (r->bad || n > (uint64_t)(r->end - r->p))
 		r->bad = 1;
@@ -68,7 +68,7 @@ static void mf_rd_skip(struct mf_rd *r, uint64_t n)
 		r->p += n;
 }
 
-static uint64_t mf_rd_uleb(struct mf_rd *r)
+static inline uint64_t mf_rd_uleb(struct mf_rd *r)
 {
 	uint8_t first = mf_rd_u8(r);
 	if (mf_likely(!(first & 0x80)))
@@ -84,7 +84,7 @@ static uint64_t mf_rd_uleb(struct mf_rd *r)
 	return 0;
 }
 
-static int64_t mf_rd_sleb(struct mf_rd *r)
+static inline int64_t mf_rd_sleb(struct mf_rd *r)
 {
 	int64_t v = 0;
 	for (int shift = 0; shift < 64; shift += 7) {
@@ -231,7 +231,7 @@ static int mf_parse_cie(const uint8_t *p, const uint8_t *limit, uintptr_t base, 
 	return 0;
 }
 
-static void mf_rule_set(struct mf_cfa_row *row, uint64_t reg, uint8_t how, int64_t off)
+static inline void mf_rule_set(struct mf_cfa_row *row, uint64_t reg, uint8_t how, int64_t off)
 {
 	struct mf_reg_rule rule = {how, off};
 	if (reg == MF_DW_RBP)
@@ -242,7 +242,8 @@ static void mf_rule_set(struct mf_cfa_row *row, uint64_t reg, uint8_t how, int64
 		row->rsp = rule;
 }
 
-static void mf_rule_restore(struct mf_cfa_row *row, const struct mf_cfa_row *init, uint64_t reg)
+static inline void mf_rule_restore(struct mf_cfa_row *row, const struct mf_cfa_row *init,
+				   uint64_t reg)
 {
 	if (reg == MF_DW_RBP)
 		row->rbp = init->rbp;
@@ -256,141 +257,160 @@ enum { MF_CFI_STACK = 8 };
 
 /* Runs the instructions in [p, end) while the location stays at or below target. init is
  * the row after the CIE's instructions (NULL while running those). 0, or -1 when they use
- * what is not understood here for the CFA itself. */
+ * what is not understood here for the CFA itself. A rule is learned for every return address
+ * a stack shows, and most of that is this loop over long programs (a function's every push,
+ * pop and early return): the reader, the row and the CIE's factors stay in registers. */
 static int mf_cfa_run(const uint8_t *p, const uint8_t *end, const struct mf_cie *c, uintptr_t loc,
-		      uintptr_t target, uintptr_t base, struct mf_cfa_row *row,
+		      uintptr_t target, uintptr_t base, struct mf_cfa_row *out,
 		      const struct mf_cfa_row *init)
 {
-	struct mf_cfa_row stack[MF_CFI_STACK];
+	struct mf_cfa_row stack[MF_CFI_STACK], row = *out;
+	const uint64_t code_align = c->code_align;
+	const int64_t data_align = c->data_align;
 	int depth = 0;
 	struct mf_rd r = {p, end, 0};
-	while (r.p < r.end && !r.bad) {
-		uint8_t op = mf_rd_u8(&r);
+	while (r.p < r.end) {
+		uint8_t op = *r.p++;
 		uint64_t reg, delta = 0;
 		int64_t off;
-		switch (op >> 6) {
-		case 1: /* advance_loc */
-			delta = (op & 0x3f) * c->code_align;
-			goto advance;
-		case 2: /* offset */
-			off = (int64_t)mf_rd_uleb(&r) * c->data_align;
-			mf_rule_set(row, op & 0x3f, MF_REG_AT_CFA, off);
+		/* Most of a long program: a push or pop, as advance_loc and def_cfa_offset. */
+		if (mf_likely((op & 0xc0) == 0x40)) {
+			loc += (op & 0x3f) * code_align;
+			if (loc > target)
+				break;
 			continue;
-		case 3: /* restore */
-			if (!init)
-				return -1;
-			mf_rule_restore(row, init, op & 0x3f);
+		}
+		if (op == 0x0e && mf_likely(r.p < r.end && !(*r.p & 0x80))) {
+			row.cfa_off = *r.p++;
 			continue;
 		}
 		switch (op) {
 		case 0x00: /* nop */
 			break;
-		case 0x01: /* set_loc */
-			loc = mf_rd_encoded(&r, c->fde_enc, base);
-			if (loc > target)
-				return 0;
+		case 0x01: { /* set_loc (its reader apart: the loop's stays in registers) */
+			struct mf_rd at = r;
+			loc = mf_rd_encoded(&at, c->fde_enc, base);
+			r = at;
+			if (!r.bad && loc > target)
+				goto out;
 			break;
+		}
 		case 0x02:
-			delta = mf_rd_fixed(&r, 1) * c->code_align;
+			delta = mf_rd_fixed(&r, 1) * code_align;
 			goto advance;
 		case 0x03:
-			delta = mf_rd_fixed(&r, 2) * c->code_align;
+			delta = mf_rd_fixed(&r, 2) * code_align;
 			goto advance;
 		case 0x04:
-			delta = mf_rd_fixed(&r, 4) * c->code_align;
+			delta = mf_rd_fixed(&r, 4) * code_align;
 			goto advance;
 		case 0x05: /* offset_extended */
 			reg = mf_rd_uleb(&r);
-			off = (int64_t)mf_rd_uleb(&r) * c->data_align;
-			mf_rule_set(row, reg, MF_REG_AT_CFA, off);
+			off = (int64_t)mf_rd_uleb(&r) * data_align;
+			mf_rule_set(&row, reg, MF_REG_AT_CFA, off);
 			break;
 		case 0x06: /* restore_extended */
 			reg = mf_rd_uleb(&r);
 			if (!init)
 				return -1;
-			mf_rule_restore(row, init, reg);
+			mf_rule_restore(&row, init, reg);
 			break;
 		case 0x07: /* undefined */
-			mf_rule_set(row, mf_rd_uleb(&r), MF_REG_UNDEFINED, 0);
+			mf_rule_set(&row, mf_rd_uleb(&r), MF_REG_UNDEFINED, 0);
 			break;
 		case 0x08: /* same_value */
-			mf_rule_set(row, mf_rd_uleb(&r), MF_REG_SAME, 0);
+			mf_rule_set(&row, mf_rd_uleb(&r), MF_REG_SAME, 0);
 			break;
 		case 0x09: /* register */
 			reg = mf_rd_uleb(&r);
 			mf_rd_uleb(&r);
-			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			mf_rule_set(&row, reg, MF_REG_OTHER, 0);
 			break;
 		case 0x0a: /* remember_state */
 			if (depth == MF_CFI_STACK)
 				return -1;
-			stack[depth++] = *row;
+			stack[depth++] = row;
 			break;
 		case 0x0b: /* restore_state (the CFA too, as libgcc and libunwind do) */
 			if (depth == 0)
 				return -1;
-			*row = stack[--depth];
+			row = stack[--depth];
 			break;
 		case 0x0c: /* def_cfa */
-			row->cfa_reg = (int)mf_rd_uleb(&r);
-			row->cfa_off = (int64_t)mf_rd_uleb(&r);
+			row.cfa_reg = (int)mf_rd_uleb(&r);
+			row.cfa_off = (int64_t)mf_rd_uleb(&r);
 			break;
 		case 0x0d: /* def_cfa_register */
-			row->cfa_reg = (int)mf_rd_uleb(&r);
+			row.cfa_reg = (int)mf_rd_uleb(&r);
 			break;
 		case 0x0e: /* def_cfa_offset */
-			row->cfa_off = (int64_t)mf_rd_uleb(&r);
+			row.cfa_off = (int64_t)mf_rd_uleb(&r);
 			break;
 		case 0x0f: /* def_cfa_expression */
-			row->cfa_reg = -1;
+			row.cfa_reg = -1;
 			mf_rd_skip(&r, mf_rd_uleb(&r));
 			break;
 		case 0x10: /* expression */
 		case 0x16: /* val_expression */
 			reg = mf_rd_uleb(&r);
-			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			mf_rule_set(&row, reg, MF_REG_OTHER, 0);
 			mf_rd_skip(&r, mf_rd_uleb(&r));
 			break;
 		case 0x11: /* offset_extended_sf */
 			reg = mf_rd_uleb(&r);
-			off = mf_rd_sleb(&r) * c->data_align;
-			mf_rule_set(row, reg, MF_REG_AT_CFA, off);
+			off = mf_rd_sleb(&r) * data_align;
+			mf_rule_set(&row, reg, MF_REG_AT_CFA, off);
 			break;
 		case 0x12: /* def_cfa_sf */
-			row->cfa_reg = (int)mf_rd_uleb(&r);
-			row->cfa_off = mf_rd_sleb(&r) * c->data_align;
+			row.cfa_reg = (int)mf_rd_uleb(&r);
+			row.cfa_off = mf_rd_sleb(&r) * data_align;
 			break;
 		case 0x13: /* def_cfa_offset_sf */
-			row->cfa_off = mf_rd_sleb(&r) * c->data_align;
+			row.cfa_off = mf_rd_sleb(&r) * data_align;
 			break;
 		case 0x14: /* val_offset */
 			reg = mf_rd_uleb(&r);
 			mf_rd_uleb(&r);
-			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			mf_rule_set(&row, reg, MF_REG_OTHER, 0);
 			break;
 		case 0x15: /* val_offset_sf */
 			reg = mf_rd_uleb(&r);
 			mf_rd_sleb(&r);
-			mf_rule_set(row, reg, MF_REG_OTHER, 0);
+			mf_rule_set(&row, reg, MF_REG_OTHER, 0);
 			break;
 		case 0x2e: /* GNU_args_size */
 			mf_rd_uleb(&r);
 			break;
 		case 0x2f: /* GNU_negative_offset_extended */
 			reg = mf_rd_uleb(&r);
-			off = -(int64_t)mf_rd_uleb(&r) * c->data_align;
-			mf_rule_set(row, reg, MF_REG_AT_CFA, off);
+			off = -(int64_t)mf_rd_uleb(&r) * data_align;
+			mf_rule_set(&row, reg, MF_REG_AT_CFA, off);
 			break;
 		default:
-			return -1;
+			if (op >> 6 == 2) { /* offset */
+				off = (int64_t)mf_rd_uleb(&r) * data_align;
+				mf_rule_set(&row, op & 0x3f, MF_REG_AT_CFA, off);
+			} else if (op >> 6 == 3) { /* restore */
+				if (!init)
+					return -1;
+				mf_rule_restore(&row, init, op & 0x3f);
+			} else {
+				return -1;
+			}
 		}
+		if (r.bad)
+			return -1;
 		continue;
 	advance:
-		if (loc + delta > target)
-			return 0;
+		if (r.bad)
+			return -1;
 		loc += delta;
+		if (loc > target)
+			break;
 	}
-	return r.bad ? -1 : 0;
+out:
+	*out = row;
+	return 0;
 }
 
 /* The FDE covering pc, by binary search in .eh_frame_hdr's table, into *fde: 0; MF_CFI_NONE
