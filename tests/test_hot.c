@@ -241,22 +241,38 @@ int main(void)
 	outer_pc(PC1 + 8);
 	tap_ok(all && find(f) == 71, "... and the two before it still at theirs");
 
-	/* the arena fills and starts over; stacks found again are all kept, the last is found */
+	/* stacks never found again, in a new thread's arena: it stays at its first size */
+	struct mf_hot keep = hot;
+	memset(&hot, 0, sizeof(hot));
+	hot.arena = arena;
+	hot.scratch = scratch;
 	f = build(1);
-	uint32_t last = 0, found = 0;
 	for (uint32_t i = 0; i < 3000; i++) {
+		ws.f[3].sp = f.sp - 16 * (i + 1);
+		mf_hot_put(&hot, &ws, 100 + i, &entry);
+	}
+	tap_ok(hot.limit == MF_HOT_ARENA_FIRST && hot.used <= MF_HOT_ARENA_FIRST && hot.shift > 0,
+	       "stacks never found again: the arena stays at %u bytes (uses %u), one in %u kept",
+	       hot.limit, hot.used, 1u << hot.shift);
+	hot = keep;
+
+	/* stacks found again: the arena grows while they pay, to its largest, then starts
+	 * over; they are all kept, the last is found */
+	uint32_t last = 0, found = 0, round = hot.round, n = 4 * MF_HOT_ARENA / 64;
+	for (uint32_t i = 0; i < n; i++) {
 		ws.f[3].sp = f.sp - 16 * (i + 1); /* other first frames, same words */
 		mf_hot_put(&hot, &ws, last = 100 + i, &entry);
 		g = f;
 		g.sp = ws.f[3].sp;
 		found += find(g) == last && find(g) == last;
 	}
-	tap_ok(hot.used <= MF_HOT_ARENA, "the arena stays within its %d bytes", MF_HOT_ARENA);
-	tap_ok(found == 3000 && hot.shift == 0,
-	       "stacks found again as often as kept are all kept (%u of 3000)", found);
+	tap_ok(hot.limit == MF_HOT_ARENA && hot.used <= MF_HOT_ARENA && hot.round != round,
+	       "stacks that pay: the arena grew to its %d bytes and started over", MF_HOT_ARENA);
+	tap_ok(found == n && hot.shift == 0,
+	       "stacks found again as often as kept are all kept (%u of %u)", found, n);
 	/* stacks never found again: fewer of them are kept as the arena fills with them */
 	for (uint32_t i = 0; i < 30000; i++) {
-		ws.f[3].sp = f.sp - 16 * (i + 3001);
+		ws.f[3].sp = f.sp - 16 * (i + n + 1);
 		mf_hot_put(&hot, &ws, 5000 + i, &entry);
 	}
 	tap_ok(hot.shift > 0, "stacks never found again: one in %u of them is kept",

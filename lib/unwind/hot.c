@@ -61,7 +61,7 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
  * there). It reads the arena's first word, the pc of the root at 0, which stays 0. */
 #define MF_HOT_STOP(h) ((struct mf_walk_check){(const uintptr_t *)(h)->arena, 1})
 
-_Static_assert(MF_HOT_ARENA <= 1 << 16, "an offset in the arena fits a fan key's low half");
+_Static_assert(MF_HOT_ARENA >> 4 <= 1 << 16, "a node's offset / 16 fits a fan key's low half");
 static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uintptr_t was)
 {
 	return &h->fan[(was ^ was >> 8 ^ off) & (MF_HOT_FANS - 1)];
@@ -127,7 +127,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 			x = first;
 			continue;
 		}
-		uint32_t key = (uint32_t)((const unsigned char *)x - h->arena) | h->round;
+		uint32_t key = (uint32_t)((const unsigned char *)x - h->arena) >> 4 | h->round;
 		struct mf_hot_fan *f = mf_hot_fan(h, key, v);
 		if (f->key == key && f->was == v) {
 			x = mf_hot_node(h, f->child);
@@ -153,7 +153,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 static uint32_t mf_hot_alloc(struct mf_hot *h, size_t size)
 {
 	size = (size + 15) & ~(size_t)15;
-	if (h->used + size > MF_HOT_ARENA)
+	if (h->used + size > h->limit)
 		return 0;
 	uint32_t off = h->used;
 	h->used += (uint32_t)size;
@@ -173,6 +173,8 @@ static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 	_Static_assert(offsetof(struct mf_hot_root, node) == 32, "the root at 0 takes 32 bytes");
 	h->used = 32;
 	h->epoch = epoch;
+	if (!h->limit)
+		h->limit = MF_HOT_ARENA_FIRST;
 }
 
 /* (epoch 0 matches the wiped epoch of a raw fork's child, but then no bucket holds a stack) */
@@ -181,16 +183,24 @@ void mf_hot_drop(struct mf_hot *h)
 	mf_hot_clear(h, 0);
 }
 
-/* The arena is full. If its stacks were found less often than they were kept, more stacks
- * come and go than it holds: keep only one in two more of them from now on (a stack kept
- * costs about as much as a walk saves); if they paid, as many again. */
+/* The arena is full. If its stacks paid (found at least twice as often as they were kept),
+ * it grows, keeping them: a program whose hot stacks are many (node's workers keep about
+ * 500 at a time) then walks less than a third as often, and a thread whose stacks do not
+ * come back stays small. At its largest it starts over; if its stacks were found less often than
+ * that, more stacks come and go than it holds: keep only one in two more of them from now on (a
+ * stack kept costs about as much as a walk saves); if they paid, as many again. */
 static void mf_hot_full(struct mf_hot *h, unsigned epoch)
 {
-	if (h->hits < 2 * h->puts)
+	int paid = h->hits >= 2 * h->puts;
+	h->hits = h->puts = 0;
+	if (paid && h->limit < MF_HOT_ARENA) {
+		h->limit *= 2;
+		return;
+	}
+	if (!paid)
 		h->shift += h->shift < MF_HOT_SHIFT_MAX;
 	else if (h->shift)
 		h->shift--;
-	h->hits = h->puts = 0;
 	mf_hot_clear(h, epoch);
 }
 
@@ -231,7 +241,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			if (!rest || !fresh)
 				return -1;
 			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children become rest's) */
-				if (h->fan[k].key == (off | h->round))
+				if (h->fan[k].key == (off >> 4 | h->round))
 					h->fan[k].key = 0;
 			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
 			struct mf_hot_node *r = mf_hot_node(h, rest);
@@ -320,9 +330,8 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 		if (root ? mf_hot_insert(h, off, c + 1, (uint32_t)k - 1, leaf) == 0
 			 : mf_hot_root_new(h, pc, sp, caller, c + 1, (uint32_t)k - 1, leaf) == 0)
 			return;
-		if (h->used + sizeof(struct mf_hot_root) + (size_t)(k + 1) * sizeof(*c) <=
-		    MF_HOT_ARENA)
+		if (h->used + sizeof(struct mf_hot_root) + (size_t)(k + 1) * sizeof(*c) <= h->limit)
 			return;	       /* it did not fit the tree: leave it */
-		mf_hot_full(h, epoch); /* full: start over, once */
+		mf_hot_full(h, epoch); /* full: grow or start over, once */
 	}
 }

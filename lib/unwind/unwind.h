@@ -61,17 +61,19 @@ struct mf_walk_check {
 };
 
 /* A thread's hot stacks, each with the trie leaf it was counted at (hot.c): a tree of the
- * words that decide their walks, in an arena that starts over when full. */
+ * words that decide their walks, in an arena that grows while its stacks pay (from
+ * MF_HOT_ARENA_FIRST bytes to MF_HOT_ARENA) and starts over when full. */
 enum {
 	MF_HOT_BUCKETS = 64,
-	MF_HOT_ARENA = 32 << 10,
+	MF_HOT_ARENA_FIRST = 32 << 10,
+	MF_HOT_ARENA = 512 << 10,
 	MF_HOT_CHECKS = 512, /* a stack that needs more words is not kept */
 	MF_HOT_SHIFT_MAX = 8,
 	MF_HOT_FANS = 256,
 };
 /* A branch's child, found again without going through its siblings: the node at offset
- * `child` is the child of the node at `key` & 0xffff whose `was` is `was`, in the arena's
- * round `key` >> 16. */
+ * `child` is the child of the node at offset 16 * (`key` & 0xffff) whose `was` is `was`, in
+ * the arena's round `key` >> 16. */
 struct mf_hot_fan {
 	uintptr_t was;
 	uint32_t key, child;
@@ -79,10 +81,11 @@ struct mf_hot_fan {
 struct mf_hot {
 	unsigned epoch;			 /* of the rules its stacks were walked by */
 	uint32_t used;			 /* bytes of arena; 0: not started */
+	uint32_t limit;			 /* the bytes it may use now (0: the first size) */
 	uint32_t hits, puts;		 /* stacks found and kept since the arena was last full */
 	uint32_t shift, skipped;	 /* keep one in 1 << shift of the stacks offered */
 	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
-	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned */
+	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned, touched as used */
 	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
 	uint32_t round;			 /* the arena's, as the fans' keys hold it (<< 16) */
 	struct mf_hot_fan fan[MF_HOT_FANS]; /* by the branch and its word's value */
