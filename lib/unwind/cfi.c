@@ -291,7 +291,7 @@ static int mf_cfa_run(const uint8_t *p, const uint8_t *end, const struct mf_cie 
 			struct mf_rd at = r;
 			loc = mf_rd_encoded(&at, c->fde_enc, base);
 			r = at;
-			if (!r.bad && loc > target)
+			if (loc > target)
 				goto out;
 			break;
 		}
