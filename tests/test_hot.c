@@ -69,7 +69,7 @@ enum { PC3 = 0x401000, PC2 = 0x402000, PC1 = 0x403000, PC0 = 0x404000 };
 static uintptr_t mem[64];	 /* the stack: higher index, higher address (outer frames) */
 static struct mf_walk_stacks ws; /* large: not on the test's stack */
 static struct mf_hot hot;
-static _Alignas(16) unsigned char arena[MF_HOT_ARENA];
+static _Alignas(16) unsigned char arena[MF_HOT_ARENA], other_arena[MF_HOT_ARENA];
 static struct mf_walk_check scratch[MF_HOT_CHECKS];
 
 #define AT(i)	((uintptr_t)&mem[i])
@@ -244,7 +244,7 @@ int main(void)
 	/* stacks never found again, in a new thread's arena: it stays at its first size */
 	struct mf_hot keep = hot;
 	memset(&hot, 0, sizeof(hot));
-	hot.arena = arena;
+	hot.arena = other_arena;
 	hot.scratch = scratch;
 	f = build(1);
 	for (uint32_t i = 0; i < 3000; i++) {
@@ -256,18 +256,28 @@ int main(void)
 	       hot.limit, hot.used, 1u << hot.shift);
 	hot = keep;
 
-	/* stacks found again: the arena grows while they pay, to its largest, then starts
-	 * over; they are all kept, the last is found */
+	/* stacks found again: the arena grows while they pay, keeping them, to its largest,
+	 * then starts over; they are all kept, the last is found */
 	uint32_t last = 0, found = 0, round = hot.round, n = 4 * MF_HOT_ARENA / 64;
+	unsigned grew = 0, kept = 0;
 	for (uint32_t i = 0; i < n; i++) {
+		uint32_t had = hot.limit;
 		ws.f[3].sp = f.sp - 16 * (i + 1); /* other first frames, same words */
 		mf_hot_put(&hot, &ws, last = 100 + i, &entry);
 		g = f;
+		if (hot.limit > had && i > 0) { /* grown by this put: the one before is there */
+			grew++;
+			g.sp = f.sp - 16 * i;
+			kept += find(g) == last - 1;
+		}
 		g.sp = ws.f[3].sp;
 		found += find(g) == last && find(g) == last;
 	}
+	tap_ok(grew == 4 && kept == grew,
+	       "stacks that pay: the arena doubled %u times, keeping its stacks each time (%u)",
+	       grew, kept);
 	tap_ok(hot.limit == MF_HOT_ARENA && hot.used <= MF_HOT_ARENA && hot.round != round,
-	       "stacks that pay: the arena grew to its %d bytes and started over", MF_HOT_ARENA);
+	       "... to its %d bytes, and then started over", MF_HOT_ARENA);
 	tap_ok(found == n && hot.shift == 0,
 	       "stacks found again as often as kept are all kept (%u of %u)", found, n);
 	/* stacks never found again: fewer of them are kept as the arena fills with them */

@@ -12,8 +12,9 @@
  * Where the first child does not hold that value, the child found for it last is noted (a
  * fan), so that a branch of many children costs about what one of two does.
  * A root is where the program called the entry point (the entry point's frame, the caller's
- * return address). Everything lies in one arena per thread, touched as it fills, which starts
- * over when full or when the rules change (an unload). Runs inside malloc. */
+ * return address). Everything lies in one arena per thread, touched as it fills, which grows
+ * while its stacks pay (mf_hot_full) and starts over when full at its largest, when they do
+ * not, or when the rules change (an unload). Runs inside malloc. */
 #include "config.h"
 
 #include <string.h>
@@ -183,25 +184,24 @@ void mf_hot_drop(struct mf_hot *h)
 	mf_hot_clear(h, 0);
 }
 
-/* The arena is full. If its stacks paid (found at least twice as often as they were kept),
- * it grows, keeping them: a program whose hot stacks are many (node's workers keep about
- * 500 at a time) then walks less than a third as often, and a thread whose stacks do not
- * come back stays small. At its largest it starts over; if its stacks were found less often than
- * that, more stacks come and go than it holds: keep only one in two more of them from now on (a
- * stack kept costs about as much as a walk saves); if they paid, as many again. */
+/* The arena is full. If its stacks were not found at least twice as often as they were
+ * kept, more stacks come and go than it holds: keep only one in two more of them from now on
+ * (a stack kept costs about as much as a walk saves); if they paid, as many again, and it
+ * grows, keeping them, up to its largest: a thread whose hot stacks are many (node's workers
+ * keep about 500 at a time) then walks less than a third as often, and one whose stacks do
+ * not pay, or that has few, stays small. Otherwise it starts over. */
 static void mf_hot_full(struct mf_hot *h, unsigned epoch)
 {
 	int paid = h->hits >= 2 * h->puts;
 	h->hits = h->puts = 0;
-	if (paid && h->limit < MF_HOT_ARENA) {
-		h->limit *= 2;
-		return;
-	}
 	if (!paid)
 		h->shift += h->shift < MF_HOT_SHIFT_MAX;
 	else if (h->shift)
 		h->shift--;
-	mf_hot_clear(h, epoch);
+	if (paid && h->limit < MF_HOT_ARENA)
+		h->limit *= 2;
+	else
+		mf_hot_clear(h, epoch);
 }
 
 /* A node holding the words c[0..n) and then the leaf; 0 when the arena is full. */
