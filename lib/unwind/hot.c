@@ -63,9 +63,15 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 #define MF_HOT_STOP(h) ((struct mf_walk_check){(const uintptr_t *)(h)->arena, 1})
 
 _Static_assert(MF_HOT_ARENA >> 4 <= 1 << 16, "a node's offset / 16 fits a fan key's low half");
-static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t off, uintptr_t was)
+/* The fans' key of the node at off (16-aligned) in this round of the arena. */
+static inline uint32_t mf_hot_fan_key(const struct mf_hot *h, uint32_t off)
 {
-	return &h->fan[(was ^ was >> 8 ^ off) & (MF_HOT_FANS - 1)];
+	return off >> 4 | h->round;
+}
+
+static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t key, uintptr_t was)
+{
+	return &h->fan[(was ^ was >> 8 ^ key) & (MF_HOT_FANS - 1)];
 }
 
 /* The node's words end after n of them: the stop there. */
@@ -128,7 +134,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 			x = first;
 			continue;
 		}
-		uint32_t key = (uint32_t)((const unsigned char *)x - h->arena) >> 4 | h->round;
+		uint32_t key = mf_hot_fan_key(h, (uint32_t)((const unsigned char *)x - h->arena));
 		struct mf_hot_fan *f = mf_hot_fan(h, key, v);
 		if (f->key == key && f->was == v) {
 			x = mf_hot_node(h, f->child);
@@ -241,7 +247,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			if (!rest || !fresh)
 				return -1;
 			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children become rest's) */
-				if (h->fan[k].key == (off >> 4 | h->round))
+				if (h->fan[k].key == mf_hot_fan_key(h, off))
 					h->fan[k].key = 0;
 			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
 			struct mf_hot_node *r = mf_hot_node(h, rest);
