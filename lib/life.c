@@ -67,6 +67,12 @@ static inline uint64_t mf_life_now(void)
 	return __builtin_ia32_rdtsc();
 }
 
+/* ticks of the counter in nanoseconds */
+static inline uint64_t mf_life_ns(uint64_t ticks)
+{
+	return (uint64_t)((double)ticks * mf_life_ns_per_tick);
+}
+
 static uint64_t mf_life_mono(void)
 {
 	struct timespec ts;
@@ -202,8 +208,7 @@ static void mf_life_peak_new(uint64_t live, uint64_t now)
 	__atomic_store_n(&mf_life_peak_id, id, __ATOMIC_RELEASE);
 	if (!__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
 		return;
-	uint64_t ns =
-	    mf_life_real0 + (uint64_t)((double)(now - mf_life_tick0) * mf_life_ns_per_tick);
+	uint64_t ns = mf_life_real0 + mf_life_ns(now - mf_life_tick0);
 	mf_process_set(MF_PROCESS_PEAK_BYTES, live);
 	mf_process_set(MF_PROCESS_PEAK_NS, ns);
 	mf_process_set(MF_PROCESS_PEAK_ID, id);
@@ -405,8 +410,7 @@ static inline struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uin
 	mf_life_see(l);
 	unsigned b = MF_LIFETIME_BUCKETS;
 	if (now) {
-		b = MF_SIZE_BUCKET((uint64_t)((double)(now > slot->born ? now - slot->born : 0) *
-					      mf_life_ns_per_tick));
+		b = MF_SIZE_BUCKET(mf_life_ns(now > slot->born ? now - slot->born : 0));
 		b = b < MF_LIFETIME_BUCKETS ? b : MF_LIFETIME_BUCKETS - 1;
 	}
 	if (slot->file == mf_tls.life_file) { /* (freed by its own thread: no other writes) */
