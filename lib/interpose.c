@@ -46,12 +46,25 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 	return mf_thread_start();
 }
 
+/* Whether no call of this thread can start recording: the profiler could not start, or the
+ * thread or process stopped recording (a directory that cannot be made, no memory, the thread
+ * ending). Such calls then take no slow step: no lock, no system call (two a call before). */
+static int mf_sample_refused(void)
+{
+	int state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE);
+	return state == MF_INIT_FAILED || (state == MF_INIT_DONE && mf_thread_refused());
+}
+
 /* A thread's first call (or a call of a thread that does not record). */
 static MF_NOINLINE struct mf_thread *mf_sample_first(void)
 {
 	int saved = errno;
 	if (mf_unlikely(mf_control_child))
 		mf_control_child_start();
+	if (mf_sample_refused()) {
+		errno = saved;
+		return NULL;
+	}
 	mf_fork_hold();
 	int cancel = mf_nocancel_begin();
 	struct mf_thread *t = mf_enter_slow();

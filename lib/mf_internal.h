@@ -396,6 +396,10 @@ static inline void mf_busy_leave(void)
 void mf_thread_init(void);
 /* NULL: this thread does not record. Otherwise mf_tls.countdown holds the first interval. */
 struct mf_thread *mf_thread_start(void);
+/* Whether mf_thread_start would give NULL at once, with nothing to do: the calling thread or
+ * the whole process stopped recording (a plain read, no lock: a stale answer only sends a
+ * call the slow way). */
+int mf_thread_refused(void);
 /* The hot path (mf_config.hot: every call recorded): a call from one of the thread's hot
  * stacks, counted; 0 if it was not one (nothing done: then mf_thread_record). */
 int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from);

@@ -475,6 +475,11 @@ static long mf_thread_setup(void *arg)
 	return err;
 }
 
+int mf_thread_refused(void)
+{
+	return (mf_tls.disabled || mf_stopped) && !mf_thread_orphan;
+}
+
 struct mf_thread *mf_thread_start(void)
 {
 	/* In a child forked by a signal handler, the interrupted call's state is dropped at

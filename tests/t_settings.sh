@@ -42,6 +42,15 @@ for place in "$mf_work/does/not/exist" /etc/passwd; do
 	is "$rc:$got" "0:$plain" "MALLOC_FREQ_DIR=$place: the program runs on unharmed"
 	like "$(cat "$mf_work/err")" "^malloc_freq: cannot create a profile directory in $place: .*; not recording$" "... and it is said"
 	is "$(wc -l < "$mf_work/err")" 1 "... once"
+	# (a refused call takes no slow step: they cost two system calls each)
+	if command -v strace > /dev/null; then
+		MALLOC_FREQ_DIR="$place" LD_PRELOAD="$MF_LIB" strace -f -qq -e trace=rt_sigprocmask \
+			-e signal=none -o "$mf_work/trace" "$MF_TESTS/prog_deep" 3 > /dev/null 2>&1
+		n=$(wc -l < "$mf_work/trace")
+		[ "$n" -lt 100 ]; ok $? "... and its 3000 calls cost no system call each ($n rt_sigprocmask)"
+	else
+		skip "strace not installed: the calls' system calls not counted"
+	fi
 done
 rm -rf "$mf_work"/malloc_freq.*
 got=$(cd "$mf_work" && MALLOC_FREQ_DIR= LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_deep" 3 2> "$mf_work/err")
