@@ -515,7 +515,8 @@ static void mf_life_drop(void *p, uint64_t replaced_by)
 			mf_life_change(-(int64_t)slot.size, l, now);
 		else /* (a growing realloc: its new block's bytes come in mf_life_alloc, at once) */
 			mf_life_delta -= (int64_t)slot.size;
-	} else if (!mf_life_sampled) {
+	} else if (!mf_life_sampled && !mf_control_off()) {
+		/* (while recording is off, blocks are not seen allocated: not counted then) */
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
 	}
 	mf_tls.life_busy--;

@@ -2,7 +2,8 @@
 # The stub library: one binary linked with -lmalloc_freq_api (shared, and again static) runs
 # unchanged without the profiler (the API does nothing, malloc_freq_stats says ENOSYS), and
 # with the profiler preloaded its functions take over: started off, only the calls between
-# malloc_freq_enable and malloc_freq_disable are recorded. The pkg-config file names it.
+# malloc_freq_enable and malloc_freq_disable are recorded (with lifetimes too, and the frees
+# made while off are not counted as frees of unknown blocks). The pkg-config file names it.
 . "$srcdir/tests/tap.sh"
 a=300 b=500
 for prog in prog_api prog_api_static; do
@@ -27,6 +28,15 @@ for prog in prog_api prog_api_static; do
 	is "$(calls "$mf_work/c" ';site_outside;malloc$')" 0 "$prog preloaded: none at site_outside (off)"
 	rm -rf "$dir"
 done
+# With lifetimes, started off: the blocks of the calls made while off are not seen allocated,
+# and their 2 x $a frees (while off too) are not counted as frees of unknown blocks.
+MALLOC_FREQ_START=off MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_api" $a $b > /dev/null
+summary=$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)
+unknown=$(printf '%s\n' "$summary" | sed -n 's/.*; \([0-9]*\) frees of blocks never seen allocated$/\1/p')
+leaked=$(printf '%s\n' "$summary" | sed -n 's/^  lifetimes: \([0-9]*\) blocks .*/\1/p')
+[ -n "$unknown" ] && [ "$unknown" -lt $a ] && [ "$leaked" = 0 ]
+ok $? "MALLOC_FREQ_LIFETIMES=1, started off: $leaked leaked, $unknown frees of unknown blocks (under $a)"
+rm -rf "$mf_work"/malloc_freq.*
 if command -v pkg-config > /dev/null; then
 	pc=$(PKG_CONFIG_PATH="$MF_TESTS/.." pkg-config --cflags --libs malloc_freq_api); rc=$?
 	is "$rc" 0 "pkg-config reads malloc_freq_api.pc"
