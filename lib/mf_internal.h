@@ -481,7 +481,7 @@ void mf_fds_apart_off(void); /* from now on in place (a seccomp filter may forbi
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
 
-/* life.c: lifetimes (MALLOC_FREQ_LIFETIMES=1), the address map from each live block to the
+/* life/: lifetimes (MALLOC_FREQ_LIFETIMES=1), the address map from each live block to the
  * leaf that allocated it. Off, nothing here is called. */
 extern int mf_life_on;
 /* Under sampling, the filter of the addresses that may be in the map (NULL: any may be): a
@@ -490,7 +490,7 @@ extern int mf_life_on;
 #define MF_LIFE_FILTER_BITS 20
 extern uint8_t *mf_life_filter;
 /* Whether block p may be in the map (a free of one that is not costs this only). The
- * filter's index is the top bits of the map's hash (life.c), which its product alone gives. */
+ * filter's index is the top bits of the map's hash (life/map.c), which its product alone gives. */
 static inline int mf_life_maybe(const void *p)
 {
 	const uint8_t *f = mf_life_filter;

@@ -12,7 +12,7 @@
 #     allocated it, counting the realloc as one more block there; we charge the new block to
 #     the realloc's stack. Summed over the points realloc touched, the counts agree.
 #   - the peak's moment: in a process with one thread (both of these) ours is exact, as
-#     DHAT's is: each change goes into the process's sum at once (lib/life.c). sqlite3's
+#     DHAT's is: each change goes into the process's sum at once (lib/life/life.c). sqlite3's
 #     peak is DHAT's to the byte, with no point differing there; python3's may not be (its
 #     addresses, below). With more threads ours is found within MF_LIFE_BATCH (64 KiB) of
 #     live bytes per thread; so each program ends by holding 16 MB for a moment, far above

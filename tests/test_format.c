@@ -25,7 +25,7 @@
 void mf_unwind_forget(void) {}
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
-int mf_life_on; /* (lifetimes off: lib/life.c is not linked) */
+int mf_life_on; /* (lifetimes off: lib/life/ is not linked) */
 
 #define STACKS 3000
 

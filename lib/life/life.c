@@ -1,15 +1,9 @@
-/* Lifetimes (MALLOC_FREQ_LIFETIMES=1): an address map from every live block to the thread file
- * and leaf that allocated it, so that a free on any thread, also after the allocating thread
- * ended, is charged to that leaf's struct mf_life in its file. Runs inside malloc: no malloc
- * (the map's memory is mmap'd), no stdio, errno preserved.
- *
- * The map: 64 shards by address hash, each an open-addressing table (linear probing,
- * deletion by backward shift: no tombstones) behind a spinlock of its own, so threads that
- * allocate at once rarely meet (and while the process has one thread, none is taken); a
- * shard doubles at half full. A slot is 32 bytes, so a live
- * block costs 64 to 128 bytes. The thread files stay mapped to the end of the process (a
- * late free still finds its record), and never move (their reserved address space is made
- * large; a file that would outgrow it stops growing).
+/* Lifetimes (MALLOC_FREQ_LIFETIMES=1): every live block is in an address map (map.c) with the
+ * thread file and leaf that allocated it, so that a free on any thread, also after the
+ * allocating thread ended, is charged to that leaf's struct mf_life in its file. Runs inside
+ * malloc: no malloc (the map's memory is mmap'd), no stdio, errno preserved. The thread files
+ * stay mapped to the end of the process (a late free still finds its record), and never move
+ * (their reserved address space is made large; a file that would outgrow it stops growing).
  *
  * The peak (DHAT's t-gmax), without a walk: the process's live requested bytes are one atomic
  * sum, and each new maximum of it gets a number (mf_life_peak_id). A leaf's live counts change
@@ -23,10 +17,8 @@
  * right to within that much per thread, and what each leaf held then is its own count.
  *
  * Under sampling (MALLOC_FREQ_SAMPLE=N) only the sampled calls' blocks enter the map: every
- * figure counts those (a reader scales them by N, as the calls), and a free learns from the
- * filter (mf_life_maybe: a hash and a byte read) that its block is not one of them. The heap
- * is the host's, so a block cannot carry a mark of its own; the filter is 1 MiB of counts,
- * each changed only under the lock of the shard its hashes fall in. */
+ * figure counts those (a reader scales them by N, as the calls), and a free of another block
+ * learns that from the map's filter. */
 #include "config.h"
 
 #include <errno.h>
@@ -36,25 +28,15 @@
 #include <sys/single_threaded.h>
 #include <time.h>
 
-#include "mf_internal.h"
+#include "life/internal.h"
 
-#define MF_LIFE_SHARDS	  64
-#define MF_LIFE_FILES	  65536
-#define MF_LIFE_SLOTS_MIN 512
+#define MF_LIFE_FILES 65536
 
 /* The thread's change of live bytes not yet in the process's sum (mf_life_change). */
 #define MF_LIFE_BATCH (64 << 10)
 static int64_t mf_life_batch = MF_LIFE_BATCH; /* (sampled: the bytes that stand for as much) */
 
-uint8_t *mf_life_filter;
 static int mf_life_sampled; /* a free the map does not know may be of an unsampled block */
-
-struct mf_life_slot {
-	uintptr_t addr; /* 0: empty */
-	uint64_t size;
-	uint32_t file, node; /* the leaf: mf_life_files[file][node] */
-	uint64_t born;	     /* the time-stamp counter */
-};
 
 /* Lifetimes are measured with the time-stamp counter (invariant on every x86-64 that Linux
  * keeps it as its clock source), a few nanoseconds a read where clock_gettime takes 30 on a
@@ -96,34 +78,10 @@ void mf_life_init(void)
 		return;
 	mf_life_sampled = 1;
 	mf_life_batch = MF_LIFE_BATCH / (int64_t)mf_config.sample + 1;
-	/* (without it, every free is looked up: slower, as exact) */
-	void *f = mmap(NULL, (size_t)1 << MF_LIFE_FILTER_BITS, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	mf_life_filter = f == MAP_FAILED ? NULL : f;
+	mf_life_map_sampled();
 }
-
-_Static_assert(MF_LIFE_SHARDS == 64 && MF_LIFE_FILTER_BITS >= 6,
-	       "a filter count's hashes fall in one shard (the top 6 bits)");
-
-/* The filter's count for hash h, by the holder of h's shard: one more, or one less. */
-static void mf_life_filter_add(uint64_t h, int d)
-{
-	if (!mf_life_filter)
-		return;
-	uint8_t *c = &mf_life_filter[h >> (64 - MF_LIFE_FILTER_BITS)];
-	uint8_t v = *c;
-	if (v != 255) /* (255: too many to know when the last goes; never 0 again) */
-		__atomic_store_n(c, (uint8_t)(v + d), __ATOMIC_RELAXED);
-}
-
-struct mf_life_shard {
-	_Alignas(64) int lock;
-	struct mf_life_slot *slot;
-	uint64_t mask, used;
-};
 
 int mf_life_on;
-static struct mf_life_shard mf_life_shards[MF_LIFE_SHARDS];
 static struct mf_node *mf_life_files[MF_LIFE_FILES]; /* [0]: none */
 static uint32_t mf_life_nfiles = 1;
 /* (apart: live changes at every call; the others at each new maximum) */
@@ -288,117 +246,6 @@ uint32_t mf_life_file_new(struct mf_node *nodes)
 	return id;
 }
 
-/* (mf_life_maybe takes its top bits from the product: the shift changes only the low 33) */
-static inline uint64_t mf_life_hash(uintptr_t addr)
-{
-	uint64_t h = (uint64_t)(addr >> 4) * 0x9e3779b97f4a7c15ull;
-	return h ^ (h >> 31);
-}
-
-/* (a filter's count, the hash's top MF_LIFE_FILTER_BITS, falls in one shard) */
-static struct mf_life_shard *mf_life_shard(uint64_t h)
-{
-	return &mf_life_shards[h >> 58];
-}
-
-static void mf_life_lock(struct mf_life_shard *s)
-{
-	while (__atomic_exchange_n(&s->lock, 1, __ATOMIC_ACQUIRE))
-		while (__atomic_load_n(&s->lock, __ATOMIC_RELAXED))
-			sched_yield();
-}
-
-static void mf_life_unlock(struct mf_life_shard *s)
-{
-	__atomic_store_n(&s->lock, 0, __ATOMIC_RELEASE);
-}
-
-/* A shard's lock for a block's way in or out, taken unless the process has one thread: then,
- * as glibc's own malloc does (it takes no lock then either), none is needed: no other thread
- * can be in the map, a signal handler's call in this thread stays out of it (life_busy), and
- * the thread becomes one of several only by creating another, outside the map. Whether it
- * was taken. */
-static inline int mf_life_enter(struct mf_life_shard *s)
-{
-	if (__libc_single_threaded)
-		return 0;
-	mf_life_lock(s);
-	return 1;
-}
-
-static inline void mf_life_leave(struct mf_life_shard *s, int locked)
-{
-	if (locked)
-		mf_life_unlock(s);
-}
-
-static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct mf_life_slot *x)
-{
-	uint64_t i = mf_life_hash(x->addr) & mask;
-	while (slot[i].addr && slot[i].addr != x->addr)
-		i = (i + 1) & mask;
-	slot[i] = *x;
-}
-
-/* Twice the slots (the first time: MF_LIFE_SLOTS_MIN). 0, or -1 without memory. */
-static MF_NOINLINE int mf_life_grow(struct mf_life_shard *s)
-{
-	uint64_t n = s->slot ? (s->mask + 1) * 2 : MF_LIFE_SLOTS_MIN;
-	int saved = errno;
-	struct mf_life_slot *slot = mmap(NULL, n * sizeof(*slot), PROT_READ | PROT_WRITE,
-					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (slot == MAP_FAILED) {
-		errno = saved;
-		return -1;
-	}
-	if (s->slot) {
-		for (uint64_t i = 0; i <= s->mask; i++)
-			if (s->slot[i].addr)
-				mf_life_put(slot, n - 1, &s->slot[i]);
-		munmap(s->slot, (s->mask + 1) * sizeof(*slot));
-	}
-	errno = saved;
-	s->slot = slot;
-	s->mask = n - 1;
-	return 0;
-}
-
-/* A slot's fields, read one by one as they were written (a wider read of a slot written just
- * before, as a block freed and allocated again at once makes, would wait for those writes). */
-static inline struct mf_life_slot mf_life_slot_read(const struct mf_life_slot *x)
-{
-	return (struct mf_life_slot){x->addr, x->size, x->file, x->node, x->born};
-}
-
-/* Takes the slot of addr (of hash h) out of the shard (held) into *out; 0, or -1 if there is
- * none. */
-static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t h,
-			struct mf_life_slot *out)
-{
-	if (!s->slot)
-		return -1;
-	uint64_t mask = s->mask, i = h & mask;
-	while (s->slot[i].addr != addr) {
-		if (!s->slot[i].addr)
-			return -1;
-		i = (i + 1) & mask;
-	}
-	*out = mf_life_slot_read(&s->slot[i]);
-	mf_life_filter_add(h, -1);
-	/* Backward shift: each later slot of the run moves into the hole if its home is not
-	 * between the hole and itself. */
-	for (uint64_t j = (i + 1) & mask; s->slot[j].addr; j = (j + 1) & mask) {
-		uint64_t home = mf_life_hash(s->slot[j].addr) & mask;
-		if (((j - home) & mask) >= ((j - i) & mask)) {
-			s->slot[i] = s->slot[j];
-			i = j;
-		}
-	}
-	s->slot[i].addr = 0;
-	s->used--;
-	return 0;
-}
-
 /* A block of leaf node of file, freed at now (0: found replaced, freed where we did not see
  * it, when is not known): its leaf's record (NULL: none). */
 static inline struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
@@ -438,38 +285,18 @@ static MF_NOINLINE void mf_life_stale(const struct mf_life_slot *stale)
 /* Block p of n bytes into the map, for the thread's last leaf record. */
 static MF_NOINLINE void mf_life_track(void *p, size_t n)
 {
-	struct mf_leaf *x = mf_tls.last_record;
+	struct mf_leaf *rec = mf_tls.last_record;
 	uint32_t file = mf_tls.life_file;
-	if (!p || !x || !file || mf_tls.life_busy || mf_tls.recording)
+	if (!p || !rec || !file || mf_tls.life_busy || mf_tls.recording)
 		return;
 	mf_tls.life_busy++;
 	uint64_t born = mf_life_now(); /* (outside the lock: it takes a while) */
-	struct mf_node *leaf = (struct mf_node *)x - 1;
+	struct mf_node *leaf = (struct mf_node *)rec - 1;
 	struct mf_life *l = (struct mf_life *)(leaf + 1 + MF_LEAF_SLOTS);
-	uintptr_t addr = (uintptr_t)p;
-	uint64_t h = mf_life_hash(addr);
-	struct mf_life_shard *s = mf_life_shard(h);
-	struct mf_life_slot stale = {0};
-	int locked = mf_life_enter(s), put = 0;
-	if ((s->slot && 2 * (s->used + 1) <= s->mask + 1) || mf_life_grow(s) == 0) {
-		uint64_t i = h & s->mask;
-		struct mf_life_slot *y;
-		while ((y = &s->slot[i])->addr && y->addr != addr)
-			i = (i + 1) & s->mask;
-		if (mf_unlikely(y->addr)) { /* (see mf_life_stale) */
-			stale = mf_life_slot_read(y);
-		} else {
-			s->used++;
-			mf_life_filter_add(h, 1);
-		}
-		y->size = n;
-		y->file = file;
-		y->node = (uint32_t)(leaf - mf_tls.nodes);
-		y->born = born;
-		y->addr = addr;
-		put = 1;
-	}
-	mf_life_leave(s, locked);
+	const struct mf_life_slot x = {(uintptr_t)p, n, file, (uint32_t)(leaf - mf_tls.nodes),
+				       born};
+	struct mf_life_slot stale;
+	int put = mf_life_map_put(&x, &stale);
 	if (mf_unlikely(stale.addr))
 		mf_life_stale(&stale);
 	if (put) {
@@ -502,14 +329,8 @@ static void mf_life_drop(void *p, uint64_t replaced_by)
 		return;
 	mf_tls.life_busy++;
 	uint64_t now = mf_life_now(); /* (outside the lock: it takes a while) */
-	uintptr_t addr = (uintptr_t)p;
-	uint64_t h = mf_life_hash(addr);
-	struct mf_life_shard *s = mf_life_shard(h);
 	struct mf_life_slot slot;
-	int locked = mf_life_enter(s);
-	int found = mf_life_take(s, addr, h, &slot) == 0;
-	mf_life_leave(s, locked);
-	if (found) {
+	if (mf_life_map_take((uintptr_t)p, &slot)) {
 		struct mf_life *l = mf_life_freed(&slot, now);
 		if (slot.size > replaced_by)
 			mf_life_change(-(int64_t)slot.size, l, now);
@@ -534,39 +355,19 @@ void mf_life_realloc(void *old, void *p, size_t n)
 	mf_life_alloc(p, n);
 }
 
-/* No thread may be in the map when the child is made; but a signal handler's fork that
- * interrupted this thread in the map would wait for itself: then the child only starts over. */
-static int mf_life_held;
-
 void mf_life_prefork(void)
 {
-	if (mf_tls.life_busy)
-		return;
-	for (int i = 0; i < MF_LIFE_SHARDS; i++)
-		mf_life_lock(&mf_life_shards[i]);
-	mf_life_held = 1;
+	mf_life_map_prefork();
 }
 
 void mf_life_postfork_parent(void)
 {
-	if (!mf_life_held)
-		return;
-	mf_life_held = 0;
-	for (int i = 0; i < MF_LIFE_SHARDS; i++)
-		mf_life_unlock(&mf_life_shards[i]);
+	mf_life_map_postfork_parent();
 }
 
 void mf_life_postfork_child(void)
 {
-	mf_life_held = 0;
-	for (int i = 0; i < MF_LIFE_SHARDS; i++) {
-		struct mf_life_shard *s = &mf_life_shards[i];
-		if (s->slot)
-			munmap(s->slot, (s->mask + 1) * sizeof(*s->slot));
-		*s = (struct mf_life_shard){0};
-	}
-	if (mf_life_filter) /* (its pages read as zeros again) */
-		madvise(mf_life_filter, (size_t)1 << MF_LIFE_FILTER_BITS, MADV_DONTNEED);
+	mf_life_map_postfork_child();
 	memset(mf_life_files, 0,
 	       sizeof(mf_life_files[0]) *
 		   (mf_life_nfiles < MF_LIFE_FILES ? mf_life_nfiles : MF_LIFE_FILES));

@@ -1,0 +1,32 @@
+/* The parts of lifetimes (MALLOC_FREQ_LIFETIMES=1) and how they call each other (lib/life/
+ * only):
+ *   life.c  the entry points: each block's leaf counts, the clock, the live sum and the peak
+ *   map.c   the address map from each live block to its leaf, and its filter under sampling
+ * Everything here runs inside malloc: no malloc, no stdio, errno preserved. */
+#ifndef MF_LIFE_INTERNAL_H
+#define MF_LIFE_INTERNAL_H
+
+#include <stdint.h>
+
+#include "mf_internal.h"
+
+/* A live block: where it is, what it requested, the leaf that allocated it, when. */
+struct mf_life_slot {
+	uintptr_t addr; /* 0: empty */
+	uint64_t size;
+	uint32_t file, node; /* the leaf: node node of the nodes of file number file */
+	uint64_t born;	     /* the time-stamp counter */
+};
+
+/* map.c. Under sampling (at start): the filter is made. */
+void mf_life_map_sampled(void);
+/* x into the map: 1; 0 without memory. A block the map held at x's address was freed where
+ * the profiler did not see it: it is left in *stale (addr 0: none). */
+int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale);
+/* The block at addr out of the map into *out: 1; 0 if the map has none. */
+int mf_life_map_take(uintptr_t addr, struct mf_life_slot *out);
+void mf_life_map_prefork(void);
+void mf_life_map_postfork_parent(void);
+void mf_life_map_postfork_child(void); /* empty, the filter too */
+
+#endif
