@@ -1,0 +1,75 @@
+/* Blocks handed to another thread at once (tests/t_life_handoff.sh): P pairs of threads; in
+ * each, the producer allocates N blocks at site_handed and passes each through a one-slot
+ * mailbox to its consumer, which frees it, while the producer goes on allocating (every other
+ * block, one more at site_temp, freed at once). Every block is freed: none leaked, none
+ * unknown.
+ * Usage: prog_life_handoff N P */
+#include <pthread.h>
+#include <sched.h>
+#include <stdlib.h>
+
+#define NOINLINE __attribute__((noinline))
+
+struct pair {
+	long n;
+	void *volatile box; /* the mailbox: NULL, or a block for the consumer */
+	pthread_t producer, consumer;
+};
+
+NOINLINE static void *site_handed(long i)
+{
+	void *volatile p = malloc(16 + (size_t)(i & 63)); /* (no tail call: the frame stays) */
+	return p;
+}
+
+NOINLINE static void site_temp(long i)
+{
+	void *volatile p = malloc(24 + (size_t)(i & 7));
+	free(p);
+}
+
+static void *produce(void *arg)
+{
+	struct pair *q = arg;
+	for (long i = 0; i < q->n; i++) {
+		void *p = site_handed(i);
+		while (__atomic_load_n(&q->box, __ATOMIC_ACQUIRE))
+			sched_yield();
+		__atomic_store_n(&q->box, p, __ATOMIC_RELEASE);
+		if (i & 1)
+			site_temp(i);
+	}
+	return NULL;
+}
+
+static void *consume(void *arg)
+{
+	struct pair *q = arg;
+	for (long i = 0; i < q->n; i++) {
+		void *p;
+		while (!(p = __atomic_load_n(&q->box, __ATOMIC_ACQUIRE)))
+			sched_yield();
+		__atomic_store_n(&q->box, NULL, __ATOMIC_RELEASE);
+		free(p);
+	}
+	return NULL;
+}
+
+int main(int argc, char **argv)
+{
+	long n = argc > 1 ? atol(argv[1]) : 10000;
+	int pairs = argc > 2 ? atoi(argv[2]) : 2;
+	struct pair q[16] = {0};
+	if (n < 1 || pairs < 1 || pairs > 16)
+		return 2;
+	for (int i = 0; i < pairs; i++) {
+		q[i].n = n;
+		if (pthread_create(&q[i].consumer, NULL, consume, &q[i]) ||
+		    pthread_create(&q[i].producer, NULL, produce, &q[i]))
+			return 1;
+	}
+	for (int i = 0; i < pairs; i++)
+		if (pthread_join(q[i].producer, NULL) || pthread_join(q[i].consumer, NULL))
+			return 1;
+	return 0;
+}
