@@ -41,8 +41,8 @@ static int mf_life_sampled; /* a free the map does not know may be of an unsampl
 /* Lifetimes are measured with the time-stamp counter (invariant on every x86-64 that Linux
  * keeps it as its clock source), a few nanoseconds a read where clock_gettime takes 30 on a
  * virtual machine: its nanoseconds per tick, measured once against CLOCK_MONOTONIC. */
-static double mf_life_ns_per_tick = 1.0;
-static uint64_t mf_life_real0, mf_life_tick0; /* CLOCK_REALTIME ns and the counter, at start */
+static uint64_t mf_life_ns_per_tick = 1ull << 32; /* (a fraction: times 2^32) */
+static uint64_t mf_life_real0, mf_life_tick0;	  /* CLOCK_REALTIME ns and the counter, at start */
 
 static inline uint64_t mf_life_now(void)
 {
@@ -52,7 +52,7 @@ static inline uint64_t mf_life_now(void)
 /* ticks of the counter in nanoseconds */
 static inline uint64_t mf_life_ns(uint64_t ticks)
 {
-	return (uint64_t)((double)ticks * mf_life_ns_per_tick);
+	return (uint64_t)(((unsigned __int128)ticks * mf_life_ns_per_tick) >> 32);
 }
 
 static uint64_t mf_life_mono(void)
@@ -69,7 +69,8 @@ void mf_life_init(void)
 		t1 = mf_life_mono(), c1 = mf_life_now();
 	while (t1 - t0 < 50000 && t1 >= t0);
 	if (c1 > c0 && t1 > t0)
-		mf_life_ns_per_tick = (double)(t1 - t0) / (double)(c1 - c0);
+		mf_life_ns_per_tick =
+		    (uint64_t)((double)(t1 - t0) / (double)(c1 - c0) * 4294967296.0);
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	mf_life_tick0 = mf_life_now();
@@ -172,6 +173,16 @@ static void mf_life_peak_new(uint64_t live, uint64_t now)
 	mf_process_set(MF_PROCESS_PEAK_ID, id);
 }
 
+/* The live bytes rose to live (at tick now), a new maximum, while the process has one thread:
+ * numbered, and l (if not NULL) as it is now. */
+static MF_NOINLINE void mf_life_top(uint64_t live, struct mf_life *l, uint64_t now)
+{
+	__atomic_store_n(&mf_life_max, live, __ATOMIC_RELAXED);
+	mf_life_peak_new(live, now);
+	if (l)
+		mf_life_see(l);
+}
+
 /* Live bytes up by d (> 0) at tick now: whether that made a new maximum. While the process has
  * one thread, with plain loads and stores (nothing else reads them then). */
 static int mf_life_grew(int64_t d, uint64_t now)
@@ -181,8 +192,7 @@ static int mf_life_grew(int64_t d, uint64_t now)
 	if (mf_likely(live <= max))
 		return 0;
 	if (__libc_single_threaded) {
-		__atomic_store_n(&mf_life_max, live, __ATOMIC_RELAXED);
-		mf_life_peak_new(live, now);
+		mf_life_top(live, NULL, now);
 		return 1;
 	}
 	while (live > max)
@@ -216,10 +226,17 @@ static MF_NOINLINE void mf_life_flush(int64_t d, struct mf_life *l, uint64_t now
 static inline void mf_life_change(int64_t d, struct mf_life *l, uint64_t now)
 {
 	d += mf_life_delta;
-	if (mf_likely(!__libc_single_threaded) && d < mf_life_batch && d > -mf_life_batch)
-		mf_life_delta = d;
-	else
+	if (__libc_single_threaded) { /* (mf_life_grew's, inline: most calls of most programs) */
+		mf_life_delta = 0;
+		uint64_t live = __atomic_load_n(&mf_life_live, __ATOMIC_RELAXED) + (uint64_t)d;
+		__atomic_store_n(&mf_life_live, live, __ATOMIC_RELAXED);
+		if (d > 0 && live > __atomic_load_n(&mf_life_max, __ATOMIC_RELAXED))
+			mf_life_top(live, l, now);
+	} else if ((uint64_t)(d + mf_life_batch - 1) < (uint64_t)(2 * mf_life_batch - 1)) {
+		mf_life_delta = d; /* (-mf_life_batch < d < mf_life_batch) */
+	} else {
 		mf_life_flush(d, l, now);
+	}
 }
 
 void mf_life_thread_exit(void)
