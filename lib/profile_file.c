@@ -25,9 +25,10 @@
 #define MF_NODES_INITIAL 256
 /* Address space a thread's file is mapped in, header and nodes at once, at first: the file
  * grows under it (512 Ki nodes) without another mapping. */
-#define MF_FILE_RESERVE	     (16u << 20)
-#define MF_FILE_RESERVE_LIFE ((size_t)1 << 30) /* 32 Mi nodes */
-#define MF_SUFFIX_MAX	     100000
+#define MF_FILE_RESERVE	      (16u << 20)
+#define MF_FILE_RESERVE_LIFE  ((size_t)1 << 30) /* 32 Mi nodes */
+#define MF_FILE_RESERVE_SHARE 256		/* of RLIMIT_AS, at most */
+#define MF_SUFFIX_MAX	      100000
 
 static char mf_dir[MF_PATH_LEN];
 static pid_t mf_dir_pid; /* the process mf_dir was made for; 0: none yet */
@@ -274,6 +275,20 @@ static int mf_prof_reserve(int fd, off_t size)
 	return -err;
 }
 
+/* The address space a new thread file's mapping reserves, to grow into (with lifetimes it never
+ * moves, so that is all it can hold): MF_FILE_RESERVE, or MF_FILE_RESERVE_LIFE; where the
+ * address space is limited (RLIMIT_AS), at most a 256th of the limit, so as not to take from
+ * the program what it would have had. At least size. */
+static size_t mf_prof_reservation(size_t size)
+{
+	size_t reserve = mf_config.lifetimes ? MF_FILE_RESERVE_LIFE : MF_FILE_RESERVE;
+	struct rlimit r;
+	if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
+	    r.rlim_cur / MF_FILE_RESERVE_SHARE < reserve)
+		reserve = (size_t)(r.rlim_cur / MF_FILE_RESERVE_SHARE) & ~(size_t)4095;
+	return reserve > size ? reserve : size;
+}
+
 static void *mf_prof_map(int fd, size_t len, off_t off)
 {
 	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_NORESERVE, fd, off);
@@ -315,7 +330,7 @@ static long mf_prof_open_apart(void *arg)
 		err = -errno;
 	/* (mapped beyond its end: never touched there before it has grown) */
 	/* (with lifetimes, the nodes never move: other threads write to them at any time) */
-	size_t reserve = mf_config.lifetimes ? MF_FILE_RESERVE_LIFE : MF_FILE_RESERVE;
+	size_t reserve = mf_prof_reservation(size);
 	if (!err && !(f->header = mf_prof_map(fd, f->reserved = reserve, 0)) &&
 	    !(f->header = mf_prof_map(fd, f->reserved = size, 0)))
 		err = -errno;
@@ -395,9 +410,10 @@ static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capac
 	size_t need = MF_HEADER_SIZE + cap * sizeof(struct mf_node);
 	if (need > f->reserved && mf_config.lifetimes) {
 		MF_LOG_ONCE("%s reached %zu bytes, as much as a thread's file may hold with "
-			    "MALLOC_FREQ_LIFETIMES=1; this thread's further new call stacks are "
+			    "MALLOC_FREQ_LIFETIMES=1%s; this thread's further new call stacks are "
 			    "counted as lost (said once for all threads)",
-			    f->path, f->reserved);
+			    f->path, f->reserved,
+			    f->reserved < MF_FILE_RESERVE_LIFE ? " under this RLIMIT_AS" : "");
 		return NULL;
 	}
 	if (need > f->reserved) {

@@ -145,8 +145,9 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 	if (lost)
 		fprintf(out,
 			"  %" PRIu64 " of %" PRIu64
-			" calls lost: a profile file could not grow (disk "
-			"full, or a file size limit); the rest are in the report\n",
+			" calls lost: a profile file could not grow (disk full, a file "
+			"size limit, or with lifetimes the address space it reserved); the rest "
+			"are in the report\n",
 			lost, seen);
 	uint64_t unrec = 0, unrec_bytes = 0;
 	for (size_t i = 0; i < m->nprocesses; i++) {
@@ -164,11 +165,12 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			unrec, mf_sat_add(calls, unrec, &flag), ub);
 	}
 	if (off)
-		fprintf(out,
-			"  %s%" PRIu64 " call%s made while recording was off (MALLOC_FREQ_START=off, "
-			"malloc_freq_disable, MALLOC_FREQ_TOGGLE_SIGNAL, malloc_freq_thread_disable): "
-			"counted, not recorded\n",
-			m->estimated ? "~" : "", off, off == 1 ? " was" : "s were");
+		fprintf(
+		    out,
+		    "  %s%" PRIu64 " call%s made while recording was off (MALLOC_FREQ_START=off, "
+		    "malloc_freq_disable, MALLOC_FREQ_TOGGLE_SIGNAL, malloc_freq_thread_disable): "
+		    "counted, not recorded\n",
+		    m->estimated ? "~" : "", off, off == 1 ? " was" : "s were");
 	if (nested)
 		fprintf(out,
 			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
@@ -176,10 +178,12 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			nested);
 	if (m->weighted) {
 		uint64_t ns = mf_model_total(m, MF_METRIC_TIME, NULL);
-		fprintf(out,
-			"  %.3f s of thread CPU time came before these calls (MALLOC_FREQ_WEIGHT=time), "
-			"each stack charged with the time since its thread's previous recorded call\n",
-			(double)ns / 1e9);
+		fprintf(
+		    out,
+		    "  %.3f s of thread CPU time came before these calls "
+		    "(MALLOC_FREQ_WEIGHT=time), "
+		    "each stack charged with the time since its thread's previous recorded call\n",
+		    (double)ns / 1e9);
 	}
 	mf_summary_jit(out, m, calls);
 	if (m->has_leaf_records) {

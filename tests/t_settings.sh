@@ -1,8 +1,9 @@
 #!/bin/sh
 # Bad settings and bad places: every unusable MALLOC_FREQ_* value is named on stderr once and
-# its default used; a directory that cannot be made, too few descriptors, a file size limit:
-# the program runs on unharmed (same output, same status) and the profiler says once what
-# happened. Files are never world-writable; a relative directory is fixed at start.
+# its default used; a directory that cannot be made, too few descriptors, a limited address
+# space, a file size limit: the program runs on unharmed (same output, same status) and the
+# profiler says once what happened. Files are never world-writable; a relative directory is
+# fixed at start.
 . "$srcdir/tests/tap.sh"
 command -v prlimit > /dev/null || bail "no prlimit (util-linux)"
 plain=$("$MF_TESTS/prog_deep" 3)
@@ -65,6 +66,24 @@ is "$rc:$got" "0:" "descriptors used up: the program runs on unharmed"
 is "$(cat "$mf_work/err")" "" "... nothing said"
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 is "$(calls "$mf_work/c.txt" ';site_short;')" 40 "... and its 4 threads' 40 calls recorded"
+
+# a limited address space (RLIMIT_AS 1.5 GiB): a thread file reserves a 256th of it, so the
+# program still gets its block of 900 MiB, with lifetimes too (whose files reserved 1 GiB each)
+for life in 0 1; do
+	rm -rf "$mf_work"/malloc_freq.*
+	want=$(prlimit --as=1610612736 "$MF_TESTS/prog_aslimit" 900)
+	got=$(MALLOC_FREQ_LIFETIMES=$life MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" \
+		prlimit --as=1610612736 "$MF_TESTS/prog_aslimit" 900 2> "$mf_work/err"); rc=$?
+	is "$rc:$got:$(cat "$mf_work/err")" "0:block ok:" "RLIMIT_AS, MALLOC_FREQ_LIFETIMES=$life: the program gets its 900 MiB as without the profiler ($want), nothing said"
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
+	is "$(calls "$mf_work/c.txt" ';site_small;malloc$')" 400 "... and its 4 threads' 400 calls recorded"
+done
+# ... and a file that fills what it reserved says so, and why
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" prlimit --as=1073741824 \
+	"$MF_TESTS/prog_deep" 100 > /dev/null 2> "$mf_work/err"
+like "$(cat "$mf_work/err")" "^malloc_freq: .* reached 4194304 bytes, as much as a thread's file may hold with MALLOC_FREQ_LIFETIMES=1 under this RLIMIT_AS; .*said once" \
+	"RLIMIT_AS 1 GiB, lifetimes, 100,000 stacks: the file filled its 4 MiB, and it is said"
 
 # a file size limit below what the profile needs: no SIGXFSZ, new stacks counted as lost
 rm -rf "$mf_work"/malloc_freq.*
