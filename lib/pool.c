@@ -58,7 +58,11 @@ void *mf_pool_take(size_t size)
 void mf_pool_give(void *slot)
 {
 	int saved = errno;
-	madvise(slot, mf_pool_slot_size, MADV_DONTNEED); /* zero pages again */
+	/* Zero pages again; but pages locked by mlockall() are not given back, nor zeroed, so
+	 * then the slot is emptied by hand (the next thread's state would start from this one's
+	 * otherwise). */
+	if (madvise(slot, mf_pool_slot_size, MADV_DONTNEED))
+		memset(slot, 0, mf_pool_slot_size);
 	errno = saved;
 	pthread_mutex_lock(&mf_pool_lock);
 	memcpy(slot, &mf_pool_free, sizeof(void *));

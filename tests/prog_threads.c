@@ -4,11 +4,15 @@
  *   exit_thread  a thread calls site_exiter 500 times, then exit(0) while main blocks
  *   atexit       an atexit handler starts a thread that calls site_from_atexit 700 times
  *   nofds        use up every descriptor, then start 4 threads calling site_short 10 times
+ *   mlock N      lock every page, now and to come (mlockall, as real-time programs do), then
+ *                as many N; prints "mlockall failed" and exits 0 where that is not allowed
  * Usage: prog_threads MODE [N] */
 #include <pthread.h>
+#include <stdio.h>
 #include <semaphore.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <unistd.h>
 
 static __thread void *volatile sink;
@@ -70,6 +74,13 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "many";
 	sem_init(&started, 0, 0);
 	pthread_t t[50];
+	if (!strcmp(mode, "mlock")) {
+		if (mlockall(MCL_CURRENT | MCL_FUTURE)) {
+			puts("mlockall failed");
+			return 0;
+		}
+		mode = "many";
+	}
 	if (!strcmp(mode, "many")) {
 		int n = argc > 2 ? atoi(argv[2]) : 2000;
 		for (int done = 0; done < n; done += 50) {
