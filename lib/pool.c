@@ -19,11 +19,13 @@ static size_t mf_pool_mapped;			  /* slots in all mappings so far */
 static void *mf_pool_free;			  /* slots given back, each holding the next */
 static pthread_mutex_t mf_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
-/* A new mapping of as many slots as all before it (MF_POOL_FIRST at first); 0, or -1. */
+/* A new mapping of as many slots as all before it (MF_POOL_FIRST at first); 0, or -1. Its
+ * slots are made accessible one by one as they are first handed out: in a program that locked
+ * its memory to come (mlockall), each would be filled in and locked at once otherwise. */
 static int mf_pool_grow(void)
 {
 	size_t n = mf_pool_mapped ? mf_pool_mapped : MF_POOL_FIRST;
-	void *p = mmap(NULL, n * mf_pool_slot_size, PROT_READ | PROT_WRITE,
+	void *p = mmap(NULL, n * mf_pool_slot_size, PROT_NONE,
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
@@ -46,7 +48,8 @@ void *mf_pool_take(size_t size)
 		slot = mf_pool_free;
 		memcpy(&mf_pool_free, slot, sizeof(void *));
 		memset(slot, 0, sizeof(void *));
-	} else if (mf_pool_next < mf_pool_end || !mf_pool_grow()) {
+	} else if ((mf_pool_next < mf_pool_end || !mf_pool_grow()) &&
+		   !mprotect(mf_pool_next, mf_pool_slot_size, PROT_READ | PROT_WRITE)) {
 		slot = mf_pool_next;
 		mf_pool_next += mf_pool_slot_size;
 	}

@@ -5,7 +5,8 @@
  *   atexit       an atexit handler starts a thread that calls site_from_atexit 700 times
  *   nofds        use up every descriptor, then start 4 threads calling site_short 10 times
  *   mlock N      lock every page, now and to come (mlockall, as real-time programs do), then
- *                as many N; prints "mlockall failed" and exits 0 where that is not allowed
+ *                N short-lived threads, 4 at a time, each calling site_short 10 times; prints
+ *                "rss KIB" at the end ("mlockall failed" and exits 0 where it is not allowed)
  * Usage: prog_threads MODE [N] */
 #include <pthread.h>
 #include <stdio.h>
@@ -79,7 +80,20 @@ int main(int argc, char **argv)
 			puts("mlockall failed");
 			return 0;
 		}
-		mode = "many";
+		int n = argc > 2 ? atoi(argv[2]) : 200;
+		for (int done = 0; done < n; done += 4) {
+			for (int i = 0; i < 4; i++)
+				if (pthread_create(&t[i], NULL, short_lived, NULL))
+					return 3;
+			for (int i = 0; i < 4; i++)
+				pthread_join(t[i], NULL);
+		}
+		char line[256];
+		FILE *f = fopen("/proc/self/status", "r");
+		while (f && fgets(line, sizeof(line), f))
+			if (!strncmp(line, "VmRSS:", 6))
+				printf("rss %ld\n", atol(line + 6));
+		return 0;
 	}
 	if (!strcmp(mode, "many")) {
 		int n = argc > 2 ? atoi(argv[2]) : 2000;
