@@ -58,6 +58,7 @@ static const int mf_confine_calls[] = {
     SYS_fallocate,
     SYS_ftruncate,
     SYS_mmap,
+    SYS_mprotect,
     SYS_munmap,
     SYS_mremap,
     SYS_madvise,
