@@ -22,7 +22,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/single_threaded.h>
@@ -198,12 +197,11 @@ static int mf_life_grew(int64_t d, uint64_t now)
 	while (live > max)
 		if (__atomic_compare_exchange_n(&mf_life_max, &max, live, 1, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
-			while (__atomic_exchange_n(&mf_life_peak_lock, 1, __ATOMIC_ACQUIRE))
-				sched_yield();
+			mf_life_lock_take(&mf_life_peak_lock);
 			/* (a greater one set meanwhile is its thread's to number) */
 			if (__atomic_load_n(&mf_life_max, __ATOMIC_RELAXED) == live)
 				mf_life_peak_new(live, now);
-			__atomic_store_n(&mf_life_peak_lock, 0, __ATOMIC_RELEASE);
+			mf_life_lock_give(&mf_life_peak_lock);
 			return 1;
 		}
 	return 0;
