@@ -29,6 +29,9 @@ static int mf_pool_grow(void)
 		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (p == MAP_FAILED)
 		return -1;
+	/* (a state is touched here and there: huge pages, where they are on for all memory,
+	 * would fill in 2 MiB for each) */
+	madvise(p, n * mf_pool_slot_size, MADV_NOHUGEPAGE);
 	mf_pool_next = p;
 	mf_pool_end = mf_pool_next + n * mf_pool_slot_size;
 	mf_pool_mapped += n;

@@ -4,6 +4,8 @@
  *   exit_thread  a thread calls site_exiter 500 times, then exit(0) while main blocks
  *   atexit       an atexit handler starts a thread that calls site_from_atexit 700 times
  *   nofds        use up every descriptor, then start 4 threads calling site_short 10 times
+ *   alive N      N threads alive at once, each calling site_short 10 times; prints "rss KIB"
+ *                while they all are
  *   mlock N      lock every page, now and to come (mlockall, as real-time programs do), then
  *                N short-lived threads, 4 at a time, each calling site_short 10 times; prints
  *                "rss KIB" at the end ("mlockall failed" and exits 0 where it is not allowed)
@@ -63,6 +65,28 @@ static void *from_atexit(void *arg)
 	return NULL;
 }
 
+static pthread_barrier_t all_alive;
+
+static void *alive(void *arg)
+{
+	short_lived(arg);
+	pthread_barrier_wait(&all_alive); /* all have called */
+	pthread_barrier_wait(&all_alive); /* main has looked */
+	return NULL;
+}
+
+/* "rss KIB": the process's resident memory now */
+static void print_rss(void)
+{
+	char line[256];
+	FILE *f = fopen("/proc/self/status", "r");
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, "VmRSS:", 6))
+			printf("rss %ld\n", atol(line + 6));
+	if (f)
+		fclose(f);
+}
+
 static void at_exit(void)
 {
 	pthread_t t;
@@ -75,6 +99,20 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "many";
 	sem_init(&started, 0, 0);
 	pthread_t t[50];
+	if (!strcmp(mode, "alive")) {
+		unsigned n = argc > 2 ? (unsigned)atoi(argv[2]) : 200;
+		pthread_t *all = calloc(n, sizeof(*all));
+		pthread_barrier_init(&all_alive, NULL, n + 1);
+		for (unsigned i = 0; i < n; i++)
+			if (!all || pthread_create(&all[i], NULL, alive, NULL))
+				return 3;
+		pthread_barrier_wait(&all_alive);
+		print_rss();
+		pthread_barrier_wait(&all_alive);
+		for (unsigned i = 0; i < n; i++)
+			pthread_join(all[i], NULL);
+		return 0;
+	}
 	if (!strcmp(mode, "mlock")) {
 		if (mlockall(MCL_CURRENT | MCL_FUTURE)) {
 			puts("mlockall failed");
@@ -88,11 +126,7 @@ int main(int argc, char **argv)
 			for (int i = 0; i < 4; i++)
 				pthread_join(t[i], NULL);
 		}
-		char line[256];
-		FILE *f = fopen("/proc/self/status", "r");
-		while (f && fgets(line, sizeof(line), f))
-			if (!strncmp(line, "VmRSS:", 6))
-				printf("rss %ld\n", atol(line + 6));
+		print_rss();
 		return 0;
 	}
 	if (!strcmp(mode, "many")) {

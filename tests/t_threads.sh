@@ -51,4 +51,15 @@ else
 	more=$((${out#rss } - ${plain#rss }))
 	[ "$more" -lt 32768 ]; ok $? "... and its resident memory at most 32 MiB over plain ($more KiB more)"
 fi
+# Huge pages on for all memory (transparent_hugepage=always, as some distributions set it): a
+# thread state is touched here and there, and each filled in 2 MiB (2 GiB for 2000 threads)
+if grep -q '\[always\]' /sys/kernel/mm/transparent_hugepage/enabled 2> /dev/null; then
+	rm -rf "$mf_work"/malloc_freq.*
+	plain=$("$MF_TESTS/prog_threads" alive 1000)
+	out=$(profile "$MF_TESTS/prog_threads" alive 1000)
+	more=$((${out#rss } - ${plain#rss }))
+	[ "$more" -lt 256000 ]; ok $? "transparent huge pages always, 1000 threads alive: at most 250 MiB over plain ($more KiB more)"
+else
+	skip "transparent huge pages are not 'always' here: the thread states' size under them not measured"
+fi
 done_testing
