@@ -279,13 +279,19 @@ static int mf_prof_reserve(int fd, off_t size)
  * moves, so that is all it can hold): MF_FILE_RESERVE, or MF_FILE_RESERVE_LIFE; where the
  * address space is limited (RLIMIT_AS), at most a 256th of the limit, so as not to take from
  * the program what it would have had. At least size. */
+static size_t mf_prof_as_share(void)
+{
+	struct rlimit r;
+	if (getrlimit(RLIMIT_AS, &r) || r.rlim_cur == RLIM_INFINITY)
+		return SIZE_MAX;
+	return (size_t)(r.rlim_cur / MF_FILE_RESERVE_SHARE) & ~(size_t)4095;
+}
+
 static size_t mf_prof_reservation(size_t size)
 {
 	size_t reserve = mf_config.lifetimes ? MF_FILE_RESERVE_LIFE : MF_FILE_RESERVE;
-	struct rlimit r;
-	if (getrlimit(RLIMIT_AS, &r) == 0 && r.rlim_cur != RLIM_INFINITY &&
-	    r.rlim_cur / MF_FILE_RESERVE_SHARE < reserve)
-		reserve = (size_t)(r.rlim_cur / MF_FILE_RESERVE_SHARE) & ~(size_t)4095;
+	size_t share = mf_prof_as_share();
+	reserve = share < reserve ? share : reserve;
 	return reserve > size ? reserve : size;
 }
 
@@ -413,7 +419,9 @@ static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capac
 			    "MALLOC_FREQ_LIFETIMES=1%s; this thread's further new call stacks are "
 			    "counted as lost (said once for all threads)",
 			    f->path, f->reserved,
-			    f->reserved < MF_FILE_RESERVE_LIFE ? " under this RLIMIT_AS" : "");
+			    f->reserved < MF_FILE_RESERVE_LIFE && mf_prof_as_share() <= f->reserved
+				? " under this RLIMIT_AS"
+				: "");
 		return NULL;
 	}
 	if (need > f->reserved) {
@@ -448,9 +456,15 @@ struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
 
 void mf_prof_close(struct mf_prof_file *f)
 {
-	/* (with lifetimes, a later free of one of its blocks still counts in it) */
+	/* With lifetimes, a later free of one of its blocks still counts in it: only the room
+	 * it was to grow into goes (the nodes stay where they are; threads that ended would keep
+	 * their whole reservations otherwise, a 256th of RLIMIT_AS each under one). */
+	size_t used =
+	    (MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node) + 4095) & ~(size_t)4095;
 	if (f->header && !mf_life_on)
 		munmap(f->header, f->reserved);
+	else if (f->header && f->reserved > used)
+		munmap((char *)f->header + used, f->reserved - used);
 	f->nodes = NULL;
 	f->header = NULL;
 }

@@ -1,7 +1,7 @@
-/* Under a limited address space (RLIMIT_AS), tests/t_settings.sh: 4 threads each call
- * site_small 100 times, then main asks for one block of MIB MiB and prints whether it got it
- * ("block ok" or "block failed"), as the program would without the profiler.
- * Usage: prog_aslimit MIB */
+/* Under a limited address space (RLIMIT_AS), tests/t_settings.sh: ROUNDS times (1), 4 threads
+ * each call site_small 100 times and end; then main asks for one block of MIB MiB and prints
+ * whether it got it ("block ok" or "block failed"), as the program would without the
+ * profiler. Usage: prog_aslimit MIB [ROUNDS] */
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,12 +24,15 @@ static void *worker(void *arg)
 int main(int argc, char **argv)
 {
 	size_t mib = argc > 1 ? (size_t)atol(argv[1]) : 1;
+	long rounds = argc > 2 ? atol(argv[2]) : 1;
 	pthread_t t[4];
-	for (int i = 0; i < 4; i++)
-		if (pthread_create(&t[i], NULL, worker, NULL))
-			return 3;
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
+	for (long r = 0; r < rounds; r++) {
+		for (int i = 0; i < 4; i++)
+			if (pthread_create(&t[i], NULL, worker, NULL))
+				return 3;
+		for (int i = 0; i < 4; i++)
+			pthread_join(t[i], NULL);
+	}
 	void *volatile block = malloc(mib << 20);
 	printf("block %s\n", block ? "ok" : "failed");
 	free(block);
