@@ -34,8 +34,8 @@ MALLOC_FREQ_START=off MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_api" $a $b
 summary=$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)
 unknown=$(printf '%s\n' "$summary" | sed -n 's/.*; \([0-9]*\) frees of blocks never seen allocated$/\1/p')
 leaked=$(printf '%s\n' "$summary" | sed -n 's/^  lifetimes: \([0-9]*\) blocks .*/\1/p')
-[ -n "$unknown" ] && [ "$unknown" -lt $a ] && [ "$leaked" = 0 ]
-ok $? "MALLOC_FREQ_LIFETIMES=1, started off: $leaked leaked, $unknown frees of unknown blocks (under $a)"
+[ -n "$unknown" ] && [ "$unknown" -lt 10 ] && [ "$leaked" = 0 ]
+ok $? "MALLOC_FREQ_LIFETIMES=1, started off: $leaked leaked, $unknown frees of unknown blocks (under 10)"
 rm -rf "$mf_work"/malloc_freq.*
 if command -v pkg-config > /dev/null; then
 	pc=$(PKG_CONFIG_PATH="$MF_TESTS/.." pkg-config --cflags --libs malloc_freq_api); rc=$?
