@@ -275,10 +275,7 @@ static int mf_prof_reserve(int fd, off_t size)
 	return -err;
 }
 
-/* The address space a new thread file's mapping reserves, to grow into (with lifetimes it never
- * moves, so that is all it can hold): MF_FILE_RESERVE, or MF_FILE_RESERVE_LIFE; where the
- * address space is limited (RLIMIT_AS), at most a 256th of the limit, so as not to take from
- * the program what it would have had. At least size. */
+/* A 256th of RLIMIT_AS, in whole pages; SIZE_MAX without a limit. */
 static size_t mf_prof_as_share(void)
 {
 	struct rlimit r;
@@ -287,6 +284,10 @@ static size_t mf_prof_as_share(void)
 	return (size_t)(r.rlim_cur / MF_FILE_RESERVE_SHARE) & ~(size_t)4095;
 }
 
+/* The address space a new thread file's mapping reserves, to grow into (with lifetimes it never
+ * moves, so that is all it can hold): MF_FILE_RESERVE, or MF_FILE_RESERVE_LIFE; where the
+ * address space is limited (RLIMIT_AS), at most a 256th of the limit, so as not to take from
+ * the program what it would have had. At least size. */
 static size_t mf_prof_reservation(size_t size)
 {
 	size_t reserve = mf_config.lifetimes ? MF_FILE_RESERVE_LIFE : MF_FILE_RESERVE;
