@@ -178,12 +178,11 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			nested);
 	if (m->weighted) {
 		uint64_t ns = mf_model_total(m, MF_METRIC_TIME, NULL);
-		fprintf(
-		    out,
-		    "  %.3f s of thread CPU time came before these calls "
-		    "(MALLOC_FREQ_WEIGHT=time), "
-		    "each stack charged with the time since its thread's previous recorded call\n",
-		    (double)ns / 1e9);
+		fprintf(out,
+			"  %.3f s of thread CPU time came before these calls "
+			"(MALLOC_FREQ_WEIGHT=time), each stack charged with the time since its "
+			"thread's previous recorded call\n",
+			(double)ns / 1e9);
 	}
 	mf_summary_jit(out, m, calls);
 	if (m->has_leaf_records) {
