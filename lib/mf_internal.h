@@ -520,6 +520,22 @@ void mf_life_prefork(void);
 void mf_life_postfork_parent(void);
 void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */
 
+/* spin.c: the profiler's spinlocks (an int: 0 free, 1 held), each held a few instructions at a
+ * time. A thread that finds one held spins a little, then gives the processor away, then
+ * sleeps 50 us at a time (mf_spin_wait): under SCHED_FIFO a yield gives way only to threads of
+ * its own priority, and a holder of lower priority on the same processor would never get to
+ * release it. */
+void mf_spin_wait(int *lock);
+static inline void mf_spin_take(int *lock)
+{
+	if (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
+		mf_spin_wait(lock);
+}
+static inline void mf_spin_give(int *lock)
+{
+	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
+}
+
 /* pool.c: zeroed memory for a thread state of size bytes (the same every time), or NULL. */
 void *mf_pool_take(size_t size);
 void mf_pool_give(void *slot);

@@ -18,22 +18,6 @@ struct mf_life_slot {
 	uint64_t born;	     /* the time-stamp counter */
 };
 
-/* A spinlock of lifetimes' (0: free, 1: held), held a few instructions at a time. A thread that
- * finds it held (map.c: mf_life_lock_wait) spins a little, then gives the processor away, then
- * sleeps 50 us at a time: under SCHED_FIFO a yield gives way only to threads of its own
- * priority, and a holder of lower priority on the same processor would never get to release
- * it. */
-void mf_life_lock_wait(int *lock);
-static inline void mf_life_lock_take(int *lock)
-{
-	if (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
-		mf_life_lock_wait(lock);
-}
-static inline void mf_life_lock_give(int *lock)
-{
-	__atomic_store_n(lock, 0, __ATOMIC_RELEASE);
-}
-
 /* map.c. Under sampling (at start): the filter is made. */
 void mf_life_map_sampled(void);
 /* x into the map: 1; 0 without memory. A block the map held at x's address was freed where

@@ -197,11 +197,11 @@ static int mf_life_grew(int64_t d, uint64_t now)
 	while (live > max)
 		if (__atomic_compare_exchange_n(&mf_life_max, &max, live, 1, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
-			mf_life_lock_take(&mf_life_peak_lock);
+			mf_spin_take(&mf_life_peak_lock);
 			/* (a greater one set meanwhile is its thread's to number) */
 			if (__atomic_load_n(&mf_life_max, __ATOMIC_RELAXED) == live)
 				mf_life_peak_new(live, now);
-			mf_life_lock_give(&mf_life_peak_lock);
+			mf_spin_give(&mf_life_peak_lock);
 			return 1;
 		}
 	return 0;

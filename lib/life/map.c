@@ -13,13 +13,8 @@
 #include "config.h"
 
 #include <errno.h>
-#include <sched.h>
 #include <sys/mman.h>
-#include <linux/futex.h>
 #include <sys/single_threaded.h>
-#include <sys/syscall.h>
-#include <time.h>
-#include <unistd.h>
 
 #include "life/internal.h"
 
@@ -71,31 +66,14 @@ static struct mf_life_shard *mf_life_shard(uint64_t h)
 	return &mf_life_shards[h >> 58];
 }
 
-void mf_life_lock_wait(int *lock)
-{
-	int saved = errno;
-	unsigned n = 0;
-	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
-		for (; __atomic_load_n(lock, __ATOMIC_RELAXED); n++)
-			if (n < 64) {
-				__builtin_ia32_pause();
-			} else if (n < 128) {
-				sched_yield();
-			} else { /* (woken by the timeout: the holder stores 0 and wakes no one) */
-				struct timespec ts = {0, 50000};
-				syscall(SYS_futex, lock, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
-			}
-	errno = saved;
-}
-
 static void mf_life_lock(struct mf_life_shard *s)
 {
-	mf_life_lock_take(&s->lock);
+	mf_spin_take(&s->lock);
 }
 
 static void mf_life_unlock(struct mf_life_shard *s)
 {
-	mf_life_lock_give(&s->lock);
+	mf_spin_give(&s->lock);
 }
 
 /* A shard's lock for a block's way in or out, taken unless the process has one thread: then,
