@@ -152,8 +152,7 @@ void mf_real_free_bootstrap(void *p)
 static void *mf_bootstrap_reuse(size_t align, size_t n)
 {
 	void *p = NULL;
-	while (__atomic_exchange_n(&mf_bootstrap_freed_lock, 1, __ATOMIC_ACQUIRE))
-		;
+	mf_spin_take(&mf_bootstrap_freed_lock);
 	void *given = __atomic_exchange_n(&mf_bootstrap_given, NULL, __ATOMIC_ACQUIRE);
 	while (given) {
 		void *next = *(void **)given;
@@ -167,7 +166,7 @@ static void *mf_bootstrap_reuse(size_t align, size_t n)
 			*link = *(void **)p;
 			break;
 		}
-	__atomic_store_n(&mf_bootstrap_freed_lock, 0, __ATOMIC_RELEASE);
+	mf_spin_give(&mf_bootstrap_freed_lock);
 	return p;
 }
 
