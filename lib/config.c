@@ -15,6 +15,22 @@
 
 struct mf_config mf_config = {.depth = MF_DEPTH_DEFAULT, .sample = 1};
 
+/* ln(1 + x) for |x| <= 1/2, to within a few units in the last place, as 2 atanh(x / (2 + x)):
+ * its series gains at least a factor 9 per term. (libm would be one more library for every
+ * process to load, for this and the sampling draw's logarithms.) */
+static double mf_ln1p(double x)
+{
+	double s = x / (2 + x), s2 = s * s, term = s, sum = s;
+	for (int k = 3; k < 80; k += 2) {
+		term *= s2;
+		double add = term / k;
+		if (add == 0 || (add < 0 ? -add : add) < 0x1p-60 * (sum < 0 ? -sum : sum))
+			break;
+		sum += add;
+	}
+	return 2 * sum;
+}
+
 static int mf_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
 {
 	unsigned long v = 0;

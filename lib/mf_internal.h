@@ -80,22 +80,6 @@ enum mf_unwind_mode {
 extern struct mf_config mf_config;
 void mf_config_load(void);
 
-/* ln(1 + x) for |x| <= 1/2, to within a few units in the last place, as 2 atanh(x / (2 + x)):
- * its series gains at least a factor 9 per term. (libm would be one more library for every
- * process to load, for two logarithms.) */
-static inline double mf_ln1p(double x)
-{
-	double s = x / (2 + x), s2 = s * s, term = s, sum = s;
-	for (int k = 3; k < 80; k += 2) {
-		term *= s2;
-		double add = term / k;
-		if (add == 0 || (add < 0 ? -add : add) < 0x1p-60 * (sum < 0 ? -sum : sum))
-			break;
-		sum += add;
-	}
-	return 2 * sum;
-}
-
 /* log.c: one line on stderr, with write(2); never allocates. */
 void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* mf_log the first time this line is reached in the process, never again. */
