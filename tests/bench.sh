@@ -2,7 +2,9 @@
 # make bench: each workload plain, under malloc_freq (every call, and sampled with
 # MALLOC_FREQ_SAMPLE=100; every workload heaptrack runs also with MALLOC_FREQ_LIFETIMES=1,
 # every call and sampled: "sampled-life"),
-# and under heaptrack (if installed), in interleaved repetitions;
+# under heaptrack (if installed), and under "floor" (tests/bench_floor.c: a preload that only
+# counts each call down and calls glibc's allocator, the least any preloaded profiler costs),
+# in interleaved repetitions;
 # prints the median CPU time, wall time and peak RSS of each as a ratio to the plain run, the
 # ratio of the fastest runs' CPU times (added noise disturbs it least; a drift of the
 # machine's speed during the run disturbs both), and the size of what each profiler wrote.
@@ -23,7 +25,8 @@
 #   profile; again with the profiles on tmpfs; also with the rule cache off, as every run of a
 #   program met for the first time). The rule cache is the bench's own, empty at start: the
 #   first run of each workload fills it.
-# Environment: MF_LIB, MF_BUILD (build dir), MF_SRC (source dir), REPS (default 5; node takes
+# Environment: MF_LIB, MF_BUILD (build dir), MF_SRC (source dir), MF_FLOOR (the floor's .so;
+# without it, that row is skipped), REPS (default 5; node takes
 # at most 3), WORKLOADS (default all). Exit status 1 if a profile was not exact; timings never
 # fail the bench.
 set -u
@@ -36,6 +39,8 @@ trap 'rm -rf "$work" $shm' EXIT
 MALLOC_FREQ_CACHE=$work/cache
 export MALLOC_FREQ_CACHE
 have_heaptrack=$(command -v heaptrack || true)
+floor=${MF_FLOOR:-}
+[ -z "$floor" ] || [ -f "$floor" ] || floor=
 
 # the smallest of the numbers on stdin
 least() { sort -n | head -1; }
@@ -61,7 +66,7 @@ field() { eval "printf '%s' \"\${$1_$(echo "$2" | tr - _):-}\""; }
 # base NAME: where the workload's profiles go
 base() { if [ "$1" = startup-tmpfs ]; then echo "$shm"; else echo "$work"; fi; }
 
-workload synthetic "malloc_freq sampled libunwind lifetimes sampled-life heaptrack" "$reps" \
+workload synthetic "floor malloc_freq sampled libunwind lifetimes sampled-life heaptrack" "$reps" \
 	"$MF_BUILD/tests/bench_alloc 2 2000000" "$MF_BUILD/tests/bench_alloc 1 200000"
 # iterations for about 0.3 s plain, and for about 100,000 calls under callgrind and check
 for s in wrapper2:16000000:100000 wrapper4:16000000:100000 wrapper16:16000000:100000 \
@@ -69,11 +74,11 @@ for s in wrapper2:16000000:100000 wrapper4:16000000:100000 wrapper16:16000000:10
 	depth3:20000000:100000 depth10:12000000:100000 depth30:6000000:100000 \
 	recursive:8000000:100000 mix:4000000:40000; do
 	set -- $(echo "$s" | tr : ' ')
-	workload "$1" "malloc_freq sampled" "$reps" "$MF_BUILD/tests/bench_shapes $1 $2" \
+	workload "$1" "floor malloc_freq sampled" "$reps" "$MF_BUILD/tests/bench_shapes $1 $2" \
 		"$MF_BUILD/tests/bench_shapes $1 $3" exact
 done
 for s in wrapper2 wrapper4 wrapper16 depth3 depth10 depth30; do
-	workload "$s-fp" "malloc_freq sampled" "$reps" "$(field full $s | sed 's/shapes /shapes_fp /')" \
+	workload "$s-fp" "floor malloc_freq sampled" "$reps" "$(field full $s | sed 's/shapes /shapes_fp /')" \
 		"$(field short $s | sed 's/shapes /shapes_fp /')" exact
 done
 
@@ -134,25 +139,25 @@ if (isMainThread) {
 JS
 
 if [ -x /usr/bin/python3 ]; then
-	workload python3 "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" "/usr/bin/python3 $work/work.py" \
+	workload python3 "floor malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" "/usr/bin/python3 $work/work.py" \
 		"/usr/bin/python3 $work/work.py 3000"
 else missing python3 "apt-get install python3"; fi
 if command -v sqlite3 > /dev/null; then
-	workload sqlite3 "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
+	workload sqlite3 "floor malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
 		"sqlite3 :memory: '.read $work/work150000.sql'" "sqlite3 :memory: '.read $work/work5000.sql'"
 else missing sqlite3 "apt-get install sqlite3"; fi
-workload sort "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
+workload sort "floor malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
 	"sort --parallel=2 -S 64M -o $work/sorted $work/lines" \
 	"sort --parallel=2 -S 64M -o $work/sorted $work/lines.short"
 cc1=$(gcc -print-prog-name=cc1 2> /dev/null)
 if [ -x "$cc1" ] && gcc -E -I"$MF_SRC/include" -I"$MF_BUILD" "$MF_SRC/mf_print/tree.c" \
 	-o "$work/tree.i" 2> /dev/null; then
-	workload cc1 "malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" "$cc1 -quiet -O2 $work/tree.i -o /dev/null" \
+	workload cc1 "floor malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" "$cc1 -quiet -O2 $work/tree.i -o /dev/null" \
 		"$cc1 -quiet -O2 $work/tree.i -o /dev/null"
 else missing cc1 "gcc's cc1, and mf_print/tree.c preprocessed: apt-get install gcc uthash-dev"; fi
 node=$(command -v node || command -v nodejs || true)
 if [ -n "$node" ]; then
-	workload node "malloc_freq sampled lifetimes sampled-life heaptrack" "$((reps < 3 ? reps : 3))" \
+	workload node "floor malloc_freq sampled lifetimes sampled-life heaptrack" "$((reps < 3 ? reps : 3))" \
 		"$node $work/work.js 3000" "$node $work/work.js 100"
 else missing node "apt-get install nodejs"; fi
 workload startup "malloc_freq sampled nocache" "$reps" "sh $work/startup.sh" "sh $work/startup.sh 5"
@@ -222,6 +227,7 @@ measure() {
 	fresh "$out"
 	case $config in
 	plain) r=$("$run" "$@" 2>/dev/null | tail -1) ;;
+	floor) r=$("$run" env LD_PRELOAD="$floor" "$@" 2>/dev/null | tail -1) ;;
 	malloc_freq) r=$("$run" env MALLOC_FREQ_DIR="$out" LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	sampled) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_SAMPLE=100 LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
 	lifetimes) r=$("$run" env MALLOC_FREQ_DIR="$out" MALLOC_FREQ_LIFETIMES=1 LD_PRELOAD="$MF_LIB" "$@" 2>/dev/null | tail -1) ;;
@@ -240,6 +246,7 @@ bench() {
 	name=$1 configs="plain $(field configs "$1")" n=$(field reps "$1")
 	eval "set -- $(field full "$1")"
 	[ -n "$have_heaptrack" ] || configs=$(echo "$configs" | sed 's/ heaptrack//')
+	[ -n "$floor" ] || configs=$(echo "$configs" | sed 's/ floor//')
 	i=0
 	while [ $i -lt "$n" ]; do
 		for c in $configs; do measure "$name" "$c" "$@"; done
@@ -266,6 +273,7 @@ echo "median of $reps interleaved runs (node: of at most 3); ratios to the plain
 echo "each one's fastest run, which added noise disturbs least; if the machine's speed drifts during"
 echo "the run, neither holds)"
 [ -n "$have_heaptrack" ] || echo "(heaptrack is not installed: its column is skipped; apt-get install heaptrack)"
+[ -n "$floor" ] || echo "(no MF_FLOOR: the floor's rows are skipped; make bench builds it)"
 echo
 echo "| workload      | config       |  cpu (s) | cpu/plain | cpu least | wall/plain | rss/plain | profile   |"
 echo "|---------------|--------------|----------|-----------|-----------|------------|-----------|-----------|"
