@@ -350,34 +350,43 @@ struct mf_tags_header {
 /*
  * The rule cache `<MALLOC_FREQ_CACHE>/<build-id>.rules`, one per program (the build-id of its
  * main executable, in hex), written and read by the library only: the frame rules libunwind has
- * confirmed in earlier runs of the program, so a run need not ask again. An mf_rules_header,
- * then count keys in ascending order, none repeated, none 0. A key is a hash of the module's
- * build-id, the return address's offset in it and the rule read from its .eh_frame; the rule
- * itself is read from the binary each time, so a key only ever says "libunwind agreed".
+ * confirmed in earlier runs of the program, so a run need not read them from .eh_frame, nor
+ * ask libunwind, again. An mf_rules_header, then count entries in ascending order of their
+ * keys, none repeated, none 0. A key is a hash of the module's build-id and the return
+ * address's offset in it; its rule is the word the rule table keeps (lib/unwind/rule.h) with
+ * epoch 0, a step or the end of the stack. Version 2 held keys alone (a hash of the rule too:
+ * the rule was read from the binary in every run).
  */
 #define MF_RULES_MAGIC	  "MFRULE\r\n"
-#define MF_RULES_VERSION  2u
-#define MF_RULES_MAX	  (1u << 20) /* keys in one file (8 MiB) */
+#define MF_RULES_VERSION  3u
+#define MF_RULES_MAX	  (1u << 20) /* entries in one file (16 MiB) */
 #define MF_RULES_COMPLETE 1u /* flags: the run that wrote it needed nothing more of libunwind */
 
 struct mf_rules_header {
 	char magic[8];
 	uint32_t version;
 	uint32_t byte_order;
-	uint64_t count;	 /* keys that follow */
-	uint64_t check;	 /* mf_rules_check() of the keys */
+	uint64_t count;	 /* entries that follow */
+	uint64_t check;	 /* mf_rules_check() of the entries */
 	uint64_t origin; /* which confirmed them: a hash of the profiler's version and libunwind's
 			    shared object name; a file of another is not used */
 	uint32_t flags;
 	uint32_t reserved;
 };
 
-/* A checksum of the keys, so a file cut short or overwritten in part is noticed. */
-static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
+struct mf_rules_entry {
+	uint64_t key;
+	uint64_t rule;
+};
+
+/* A checksum of the entries, so a file cut short or overwritten in part is noticed. */
+static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t count)
 {
 	uint64_t h = 0x6a09e667f3bcc908ull ^ count;
 	for (uint64_t i = 0; i < count; i++) {
-		h = (h ^ keys[i]) * 0x9e3779b97f4a7c15ull;
+		h = (h ^ e[i].key) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 31;
+		h = (h ^ e[i].rule) * 0x9e3779b97f4a7c15ull;
 		h ^= h >> 31;
 	}
 	return h;
@@ -393,6 +402,7 @@ static inline uint64_t mf_rules_check(const uint64_t *keys, uint64_t count)
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \
 	_Static_assert(sizeof(struct mf_rules_header) == 48, "rule cache header is 48 bytes");     \
+	_Static_assert(sizeof(struct mf_rules_entry) == 16, "rule cache entry is 16 bytes");       \
 	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
 		       "process record is MF_PROCESS_SIZE bytes");                                 \
 	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes");  \

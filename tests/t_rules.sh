@@ -1,8 +1,9 @@
 #!/bin/sh
 # The rule cache: a run leaves the frame rules libunwind confirmed in
 # <MALLOC_FREQ_CACHE>/<build-id>.rules, and a later run of the program that needs no other rule
-# counts the same without loading libunwind. A damaged file is named on stderr, not used, and
-# replaced; "off" writes nothing; the default place is $XDG_CACHE_HOME, else ~/.cache.
+# counts the same by them, without reading .eh_frame or loading libunwind. A damaged file, or
+# one of another user, is named on stderr, not used, and replaced; "off" writes nothing; the
+# default place is $XDG_CACHE_HOME, else ~/.cache.
 . "$srcdir/tests/tap.sh"
 cache="$mf_work/cache"
 prog="$MF_TESTS/prog_sites"
@@ -18,11 +19,11 @@ report() {
 	env "$@" MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$prog" > /dev/null 2> "$mf_work/$name.err"
 	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> /dev/null | sort > "$mf_work/$name.txt"
 }
-# valid FILE: the header's magic and key count agree with the file's size
+# valid FILE: the header's magic and entry count agree with the file's size (16 bytes an entry)
 valid() {
 	count=$(od -An -t u8 -j 16 -N 8 "$1" 2> /dev/null | tr -d ' ')
 	[ "$(head -c 6 "$1" 2> /dev/null)" = MFRULE ] && [ "${count:-0}" -gt 0 ] &&
-		[ "$(wc -c < "$1")" -eq $((48 + 8 * count)) ]
+		[ "$(wc -c < "$1")" -eq $((48 + 16 * count)) ]
 }
 # libunwind_in [VAR=VALUE...]: "loaded" if a profiled cat finds libunwind among its mappings
 # (cat writes to a file: cut short by SIGPIPE, it would not reach exit and save the cache)
@@ -33,12 +34,12 @@ libunwind_in() {
 
 report cold MALLOC_FREQ_CACHE="$cache"
 [ -s "$mf_work/cold.txt" ]; ok $? "a first run is profiled ($(wc -l < "$mf_work/cold.txt") stacks)"
-valid "$file"; ok $? "it leaves $id.rules, whole (${count:-no} keys)"
+valid "$file"; ok $? "it leaves $id.rules, whole (${count:-no} rules)"
 cold_count=$count
 report warm MALLOC_FREQ_CACHE="$cache"
 cmp -s "$mf_work/cold.txt" "$mf_work/warm.txt"; ok $? "a second run, going by the cache, counts the same"
 is "$(cat "$mf_work/warm.err")" "" "and says nothing"
-valid "$file"; is "$count" "$cold_count" "it adds no key (nothing new was confirmed)"
+valid "$file"; is "$count" "$cold_count" "it adds no rule (nothing new was confirmed)"
 is "$(ls "$cache" | grep -v '\.rules$')" "" "no file but the caches is left in the directory"
 
 is "$(libunwind_in MALLOC_FREQ_CACHE="$cache")" loaded "a first run of cat needs libunwind, and loads it"
@@ -80,24 +81,80 @@ damaged() {
 	report damaged MALLOC_FREQ_CACHE="$cache"
 	like "$(cat "$mf_work/damaged.err")" "^malloc_freq: rule cache $file: ($why); not used, and replaced at exit if it can be$" "$desc: named on stderr"
 	cmp -s "$mf_work/cold.txt" "$mf_work/damaged.txt"; ok $? "$desc: the same profile"
-	valid "$file"; ok $? "$desc: replaced by a whole cache (${count:-no} keys)"
+	valid "$file"; ok $? "$desc: replaced by a whole cache (${count:-no} rules)"
 }
 echo "not a cache at all, just some text" > "$file"
 damaged "text" "not a rule cache"
-head -c $((48 + 8 * cold_count - 8)) "$file" > "$mf_work/cut" && mv "$mf_work/cut" "$file"
-damaged "cut short" "its size does not match its key count"
-printf '\377\377' | dd of="$file" bs=1 seek=56 conv=notrunc 2> /dev/null
+cp "$file" "$mf_work/whole.rules"
+head -c $((48 + 16 * cold_count - 16)) "$file" > "$mf_work/cut" && mv "$mf_work/cut" "$file"
+damaged "cut short" "its size does not match its entry count"
+printf '\377\377' | dd of="$file" bs=1 seek=64 conv=notrunc 2> /dev/null
 damaged "a key overwritten" "its keys are out of order|its checksum does not match"
+printf '\377\377' | dd of="$file" bs=1 seek=56 conv=notrunc 2> /dev/null
+damaged "a rule overwritten" "its checksum does not match"
 : > "$file"
 damaged "empty" "empty"
 printf '\1' | dd of="$file" bs=1 seek=32 conv=notrunc 2> /dev/null
 report stale MALLOC_FREQ_CACHE="$cache"
 is "$(cat "$mf_work/stale.err")" "" "a cache of another profiler version or libunwind: not used, without a word"
-valid "$file"; ok $? "and replaced by a whole one (${count:-no} keys)"
+valid "$file"; ok $? "and replaced by a whole one (${count:-no} rules)"
 rm -f "$file" && mkfifo "$file"
 damaged "a FIFO" "not a regular file"
 rm -f "$file" && ln -s /etc/passwd "$file"
 damaged "a symbolic link" "a symbolic link"
+
+# The rules come from the cache: rewritten (checksum and all) so that each says "the end of the
+# stack", a run by them ends every stack at its first frame, the entry point's own (whose rule
+# is libmalloc_freq's, in the cache too). Rewritten so that one is no rule at all, the file is
+# refused. (What the file says is the user's own word, as any of their files:
+# one of another user is not used.)
+# rewrite FROM TO KIND: FROM with every rule's kind set to KIND (its low 3 bits are kind + 1)
+rewrite() {
+	python3 - "$1" "$2" "$3" <<'PY'
+import struct, sys
+src, dst, kind = sys.argv[1], sys.argv[2], int(sys.argv[3])
+b = bytearray(open(src, "rb").read())
+count = struct.unpack_from("<Q", b, 16)[0]
+M = (1 << 64) - 1
+h = 0x6a09e667f3bcc908 ^ count
+for i in range(count):
+    key, rule = struct.unpack_from("<QQ", b, 48 + 16 * i)
+    rule = (rule & ~7) | (kind + 1)
+    struct.pack_into("<Q", b, 48 + 16 * i + 8, rule)
+    for w in (key, rule):
+        h = ((h ^ w) * 0x9e3779b97f4a7c15) & M
+        h ^= h >> 31
+struct.pack_into("<Q", b, 24, h)
+open(dst, "wb").write(b)
+PY
+}
+if command -v python3 > /dev/null; then
+	rewrite "$mf_work/whole.rules" "$file" 2 # MF_CFI_END
+	report ends MALLOC_FREQ_CACHE="$cache"
+	is "$(cat "$mf_work/ends.err")" "" "a cache whose rules all say the end: read without a word"
+	n=$(wc -l < "$mf_work/ends.txt")
+	is "$(grep -c '^[a-z_]* [0-9]*$' "$mf_work/ends.txt")" "$n" "and each of its $n stacks is its entry point alone: the rules are the cache's"
+	rewrite "$mf_work/whole.rules" "$file" 0 # MF_CFI_UNKNOWN: not a rule a cache holds
+	damaged "a rule that is none" "it holds a rule that is none"
+else
+	skip "python3 is not installed: the cache's rules are not rewritten"
+	skip "python3 is not installed"
+	skip "python3 is not installed"
+	skip "python3 is not installed"
+	skip "python3 is not installed"
+fi
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+	rewrite "$mf_work/whole.rules" "$file" 2 2> /dev/null || cp "$mf_work/whole.rules" "$file"
+	chown nobody "$file" && cp "$file" "$mf_work/foreign.rules"
+	report foreign MALLOC_FREQ_CACHE="$cache"
+	is "$(cat "$mf_work/foreign.err")" "" "a cache another user owns: not a word (a run under sudo meets the user's)"
+	cmp -s "$mf_work/cold.txt" "$mf_work/foreign.txt"; ok $? "its rules are not used: the same profile"
+	valid "$file" && [ "$(stat -c %u "$file")" = "$(id -u)" ]; ok $? "and it is replaced by a whole one of this user (${count:-no} rules)"
+else
+	skip "not root: no file of another user to make"
+	skip "not root"
+	skip "not root"
+fi
 
 mkdir -p "$mf_work/empty"
 report off MALLOC_FREQ_CACHE=off HOME="$mf_work/empty"

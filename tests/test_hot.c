@@ -33,22 +33,22 @@ uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
 	*rel_pc = pc;
 	return 0;
 }
-uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc, uint64_t rule)
+uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc)
 {
-	return module ^ rel_pc ^ rule;
+	return module ^ rel_pc;
 }
 int mf_rules_on(void)
 {
 	return 0;
 }
-int mf_rules_known(uint64_t key)
+uint64_t mf_rules_known(uint64_t key)
 {
 	(void)key;
 	return 0;
 }
-void mf_rules_add(uint64_t key)
+void mf_rules_add(uint64_t key, uint64_t rule)
 {
-	(void)key;
+	(void)key, (void)rule;
 }
 void mf_rules_needed(void) {}
 

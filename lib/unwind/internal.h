@@ -117,11 +117,12 @@ int mf_rules_complete(void);
 /* This run needed libunwind beyond what the cache spares (it was not loaded, a stack went to
  * unw_backtrace, a rule was refused or could not be kept): the next one must load it. */
 void mf_rules_needed(void);
-/* The key of a rule (mf_rule_pack with epoch 0) at rel_pc in the module of identity module
- * (mf_modules_identity). Never 0. */
-uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc, uint64_t rule);
-int mf_rules_known(uint64_t key); /* libunwind confirmed it in an earlier run */
-void mf_rules_add(uint64_t key);  /* libunwind confirmed it in this run */
+/* The key of the rule at rel_pc in the module of identity module (mf_modules_identity).
+ * Never 0. */
+uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc);
+/* The rule (mf_rule_pack with epoch 0) libunwind confirmed for key in an earlier run, or 0. */
+uint64_t mf_rules_known(uint64_t key);
+void mf_rules_add(uint64_t key, uint64_t rule); /* libunwind confirmed it in this run */
 
 /* libunwind.c: the only user of libunwind's functions. */
 /* Loads libunwind (at start only: see mf_unwind_init). */

@@ -1,12 +1,14 @@
 /* The rule cache: frame rules libunwind confirmed in earlier runs of the same program, so that a
- * run need not ask it again, and need not even load it when the last run needed nothing more
- * (at a short process's start, loading and asking are most of the profiler's cost). One file
- * per program, named by its main executable's build-id, read at start and rewritten (whole,
- * then renamed into place) at exit when this run confirmed new rules or needs changed. A key
- * stands for (module build-id, offset, the rule read from the module's .eh_frame): the rule is
- * still read from the binary in every run, and a key found only spares the confirmation, so a
- * damaged or forged file can at worst leave a rule unconfirmed, never make one up. Lookups and
- * adds run inside malloc: no malloc, no locks; files are touched only at start and at exit. */
+ * run need not read them from .eh_frame nor ask libunwind again, and need not even load it
+ * when the last run needed nothing more (at a short process's start, loading and asking are
+ * most of the profiler's cost; in a compiler, reading long CFA programs was a quarter of it).
+ * One file per program, named by its main executable's build-id, read at start and rewritten
+ * (whole, then renamed into place) at exit when this run confirmed new rules or needs changed.
+ * An entry is (module build-id and offset: the key, the rule). The file is the user's own: one
+ * whose checksum or rules are not right, or that another user owns, is not used (and is
+ * replaced), so a rule comes from the binary, from libunwind, or from this user's
+ * earlier run. Lookups and adds run inside malloc: no malloc, no locks; files are touched
+ * only at start and at exit. */
 #include "config.h"
 
 #include <errno.h>
@@ -20,15 +22,15 @@
 
 enum {
 	MF_RULES_NEW_SLOTS = 1 << 16
-}; /* a set of the keys this run adds; when it is half
+}; /* a set of the rules this run adds; when it is half
       full, more are confirmed again in the next run */
 
-static char mf_rules_path[MF_PATH_LEN]; /* empty: no cache */
-static const uint64_t *mf_rules_keys;	/* the file's, ascending */
+static char mf_rules_path[MF_PATH_LEN];		    /* empty: no cache */
+static const struct mf_rules_entry *mf_rules_found; /* the file's, ascending */
 static uint64_t mf_rules_count;
 static uint32_t mf_rules_flags_read;
-static int mf_rules_need;      /* this run needed libunwind where it was not loaded */
-static uint64_t *mf_rules_new; /* open addressing; 0: free */
+static int mf_rules_need;		    /* this run needed libunwind where it was not loaded */
+static struct mf_rules_entry *mf_rules_new; /* open addressing by key; key 0: free */
 static unsigned mf_rules_new_count;
 
 static uint64_t mf_rules_mix(uint64_t h, uint64_t v)
@@ -39,9 +41,9 @@ static uint64_t mf_rules_mix(uint64_t h, uint64_t v)
 	return h ^ (h >> 31);
 }
 
-uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc, uint64_t rule)
+uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc)
 {
-	uint64_t h = mf_rules_mix(mf_rules_mix(module, rel_pc), rule);
+	uint64_t h = mf_rules_mix(module, rel_pc);
 	return h ? h : 1;
 }
 
@@ -70,37 +72,47 @@ void mf_rules_needed(void)
 	mf_rules_need = 1;
 }
 
-int mf_rules_known(uint64_t key)
+uint64_t mf_rules_known(uint64_t key)
 {
 	uint64_t lo = 0, hi = mf_rules_count;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
-		if (mf_rules_keys[mid] < key)
+		if (mf_rules_found[mid].key < key)
 			lo = mid + 1;
 		else
 			hi = mid;
 	}
-	return lo < mf_rules_count && mf_rules_keys[lo] == key;
+	return lo < mf_rules_count && mf_rules_found[lo].key == key ? mf_rules_found[lo].rule : 0;
 }
 
-void mf_rules_add(uint64_t key)
+void mf_rules_add(uint64_t key, uint64_t rule)
 {
 	if (!mf_rules_new ||
 	    __atomic_load_n(&mf_rules_new_count, __ATOMIC_RELAXED) >= MF_RULES_NEW_SLOTS / 2) {
 		mf_rules_need = 1; /* full enough: the rest are confirmed again next time */
 		return;
 	}
-	/* a set: every dlclose has the rules confirmed again, and they come back */
+	/* a set: every dlclose has the rules confirmed again, and they come back. (A key taken,
+	 * its rule comes after: the saver leaves out an entry whose rule is not there yet.) */
 	for (uint64_t i = key;; i++) {
-		uint64_t *slot = &mf_rules_new[i & (MF_RULES_NEW_SLOTS - 1)], have = 0;
-		if (__atomic_compare_exchange_n(slot, &have, key, 0, __ATOMIC_RELAXED,
+		struct mf_rules_entry *slot = &mf_rules_new[i & (MF_RULES_NEW_SLOTS - 1)];
+		uint64_t have = 0;
+		if (__atomic_compare_exchange_n(&slot->key, &have, key, 0, __ATOMIC_RELAXED,
 						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&slot->rule, rule, __ATOMIC_RELEASE);
 			__atomic_add_fetch(&mf_rules_new_count, 1, __ATOMIC_RELAXED);
 			return;
 		}
 		if (have == key)
 			return;
 	}
+}
+
+/* A rule a cache may hold: a step or an end, without an epoch. */
+static int mf_rules_plausible(uint64_t w)
+{
+	unsigned kind = mf_rule_kind(w);
+	return mf_rule_epoch(w) == 0 && (kind == MF_CFI_STEP || kind == MF_CFI_END);
 }
 
 /* Why a file's bytes are not a usable rule cache, or NULL if they are one. *stale: it is one,
@@ -113,23 +125,33 @@ static const char *mf_rules_invalid(const unsigned char *buf, size_t size, int *
 	if (h->version != MF_RULES_VERSION || h->byte_order != MF_BYTE_ORDER_MARK ||
 	    h->origin != mf_rules_origin())
 		return *stale = 1, "of another version";
-	if (h->count > MF_RULES_MAX || size != sizeof(*h) + h->count * 8)
-		return "its size does not match its key count";
-	const uint64_t *keys = (const void *)(buf + sizeof(*h));
+	if (h->count > MF_RULES_MAX ||
+	    size != sizeof(*h) + h->count * sizeof(struct mf_rules_entry))
+		return "its size does not match its entry count";
+	const struct mf_rules_entry *e = (const void *)(buf + sizeof(*h));
 	for (uint64_t i = 0; i < h->count; i++)
-		if (!keys[i] || (i && keys[i] <= keys[i - 1]))
+		if (!e[i].key || (i && e[i].key <= e[i - 1].key))
 			return "its keys are out of order";
-	if (mf_rules_check(keys, h->count) != h->check)
+	if (mf_rules_check(e, h->count) != h->check)
 		return "its checksum does not match";
+	for (uint64_t i = 0; i < h->count; i++)
+		if (!mf_rules_plausible(e[i].rule))
+			return "it holds a rule that is none";
 	return NULL;
 }
 
-/* Reads the cache file into fresh memory: its keys (ascending), their count and its flags,
+/* A file another user owns: its rules would be that user's word. Not used, and replaced as a
+ * damaged one, but not named (a program run with sudo, whose HOME is still the user's, meets
+ * the user's). */
+static const char mf_rules_foreign[] = "owned by another user";
+
+/* Reads the cache file into fresh memory: its entries (ascending), their count and its flags,
  * all 0 when there is no file. Returns why the file was refused, or NULL. (Read, not mapped:
  * a file cut short under a mapping would end in SIGBUS.) */
-static const char *mf_rules_read(const uint64_t **keys, uint64_t *count, uint32_t *flags)
+static const char *mf_rules_read(const struct mf_rules_entry **entries, uint64_t *count,
+				 uint32_t *flags)
 {
-	*keys = NULL;
+	*entries = NULL;
 	*count = 0;
 	*flags = 0;
 	/* (not a FIFO's writer to wait for, nor a link to follow) */
@@ -145,7 +167,10 @@ static const char *mf_rules_read(const uint64_t **keys, uint64_t *count, uint32_
 		bad = "cannot be read";
 	else if (!S_ISREG(st.st_mode))
 		bad = "not a regular file";
-	else if (st.st_size > (off_t)(sizeof(struct mf_rules_header) + 8ull * MF_RULES_MAX))
+	else if (st.st_uid != geteuid())
+		bad = mf_rules_foreign;
+	else if (st.st_size > (off_t)(sizeof(struct mf_rules_header) +
+				      sizeof(struct mf_rules_entry) * (uint64_t)MF_RULES_MAX))
 		bad = "too large";
 	else if (!(size = (size_t)st.st_size))
 		bad = "empty";
@@ -163,7 +188,7 @@ static const char *mf_rules_read(const uint64_t **keys, uint64_t *count, uint32_
 	close(fd);
 	if (!bad && !(bad = mf_rules_invalid(buf, size, &stale))) {
 		const struct mf_rules_header *h = (const void *)buf;
-		*keys = (const uint64_t *)(buf + sizeof(*h));
+		*entries = (const struct mf_rules_entry *)(buf + sizeof(*h));
 		*count = h->count;
 		*flags = h->flags;
 	} else if (buf) {
@@ -172,18 +197,18 @@ static const char *mf_rules_read(const uint64_t **keys, uint64_t *count, uint32_
 	return stale ? NULL : bad;
 }
 
-static void mf_rules_free(const uint64_t *keys, uint64_t count)
+static void mf_rules_free(const struct mf_rules_entry *entries, uint64_t count)
 {
-	if (keys)
-		munmap((unsigned char *)keys - sizeof(struct mf_rules_header),
-		       sizeof(struct mf_rules_header) + count * 8);
+	if (entries)
+		munmap((unsigned char *)entries - sizeof(struct mf_rules_header),
+		       sizeof(struct mf_rules_header) + count * sizeof(*entries));
 }
 
 static long mf_rules_read_apart(void *unused)
 {
 	(void)unused;
-	const char *bad = mf_rules_read(&mf_rules_keys, &mf_rules_count, &mf_rules_flags_read);
-	if (bad)
+	const char *bad = mf_rules_read(&mf_rules_found, &mf_rules_count, &mf_rules_flags_read);
+	if (bad && bad != mf_rules_foreign)
 		mf_log("rule cache %s: %s; not used, and replaced at exit if it can be",
 		       mf_rules_path, bad);
 	return 0;
@@ -197,13 +222,13 @@ void mf_rules_init(void)
 		return;
 	mf_format(mf_rules_path, sizeof(mf_rules_path), "%s/%s.rules", mf_config.cache, id);
 	mf_fds_apart(mf_rules_read_apart, NULL);
-	void *p = mmap(NULL, MF_RULES_NEW_SLOTS * sizeof(uint64_t), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	void *p = mmap(NULL, MF_RULES_NEW_SLOTS * sizeof(struct mf_rules_entry),
+		       PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	mf_rules_new = p == MAP_FAILED ? NULL : p;
 }
 
-/* Heapsort: qsort may allocate. */
-static void mf_rules_sort(uint64_t *a, size_t n)
+/* Heapsort by key: qsort may allocate. */
+static void mf_rules_sort(struct mf_rules_entry *a, size_t n)
 {
 	for (size_t end = n, start = n / 2;;) {
 		if (start > 0) {
@@ -211,16 +236,16 @@ static void mf_rules_sort(uint64_t *a, size_t n)
 		} else {
 			if (end <= 1)
 				return;
-			uint64_t t = a[0];
+			struct mf_rules_entry t = a[0];
 			a[0] = a[--end];
 			a[end] = t;
 		}
 		for (size_t root = start, child; (child = 2 * root + 1) < end; root = child) {
-			if (child + 1 < end && a[child] < a[child + 1])
+			if (child + 1 < end && a[child].key < a[child + 1].key)
 				child++;
-			if (a[root] >= a[child])
+			if (a[root].key >= a[child].key)
 				break;
-			uint64_t t = a[root];
+			struct mf_rules_entry t = a[root];
 			a[root] = a[child];
 			a[child] = t;
 		}
@@ -274,41 +299,48 @@ static void mf_rules_replace(const unsigned char *buf, size_t len)
 static long mf_rules_save_apart(void *unused)
 {
 	(void)unused;
-	const uint64_t *set = mf_rules_new;
+	const struct mf_rules_entry *set = mf_rules_new;
 	if (!set)
 		return 0;
 	unsigned n = __atomic_load_n(&mf_rules_new_count, __ATOMIC_RELAXED);
 	uint32_t flags = mf_rules_need ? 0 : MF_RULES_COMPLETE;
 	if (!n && flags == mf_rules_flags_read)
 		return 0; /* nothing to say */
-	const uint64_t *old;
+	const struct mf_rules_entry *old;
 	uint64_t have, old_count;
 	uint32_t old_flags;
 	if (mf_rules_read(&old, &have, &old_flags))
 		have = 0;
 	old_count = have + n > MF_RULES_MAX ? 0 : have; /* full: start over with this run's */
-	size_t size = sizeof(struct mf_rules_header) + (old_count + n) * 8;
+	size_t size = sizeof(struct mf_rules_header) + (old_count + n) * sizeof(*old);
 	unsigned char *buf = mf_pages_new(size);
 	if (!buf) {
 		mf_rules_free(old, have);
 		return 0;
 	}
-	/* The new keys gathered and sorted at the end of the array, merged forwards into its
-	 * start: the merge never writes past what it has read. Repeats go. */
-	uint64_t *keys = (uint64_t *)(buf + sizeof(struct mf_rules_header));
-	uint64_t *fresh = keys + old_count, last = 0;
+	/* The new entries gathered and sorted at the end of the array, merged forwards into its
+	 * start: the merge never writes past what it has read. Repeated keys go (the file's
+	 * stays). */
+	struct mf_rules_entry *out =
+	    (struct mf_rules_entry *)(buf + sizeof(struct mf_rules_header));
+	struct mf_rules_entry *fresh = out + old_count;
+	uint64_t last = 0;
 	size_t k = 0;
-	for (size_t i = 0; i < MF_RULES_NEW_SLOTS && k < n; i++)
-		if (set[i])
-			fresh[k++] = set[i];
+	for (size_t i = 0; i < MF_RULES_NEW_SLOTS && k < n; i++) {
+		struct mf_rules_entry e = {__atomic_load_n(&set[i].key, __ATOMIC_RELAXED),
+					   __atomic_load_n(&set[i].rule, __ATOMIC_ACQUIRE)};
+		if (e.key && mf_rules_plausible(e.rule))
+			fresh[k++] = e;
+	}
 	n = (unsigned)k;
 	mf_rules_sort(fresh, n);
 	size_t i = 0, j = 0, count = 0, added = 0;
 	while (i < old_count || j < n) {
-		int from_old = j == n || (i < old_count && old[i] <= fresh[j]);
-		uint64_t key = from_old ? old[i++] : fresh[j++];
-		if (key != last) {
-			keys[count++] = last = key;
+		int from_old = j == n || (i < old_count && old[i].key <= fresh[j].key);
+		struct mf_rules_entry e = from_old ? old[i++] : fresh[j++];
+		if (e.key != last) {
+			out[count++] = e;
+			last = e.key;
 			added += !from_old;
 		}
 	}
@@ -318,11 +350,11 @@ static long mf_rules_save_apart(void *unused)
 	h->version = MF_RULES_VERSION;
 	h->byte_order = MF_BYTE_ORDER_MARK;
 	h->count = count;
-	h->check = mf_rules_check(keys, count);
+	h->check = mf_rules_check(out, count);
 	h->origin = mf_rules_origin();
 	h->flags = flags;
 	if (count && (added || flags != old_flags))
-		mf_rules_replace(buf, sizeof(*h) + count * 8);
+		mf_rules_replace(buf, sizeof(*h) + count * sizeof(*out));
 	munmap(buf, size);
 	return 0;
 }

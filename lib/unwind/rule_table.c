@@ -110,41 +110,10 @@ static void mf_rule_table_grow(struct mf_rule_table *old)
 	__atomic_store_n(&mf_rule_growing, 0, __ATOMIC_RELEASE);
 }
 
-/* A return address new in this epoch, in the frame (sp, bp): its rule from .eh_frame, kept
- * if libunwind agrees (now or in an earlier run: rule_cache.c), else kept as one that needs
- * libunwind; in a run without libunwind, kept as read. Where no unwind table covers it, a
- * frame pointer is guessed. */
-MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
+/* ra's rule word w into the current table (unless it is full there: then ra is learned each
+ * time); w. */
+static uint64_t mf_rule_table_put(uintptr_t ra, uint64_t w)
 {
-	mf_rule_clear_if_wrapped(mf_walk_epoch_now());
-	struct mf_cfi_rule r;
-	int found = mf_cfi_find(ra - 1, &r);
-	if (found == MF_CFI_NONE) {
-		/* No unwind table covers it (JIT code, hand-written assembly): a frame pointer is
-		 * guessed, each time within the stack (walk.c). Not libunwind's to confirm: its
-		 * own guess would give the caller a wrong stack pointer. */
-		r = (struct mf_cfi_rule){16, -16, 1, MF_CFI_GUESS};
-	} else {
-		/* An FDE not understood here: an end if libunwind ends there too, else
-		 * libunwind's. */
-		uint64_t key = 0, rel_pc, module;
-		if (found)
-			r.kind = MF_CFI_END;
-		if (!found && mf_rules_on() && (module = mf_modules_identity(ra, &rel_pc)))
-			key = mf_rules_key(module, rel_pc, mf_rule_pack(&r, 0));
-		if (!key || !mf_rules_known(key)) {
-			/* (-1: no libunwind in this run; then the rule as read, if there is one) */
-			mf_fork_hold(); /* libunwind */
-			int agrees = mf_unwind_agrees(ra, sp, bp, &r);
-			if (agrees == 0 || (agrees < 0 && found))
-				r.kind = MF_CFI_UNKNOWN;
-			if (agrees == 0 || (agrees > 0 && !key))
-				mf_rules_needed(); /* the next run needs libunwind for it again */
-			else if (agrees > 0)
-				mf_rules_add(key);
-		}
-	}
-	uint64_t w = mf_rule_pack(&r, epoch);
 	struct mf_rule_table *t = __atomic_load_n(&mf_rule_current, __ATOMIC_ACQUIRE);
 	int claimed = 0;
 	struct mf_rule_slot *s = mf_rule_slot(t, ra, &claimed);
@@ -154,6 +123,43 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 	    __atomic_add_fetch(&t->used, 1, __ATOMIC_RELAXED) > (t->mask + 1) / 2)
 		mf_rule_table_grow(t);
 	return w;
+}
+
+/* A return address new in this epoch, in the frame (sp, bp): its rule as libunwind confirmed
+ * it in an earlier run (rule_cache.c); else from .eh_frame, kept if libunwind agrees, else
+ * kept as one that needs libunwind; in a run without libunwind, kept as read. Where no unwind
+ * table covers it, a frame pointer is guessed. */
+MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
+{
+	mf_rule_clear_if_wrapped(mf_walk_epoch_now());
+	uint64_t key = 0, rel_pc, module, known = 0;
+	if (mf_rules_on() && (module = mf_modules_identity(ra, &rel_pc)))
+		key = mf_rules_key(module, rel_pc);
+	if (key && (known = mf_rules_known(key)))
+		return mf_rule_table_put(ra, known | epoch << MF_RULE_EPOCH_SHIFT);
+	struct mf_cfi_rule r;
+	int found = mf_cfi_find(ra - 1, &r);
+	if (found == MF_CFI_NONE) {
+		/* No unwind table covers it (JIT code, hand-written assembly): a frame pointer is
+		 * guessed, each time within the stack (walk.c). Not libunwind's to confirm: its
+		 * own guess would give the caller a wrong stack pointer. */
+		r = (struct mf_cfi_rule){16, -16, 1, MF_CFI_GUESS};
+	} else {
+		/* An FDE not understood here: an end if libunwind ends there too, else
+		 * libunwind's. (-1: no libunwind in this run; then the rule as read, if there is
+		 * one.) */
+		if (found)
+			r.kind = MF_CFI_END;
+		mf_fork_hold(); /* libunwind */
+		int agrees = mf_unwind_agrees(ra, sp, bp, &r);
+		if (agrees == 0 || (agrees < 0 && found))
+			r.kind = MF_CFI_UNKNOWN;
+		if (agrees == 0 || (agrees > 0 && (!key || found)))
+			mf_rules_needed(); /* the next run needs libunwind for it again */
+		else if (agrees > 0)
+			mf_rules_add(key, mf_rule_pack(&r, 0));
+	}
+	return mf_rule_table_put(ra, mf_rule_pack(&r, epoch));
 }
 
 void mf_rule_table_init(void)
