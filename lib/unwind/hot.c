@@ -224,6 +224,19 @@ static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf
 	return off;
 }
 
+/* The node at off gives its children away (to a node split from it): the fans that lead from
+ * it to them go. A fan is only ever made for a value one of its children holds, so those are
+ * the ones to look at (where all 256 were before, at each split). */
+static void mf_hot_fans_forget(struct mf_hot *h, uint32_t off)
+{
+	uint32_t key = mf_hot_fan_key(h, off);
+	for (uint32_t k = mf_hot_node(h, off)->child; k; k = mf_hot_node(h, k)->sibling) {
+		struct mf_hot_fan *f = mf_hot_fan(h, key, mf_hot_node(h, k)->was);
+		if (f->key == key)
+			f->key = 0;
+	}
+}
+
 /* Adds the words c[0..n) leading to leaf under the node at off. 0, or -1 when the arena is
  * full or the words do not fit the tree (they always do while the epoch holds). */
 static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_check *c, uint32_t n,
@@ -246,9 +259,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			uint32_t fresh = mf_hot_node_new(h, c[i].was, c + i + 1, n - i - 1, leaf);
 			if (!rest || !fresh)
 				return -1;
-			for (int k = 0; k < MF_HOT_FANS; k++) /* (its children become rest's) */
-				if (h->fan[k].key == mf_hot_fan_key(h, off))
-					h->fan[k].key = 0;
+			mf_hot_fans_forget(h, off);
 			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
 			struct mf_hot_node *r = mf_hot_node(h, rest);
 			r->branch = x->branch;
