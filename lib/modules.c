@@ -24,7 +24,8 @@
  * and where its path lies in a path arena. */
 struct mf_mod {
 	struct mf_module_record r;
-	uint64_t path; /* offset of the NUL-terminated path in its arena */
+	uint64_t path;	    /* offset of the NUL-terminated path in its arena */
+	uintptr_t eh_frame; /* its .eh_frame_hdr (PT_GNU_EH_FRAME), or 0 */
 };
 
 /* Paths one after another, in anonymous memory that moves as it grows. */
@@ -160,6 +161,8 @@ static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	m->r.start = UINTPTR_MAX;
 	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		if (ph->p_type == PT_GNU_EH_FRAME)
+			m->eh_frame = info->dlpi_addr + ph->p_vaddr;
 		if (ph->p_type != PT_LOAD)
 			continue;
 		uintptr_t lo = info->dlpi_addr + ph->p_vaddr, hi = lo + ph->p_memsz;
@@ -441,7 +444,7 @@ static int mf_modules_find(uintptr_t pc)
  * need not take the lock (nor, for the lock, the fork lock). Valid while no object was
  * unloaded since (the generation). */
 static MF_TLS struct {
-	uintptr_t start, end, bias;
+	uintptr_t start, end, bias, eh_frame;
 	uint64_t identity;
 	uint32_t index;
 	unsigned generation; /* + 1: 0 is none */
@@ -481,6 +484,7 @@ static void mf_modules_remember(int i)
 	mf_modules_last.start = m->r.start;
 	mf_modules_last.end = m->r.end;
 	mf_modules_last.bias = m->r.bias;
+	mf_modules_last.eh_frame = m->eh_frame;
 	mf_modules_last.identity = mf_modules_build_id_hash(&m->r);
 	mf_modules_last.index = (uint32_t)i;
 	mf_modules_last.generation = mf_modules_generation + 1;
@@ -519,10 +523,11 @@ int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end)
 	return 0;
 }
 
-uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc, uintptr_t *eh_frame)
 {
 	if (mf_modules_resolve(pc, rel_pc) == MF_MODULE_NONE)
 		return 0;
+	*eh_frame = mf_modules_last.eh_frame;
 	return mf_modules_last.identity;
 }
 
