@@ -154,10 +154,10 @@ int mf_modules_is_self(uintptr_t pc); /* pc lies in libmalloc_freq itself */
 /* The address range of the module that holds pc (all its PT_LOAD segments); 0, or -1 if none
  * does. As mf_modules_resolve. */
 int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end);
-/* A hash of the build-id of the module that holds pc (0: none, or it has no build-id), pc's
- * offset from the module's load bias in *rel_pc, and where the module's .eh_frame_hdr was
- * mapped in *eh_frame (0: none). As mf_modules_resolve. */
-uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc, uintptr_t *eh_frame);
+/* A hash of the build-id of the module that holds pc (0: none, it has no build-id or no unwind
+ * table, or the loader has another object there now), and pc's offset from the module's load
+ * bias in *rel_pc. As mf_modules_resolve. */
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc);
 /* The main program's build-id in hex (out: 2 * MF_BUILD_ID_LEN + 1 bytes); 0, or -1 if none. */
 int mf_modules_main_build_id(char *out);
 extern volatile unsigned mf_modules_generation; /* bumped when an object is unloaded */

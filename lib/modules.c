@@ -523,11 +523,18 @@ int mf_modules_range(uintptr_t pc, uintptr_t *start, uintptr_t *end)
 	return 0;
 }
 
-uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc, uintptr_t *eh_frame)
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
 {
 	if (mf_modules_resolve(pc, rel_pc) == MF_MODULE_NONE)
 		return 0;
-	*eh_frame = mf_modules_last.eh_frame;
+	/* The loader unloads some objects by itself (iconv and NSS modules, not through our
+	 * dlclose) and may put another at the same address before the map notices: the object
+	 * the loader has at pc now (lock-free, no system call) must be the map's, by where its
+	 * .eh_frame_hdr lies, or pc would be given the other's identity (and its rules). */
+	struct dl_find_object obj;
+	if (!mf_modules_last.eh_frame || _dl_find_object((void *)pc, &obj) != 0 ||
+	    (uintptr_t)obj.dlfo_eh_frame != mf_modules_last.eh_frame)
+		return 0;
 	return mf_modules_last.identity;
 }
 

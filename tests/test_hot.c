@@ -28,10 +28,9 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 	(void)pc, (void)sp, (void)bp, (void)rule;
 	return 0;
 }
-uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc, uintptr_t *eh_frame)
+uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
 {
 	*rel_pc = pc;
-	*eh_frame = 0;
 	return 0;
 }
 uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc)

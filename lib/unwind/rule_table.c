@@ -10,7 +10,6 @@
  * table meanwhile is merely learned again. Runs inside malloc: no allocation but mmap. */
 #include "config.h"
 
-#include <dlfcn.h>
 #include <stdint.h>
 #include <sys/mman.h>
 
@@ -126,17 +125,6 @@ static uint64_t mf_rule_table_put(uintptr_t ra, uint64_t w)
 	return w;
 }
 
-/* Is the object that holds ra now (as the loader has it: lock-free, no system call) the one
- * the module map says, whose .eh_frame_hdr lay at eh_frame? Not if the loader unloaded it by
- * itself (an iconv or NSS module: not through our dlclose) and put another there since, which
- * the map has not noticed yet: then another object's cached rule must not be taken for it. */
-static int mf_rule_module_current(uintptr_t ra, uintptr_t eh_frame)
-{
-	struct dl_find_object obj;
-	return eh_frame && _dl_find_object((void *)ra, &obj) == 0 &&
-	       (uintptr_t)obj.dlfo_eh_frame == eh_frame;
-}
-
 /* A return address new in this epoch, in the frame (sp, bp): its rule as libunwind confirmed
  * it in an earlier run (rule_cache.c); else from .eh_frame, kept if libunwind agrees, else
  * kept as one that needs libunwind; in a run without libunwind, kept as read. Where no unwind
@@ -145,10 +133,9 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 {
 	mf_rule_clear_if_wrapped(mf_walk_epoch_now());
 	uint64_t key = 0, rel_pc, module, known;
-	uintptr_t eh_frame;
-	if (mf_rules_on() && (module = mf_modules_identity(ra, &rel_pc, &eh_frame)))
+	if (mf_rules_on() && (module = mf_modules_identity(ra, &rel_pc)))
 		key = mf_rules_key(module, rel_pc);
-	if (key && (known = mf_rules_known(key)) && mf_rule_module_current(ra, eh_frame))
+	if (key && (known = mf_rules_known(key)))
 		return mf_rule_table_put(ra, known | epoch << MF_RULE_EPOCH_SHIFT);
 	struct mf_cfi_rule r;
 	int found = mf_cfi_find(ra - 1, &r);
