@@ -98,6 +98,12 @@ printf '\1' | dd of="$file" bs=1 seek=32 conv=notrunc 2> /dev/null
 report stale MALLOC_FREQ_CACHE="$cache"
 is "$(cat "$mf_work/stale.err")" "" "a cache of another profiler version or libunwind: not used, without a word"
 valid "$file"; ok $? "and replaced by a whole one (${count:-no} rules)"
+printf '\2' | dd of="$file" bs=1 seek=8 conv=notrunc 2> /dev/null # (version 2: keys alone)
+report older MALLOC_FREQ_CACHE="$cache"
+is "$(cat "$mf_work/older.err")" "" "a cache of format version 2: not used, without a word"
+cmp -s "$mf_work/cold.txt" "$mf_work/older.txt" && valid "$file" &&
+	[ "$(od -An -t u4 -j 8 -N 4 "$file" | tr -d ' ')" = 3 ]
+ok $? "the same profile, and replaced by a whole one of version 3"
 rm -f "$file" && mkfifo "$file"
 damaged "a FIFO" "not a regular file"
 rm -f "$file" && ln -s /etc/passwd "$file"
