@@ -7,7 +7,10 @@
 # in interleaved repetitions;
 # prints the median CPU time, wall time and peak RSS of each as a ratio to the plain run, the
 # ratio of the fastest runs' CPU times (added noise disturbs it least; a drift of the
-# machine's speed during the run disturbs both), and the size of what each profiler wrote.
+# machine's speed during the run disturbs both), the minor page faults it adds to the plain
+# run's (medians: they hold still where timings do not, and show what instruction counts do
+# not, as each page touched first costs a few microseconds in the kernel), and the size of
+# what each profiler wrote.
 # Ratios, not seconds: the machine is shared and noisy. Then, once per workload and on a
 # shorter input where it is long: callgrind's instructions per recorded call (stable on a noisy
 # machine), the system calls of cc1 and node (strace), and MALLOC_FREQ_UNWIND=check's verdict.
@@ -220,7 +223,8 @@ on_short() {
 }
 
 # ---- the table ----
-# measure NAME CONFIG CMD...: one run; appends "cpu wall rss status size" to $work/NAME.CONFIG
+# measure NAME CONFIG CMD...: one run; appends "cpu wall rss status faults size" to
+# $work/NAME.CONFIG
 measure() {
 	name=$1 config=$2; shift 2
 	out=$(base "$name")/out.$config
@@ -256,27 +260,31 @@ bench() {
 	base_least=$(cut -d' ' -f1 "$work/$name.plain" | least)
 	base_wall=$(cut -d' ' -f2 "$work/$name.plain" | median)
 	base_rss=$(cut -d' ' -f3 "$work/$name.plain" | median)
+	base_faults=$(cut -d' ' -f5 "$work/$name.plain" | median)
 	for c in $configs; do
 		cpu=$(cut -d' ' -f1 "$work/$name.$c" | median)
 		least=$(cut -d' ' -f1 "$work/$name.$c" | least)
 		wall=$(cut -d' ' -f2 "$work/$name.$c" | median)
 		rss=$(cut -d' ' -f3 "$work/$name.$c" | median)
-		size=$(cut -d' ' -f5 "$work/$name.$c" | median)
+		faults=$(cut -d' ' -f5 "$work/$name.$c" | median)
+		size=$(cut -d' ' -f6 "$work/$name.$c" | median)
 		awk -v n="$name" -v c="$c" -v cpu="$cpu" -v bc="$base_cpu" -v w="$wall" -v bw="$base_wall" \
-			-v r="$rss" -v br="$base_rss" -v s="$size" -v l="$least" -v bl="$base_least" 'BEGIN {
-			printf "| %-13s | %-12s | %8.3f | %8.2fx | %8.2fx | %9.2fx | %8.2fx | %9s |\n", n, c, cpu,
-				cpu / bc, l / bl, w / bw, r / br, c == "plain" ? "-" : s " KiB" }'
+			-v r="$rss" -v br="$base_rss" -v s="$size" -v l="$least" -v bl="$base_least" \
+			-v f="$faults" -v bf="$base_faults" 'BEGIN {
+			printf "| %-13s | %-12s | %8.3f | %8.2fx | %8.2fx | %9.2fx | %8.2fx | %+12d | %9s |\n",
+				n, c, cpu, cpu / bc, l / bl, w / bw, r / br, f - bf,
+				c == "plain" ? "-" : s " KiB" }'
 	done
 }
 
 echo "median of $reps interleaved runs (node: of at most 3); ratios to the plain run (cpu, least: of"
 echo "each one's fastest run, which added noise disturbs least; if the machine's speed drifts during"
-echo "the run, neither holds)"
+echo "the run, neither holds); faults added: minor page faults beyond the plain run's (medians)"
 [ -n "$have_heaptrack" ] || echo "(heaptrack is not installed: its column is skipped; apt-get install heaptrack)"
 [ -n "$floor" ] || echo "(no MF_FLOOR: the floor's rows are skipped; make bench builds it)"
 echo
-echo "| workload      | config       |  cpu (s) | cpu/plain | cpu least | wall/plain | rss/plain | profile   |"
-echo "|---------------|--------------|----------|-----------|-----------|------------|-----------|-----------|"
+echo "| workload      | config       |  cpu (s) | cpu/plain | cpu least | wall/plain | rss/plain | faults added | profile   |"
+echo "|---------------|--------------|----------|-----------|-----------|------------|-----------|--------------|-----------|"
 for w in $all; do
 	case " $wanted " in *" $w "*) ;; *) continue ;; esac
 	if [ -n "$(field missing "$w")" ]; then
