@@ -41,7 +41,7 @@ struct mf_hot_root {
 	struct mf_hot_node node; /* (its words follow) */
 };
 
-_Static_assert(MF_HOT_BUCKETS == 1 << 6, "mf_hot_bucket gives 6 bits");
+_Static_assert(MF_HOT_BUCKETS == 1 << 8, "mf_hot_bucket gives 8 bits");
 _Static_assert(sizeof(struct mf_hot_node) + (MF_HOT_CHECKS + 1) * sizeof(struct mf_walk_check) <=
 		   UINT16_MAX,
 	       "a node's words fit its 16-bit count");
@@ -54,7 +54,7 @@ static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
 
 static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 {
-	return ((uint32_t)(sp >> 4 ^ caller) * 0x9e3779b9u) >> (32 - 6); /* (a 32-bit product) */
+	return ((uint32_t)(sp >> 4 ^ caller) * 0x9e3779b9u) >> (32 - 8); /* (a 32-bit product) */
 }
 
 /* The check after a node's last: it never holds, and so ends the words' loop without a count

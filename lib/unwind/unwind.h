@@ -64,7 +64,7 @@ struct mf_walk_check {
  * words that decide their walks, in an arena that grows while its stacks pay (from
  * MF_HOT_ARENA_FIRST bytes to MF_HOT_ARENA) and starts over when full. */
 enum {
-	MF_HOT_BUCKETS = 64,
+	MF_HOT_BUCKETS = 256,
 	MF_HOT_ARENA_FIRST = 32 << 10,
 	MF_HOT_ARENA = 512 << 10,
 	MF_HOT_CHECKS = 512, /* a stack that needs more words is not kept */
