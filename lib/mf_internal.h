@@ -474,16 +474,18 @@ extern int mf_life_on;
  * that hash (255: that many or more, for good). 0 is sure: no such block is in the map. */
 #define MF_LIFE_FILTER_BITS 20
 extern uint8_t *mf_life_filter;
-/* Whether block p may be in the map (a free of one that is not costs this only). The
- * filter's index is the top bits of the map's hash (life/map.c), which its product alone gives. */
+/* p's count in the filter: the top bits of a hash of its address. */
+static inline uint64_t mf_life_filter_at(const void *p)
+{
+	return (uint64_t)((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull >> (64 - MF_LIFE_FILTER_BITS);
+}
+/* Whether block p may be in the map (a free of one that is not costs this only). */
 static inline int mf_life_maybe(const void *p)
 {
 	const uint8_t *f = mf_life_filter;
 	if (mf_unlikely(!f)) /* (not sampling: the map knows every block) */
 		return 1;
-	uint64_t top =
-	    ((uint64_t)((uintptr_t)p >> 4) * 0x9e3779b97f4a7c15ull) >> (64 - MF_LIFE_FILTER_BITS);
-	return __atomic_load_n(&f[top], __ATOMIC_RELAXED);
+	return __atomic_load_n(&f[mf_life_filter_at(p)], __ATOMIC_RELAXED);
 }
 /* A thread file's nodes, registered so that any thread can charge a free to it (also after
  * its thread ended: the file stays mapped); its number, or 0 when the registry is full. */
