@@ -72,9 +72,24 @@ void mf_rules_needed(void)
 	mf_rules_need = 1;
 }
 
+/* The file's keys are hashes, spread evenly over 64 bits: key lies about key / 2^64 of the
+ * way along them, give or take the square root of their count. So its place is looked for
+ * around there, in a window widened (one cache line first, then twice as far each time) until
+ * it holds that place, then halved: reads of neighbouring lines, where a search of the whole
+ * file read a line for each of its levels, far apart (and cc1 learns 6,100 return addresses a
+ * run from its cache). */
 uint64_t mf_rules_known(uint64_t key)
 {
-	uint64_t lo = 0, hi = mf_rules_count;
+	const uint64_t n = mf_rules_count;
+	const uint64_t guess = (uint64_t)(((unsigned __int128)key * n) >> 64);
+	uint64_t lo = guess, hi = guess, step = 4;
+	/* Below lo every key is less than key (or lo is 0); from hi on, none is (or hi is n). */
+	while (lo > 0 && mf_rules_found[lo - 1].key >= key) {
+		lo = lo > step ? lo - step : 0;
+		step *= 2;
+	}
+	for (step = 4; hi < n && mf_rules_found[hi].key < key; step *= 2)
+		hi = n - hi > step ? hi + step : n;
 	while (lo < hi) {
 		uint64_t mid = lo + (hi - lo) / 2;
 		if (mf_rules_found[mid].key < key)
