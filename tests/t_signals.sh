@@ -3,8 +3,9 @@
 # MALLOC_FREQ_SNAPSHOT_SIGNAL, MALLOC_FREQ_SNAPSHOT_INTERVAL (tests/prog_snapshot.c). Counts
 # exact between toggles; a program's own handler respected; a reader looping over a live
 # directory while 4 threads allocate and snapshot signals arrive every few ms never fails and
-# never sees a total go down; interval snapshots that never decrease, the last within one
-# interval of the end.
+# never sees a total go down; snapshots while threads end (slowly, in a test build) that
+# never decrease; interval snapshots that never decrease, the last within one interval of the
+# end.
 . "$srcdir/tests/tap.sh"
 P="$MF_TESTS/prog_snapshot"
 n=500
@@ -66,6 +67,26 @@ snaps=$("$MF_PRINT" --list "$dir" 2> /dev/null | awk 'NR > 1' | wc -l)
 is "$("$MF_PRINT" --list "$dir" 2> /dev/null | awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }')" \
 	0 "their totals never decrease, in number order"
 ls -a "$dir" | grep -q '\.tmp$'; is "$?" 1 "no temporary snapshot left"
+
+# Threads that end while snapshots are signalled, each pausing 50 ms once it has left the
+# threads' list (a test build's pause, tests/libmalloc_freq_slowexit.so): a snapshot copies
+# the running threads' files, then links the ended ones, so an ending thread's file must be
+# one or the other at every moment, or the snapshot misses its counts.
+rm -rf "$mf_work"/malloc_freq.* "$mf_work/ready"
+MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 \
+	LD_PRELOAD="$MF_TESTS/.libs/libmalloc_freq_slowexit.so" "$P" busy 0.3 > "$mf_work/ready" &
+pid=$!
+i=0
+while [ ! -s "$mf_work/ready" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+while kill -USR2 $pid 2> /dev/null; do sleep 0.005; done
+wait $pid; rc=$?
+is "$rc" 0 "4 threads ending slowly under snapshot signals every 5 ms: exits 0"
+dir=$(ls -d "$mf_work"/malloc_freq.*)
+"$MF_PRINT" --list "$dir" > "$mf_work/list" 2> /dev/null
+during=$(awk 'NR > 1' "$mf_work/list" | wc -l)
+[ "$during" -ge 5 ]; ok $? "snapshots taken ($during)"
+is "$(awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }' "$mf_work/list")" \
+	0 "their totals never decrease, in number order, while the threads end"
 
 # the interval: snapshots that never decrease, the last within one interval of the end
 rm -rf "$mf_work"/malloc_freq.*
