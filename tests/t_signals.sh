@@ -8,6 +8,18 @@
 # end.
 . "$srcdir/tests/tap.sh"
 P="$MF_TESTS/prog_snapshot"
+# busy_signalled LIB SECONDS: prog_snapshot's 4 busy threads under LIB, snapshots on SIGUSR2,
+# in the background; returns once it says it is ready, with its pid in $pid
+busy_signalled() {
+	rm -rf "$mf_work"/malloc_freq.* "$mf_work/ready"
+	MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 LD_PRELOAD="$1" "$P" busy "$2" \
+		> "$mf_work/ready" &
+	pid=$!
+	i=0
+	while [ ! -s "$mf_work/ready" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+}
+# decreases LIST: how often a snapshot's total (mf_print --list) is below the one before it
+decreases() { awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }' "$1"; }
 n=500
 MALLOC_FREQ_START=off MALLOC_FREQ_TOGGLE_SIGNAL=USR1 MALLOC_FREQ_SNAPSHOT_SIGNAL=SIGUSR2 \
 	profile_within 60 "$P" signals $n > /dev/null 2> "$mf_work/err"; rc=$?
@@ -41,12 +53,7 @@ for v in "MALLOC_FREQ_SNAPSHOT_SIGNAL=KILL" "MALLOC_FREQ_TOGGLE_SIGNAL=nope" "MA
 done
 
 # a reader looping over a live directory while 4 threads allocate and snapshots are signalled
-rm -rf "$mf_work"/malloc_freq.*
-MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 LD_PRELOAD="$MF_LIB" "$P" busy 3 \
-	> "$mf_work/ready" &
-pid=$!
-i=0
-while [ ! -s "$mf_work/ready" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+busy_signalled "$MF_LIB" 3
 ( while kill -USR2 $pid 2> /dev/null; do sleep 0.005; done ) &
 sig=$!
 dir=$(ls -d "$mf_work"/malloc_freq.* 2> /dev/null | head -1)
@@ -62,22 +69,17 @@ wait $pid; rc=$?
 kill $sig 2> /dev/null; wait $sig 2> /dev/null
 is "$rc" 0 "4 threads allocating under snapshot signals every 5 ms: exits 0"
 is "$errors:$down" "0:0" "$reads live reads and --lists: no error, no total going down"
-snaps=$("$MF_PRINT" --list "$dir" 2> /dev/null | awk 'NR > 1' | wc -l)
+"$MF_PRINT" --list "$dir" > "$mf_work/list" 2> /dev/null
+snaps=$(awk 'NR > 1' "$mf_work/list" | wc -l)
 [ "$snaps" -ge 10 ]; ok $? "many snapshots taken ($snaps)"
-is "$("$MF_PRINT" --list "$dir" 2> /dev/null | awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }')" \
-	0 "their totals never decrease, in number order"
+is "$(decreases "$mf_work/list")" 0 "their totals never decrease, in number order"
 ls -a "$dir" | grep -q '\.tmp$'; is "$?" 1 "no temporary snapshot left"
 
 # Threads that end while snapshots are signalled, each pausing 50 ms once it has left the
 # threads' list (a test build's pause, tests/libmalloc_freq_slowexit.so): a snapshot copies
 # the running threads' files, then links the ended ones, so an ending thread's file must be
 # one or the other at every moment, or the snapshot misses its counts.
-rm -rf "$mf_work"/malloc_freq.* "$mf_work/ready"
-MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 \
-	LD_PRELOAD="$MF_TESTS/.libs/libmalloc_freq_slowexit.so" "$P" busy 0.3 > "$mf_work/ready" &
-pid=$!
-i=0
-while [ ! -s "$mf_work/ready" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+busy_signalled "$MF_TESTS/.libs/libmalloc_freq_slowexit.so" 0.3
 while kill -USR2 $pid 2> /dev/null; do sleep 0.005; done
 wait $pid; rc=$?
 is "$rc" 0 "4 threads ending slowly under snapshot signals every 5 ms: exits 0"
@@ -85,8 +87,7 @@ dir=$(ls -d "$mf_work"/malloc_freq.*)
 "$MF_PRINT" --list "$dir" > "$mf_work/list" 2> /dev/null
 during=$(awk 'NR > 1' "$mf_work/list" | wc -l)
 [ "$during" -ge 5 ]; ok $? "snapshots taken ($during)"
-is "$(awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }' "$mf_work/list")" \
-	0 "their totals never decrease, in number order, while the threads end"
+is "$(decreases "$mf_work/list")" 0 "their totals never decrease, in number order, while the threads end"
 
 # the interval: snapshots that never decrease, the last within one interval of the end
 rm -rf "$mf_work"/malloc_freq.*
@@ -94,8 +95,7 @@ MALLOC_FREQ_SNAPSHOT_INTERVAL=0.5 profile_within 60 "$P" busy 3.2; is "$?" 0 "in
 dir=$(ls -d "$mf_work"/malloc_freq.*)
 "$MF_PRINT" --list "$dir" > "$mf_work/list" 2> /dev/null
 is "$(awk 'NR > 1 && /interval/' "$mf_work/list" | wc -l)" 6 "6 interval snapshots"
-is "$(awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }' "$mf_work/list")" 0 \
-	"their totals never decrease"
+is "$(decreases "$mf_work/list")" 0 "their totals never decrease"
 total=$("$MF_PRINT" "$dir" 2> /dev/null | awk 'NR == 1 { print $2 }')
 lastsnap=$(awk 'END { print $4 }' "$mf_work/list")
 since=$("$MF_PRINT" --since 6 "$dir" 2> /dev/null | awk 'NR == 1 { print $2 }')
