@@ -2,16 +2,19 @@
  * each, the producer allocates N blocks at site_handed and passes each through a one-slot
  * mailbox to its consumer, which frees it, while the producer goes on allocating (every other
  * block, one more at site_temp, freed at once). Every block is freed: none leaked, none
- * unknown.
- * Usage: prog_life_handoff N P */
+ * unknown. With "shared", the producer frees every other site_handed block itself instead of
+ * passing it on, so that one stack's blocks are freed by two threads at the same time.
+ * Usage: prog_life_handoff N P [shared] */
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <string.h>
 
 #define NOINLINE __attribute__((noinline))
 
 struct pair {
 	long n;
+	int shared;	    /* the producer frees the odd blocks of site_handed */
 	void *volatile box; /* the mailbox: NULL, or a block for the consumer */
 	pthread_t producer, consumer;
 };
@@ -33,6 +36,10 @@ static void *produce(void *arg)
 	struct pair *q = arg;
 	for (long i = 0; i < q->n; i++) {
 		void *p = site_handed(i);
+		if (q->shared && (i & 1)) {
+			free(p);
+			continue;
+		}
 		while (__atomic_load_n(&q->box, __ATOMIC_ACQUIRE))
 			sched_yield();
 		__atomic_store_n(&q->box, p, __ATOMIC_RELEASE);
@@ -45,7 +52,7 @@ static void *produce(void *arg)
 static void *consume(void *arg)
 {
 	struct pair *q = arg;
-	for (long i = 0; i < q->n; i++) {
+	for (long i = 0; i < (q->shared ? (q->n + 1) / 2 : q->n); i++) {
 		void *p;
 		while (!(p = __atomic_load_n(&q->box, __ATOMIC_ACQUIRE)))
 			sched_yield();
@@ -59,11 +66,13 @@ int main(int argc, char **argv)
 {
 	long n = argc > 1 ? atol(argv[1]) : 10000;
 	int pairs = argc > 2 ? atoi(argv[2]) : 2;
+	int shared = argc > 3 && !strcmp(argv[3], "shared");
 	struct pair q[16] = {0};
 	if (n < 1 || pairs < 1 || pairs > 16)
 		return 2;
 	for (int i = 0; i < pairs; i++) {
 		q[i].n = n;
+		q[i].shared = shared;
 		if (pthread_create(&q[i].consumer, NULL, consume, &q[i]) ||
 		    pthread_create(&q[i].producer, NULL, produce, &q[i]))
 			return 1;

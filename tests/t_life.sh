@@ -138,18 +138,12 @@ like "$summary" "^  peak: [0-9.]+ MiB live in [0-9]+ blocks, [0-9.]+ s after its
 "$MF_PRINT" --sort peak -t 5 $d > "$mf_work/bypeak"
 like "$(grep -m1 -- '- site_' "$mf_work/bypeak")" "site_peak " "--sort peak: site_peak first"
 # Lifetimes: every freed block in its stack's histogram; the orphans lived 60 ms at least.
-"$MF_PRINT" --histogram -t 0 $d > "$mf_work/hist"
-# lives SITE: the lifetime histogram lines of the stack through SITE, as "range=count;"
-lives() {
-	awk -v s="<- $1 " 'index($0, "<- ") && $1 ~ /^[0-9]+$/ { on = index($0, s) > 0; life = 0; next }
-		on && /lifetimes of its freed blocks/ { life = 1; next }
-		on && life && NF >= 3 { n = $(NF - 1); line = $0; sub(/^ */, "", line); sub(/  #.*/, "", line); printf "%s=%s;", line, n }' "$mf_work/hist"
-}
-sum() { printf '%s' "$1" | tr ';' '\n' | awk -F= '{ s += $2 } END { printf "%.0f", s }'; }
-is "$(sum "$(lives site_temp)") $(sum "$(lives site_queue)") $(sum "$(lives site_orphan)") $(sum "$(lives site_kept)")" \
+h=$mf_work/hist
+"$MF_PRINT" --histogram -t 0 $d > "$h"
+is "$(sum "$(lives "$h" site_temp)") $(sum "$(lives "$h" site_queue)") $(sum "$(lives "$h" site_orphan)") $(sum "$(lives "$h" site_kept)")" \
 	"$((T * N)) $((T * Q)) $((T * Q)) 0" "lifetime histograms: every freed block once (site_temp, site_queue, site_orphan), none of site_kept's"
-short=$(lives site_orphan | tr ';' '\n' | grep -c ' \(ns\|us\)' )
-like "$short $(lives site_orphan)" "^0 \[(33\.6|67\.1|134\.2|268\.4) ms" "site_orphan: every block lived 60 ms or more"
+short=$(lives "$h" site_orphan | tr ';' '\n' | grep -c ' \(ns\|us\)' )
+like "$short $(lives "$h" site_orphan)" "^0 \[(33\.6|67\.1|134\.2|268\.4) ms" "site_orphan: every block lived 60 ms or more"
 "$MF_PRINT" --leaks -t 0 $d > "$mf_work/leaks"; ok $? "--leaks"
 first=$(awk 'on && NF { print; exit } /stack \(allocation/ { on = 1 }' "$mf_work/leaks")
 like "$first" "<- site_grow " "--leaks: the most leaked bytes first (site_grow's chains)"

@@ -53,6 +53,15 @@ profile_within() {
 
 # calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX
 calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
+# lives FILE SITE: the lifetime histogram lines, in FILE (mf_print --histogram -t 0), of the
+# stack through SITE, as "range=count;"
+lives() {
+	awk -v s="<- $2 " 'index($0, "<- ") && $1 ~ /^[0-9]+$/ { on = index($0, s) > 0; life = 0; next }
+		on && /lifetimes of its freed blocks/ { life = 1; next }
+		on && life && NF >= 3 { n = $(NF - 1); line = $0; sub(/^ */, "", line); sub(/  #.*/, "", line); printf "%s=%s;", line, n }' "$1"
+}
+# sum RANGES: the total of the counts in lives's "range=count;" list
+sum() { printf '%s' "$1" | tr ';' '\n' | awk -F= '{ s += $2 } END { printf "%.0f", s }'; }
 # accounted DIR...: the calls mf_print accounts for in DIR: the summary's total, or the calls
 # it says the threads saw ("N of M calls ..."), whichever is larger
 accounted() {

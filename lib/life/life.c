@@ -275,7 +275,9 @@ static inline struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uin
 		b = MF_SIZE_BUCKET(mf_life_ns(now > slot->born ? now - slot->born : 0));
 		b = b < MF_LIFETIME_BUCKETS ? b : MF_LIFETIME_BUCKETS - 1;
 	}
-	if (slot->file == mf_tls.life_file) { /* (freed by its own thread: no other writes) */
+	/* Any thread may free the leaf's blocks at the same time as its own thread does: locked
+	 * adds, unless the process has one thread. */
+	if (__libc_single_threaded) {
 		l->frees++;
 		l->freed_bytes += slot->size;
 		if (b < MF_LIFETIME_BUCKETS)
