@@ -28,5 +28,9 @@ int mf_life_map_take(uintptr_t addr, struct mf_life_slot *out);
 void mf_life_map_prefork(void);
 void mf_life_map_postfork_parent(void);
 void mf_life_map_postfork_child(void); /* empty, the filter too */
+/* In a child forked by a signal handler that interrupted this thread in the map: every lock
+ * given back (held by threads the child does not have, or by the interrupted call, which
+ * then goes on in the child's copy). */
+void mf_life_map_unlock_all(void);
 
 #endif

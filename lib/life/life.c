@@ -291,6 +291,64 @@ static inline struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uin
 	return l;
 }
 
+/* The parent's files and sums are not the child's: forgotten (files numbered from first on
+ * are the child's own). */
+static void mf_life_forget(uint32_t first)
+{
+	mf_life_map_postfork_child();
+	memset(mf_life_files, 0,
+	       sizeof(mf_life_files[0]) * (first < MF_LIFE_FILES ? first : MF_LIFE_FILES));
+	if (mf_life_nfiles == first)
+		mf_life_nfiles = 1;
+	mf_life_live = mf_life_max = mf_life_peak_id = 0;
+	mf_life_delta = 0; /* (the forking thread's batch was of the parent's sum) */
+	mf_life_peak_lock = 0;
+}
+
+/* A child forked by a signal handler that interrupted this thread in the map: the parent's
+ * files were numbered below this (0: none such). The interrupted call goes on in the child
+ * when the handler returns, in the child's copy of the map, and the parent is forgotten as
+ * it leaves. Until then the child's thread is busy: none of its blocks is tracked, none of
+ * its frees counted. */
+static uint32_t mf_life_forked;
+
+/* (there) The parent's files are shared mappings, and the interrupted call may count in
+ * one of them: each is replaced by private zeroed memory, as the child's copy of the map
+ * is private. */
+static void mf_life_files_private(void)
+{
+	for (uint32_t id = 1; id < mf_life_nfiles && id < MF_LIFE_FILES; id++) {
+		struct mf_node *nodes = mf_life_files[id];
+		if (!nodes)
+			continue;
+		char *header = (char *)nodes - MF_HEADER_SIZE;
+		size_t n = ((const struct mf_prof_header *)header)->node_count;
+		size_t size = (MF_HEADER_SIZE + n * sizeof(*nodes) + 4095) & ~(size_t)4095;
+		mmap(header, size, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
+	}
+}
+
+static inline int mf_life_forked_here(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* (set by a signal handler in this thread) */
+	return mf_unlikely(mf_life_forked != 0);
+}
+
+static MF_NOINLINE void mf_life_forked_leave(void)
+{
+	uint32_t first = mf_life_forked;
+	mf_life_forked = 0;
+	mf_life_forget(first);
+}
+
+/* The thread leaves the map (and a child forked meanwhile forgets its parent). */
+static inline void mf_life_leave(void)
+{
+	if (!--mf_tls.life_busy && mf_life_forked_here())
+		mf_life_forked_leave();
+}
+
 /* The block at addr was freed where we did not see it, and its address was given out again:
  * what the map held of it, freed at an unknown time. */
 static MF_NOINLINE void mf_life_stale(const struct mf_life_slot *stale)
@@ -326,7 +384,7 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 			l->max_bytes = live;
 		mf_life_change((int64_t)n, l, born);
 	}
-	mf_tls.life_busy--;
+	mf_life_leave();
 }
 
 /* (apart from mf_life_track: under sampling, most calls end here, and need no frame) */
@@ -357,7 +415,7 @@ static void mf_life_drop(void *p, uint64_t replaced_by)
 		/* (while recording is off, blocks are not seen allocated: not counted then) */
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
 	}
-	mf_tls.life_busy--;
+	mf_life_leave();
 }
 
 void mf_life_free(void *p)
@@ -384,14 +442,12 @@ void mf_life_postfork_parent(void)
 
 void mf_life_postfork_child(void)
 {
-	mf_life_map_postfork_child();
-	memset(mf_life_files, 0,
-	       sizeof(mf_life_files[0]) *
-		   (mf_life_nfiles < MF_LIFE_FILES ? mf_life_nfiles : MF_LIFE_FILES));
-	mf_life_nfiles = 1;
-	mf_life_live = mf_life_max = mf_life_peak_id = 0;
-	mf_life_delta = 0; /* (the forking thread's batch was of the parent's sum) */
-	mf_life_peak_lock = 0;
 	mf_tls.life_file = 0;
-	mf_tls.life_busy = 0;
+	if (mf_tls.life_busy) {
+		mf_life_map_unlock_all();
+		mf_life_files_private();
+		mf_life_forked = mf_life_nfiles;
+		return;
+	}
+	mf_life_forget(mf_life_nfiles);
 }

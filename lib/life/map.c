@@ -229,6 +229,13 @@ void mf_life_map_postfork_parent(void)
 		mf_life_unlock(&mf_life_shards[i]);
 }
 
+void mf_life_map_unlock_all(void)
+{
+	mf_life_held = 0;
+	for (int i = 0; i < MF_LIFE_SHARDS; i++)
+		mf_life_shards[i].lock = 0;
+}
+
 void mf_life_map_postfork_child(void)
 {
 	mf_life_held = 0;
