@@ -275,9 +275,18 @@ static inline __attribute__((always_inline)) void *mf_reallocated(void *old, siz
 	if (mf_unlikely(old == last.block) && old && (p || !n))
 		mf_realloc_freed_last(last);
 	mf_tls.last_block = p;
-	/* (a failed realloc changes nothing) */
-	if (mf_unlikely(mf_nonzero(mf_life_on)) && (p || !n))
-		mf_life_realloc(old, p, n);
+	return p;
+}
+
+/* realloc with lifetimes on: the old block leaves the map before the real call (which may
+ * free it, and another thread be given its address and put it there at once), and comes
+ * back if the call fails. */
+static MF_NOINLINE void *mf_realloc_life(void *old, size_t n, struct mf_last last)
+{
+	struct mf_life_slot held;
+	int taken = old ? mf_life_realloc_take(old, &held) : -1;
+	void *p = mf_reallocated(old, n, mf_real.realloc(old, n), last);
+	mf_life_realloc_done(taken, &held, p, n);
 	return p;
 }
 
@@ -338,6 +347,8 @@ MF_EXPORT void *realloc(void *old, size_t n)
 		return mf_real_own_realloc(old, n);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
 		return mf_returned(mf_real_move_bootstrap(old, n), n);
+	if (mf_unlikely(mf_nonzero(mf_life_on)))
+		return mf_realloc_life(old, n, last);
 	return mf_reallocated(old, n, mf_real.realloc(old, n), last);
 }
 
@@ -356,6 +367,8 @@ MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 		return mf_real_own_realloc(old, total);
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
 		return mf_returned(mf_real_move_bootstrap(old, total), total);
+	if (mf_unlikely(mf_nonzero(mf_life_on)))
+		return mf_realloc_life(old, total, last);
 	return mf_reallocated(old, total, mf_real.realloc(old, total), last);
 }
 

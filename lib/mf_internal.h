@@ -495,8 +495,23 @@ void mf_life_alloc(void *p, size_t n);
 /* Block p (not NULL) freed: charged to its leaf, or (not sampling) counted as a free of an
  * unknown block. Under sampling, callers first ask mf_life_maybe. */
 void mf_life_free(void *p);
-/* realloc freed old (if not NULL) and returned p (NULL: none) of n bytes. */
-void mf_life_realloc(void *old, void *p, size_t n);
+/* A live block of the lifetimes' address map: where it is, what it requested, the leaf that
+ * allocated it, when. */
+struct mf_life_slot {
+	uintptr_t addr; /* 0: empty */
+	uint64_t size;
+	uint32_t file, node; /* the leaf: node node of the nodes of file number file */
+	uint64_t born;	     /* the time-stamp counter */
+};
+/* realloc's old block (not NULL) out of the map before the real call, which may free it and
+ * another thread be given its address at once: 1 (it is in *held), 0 (the map did not have
+ * it), or -1 (nothing to do: a signal handler's call in the map, the profiler's own, or a
+ * block not sampled). */
+int mf_life_realloc_take(void *old, struct mf_life_slot *held);
+/* ... and the real call returned p of n bytes: a failed call gives the block back to the map;
+ * otherwise it was freed (taken 1: charged to its leaf; 0: a free of an unknown block) and p
+ * is tracked. */
+void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, size_t n);
 /* At exit: a process that ends at its peak has the end as its peak. */
 void mf_life_exit(void);
 /* Every leaf's peak fields brought up to date (at exit, and before a snapshot copies them). */

@@ -10,14 +10,6 @@
 
 #include "mf_internal.h"
 
-/* A live block: where it is, what it requested, the leaf that allocated it, when. */
-struct mf_life_slot {
-	uintptr_t addr; /* 0: empty */
-	uint64_t size;
-	uint32_t file, node; /* the leaf: node node of the nodes of file number file */
-	uint64_t born;	     /* the time-stamp counter */
-};
-
 /* map.c. Under sampling (at start): the filter is made. */
 void mf_life_map_sampled(void);
 /* x into the map: 1; 0 without memory. A block the map held at x's address was freed where

@@ -394,39 +394,66 @@ void mf_life_alloc(void *p, size_t n)
 		mf_life_track(p, n);
 }
 
-/* Block p leaves the map: freed, or (realloc) replaced by one of replaced_by bytes. */
-static void mf_life_drop(void *p, uint64_t replaced_by)
+/* Block p out of the map into *slot: 1; 0 if the map does not have it; -1 if nothing is to be
+ * done. */
+static int mf_life_take_out(void *p, struct mf_life_slot *slot)
 {
 	if (mf_tls.life_busy || mf_tls.recording)
-		return; /* (a signal handler's, in the map; or the profiler's own) */
+		return -1; /* (a signal handler's, in the map; or the profiler's own) */
 	/* A child made without fork()'s handlers: the map is the parent's until it is reset. */
 	if (!__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
-		return;
+		return -1;
 	mf_tls.life_busy++;
-	uint64_t now = mf_life_now(); /* (outside the lock: it takes a while) */
-	struct mf_life_slot slot;
-	if (mf_life_map_take((uintptr_t)p, &slot)) {
-		struct mf_life *l = mf_life_freed(&slot, now);
-		if (slot.size > replaced_by)
-			mf_life_change(-(int64_t)slot.size, l, now);
+	int found = mf_life_map_take((uintptr_t)p, slot);
+	mf_life_leave();
+	return found;
+}
+
+/* A block out of the map (found: in *slot) was freed, or (realloc) replaced by one of
+ * replaced_by bytes. */
+static void mf_life_gone(int found, const struct mf_life_slot *slot, uint64_t replaced_by)
+{
+	if (found) {
+		mf_tls.life_busy++;
+		uint64_t now = mf_life_now();
+		struct mf_life *l = mf_life_freed(slot, now);
+		if (slot->size > replaced_by)
+			mf_life_change(-(int64_t)slot->size, l, now);
 		else /* (a growing realloc: its new block's bytes come in mf_life_alloc, at once) */
-			mf_life_delta -= (int64_t)slot.size;
+			mf_life_delta -= (int64_t)slot->size;
+		mf_life_leave();
 	} else if (!mf_life_sampled && !mf_control_off()) {
 		/* (while recording is off, blocks are not seen allocated: not counted then) */
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
 	}
-	mf_life_leave();
 }
 
 void mf_life_free(void *p)
 {
-	mf_life_drop(p, 0);
+	struct mf_life_slot slot;
+	int found = mf_life_take_out(p, &slot);
+	if (found >= 0)
+		mf_life_gone(found, &slot, 0);
 }
 
-void mf_life_realloc(void *old, void *p, size_t n)
+int mf_life_realloc_take(void *old, struct mf_life_slot *held)
 {
-	if (old && mf_life_maybe(old))
-		mf_life_drop(old, p ? n : 0);
+	return mf_life_maybe(old) ? mf_life_take_out(old, held) : -1;
+}
+
+void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, size_t n)
+{
+	if (!p && n) { /* (failed: the old block lives on, where it was) */
+		struct mf_life_slot stale;
+		if (taken == 1 && !mf_tls.life_busy) {
+			mf_tls.life_busy++;
+			mf_life_map_put(held, &stale);
+			mf_life_leave();
+		}
+		return;
+	}
+	if (taken >= 0)
+		mf_life_gone(taken, held, p ? n : 0);
 	mf_life_alloc(p, n);
 }
 
