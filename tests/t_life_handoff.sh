@@ -22,12 +22,7 @@ for run in 1 2 3; do
 done
 N=100000
 for run in 1 2 3; do
-	rm -rf "$mf_work"/malloc_freq.*
-	MALLOC_FREQ_LIFETIMES=1 profile_within 120 "$MF_TESTS/prog_life_handoff" $N $P shared
-	is "$?" 0 "shared run $run: prog_life_handoff $N $P shared exits 0"
-	d=$(ls -d "$mf_work"/malloc_freq.*) || bail "no profile directory"
-	"$MF_PRINT" --collapsed --weight leaked-blocks $d > "$mf_work/leaked"
-	"$MF_PRINT" --histogram -t 0 $d > "$mf_work/hist"
+	life_profile "shared run $run: prog_life_handoff $N $P shared" "$MF_TESTS/prog_life_handoff" $N $P shared
 	is "$(calls "$mf_work/leaked" ';site_handed;') $(sum "$(lives "$mf_work/hist" site_handed)")" \
 		"0 $((N * P))" "shared run $run: site_handed's blocks all freed, $((N * P)) in its lifetime histogram"
 done

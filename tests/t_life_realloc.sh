@@ -7,12 +7,7 @@
 . "$srcdir/tests/tap.sh"
 N=20000 M=2
 for mode in zero move; do
-	rm -rf "$mf_work"/malloc_freq.*
-	MALLOC_FREQ_LIFETIMES=1 profile_within 120 "$MF_TESTS/prog_life_realloc" $N $M $mode
-	is "$?" 0 "$mode: prog_life_realloc $N $M $mode exits 0"
-	d=$(ls -d "$mf_work"/malloc_freq.*) || bail "no profile directory"
-	"$MF_PRINT" --collapsed --weight leaked-blocks $d > "$mf_work/leaked"
-	"$MF_PRINT" --histogram -t 0 $d > "$mf_work/hist"
+	life_profile "$mode: prog_life_realloc $N $M $mode" "$MF_TESTS/prog_life_realloc" $N $M $mode
 	is "$(calls "$mf_work/leaked" ';site_') $(sum "$(lives "$mf_work/hist" site_resized)")" "0 $N" \
 		"$mode: none leaked, site_resized's $N blocks each once in its lifetime histogram"
 	like "$("$MF_PRINT" $d)" "; 0 frees of blocks never seen allocated$" "$mode: no free of an unknown block"

@@ -62,6 +62,18 @@ lives() {
 }
 # sum RANGES: the total of the counts in lives's "range=count;" list
 sum() { printf '%s' "$1" | tr ';' '\n' | awk -F= '{ s += $2 } END { printf "%.0f", s }'; }
+# life_profile LABEL CMD...: CMD run under the profiler with lifetimes; checks that it exits 0
+# (as "LABEL exits 0"), and leaves its profile directory in $d, its leaked blocks by stack in
+# $mf_work/leaked (collapsed) and its histograms in $mf_work/hist (for lives)
+life_profile() {
+	mf_label=$1; shift
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_LIFETIMES=1 profile_within 120 "$@"
+	is "$?" 0 "$mf_label exits 0"
+	d=$(ls -d "$mf_work"/malloc_freq.*) || bail "no profile directory"
+	"$MF_PRINT" --collapsed --weight leaked-blocks $d > "$mf_work/leaked"
+	"$MF_PRINT" --histogram -t 0 $d > "$mf_work/hist"
+}
 # accounted DIR...: the calls mf_print accounts for in DIR: the summary's total, or the calls
 # it says the threads saw ("N of M calls ..."), whichever is larger
 accounted() {

@@ -15,8 +15,9 @@ void mf_life_map_sampled(void);
 /* x into the map: 1; 0 without memory. A block the map held at x's address was freed where
  * the profiler did not see it: it is left in *stale (addr 0: none). */
 int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale);
-/* The block at addr out of the map into *out: 1; 0 if the map has none. */
-int mf_life_map_take(uintptr_t addr, struct mf_life_slot *out);
+/* The block at addr out of the map into *out: 1; 0 if the map has none made by tick born_by
+ * (UINT64_MAX: at any time). */
+int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_slot *out);
 void mf_life_map_prefork(void);
 void mf_life_map_postfork_parent(void);
 void mf_life_map_postfork_child(void); /* empty, the filter too */

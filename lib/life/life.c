@@ -329,24 +329,72 @@ static void mf_life_files_private(void)
 	}
 }
 
-static inline int mf_life_forked_here(void)
+/* Frees that a signal handler made while its thread was in the map, which it cannot enter
+ * then: each address with when it was freed (the counter, read in order), taken out of the
+ * map as the thread leaves it (mf_life_after). The real free is not held back: a block that
+ * another thread is given the address of meanwhile, and puts in the map, is younger than the
+ * free, and stays (its put found the freed block there, and charged it, freed at a time not
+ * known). More than MF_LIFE_LATE at once are not counted. */
+#define MF_LIFE_LATE 8
+static MF_TLS struct {
+	uintptr_t addr;
+	uint64_t at;
+} mf_life_late[MF_LIFE_LATE];
+static MF_TLS unsigned mf_life_nlate;
+
+static MF_NOINLINE void mf_life_later(void *p)
 {
-	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* (set by a signal handler in this thread) */
-	return mf_unlikely(mf_life_forked != 0);
+	/* (one instruction: a handler that interrupts this one takes the next entry) */
+	unsigned n = __atomic_fetch_add(&mf_life_nlate, 1, __ATOMIC_RELAXED);
+	if (n >= MF_LIFE_LATE) {
+		__atomic_fetch_sub(&mf_life_nlate, 1, __ATOMIC_RELAXED);
+		return;
+	}
+	__builtin_ia32_lfence(); /* (the counter read after what came before, before the free) */
+	mf_life_late[n].at = __builtin_ia32_rdtsc();
+	__builtin_ia32_lfence();
+	mf_life_late[n].addr = (uintptr_t)p;
 }
 
-static MF_NOINLINE void mf_life_forked_leave(void)
+static inline void mf_life_charge(const struct mf_life_slot *slot, uint64_t replaced_by,
+				  uint64_t now);
+
+/* The thread has left the map: a child forked meanwhile forgets its parent, and the frees
+ * its handlers left for later are taken out (with no entry taken while the thread is in the
+ * map, where a handler adds them). */
+static MF_NOINLINE void mf_life_after(void)
 {
-	uint32_t first = mf_life_forked;
-	mf_life_forked = 0;
-	mf_life_forget(first);
+	for (;;) {
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (mf_life_forked) {
+			uint32_t first = mf_life_forked;
+			mf_life_forked = 0;
+			mf_life_nlate = 0; /* (of the parent's map) */
+			mf_life_forget(first);
+		}
+		unsigned n = mf_life_nlate;
+		if (!n)
+			return;
+		uintptr_t addr = mf_life_late[n - 1].addr;
+		uint64_t at = mf_life_late[n - 1].at;
+		mf_life_nlate = n - 1;
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		mf_tls.life_busy++;
+		struct mf_life_slot slot;
+		if (mf_life_map_take(addr, at, &slot))
+			mf_life_charge(&slot, 0, at);
+		mf_tls.life_busy--;
+	}
 }
 
-/* The thread leaves the map (and a child forked meanwhile forgets its parent). */
+/* The thread leaves the map. */
 static inline void mf_life_leave(void)
 {
-	if (!--mf_tls.life_busy && mf_life_forked_here())
-		mf_life_forked_leave();
+	if (--mf_tls.life_busy)
+		return;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST); /* (both set by signal handlers in this thread) */
+	if (mf_unlikely(mf_life_nlate | mf_life_forked))
+		mf_life_after();
 }
 
 /* The block at addr was freed where we did not see it, and its address was given out again:
@@ -394,51 +442,63 @@ void mf_life_alloc(void *p, size_t n)
 		mf_life_track(p, n);
 }
 
-/* Block p out of the map into *slot: 1; 0 if the map does not have it; -1 if nothing is to be
- * done. */
-static int mf_life_take_out(void *p, struct mf_life_slot *slot)
+/* Whether a free of p may go into the map now: not the profiler's own, nor the parent's map
+ * in a child made without fork()'s handlers (until it is reset); a signal handler's while its
+ * thread is in the map is left for later (later: a free, not a realloc that may fail). */
+static inline int mf_life_may_take(void *p, int later)
 {
-	if (mf_tls.life_busy || mf_tls.recording)
-		return -1; /* (a signal handler's, in the map; or the profiler's own) */
-	/* A child made without fork()'s handlers: the map is the parent's until it is reset. */
-	if (!__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
-		return -1;
-	mf_tls.life_busy++;
-	int found = mf_life_map_take((uintptr_t)p, slot);
-	mf_life_leave();
-	return found;
+	if (mf_tls.own || !__atomic_load_n(&mf_wiped.epoch, __ATOMIC_RELAXED))
+		return 0; /* (signals are blocked while the profiler's own calls run) */
+	if (mf_unlikely(mf_tls.life_busy)) {
+		if (later)
+			mf_life_later(p);
+		return 0;
+	}
+	return 1;
 }
 
-/* A block out of the map (found: in *slot) was freed, or (realloc) replaced by one of
- * replaced_by bytes. */
-static void mf_life_gone(int found, const struct mf_life_slot *slot, uint64_t replaced_by)
+/* A block out of the map was freed at tick now, or (realloc) replaced by one of replaced_by
+ * bytes: charged to its leaf. In the map (life_busy). */
+static inline void mf_life_charge(const struct mf_life_slot *slot, uint64_t replaced_by,
+				  uint64_t now)
 {
-	if (found) {
-		mf_tls.life_busy++;
-		uint64_t now = mf_life_now();
-		struct mf_life *l = mf_life_freed(slot, now);
-		if (slot->size > replaced_by)
-			mf_life_change(-(int64_t)slot->size, l, now);
-		else /* (a growing realloc: its new block's bytes come in mf_life_alloc, at once) */
-			mf_life_delta -= (int64_t)slot->size;
-		mf_life_leave();
-	} else if (!mf_life_sampled && !mf_control_off()) {
-		/* (while recording is off, blocks are not seen allocated: not counted then) */
+	struct mf_life *l = mf_life_freed(slot, now);
+	if (slot->size > replaced_by)
+		mf_life_change(-(int64_t)slot->size, l, now);
+	else /* (a growing realloc: its new block's bytes come in mf_life_alloc, at once) */
+		mf_life_delta -= (int64_t)slot->size;
+}
+
+/* A free of a block the map does not have. */
+static void mf_life_unknown(void)
+{
+	/* (while recording is off, blocks are not seen allocated: not counted then) */
+	if (!mf_life_sampled && !mf_control_off())
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
-	}
 }
 
 void mf_life_free(void *p)
 {
+	if (!mf_life_may_take(p, 1))
+		return;
+	mf_tls.life_busy++;
+	uint64_t now = mf_life_now(); /* (outside the lock: it takes a while) */
 	struct mf_life_slot slot;
-	int found = mf_life_take_out(p, &slot);
-	if (found >= 0)
-		mf_life_gone(found, &slot, 0);
+	if (mf_life_map_take((uintptr_t)p, UINT64_MAX, &slot))
+		mf_life_charge(&slot, 0, now);
+	else
+		mf_life_unknown();
+	mf_life_leave();
 }
 
 int mf_life_realloc_take(void *old, struct mf_life_slot *held)
 {
-	return mf_life_maybe(old) ? mf_life_take_out(old, held) : -1;
+	if (!mf_life_maybe(old) || !mf_life_may_take(old, 0))
+		return -1;
+	mf_tls.life_busy++;
+	int found = mf_life_map_take((uintptr_t)old, UINT64_MAX, held);
+	mf_life_leave();
+	return found;
 }
 
 void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, size_t n)
@@ -452,8 +512,13 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 		}
 		return;
 	}
-	if (taken >= 0)
-		mf_life_gone(taken, held, p ? n : 0);
+	if (taken == 1 && !mf_tls.life_busy) {
+		mf_tls.life_busy++;
+		mf_life_charge(held, p ? n : 0, mf_life_now());
+		mf_life_leave();
+	} else if (taken == 0) {
+		mf_life_unknown();
+	}
 	mf_life_alloc(p, n);
 }
 
@@ -470,6 +535,7 @@ void mf_life_postfork_parent(void)
 void mf_life_postfork_child(void)
 {
 	mf_tls.life_file = 0;
+	mf_life_nlate = 0; /* (of the parent's map) */
 	if (mf_tls.life_busy) {
 		mf_life_map_unlock_all();
 		mf_life_files_private();

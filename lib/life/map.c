@@ -144,8 +144,10 @@ static inline struct mf_life_slot mf_life_slot_read(const struct mf_life_slot *x
 	return (struct mf_life_slot){x->addr, x->size, x->file, x->node, x->born};
 }
 
-/* Takes the slot of addr out of the shard (held) into *out; 0, or -1 if there is none. */
-static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, struct mf_life_slot *out)
+/* Takes the slot of addr, of a block made by tick born_by, out of the shard (held) into
+ * *out; 0, or -1 if there is none. */
+static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t born_by,
+			struct mf_life_slot *out)
 {
 	if (!s->slot)
 		return -1;
@@ -155,6 +157,8 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, struct mf_life_
 			return -1;
 		i = (i + 1) & mask;
 	}
+	if (mf_unlikely(s->slot[i].born > born_by))
+		return -1;
 	*out = mf_life_slot_read(&s->slot[i]);
 	mf_life_filter_add(addr, -1);
 	/* Backward shift: each later slot of the run moves into the hole if its home is not
@@ -171,7 +175,7 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, struct mf_life_
 	return 0;
 }
 
-int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale)
+MF_INLINE int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale)
 {
 	struct mf_life_shard *s = mf_life_shard(x->addr);
 	int locked = mf_life_enter(s), put = 0;
@@ -198,11 +202,11 @@ int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale)
 	return put;
 }
 
-int mf_life_map_take(uintptr_t addr, struct mf_life_slot *out)
+MF_INLINE int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_slot *out)
 {
 	struct mf_life_shard *s = mf_life_shard(addr);
 	int locked = mf_life_enter(s);
-	int found = mf_life_take(s, addr, out) == 0;
+	int found = mf_life_take(s, addr, born_by, out) == 0;
 	mf_life_leave(s, locked);
 	return found;
 }
