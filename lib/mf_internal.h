@@ -291,8 +291,12 @@ void mf_prof_dir_forget(void); /* in a forked child: the next file goes into a n
 int mf_prof_open(struct mf_prof_file *f, pid_t tid); /* 0 or -errno */
 /* 0 if a file may grow to size without the kernel sending SIGXFSZ (RLIMIT_FSIZE); -EFBIG. */
 int mf_prof_size_allowed(off_t size);
-/* Doubles the file (to *capacity nodes); returns the nodes, which the header moved with if
- * they moved, or NULL (the file cannot grow: said once). */
+/* Makes room in the file for twice its nodes: 0, or -1 (it cannot grow: said once). Outside
+ * the thread's grow lock: the descriptor task (mf_fds_apart) takes a lock of its own, which a
+ * snapshot holds while it takes each thread's grow lock. */
+int mf_prof_extend(struct mf_prof_file *f);
+/* Then, under the grow lock, doubles the mapping (to *capacity nodes); returns the nodes,
+ * which the header moved with if they moved, or NULL (said once). */
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity);
 void mf_prof_close(struct mf_prof_file *f);
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);

@@ -406,13 +406,6 @@ static long mf_prof_grow_apart(void *file)
 static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capacity)
 {
 	uint64_t cap = f->capacity * 2;
-	int err = (int)mf_fds_apart(mf_prof_grow_apart, f);
-	if (err) {
-		MF_LOG_ONCE("cannot grow %s: %s; this thread's further new call stacks are counted "
-			    "as lost (said once for all threads)",
-			    f->path, strerrordesc_np(-err));
-		return NULL;
-	}
 	/* Past what the mapping holds: four times as much (the header moves with it). */
 	size_t need = MF_HEADER_SIZE + cap * sizeof(struct mf_node);
 	if (need > f->reserved && mf_config.lifetimes) {
@@ -441,6 +434,23 @@ static struct mf_node *mf_prof_grow_file(struct mf_prof_file *f, uint64_t *capac
 	f->capacity = cap;
 	*capacity = cap;
 	return f->nodes;
+}
+
+int mf_prof_extend(struct mf_prof_file *f)
+{
+	if (f->grow_failed)
+		return -1;
+	int cancel = mf_nocancel_begin();
+	int err = (int)mf_fds_apart(mf_prof_grow_apart, f);
+	mf_nocancel_end(cancel);
+	if (err) {
+		MF_LOG_ONCE("cannot grow %s: %s; this thread's further new call stacks are counted "
+			    "as lost (said once for all threads)",
+			    f->path, strerrordesc_np(-err));
+		f->grow_failed = 1;
+		return -1;
+	}
+	return 0;
 }
 
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)

@@ -166,6 +166,8 @@ static struct mf_node *mf_thread_grow(void *thread, uint64_t *capacity)
 {
 	struct mf_thread *t = thread;
 	mf_fork_hold(); /* reopens the file */
+	if (mf_prof_extend(&t->file))
+		return NULL;
 	pthread_mutex_lock(&t->grow_lock);
 	struct mf_node *nodes = mf_prof_grow(&t->file, capacity);
 	if (nodes) /* (the node count lies in the header, which may have moved) */

@@ -10,9 +10,12 @@
  * site_a asks for its site's size). "mixed N": in tag "work", N temporaries at site_a and N
  * kept blocks at site_kept of 1 << (i % 10) bytes (ten size buckets), then snapshot "idle",
  * and nothing more: it returns with the blocks live. "workers N W SECONDS" (see workers): a
- * pre-forking server. Exits 1 if a call fails.
+ * pre-forking server. "growing N": N snapshots taken by main, back to back, while 2 threads
+ * each start short threads one after another, each of which calls site_grown from 300
+ * distinct stacks (its file grows as it goes); prints "snapshots N" and the short threads'
+ * calls ("grown CALLS"). Exits 1 if a call fails.
  * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
- *        exact N | mixed N | workers N W SECONDS */
+ *        exact N | mixed N | workers N W SECONDS | growing N */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -151,13 +154,72 @@ static int exact(long n)
 	pthread_barrier_wait(&bar);
 	for (long i = 0; i < n; i++)
 		if (malloc_freq_snapshot("exact") < 0) {
-			fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n", strerror(errno));
+			fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n",
+				strerror(errno));
 			return 1;
 		}
 	__atomic_store_n(&exact_stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
 	say("snapshots", n);
+	return 0;
+}
+
+SITE(site_grown, 40) /* (a size no other site asks: its own code) */
+enum { GROWN_STACKS = 300, GROWN_DEPTH = 10 };
+static long grown_threads;
+
+/* site_grown below depth more frames, a 0 or a 1 by each bit of path: 2^depth stacks */
+__attribute__((noinline)) static void grow_one(int depth, unsigned path);
+__attribute__((noinline)) static void grow_zero(int depth, unsigned path)
+{
+	if (depth)
+		(path & 1 ? grow_one : grow_zero)(depth - 1, path >> 1);
+	else
+		site_grown();
+	__asm__ volatile(""); /* (no tail call: each frame stays) */
+}
+__attribute__((noinline)) static void grow_one(int depth, unsigned path)
+{
+	grow_zero(depth, path);
+	__asm__ volatile("");
+}
+
+static void *grown_thread(void *arg)
+{
+	(void)arg;
+	for (unsigned i = 0; i < GROWN_STACKS; i++)
+		grow_zero(GROWN_DEPTH, i * 2654435761u >> (32 - GROWN_DEPTH));
+	return NULL;
+}
+
+static void *grown_starter(void *arg)
+{
+	(void)arg;
+	pthread_t t;
+	while (!__atomic_load_n(&exact_stop, __ATOMIC_RELAXED))
+		if (!pthread_create(&t, NULL, grown_thread, NULL) && !pthread_join(t, NULL))
+			__atomic_add_fetch(&grown_threads, 1, __ATOMIC_RELAXED);
+	return NULL;
+}
+
+static int growing(long n)
+{
+	pthread_t t[2];
+	for (int i = 0; i < 2; i++)
+		if (pthread_create(&t[i], NULL, grown_starter, NULL))
+			return 1;
+	for (long i = 0; i < n; i++)
+		if (malloc_freq_snapshot("growing") < 0) {
+			fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n",
+				strerror(errno));
+			return 1;
+		}
+	__atomic_store_n(&exact_stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		pthread_join(t[i], NULL);
+	say("snapshots", n);
+	say("grown", grown_threads * GROWN_STACKS);
 	return 0;
 }
 
@@ -290,7 +352,8 @@ int main(int argc, char **argv)
 	if (argc == 3 && !strcmp(argv[1], "busy")) { /* 4 threads allocate for SECONDS */
 		pthread_t t[4];
 		busy_secs = atof(argv[2]);
-		say("ready", (long)getpid()); /* (main runs: the profiler's handlers are in place) */
+		say("ready",
+		    (long)getpid()); /* (main runs: the profiler's handlers are in place) */
 		for (int i = 0; i < 4; i++)
 			if (pthread_create(&t[i], NULL, busy, NULL))
 				return 1;
@@ -310,7 +373,10 @@ int main(int argc, char **argv)
 		return mixed(atol(argv[2]));
 	if (argc == 5 && !strcmp(argv[1], "workers"))
 		return workers(atol(argv[2]), atoi(argv[3]), atof(argv[4]));
-	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
-			"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS\n");
+	if (argc == 3 && !strcmp(argv[1], "growing"))
+		return growing(atol(argv[2]));
+	fprintf(stderr,
+		"usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
+		"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS | growing N\n");
 	return 2;
 }

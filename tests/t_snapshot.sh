@@ -113,4 +113,16 @@ done
 like "$(cat "$mf_work/snap-leaks")" "site_kept" "lifetimes: the snapshot's leaks name site_kept"
 is "$(grep -c site_kept "$mf_work/snap-leaks")" "$(grep -c site_kept "$mf_work/live-leaks")" \
 	"lifetimes: as the live file's"
+
+# Snapshots while threads' files grow (prog_snapshot growing): a snapshot holds the descriptor
+# task's lock while it takes each thread's grow lock, and a growing thread must not hold its
+# grow lock while it waits for that task (the process hung within 80 snapshots). Every
+# snapshot returns, and the short threads' calls are all in the profile.
+rm -rf "$mf_work"/malloc_freq.*
+out=$(profile_within 120 "$MF_TESTS/prog_snapshot" growing 200); rc=$?
+is "$rc $(echo "$out" | sed -n 1p)" "0 snapshots 200" "growing files: 200 snapshots taken, and the program exits 0"
+grown=$(echo "$out" | sed -n 's/^grown //p')
+dir=$(ls -d "$mf_work"/malloc_freq.*)
+"$MF_PRINT" --collapsed "$dir" > "$mf_work/grown"
+is "$(calls "$mf_work/grown" ';site_grown;malloc$')" "${grown:-none}" "growing files: the short threads' $grown calls"
 done_testing
