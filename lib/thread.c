@@ -257,9 +257,6 @@ static void mf_thread_key_destructor(void *arg)
 	/* Finalized before the lock goes: a snapshot copies the running threads' files under it,
 	 * then links the finalized ones it finds, so a file between the two would be in neither
 	 * (and the snapshot's total short of the one before). */
-#ifdef MF_FAULT_EXIT_SLOW /* a test build's: a thread long on its way to the end (t_signals) */
-	nanosleep(&(struct timespec){0, 50 * 1000 * 1000}, NULL);
-#endif
 	mf_prof_finalize(t->file.header, MF_STATE_THREAD_EXIT, t->tid);
 	pthread_mutex_unlock(&mf_threads_lock);
 	if (mf_life_on)
@@ -878,13 +875,27 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	mf_thread_count(t, leaf, bytes);
 }
 
+/* (in the descriptor task, which reads the threads' names, and takes the locks in a
+ * snapshot's order: the task's, the threads', each thread's grow lock, held while its file
+ * may be moving) */
+static long mf_thread_process_exit_apart(void *arg)
+{
+	(void)arg;
+	pthread_mutex_lock(&mf_threads_lock);
+	for (struct mf_thread *t = mf_threads; t; t = t->next) {
+		pthread_mutex_lock(&t->grow_lock);
+		mf_prof_finalize(t->file.header, MF_STATE_PROCESS_EXIT, t->tid);
+		pthread_mutex_unlock(&t->grow_lock);
+	}
+	pthread_mutex_unlock(&mf_threads_lock);
+	return 0;
+}
+
 /* exit(): mark every live thread's file; later calls (other destructors) still land in them. */
 void mf_thread_process_exit(void)
 {
 	mf_thread_current(); /* (a child made without fork()'s handlers ends no file of its parent)
 			      */
-	pthread_mutex_lock(&mf_threads_lock);
-	for (struct mf_thread *t = mf_threads; t; t = t->next)
-		mf_prof_finalize(t->file.header, MF_STATE_PROCESS_EXIT, t->tid);
-	pthread_mutex_unlock(&mf_threads_lock);
+	if (mf_fds_apart(mf_thread_process_exit_apart, NULL) == -EPERM)
+		mf_thread_process_exit_apart(NULL); /* (no task may be made: in place) */
 }

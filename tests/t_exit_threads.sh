@@ -9,4 +9,16 @@ is "$(calls "$mf_work/c.txt" ';site_main;malloc$')" 4321 "main's 4321 calls are 
 report=$("$MF_PRINT" "$mf_work"/malloc_freq.*)
 if printf '%s\n' "$report" | grep -q "not finalized"; then fail "both files finalized at exit"; else pass "both files finalized at exit"; fi
 like "$report" "2 threads in 2 files" "two threads reported"
+
+# exit() while another thread's file moves (tests/prog_exit_grow.c, under a test build that
+# takes 50 ms to finalize each file, tests/libmalloc_freq_slowexit.so): the worker must not
+# move its file while exit() finalizes it (exit() was killed by a fault there). 3 runs: the
+# program exits 0, and every file is finalized.
+for run in 1 2 3; do
+	rm -rf "$mf_work"/malloc_freq.*
+	MF_LIB=$MF_TESTS/.libs/libmalloc_freq_slowexit.so profile_within 60 "$MF_TESTS/prog_exit_grow" 5000
+	rc=$?
+	unfinished=$("$MF_PRINT" "$mf_work"/malloc_freq.* 2>&1 | grep -c "not finalized")
+	is "$rc $unfinished" "0 0" "run $run: exit() while a thread's file moves: exits 0, every file finalized"
+done
 done_testing
