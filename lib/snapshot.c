@@ -91,8 +91,43 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 	c->err = err;
 }
 
+/* An ended thread's file fd copied as name into the snapshot: 0 or -errno. */
+static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name)
+{
+	struct stat st;
+	if (fstat(fd, &st))
+		return -errno;
+	int err = mf_prof_size_allowed(st.st_size);
+	int to = err ? -1 : openat(c->tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	if (!err && to < 0)
+		err = -errno;
+	off_t at = 0;
+	while (!err && at < st.st_size) {
+		ssize_t n = copy_file_range(fd, &at, to, NULL, (size_t)(st.st_size - at), 0);
+		if (n > 0)
+			continue;
+		if (n == 0)
+			break;
+		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
+			err = -errno;
+			break;
+		}
+		n = pread(fd, mf_snap_page, sizeof(mf_snap_page), at); /* (a file system without) */
+		if (n <= 0) {
+			err = n < 0 ? -errno : 0;
+			break;
+		}
+		err = mf_snap_write(to, mf_snap_page, (size_t)n);
+		at += n;
+	}
+	if (to >= 0)
+		close(to);
+	return err;
+}
+
 /* A thread file of the directory that is not a running thread's: linked if finalized (it never
- * changes again); one still being made by a starting thread holds nothing yet. */
+ * changes again), or with lifetimes copied (later frees of its blocks still count in it); one
+ * still being made by a starting thread holds nothing yet. */
 static void mf_snap_link(struct mf_snap_call *c, const char *name)
 {
 	uint32_t state = 0;
@@ -100,13 +135,19 @@ static void mf_snap_link(struct mf_snap_call *c, const char *name)
 	if (fd < 0)
 		return;
 	ssize_t r = pread(fd, &state, sizeof(state), offsetof(struct mf_prof_header, state));
+	int err = 1; /* (not an ended thread's) */
+	if (r == sizeof(state) &&
+	    (state == MF_STATE_THREAD_EXIT || state == MF_STATE_PROCESS_EXIT)) {
+		if (mf_life_on)
+			err = mf_snap_copy_ended(c, fd, name);
+		else
+			err = linkat(c->dir, name, c->tmp, name, 0) ? -errno : 0;
+	}
 	close(fd);
-	if (r != sizeof(state) || (state != MF_STATE_THREAD_EXIT && state != MF_STATE_PROCESS_EXIT))
-		return;
-	if (linkat(c->dir, name, c->tmp, name, 0) == 0)
+	if (!err)
 		c->rec.threads++;
-	else if (!c->err)
-		c->err = -errno;
+	else if (err < 0 && !c->err)
+		c->err = err;
 }
 
 static int mf_snap_is_prof(const char *name)

@@ -13,9 +13,9 @@
  * pre-forking server. "growing N": N snapshots taken by main, back to back, while 2 threads
  * each start short threads one after another, each of which calls site_grown from 300
  * distinct stacks (its file grows as it goes); prints "snapshots N" and the short threads'
- * calls ("grown CALLS"). Exits 1 if a call fails.
+ * calls ("grown CALLS"). "ended N" (see ended). Exits 1 if a call fails.
  * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
- *        exact N | mixed N | workers N W SECONDS | growing N */
+ *        exact N | mixed N | workers N W SECONDS | growing N | ended N */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -246,6 +246,32 @@ static int mixed(long n)
 	return 0; /* (kept stays live: what the snapshot saw is what the end sees) */
 }
 
+/* "ended N": a thread keeps N blocks of site_kept and ends; snapshot "ended"; main frees
+ * them; snapshot "freed". */
+static void **ended_kept;
+static long ended_n;
+static void *ended_thread(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < ended_n; i++)
+		ended_kept[i] = site_kept(40);
+	return NULL;
+}
+
+static int ended(long n)
+{
+	pthread_t t;
+	ended_n = n;
+	if (!(ended_kept = calloc((size_t)n, sizeof(*ended_kept))) ||
+	    pthread_create(&t, NULL, ended_thread, NULL) || pthread_join(t, NULL))
+		return 1;
+	snap("ended");
+	for (long i = 0; i < n; i++)
+		free(ended_kept[i]);
+	snap("freed");
+	return 0;
+}
+
 static volatile sig_atomic_t worker_stop;
 static void worker_on_term(int sig)
 {
@@ -375,8 +401,10 @@ int main(int argc, char **argv)
 		return workers(atol(argv[2]), atoi(argv[3]), atof(argv[4]));
 	if (argc == 3 && !strcmp(argv[1], "growing"))
 		return growing(atol(argv[2]));
-	fprintf(stderr,
-		"usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
-		"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS | growing N\n");
+	if (argc == 3 && !strcmp(argv[1], "ended"))
+		return ended(atol(argv[2]));
+	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
+			"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS | "
+			"growing N | ended N\n");
 	return 2;
 }

@@ -114,6 +114,18 @@ like "$(cat "$mf_work/snap-leaks")" "site_kept" "lifetimes: the snapshot's leaks
 is "$(grep -c site_kept "$mf_work/snap-leaks")" "$(grep -c site_kept "$mf_work/live-leaks")" \
 	"lifetimes: as the live file's"
 
+# With lifetimes an ended thread's file still changes (frees of its blocks count in it): a
+# snapshot copies it, where without lifetimes it links it (prog_snapshot ended: a thread
+# keeps 1000 blocks and ends, snapshot "ended", main frees them, snapshot "freed").
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_snapshot" ended 1000 > /dev/null; rc=$?
+dir=$(ls -d "$mf_work"/malloc_freq.*)
+for s in ended freed; do
+	"$MF_PRINT" --collapsed --weight leaked-blocks --snapshot $s "$dir" > "$mf_work/leaked-$s" 2> /dev/null
+done
+is "$rc $(calls "$mf_work/leaked-ended" ';site_kept;malloc$') $(calls "$mf_work/leaked-freed" ';site_kept;malloc$')" \
+	"0 1000 0" "lifetimes: an ended thread's 1000 blocks live in the snapshot before main frees them, none after"
+
 # Snapshots while threads' files grow (prog_snapshot growing): a snapshot holds the descriptor
 # task's lock while it takes each thread's grow lock, and a growing thread must not hold its
 # grow lock while it waits for that task (the process hung within 80 snapshots). Every
