@@ -188,4 +188,64 @@ wait
 valid "$file"; ok $? "8 first runs at once leave a whole cache (${count:-no} keys)"
 report after MALLOC_FREQ_CACHE="$cache"
 is "$(cat "$mf_work/after.err")" "" "which the next run reads without complaint"
+
+# Runs of different programs at once lose none of each other's rules (each merges under a
+# lock on the directory: the last rename alone kept only its own run's merge): the shared file
+# holds every rule that each program, run alone, leaves in a cache of its own.
+if py=$(command -v python3); then
+	mods="json sqlite3 decimal csv zipfile argparse logging difflib"
+	i=0
+	for m in $mods; do
+		i=$((i + 1))
+		MALLOC_FREQ_CACHE="$mf_work/alone/$i" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m"
+	done
+	for m in $mods; do
+		MALLOC_FREQ_CACHE="$mf_work/shared" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m" &
+	done
+	wait
+	missing=$("$py" - "$mf_work" <<'PY'
+import glob, os, struct, sys
+def keys(path):
+    b = open(path, "rb").read()
+    return {struct.unpack_from("<Q", b, 48 + 16 * i)[0] for i in range(struct.unpack_from("<Q", b, 16)[0])}
+union = {}
+for p in glob.glob(sys.argv[1] + "/alone/*/*.rules"):  # (python3, and a launcher's own, if any)
+    union.setdefault(os.path.basename(p), set()).update(keys(p))
+shared = sys.argv[1] + "/shared/"
+lost = sum(len(k - (keys(shared + n) if os.path.exists(shared + n) else set())) for n, k in union.items())
+print(lost, sum(len(k) for k in union.values()))
+PY
+)
+	like "$missing" "^0 [1-9][0-9]*$" "8 python3 runs at once: the shared cache misses none of their rules (missing, all: $missing)"
+else
+	skip "python3 is not installed: no runs of different programs at once"
+fi
+
+# A damaged file is replaced at exit, also by a run that confirms no rule (all but one call
+# sampled out): as it says.
+echo "not a cache at all" > "$file"
+report none MALLOC_FREQ_CACHE="$cache" MALLOC_FREQ_SAMPLE=1000000000
+report after_none MALLOC_FREQ_CACHE="$cache"
+is "$(head -c 6 "$file") $(cat "$mf_work/after_none.err")" "MFRULE " "a damaged file is replaced by a run that confirms no rule (read by the next without complaint)"
+
+# A file left by a run that died (its name: the cache's, then .<pid> and more) does not stop a
+# later run from saving, even one with that pid (each run in a new pid namespace is pid 1).
+rm -rf "$cache" && mkdir -p "$cache" && : > "$file.1"
+if unshare -pf true 2> /dev/null; then
+	env MALLOC_FREQ_CACHE="$cache" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" unshare -pf "$prog" > /dev/null 2>&1
+	valid "$file"; ok $? "a run that is pid 1 saves beside a file $id.rules.1 left by another"
+else
+	skip "unshare -pf is not allowed here: no run in a new pid namespace"
+fi
+
+# Run as root with a user's HOME (su, sudo -E), the default cache makes no directory of root's
+# in that home (~/.cache is every program's): no cache then.
+if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then
+	mkdir -p "$mf_work/userhome" && chown nobody "$mf_work/userhome"
+	report roothome -u XDG_CACHE_HOME -u MALLOC_FREQ_CACHE HOME="$mf_work/userhome"
+	[ -s "$mf_work/roothome.txt" ] && [ ! -e "$mf_work/userhome/.cache" ]
+	ok $? "root with another user's HOME: profiled, and no ~/.cache made there"
+else
+	skip "not root: no home of another user"
+fi
 done_testing

@@ -15,7 +15,9 @@
 #include <fcntl.h>
 #include <stdio.h> /* rename */
 #include <string.h>
+#include <sys/file.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "unwind/internal.h"
@@ -219,10 +221,13 @@ static void mf_rules_free(const struct mf_rules_entry *entries, uint64_t count)
 		       sizeof(struct mf_rules_header) + count * sizeof(*entries));
 }
 
+static int mf_rules_damaged; /* the file was refused at start: replaced at exit, rules or none */
+
 static long mf_rules_read_apart(void *unused)
 {
 	(void)unused;
 	const char *bad = mf_rules_read(&mf_rules_found, &mf_rules_count, &mf_rules_flags_read);
+	mf_rules_damaged = bad != NULL;
 	if (bad && bad != mf_rules_foreign)
 		mf_log("rule cache %s: %s; not used, and replaced at exit if it can be",
 		       mf_rules_path, bad);
@@ -267,19 +272,58 @@ static void mf_rules_sort(struct mf_rules_entry *a, size_t n)
 	}
 }
 
+/* Makes directory dir (mode 0700) if the directory it goes in is this user's: a run as root
+ * with a user's HOME (su, sudo -E) makes no directory of root's in the user's home, where the
+ * user could not use it (~/.cache is every program's). 0, or -1 with errno. */
+static int mf_rules_mkdir_own(char *dir)
+{
+	char *slash = strrchr(dir, '/');
+	struct stat st;
+	if (!slash || slash == dir)
+		return mkdir(dir, 0700);
+	*slash = 0;
+	int theirs = stat(dir, &st) == 0 && st.st_uid != geteuid();
+	*slash = '/';
+	if (theirs) {
+		errno = EACCES;
+		return -1;
+	}
+	return mkdir(dir, 0700);
+}
+
 /* Creates the cache directory, and its parent (~/.cache) if that is missing too. */
 static void mf_rules_mkdir(void)
 {
-	if (mkdir(mf_config.cache, 0700) == 0 || errno != ENOENT)
+	char dir[MF_PATH_LEN];
+	strcpy(dir, mf_config.cache);
+	if (mf_rules_mkdir_own(dir) == 0 || errno != ENOENT)
 		return;
-	char parent[MF_PATH_LEN];
-	strcpy(parent, mf_config.cache);
-	char *slash = strrchr(parent, '/');
-	if (slash && slash != parent) {
+	char *slash = strrchr(dir, '/');
+	if (slash && slash != dir) {
 		*slash = 0;
-		mkdir(parent, 0700);
-		mkdir(mf_config.cache, 0700);
+		int made = mf_rules_mkdir_own(dir) == 0;
+		*slash = '/';
+		if (made)
+			mf_rules_mkdir_own(dir);
 	}
+}
+
+/* A lock on the cache directory, held while a run merges its rules into a file: another
+ * run's merge between this one's read and its rename would be lost. A few tries (100 ms at
+ * most), then the run saves without it: a descriptor, or -1. */
+static int mf_rules_lock(void)
+{
+	int fd = open(mf_config.cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	for (int i = 0; fd >= 0 && i < 100; i++) {
+		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
+			return fd;
+		if (errno != EWOULDBLOCK)
+			break;
+		nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+	}
+	if (fd >= 0)
+		close(fd);
+	return -1;
 }
 
 /* Writes buf[0..len) to a new file of this process beside the cache and renames it into place.
@@ -290,11 +334,13 @@ static void mf_rules_replace(const unsigned char *buf, size_t len)
 	char tmp[MF_PATH_LEN + 32];
 	if (mf_prof_size_allowed((off_t)len))
 		return;
-	mf_format(tmp, sizeof(tmp), "%s.%d", mf_rules_path, (int)getpid());
-	mf_rules_mkdir();
+	/* (the pid and the clock: runs in other pid namespaces share a cache, and a run that
+	 * died leaves its file) */
+	mf_format(tmp, sizeof(tmp), "%s.%d.%lx", mf_rules_path, (int)getpid(),
+		  (unsigned long)__builtin_ia32_rdtsc());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
-		return; /* (one left by a run of this pid that died: not ours to remove) */
+		return;
 	size_t done = 0;
 	while (done < len) {
 		ssize_t w = write(fd, buf + done, len - done);
@@ -319,18 +365,23 @@ static long mf_rules_save_apart(void *unused)
 		return 0;
 	unsigned n = __atomic_load_n(&mf_rules_new_count, __ATOMIC_RELAXED);
 	uint32_t flags = mf_rules_need ? 0 : MF_RULES_COMPLETE;
-	if (!n && flags == mf_rules_flags_read)
+	if (!n && flags == mf_rules_flags_read && !mf_rules_damaged)
 		return 0; /* nothing to say */
+	mf_rules_mkdir();
+	int lock = mf_rules_lock();
 	const struct mf_rules_entry *old;
 	uint64_t have, old_count;
 	uint32_t old_flags;
-	if (mf_rules_read(&old, &have, &old_flags))
+	int damaged = mf_rules_read(&old, &have, &old_flags) != NULL;
+	if (damaged)
 		have = 0;
 	old_count = have + n > MF_RULES_MAX ? 0 : have; /* full: start over with this run's */
 	size_t size = sizeof(struct mf_rules_header) + (old_count + n) * sizeof(*old);
 	unsigned char *buf = mf_pages_new(size);
 	if (!buf) {
 		mf_rules_free(old, have);
+		if (lock >= 0)
+			close(lock);
 		return 0;
 	}
 	/* The new entries gathered and sorted at the end of the array, merged forwards into its
@@ -368,9 +419,11 @@ static long mf_rules_save_apart(void *unused)
 	h->check = mf_rules_check(out, count);
 	h->origin = mf_rules_origin();
 	h->flags = flags;
-	if (count && (added || flags != old_flags))
+	if ((count || damaged) && (added || flags != old_flags || damaged))
 		mf_rules_replace(buf, sizeof(*h) + count * sizeof(*out));
 	munmap(buf, size);
+	if (lock >= 0)
+		close(lock);
 	return 0;
 }
 
