@@ -185,7 +185,7 @@ struct mf_dir {
 				snapshot named on the command line */
 	unsigned char *tags; /* the `tags` file (its names after its header); NULL: none */
 	uint32_t ntags;
-	char top[PATH_MAX + 256];  /* where the thread files are read: the directory or a snapshot */
+	char top[PATH_MAX + 256]; /* where the thread files are read: the directory or a snapshot */
 	char base[PATH_MAX + 256]; /* the snapshot subtracted from them; "": none */
 };
 
@@ -213,11 +213,8 @@ static int mf_dir_decide(struct mf_model *m, struct mf_load *ld, struct mf_dir *
 static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)
 {
 	char path[PATH_MAX + 16], err[512];
-	d->info = (struct mf_process){.dir = d->home,
-				      .exe = "",
-				      .cmdline = "",
-				      .exec_from_dir = "",
-				      .end = MF_END_UNKNOWN};
+	d->info = (struct mf_process){
+	    .dir = d->home, .exe = "", .cmdline = "", .exec_from_dir = "", .end = MF_END_UNKNOWN};
 	snprintf(path, sizeof(path), "%s/process", d->home);
 	if (mf_read_process(path, &d->rec, err, sizeof(err)) == 0) {
 		d->have_record = 1;
@@ -269,8 +266,8 @@ static void mf_dir_tags(struct mf_dir *d, struct mf_load *ld)
 	size_t size;
 	struct mf_tags_header h;
 	snprintf(path, sizeof(path), "%s/tags", d->home);
-	int r = mf_read_file(path, sizeof(h) + (size_t)MF_TAGS_MAX * MF_TAG_NAME_LEN, &d->tags,
-			     &size);
+	int r =
+	    mf_read_file(path, sizeof(h) + (size_t)MF_TAGS_MAX * MF_TAG_NAME_LEN, &d->tags, &size);
 	if (r == -ENOENT)
 		return;
 	const char *bad = r ? strerror(-r) : NULL;
@@ -278,10 +275,10 @@ static void mf_dir_tags(struct mf_dir *d, struct mf_load *ld)
 		bad = "truncated";
 	if (!bad)
 		memcpy(&h, d->tags, sizeof(h));
-	if (!bad && (memcmp(h.magic, MF_TAGS_MAGIC, sizeof(h.magic)) ||
-		     h.byte_order != MF_BYTE_ORDER_MARK || h.version < 4 ||
-		     h.name_len != MF_TAG_NAME_LEN || h.count > MF_TAGS_MAX ||
-		     (size - sizeof(h)) / MF_TAG_NAME_LEN < h.count))
+	if (!bad &&
+	    (memcmp(h.magic, MF_TAGS_MAGIC, sizeof(h.magic)) ||
+	     h.byte_order != MF_BYTE_ORDER_MARK || h.version < 4 || h.name_len != MF_TAG_NAME_LEN ||
+	     h.count > MF_TAGS_MAX || (size - sizeof(h)) / MF_TAG_NAME_LEN < h.count))
 		bad = "not a malloc_freq tags file of version 4 or later, or cut short";
 	if (bad) {
 		fprintf(stderr, "mf_print: warning: %s: %s; tags are shown by number\n", path, bad);
@@ -294,6 +291,23 @@ static void mf_dir_tags(struct mf_dir *d, struct mf_load *ld)
 		d->tags[sizeof(h) + (size_t)(i + 1) * MF_TAG_NAME_LEN - 1] = 0;
 	d->info.tags = (const char *)d->tags + sizeof(h);
 	d->info.ntags = h.count;
+}
+
+/* A thread of a process still running may name a module its process loaded after d's module
+ * map was read: the map read again (the file is only ever added to), if it has more. */
+static void mf_dir_modules_again(struct mf_dir *d)
+{
+	char path[PATH_MAX + 16], err[512];
+	struct mf_modmap fresh;
+	snprintf(path, sizeof(path), "%s/modules", d->home);
+	if (mf_read_modules(path, &fresh, err, sizeof(err)))
+		return;
+	if (fresh.count > d->map.count) {
+		mf_modmap_free(&d->map);
+		d->map = fresh;
+	} else {
+		mf_modmap_free(&fresh);
+	}
 }
 
 /* Reads one thread's file into the process of d (added when first needed). */
@@ -326,6 +340,8 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 			goto done;
 		}
 	}
+	if (d->have_map && mf_profile_check_modules(&p, d->map.count, err, sizeof(err)))
+		mf_dir_modules_again(d);
 	if (mf_profile_check_modules(&p, d->map.count, err, sizeof(err))) {
 		mf_error(path, "%s", err);
 		ld->failed = 1;
@@ -350,8 +366,7 @@ done:
 /* Which state of the process d reads (ld->top, ld->base): d->top and d->base set, and the
  * thread files' names in *names (the directory's, or the snapshot's: *own then, to free).
  * 0; 1 when the snapshot asked for is not there (said); -ENOMEM. */
-static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, size_t *n,
-			 int *own)
+static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, size_t *n, int *own)
 {
 	const char *dir = d->home, *spec = ld->top;
 	char name[256], err[512];
@@ -360,7 +375,8 @@ static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, si
 	snprintf(d->top, sizeof(d->top), "%s", d->found->dir);
 	*names = d->found->profiles, *n = d->found->nprofiles, *own = 0;
 	if (ld->top) {
-		if ((r = mf_snapshot_find(dir, ld->top, name, sizeof(name), &top, err, sizeof(err))))
+		if ((r = mf_snapshot_find(dir, ld->top, name, sizeof(name), &top, err,
+					  sizeof(err))))
 			goto missing;
 		snprintf(d->top, sizeof(d->top), "%s/%s", dir, name);
 		if ((r = mf_discover_profiles(d->top, names, n)) == -ENOMEM)
