@@ -362,7 +362,6 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 		return err;
 	f->nodes = (struct mf_node *)((char *)f->header + MF_HEADER_SIZE);
 	struct mf_prof_header *h = f->header;
-	memcpy(h->magic, MF_PROF_MAGIC, sizeof(h->magic));
 	h->version = MF_FORMAT_VERSION;
 	h->byte_order = MF_BYTE_ORDER_MARK;
 	h->header_size = MF_HEADER_SIZE;
@@ -377,6 +376,10 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	prctl(PR_GET_NAME, h->thread_name);
 	h->thread_name[MF_THREAD_NAME_LEN - 1] = 0;
 	__atomic_store_n(&h->state, MF_STATE_RECORDING, __ATOMIC_RELEASE);
+	/* The magic last: a reader meanwhile finds a file still being made (zeros), never a
+	 * header with some fields yet to come. */
+	__atomic_thread_fence(__ATOMIC_RELEASE);
+	memcpy(h->magic, MF_PROF_MAGIC, sizeof(h->magic));
 	return 0;
 }
 

@@ -133,8 +133,9 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 {
 	memset(out, 0, sizeof(*out));
 	struct mf_prof_header h; /* the header occupies a whole page */
-	/* The writer creates the file, reserves its space, then writes the header: a thread
-	 * stopped in between (the process was killed) leaves an empty or all-zero file. */
+	/* The writer creates the file, reserves its space, then writes the header, its magic
+	 * last: a thread stopped in between (the process was killed), or a file read meanwhile,
+	 * is an empty or all-zero file. */
 	static const char zero[sizeof(h.magic)];
 	if (size == 0 || (size >= sizeof(h.magic) && !memcmp(data, zero, sizeof(zero)))) {
 		snprintf(err, errlen,
@@ -222,20 +223,24 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		const struct mf_node *up = &nodes[x->parent];
 		if (x->module == MF_MODULE_SIZES && h.version >= 4) {
 			if (up->module != MF_MODULE_ENTRY || x->rel_pc || x->calls || x->bytes) {
-				mf_fail(err, errlen, "corrupt node %llu (size histogram not of a leaf)",
+				mf_fail(err, errlen,
+					"corrupt node %llu (size histogram not of a leaf)",
 					(unsigned long long)i);
 				goto bad_nodes;
 			}
 			continue;
 		}
-		if ((x->module == MF_MODULE_WEIGHT) != (x->parent && up->module == MF_MODULE_ENTRY)) {
+		if ((x->module == MF_MODULE_WEIGHT) !=
+		    (x->parent && up->module == MF_MODULE_ENTRY)) {
 			mf_fail(err, errlen, "corrupt node %llu (%s)", (unsigned long long)i,
 				x->module == MF_MODULE_WEIGHT ? "a time not under a leaf"
 							      : "under an allocation leaf");
 			goto bad_nodes;
 		}
-		if (x->parent && (up->module == MF_MODULE_WEIGHT || up->module == MF_MODULE_SIZES)) {
-			mf_fail(err, errlen, "corrupt node %llu (under a %s)", (unsigned long long)i,
+		if (x->parent &&
+		    (up->module == MF_MODULE_WEIGHT || up->module == MF_MODULE_SIZES)) {
+			mf_fail(err, errlen, "corrupt node %llu (under a %s)",
+				(unsigned long long)i,
 				up->module == MF_MODULE_WEIGHT ? "time" : "size histogram");
 			goto bad_nodes;
 		}
@@ -246,7 +251,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		}
 		int under_tags = x->parent == 0 || up->module == MF_MODULE_TAG;
 		if (x->module == MF_MODULE_TAG && (!under_tags || x->rel_pc >= MF_TAGS_MAX)) {
-			mf_fail(err, errlen, "corrupt node %llu (a tag not under the root or a tag)",
+			mf_fail(err, errlen,
+				"corrupt node %llu (a tag not under the root or a tag)",
 				(unsigned long long)i);
 			goto bad_nodes;
 		}
