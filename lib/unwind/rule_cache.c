@@ -309,12 +309,13 @@ static void mf_rules_mkdir(void)
 }
 
 /* A lock on the cache directory, held while a run merges its rules into a file: another
- * run's merge between this one's read and its rename would be lost. A few tries (100 ms at
- * most), then the run saves without it: a descriptor, or -1. */
+ * run's merge between this one's read and its rename would be lost. Tried for 2 s at most (a
+ * merge takes milliseconds; many runs ending at once on a loaded machine wait their turns),
+ * then the run saves without it: a descriptor, or -1. */
 static int mf_rules_lock(void)
 {
 	int fd = open(mf_config.cache, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-	for (int i = 0; fd >= 0 && i < 100; i++) {
+	for (int i = 0; fd >= 0 && i < 2000; i++) {
 		if (flock(fd, LOCK_EX | LOCK_NB) == 0)
 			return fd;
 		if (errno != EWOULDBLOCK)
