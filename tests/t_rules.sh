@@ -189,19 +189,35 @@ valid "$file"; ok $? "8 first runs at once leave a whole cache (${count:-no} key
 report after MALLOC_FREQ_CACHE="$cache"
 is "$(cat "$mf_work/after.err")" "" "which the next run reads without complaint"
 
-# Runs of different programs at once lose none of each other's rules (each merges under a
-# lock on the directory: the last rename alone kept only its own run's merge): the shared file
-# holds every rule that each program, run alone, leaves in a cache of its own.
+# Runs of different programs ending at once lose none of each other's rules (each merges
+# under a lock on the directory: the last rename alone kept only its own run's merge): the
+# shared file holds every rule that each program, run alone, leaves in a cache of its own.
+# (Each run imports its module, says so, and ends when all have: none reads another's
+# rules at start, which would leave it rules to use unconfirmed, and so not saved.)
 if py=$(command -v python3); then
 	mods="json sqlite3 decimal csv zipfile argparse logging difflib"
+	wait_go='import os, sys, time
+open(sys.argv[1] + "/ready." + sys.argv[2], "w").close()
+while not os.path.exists(sys.argv[1] + "/go"): time.sleep(0.01)'
+	mkdir -p "$mf_work/sync" && touch "$mf_work/sync/go"
 	i=0
 	for m in $mods; do
 		i=$((i + 1))
-		MALLOC_FREQ_CACHE="$mf_work/alone/$i" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m"
+		MALLOC_FREQ_CACHE="$mf_work/alone/$i" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m
+$wait_go" "$mf_work/sync" $i
 	done
+	rm -f "$mf_work/sync"/*
+	i=0
 	for m in $mods; do
-		MALLOC_FREQ_CACHE="$mf_work/shared" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m" &
+		i=$((i + 1))
+		MALLOC_FREQ_CACHE="$mf_work/shared" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m
+$wait_go" "$mf_work/sync" $i &
 	done
+	for t in $(seq 600); do
+		[ "$(ls "$mf_work/sync" | grep -c ready)" -ge $i ] && break
+		sleep 0.05
+	done
+	touch "$mf_work/sync/go"
 	wait
 	missing=$("$py" - "$mf_work" <<'PY'
 import glob, os, struct, sys
