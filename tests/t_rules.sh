@@ -196,6 +196,7 @@ is "$(cat "$mf_work/after.err")" "" "which the next run reads without complaint"
 # rules at start, which would leave it rules to use unconfirmed, and so not saved.)
 if py=$(command -v python3); then
 	mods="json sqlite3 decimal csv zipfile argparse logging difflib"
+	export PYTHONHASHSEED=0 # (the same paths in every run of a module: the same rules)
 	wait_go='import os, sys, time
 open(sys.argv[1] + "/ready." + sys.argv[2], "w").close()
 while not os.path.exists(sys.argv[1] + "/go"): time.sleep(0.01)'
