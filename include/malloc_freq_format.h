@@ -355,10 +355,11 @@ struct mf_tags_header {
  * keys, none repeated, none 0. A key is a hash of the module's build-id and the return
  * address's offset in it; its rule is the word the rule table keeps (lib/unwind/rule.h) with
  * epoch 0, a step or the end of the stack. Version 2 held keys alone (a hash of the rule too:
- * the rule was read from the binary in every run).
+ * the rule was read from the binary in every run); version 3's checksum did not cover the
+ * flags.
  */
 #define MF_RULES_MAGIC	  "MFRULE\r\n"
-#define MF_RULES_VERSION  3u
+#define MF_RULES_VERSION  4u
 #define MF_RULES_MAX	  (1u << 20) /* entries in one file (16 MiB) */
 #define MF_RULES_COMPLETE 1u /* flags: the run that wrote it needed nothing more of libunwind */
 
@@ -367,7 +368,7 @@ struct mf_rules_header {
 	uint32_t version;
 	uint32_t byte_order;
 	uint64_t count;	 /* entries that follow */
-	uint64_t check;	 /* mf_rules_check() of the entries */
+	uint64_t check;	 /* mf_rules_check() of the entries, the flags and reserved */
 	uint64_t origin; /* which confirmed them: a hash of the profiler's version and libunwind's
 			    shared object name; a file of another is not used */
 	uint32_t flags;
@@ -379,10 +380,14 @@ struct mf_rules_entry {
 	uint64_t rule;
 };
 
-/* A checksum of the entries, so a file cut short or overwritten in part is noticed. */
-static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t count)
+/* A checksum of the header's flags and reserved word and of the entries, so a file cut short
+ * or overwritten in part is noticed. */
+static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t count,
+				      uint32_t flags, uint32_t reserved)
 {
 	uint64_t h = 0x6a09e667f3bcc908ull ^ count;
+	h = (h ^ ((uint64_t)reserved << 32 | flags)) * 0x9e3779b97f4a7c15ull;
+	h ^= h >> 31;
 	for (uint64_t i = 0; i < count; i++) {
 		h = (h ^ e[i].key) * 0x9e3779b97f4a7c15ull;
 		h ^= h >> 31;

@@ -92,6 +92,10 @@ printf '\377\377' | dd of="$file" bs=1 seek=64 conv=notrunc 2> /dev/null
 damaged "a key overwritten" "its keys are out of order|its checksum does not match"
 printf '\377\377' | dd of="$file" bs=1 seek=56 conv=notrunc 2> /dev/null
 damaged "a rule overwritten" "its checksum does not match"
+cp "$mf_work/whole.rules" "$file" # (the flags word: whether a run may do without libunwind)
+f=$(od -An -t u1 -j 40 -N 1 "$file" | tr -d ' ')
+printf "\\$(printf %o $((f ^ 1)))" | dd of="$file" bs=1 seek=40 conv=notrunc 2> /dev/null
+damaged "its flags changed" "its checksum does not match"
 : > "$file"
 damaged "empty" "empty"
 printf '\1' | dd of="$file" bs=1 seek=32 conv=notrunc 2> /dev/null
@@ -102,8 +106,8 @@ printf '\2' | dd of="$file" bs=1 seek=8 conv=notrunc 2> /dev/null # (version 2: 
 report older MALLOC_FREQ_CACHE="$cache"
 is "$(cat "$mf_work/older.err")" "" "a cache of format version 2: not used, without a word"
 cmp -s "$mf_work/cold.txt" "$mf_work/older.txt" && valid "$file" &&
-	[ "$(od -An -t u4 -j 8 -N 4 "$file" | tr -d ' ')" = 3 ]
-ok $? "the same profile, and replaced by a whole one of version 3"
+	[ "$(od -An -t u4 -j 8 -N 4 "$file" | tr -d ' ')" = 4 ]
+ok $? "the same profile, and replaced by a whole one of version 4"
 rm -f "$file" && mkfifo "$file"
 damaged "a FIFO" "not a regular file"
 rm -f "$file" && ln -s /etc/passwd "$file"
@@ -123,6 +127,9 @@ b = bytearray(open(src, "rb").read())
 count = struct.unpack_from("<Q", b, 16)[0]
 M = (1 << 64) - 1
 h = 0x6a09e667f3bcc908 ^ count
+flags, reserved = struct.unpack_from("<II", b, 40)
+h = ((h ^ (reserved << 32 | flags)) * 0x9e3779b97f4a7c15) & M
+h ^= h >> 31
 for i in range(count):
     key, rule = struct.unpack_from("<QQ", b, 48 + 16 * i)
     rule = (rule & ~7) | (kind + 1)

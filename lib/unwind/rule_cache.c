@@ -149,7 +149,7 @@ static const char *mf_rules_invalid(const unsigned char *buf, size_t size, int *
 	for (uint64_t i = 0; i < h->count; i++)
 		if (!e[i].key || (i && e[i].key <= e[i - 1].key))
 			return "its keys are out of order";
-	if (mf_rules_check(e, h->count) != h->check)
+	if (mf_rules_check(e, h->count, h->flags, h->reserved) != h->check)
 		return "its checksum does not match";
 	for (uint64_t i = 0; i < h->count; i++)
 		if (!mf_rules_plausible(e[i].rule))
@@ -417,9 +417,10 @@ static long mf_rules_save_apart(void *unused)
 	h->version = MF_RULES_VERSION;
 	h->byte_order = MF_BYTE_ORDER_MARK;
 	h->count = count;
-	h->check = mf_rules_check(out, count);
 	h->origin = mf_rules_origin();
 	h->flags = flags;
+	h->reserved = 0;
+	h->check = mf_rules_check(out, count, flags, 0);
 	if ((count || damaged) && (added || flags != old_flags || damaged))
 		mf_rules_replace(buf, sizeof(*h) + count * sizeof(*out));
 	munmap(buf, size);
