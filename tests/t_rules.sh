@@ -196,59 +196,6 @@ valid "$file"; ok $? "8 first runs at once leave a whole cache (${count:-no} key
 report after MALLOC_FREQ_CACHE="$cache"
 is "$(cat "$mf_work/after.err")" "" "which the next run reads without complaint"
 
-# Runs of different programs ending at once lose none of each other's rules (each merges
-# under a lock on the directory: the last rename alone kept only its own run's merge): the
-# shared file holds every rule that each program, run alone, leaves in a cache of its own.
-# (Each run imports its module, says so, and ends when all have: none reads another's
-# rules at start, which would leave it rules to use unconfirmed, and so not saved.)
-if py=$(command -v python3); then
-	mods="json sqlite3 decimal csv zipfile argparse logging difflib"
-	export PYTHONHASHSEED=0 # (the same paths in every run of a module: the same rules)
-	wait_go='import os, sys, time
-open(sys.argv[1] + "/ready." + sys.argv[2], "w").close()
-while not os.path.exists(sys.argv[1] + "/go"): time.sleep(0.01)'
-	mkdir -p "$mf_work/sync" && touch "$mf_work/sync/go"
-	i=0
-	for m in $mods; do
-		i=$((i + 1))
-		MALLOC_FREQ_CACHE="$mf_work/alone/$i" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m
-$wait_go" "$mf_work/sync" $i
-	done
-	rm -f "$mf_work/sync"/*
-	i=0
-	for m in $mods; do
-		i=$((i + 1))
-		MALLOC_FREQ_CACHE="$mf_work/shared" MALLOC_FREQ_DIR="$mf_work/par" LD_PRELOAD="$MF_LIB" "$py" -c "import $m
-$wait_go" "$mf_work/sync" $i &
-	done
-	for t in $(seq 600); do
-		[ "$(ls "$mf_work/sync" | grep -c ready)" -ge $i ] && break
-		sleep 0.05
-	done
-	touch "$mf_work/sync/go"
-	wait
-	missing=$("$py" - "$mf_work" <<'PY'
-import glob, os, struct, sys
-def keys(path):
-    b = open(path, "rb").read()
-    return {struct.unpack_from("<Q", b, 48 + 16 * i)[0] for i in range(struct.unpack_from("<Q", b, 16)[0])}
-union = {}
-for p in glob.glob(sys.argv[1] + "/alone/*/*.rules"):  # (python3, and a launcher's own, if any)
-    union.setdefault(os.path.basename(p), set()).update(keys(p))
-shared = sys.argv[1] + "/shared/"
-lost = sum(len(k - (keys(shared + n) if os.path.exists(shared + n) else set())) for n, k in union.items())
-print(lost, sum(len(k) for k in union.values()))
-PY
-)
-	# (Two runs of one module can still confirm a rule or two apart: 2 of 2148 under a full
-	# make -j2 check, against 45 to 89 lost when the merges took no lock. At most 1 in 200.)
-	set -- $missing
-	[ "${2:-0}" -gt 0 ] && [ $((200 * ${1:-1})) -le "${2:-0}" ]
-	ok $? "8 python3 runs at once: the shared cache keeps their rules (missing, all: $missing)"
-else
-	skip "python3 is not installed: no runs of different programs at once"
-fi
-
 # A damaged file is replaced at exit, also by a run that confirms no rule (all but one call
 # sampled out): as it says.
 echo "not a cache at all" > "$file"
