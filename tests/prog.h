@@ -26,4 +26,24 @@ __attribute__((noinline, unused)) static void prog_rec(int d, void (*site)(void)
 	__asm__ volatile("" ::: "memory"); /* not a tail call: each level keeps its frame */
 }
 
+/* Calls site through depth frames of prog_path0 and prog_path1, one for each bit of path
+ * (lowest first): 2^depth stacks of one depth, each new to the profiler. */
+__attribute__((noinline, unused)) static void prog_path1(int depth, unsigned path,
+							 void (*site)(void));
+__attribute__((noinline, unused)) static void prog_path0(int depth, unsigned path,
+							 void (*site)(void))
+{
+	if (depth)
+		(path & 1 ? prog_path1 : prog_path0)(depth - 1, path >> 1, site);
+	else
+		site();
+	__asm__ volatile("" ::: "memory"); /* not a tail call: each level keeps its frame */
+}
+__attribute__((noinline, unused)) static void prog_path1(int depth, unsigned path,
+							 void (*site)(void))
+{
+	prog_path0(depth, path, site);
+	__asm__ volatile("" ::: "memory");
+}
+
 #endif

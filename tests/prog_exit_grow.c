@@ -16,6 +16,7 @@
 
 #include "malloc_freq.h"
 #include "malloc_freq_format.h"
+#include "prog.h"
 
 #pragma weak malloc_freq_dir
 
@@ -31,22 +32,6 @@ NOINLINE static void site_leaf(void)
 	free(sink);
 }
 
-/* site_leaf below depth more frames, zero's or one's by each bit of path */
-NOINLINE static void one(int depth, unsigned path);
-NOINLINE static void zero(int depth, unsigned path)
-{
-	if (depth)
-		(path & 1 ? one : zero)(depth - 1, path >> 1);
-	else
-		site_leaf();
-	__asm__ volatile(""); /* (no tail call: each frame stays) */
-}
-NOINLINE static void one(int depth, unsigned path)
-{
-	zero(depth, path);
-	__asm__ volatile("");
-}
-
 static void *worker(void *arg)
 {
 	(void)arg;
@@ -54,7 +39,7 @@ static void *worker(void *arg)
 	worker_tid = (pid_t)syscall(SYS_gettid);
 	for (;;)
 		for (unsigned path = 0; path < 1u << DEPTH; path++)
-			zero(DEPTH, path);
+			prog_path0(DEPTH, path, site_leaf);
 	return NULL;
 }
 

@@ -144,6 +144,18 @@ static void *exact_worker(void *arg)
 	return NULL;
 }
 
+/* n snapshots labelled label, back to back: 0, or 1 (said on stderr) */
+static int snap_n(const char *label, long n)
+{
+	for (long i = 0; i < n; i++)
+		if (malloc_freq_snapshot(label) < 0) {
+			fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n",
+				strerror(errno));
+			return 1;
+		}
+	return 0;
+}
+
 static int exact(long n)
 {
 	pthread_t t[4];
@@ -152,12 +164,8 @@ static int exact(long n)
 		if (pthread_create(&t[i], NULL, exact_worker, NULL))
 			return 1;
 	pthread_barrier_wait(&bar);
-	for (long i = 0; i < n; i++)
-		if (malloc_freq_snapshot("exact") < 0) {
-			fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n",
-				strerror(errno));
-			return 1;
-		}
+	if (snap_n("exact", n))
+		return 1;
 	__atomic_store_n(&exact_stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 4; i++)
 		pthread_join(t[i], NULL);
@@ -169,27 +177,11 @@ SITE(site_grown, 40) /* (a size no other site asks: its own code) */
 enum { GROWN_STACKS = 300, GROWN_DEPTH = 10 };
 static long grown_threads;
 
-/* site_grown below depth more frames, a 0 or a 1 by each bit of path: 2^depth stacks */
-__attribute__((noinline)) static void grow_one(int depth, unsigned path);
-__attribute__((noinline)) static void grow_zero(int depth, unsigned path)
-{
-	if (depth)
-		(path & 1 ? grow_one : grow_zero)(depth - 1, path >> 1);
-	else
-		site_grown();
-	__asm__ volatile(""); /* (no tail call: each frame stays) */
-}
-__attribute__((noinline)) static void grow_one(int depth, unsigned path)
-{
-	grow_zero(depth, path);
-	__asm__ volatile("");
-}
-
 static void *grown_thread(void *arg)
 {
 	(void)arg;
 	for (unsigned i = 0; i < GROWN_STACKS; i++)
-		grow_zero(GROWN_DEPTH, i * 2654435761u >> (32 - GROWN_DEPTH));
+		prog_path0(GROWN_DEPTH, i * 2654435761u >> (32 - GROWN_DEPTH), site_grown);
 	return NULL;
 }
 
@@ -209,12 +201,8 @@ static int growing(long n)
 	for (int i = 0; i < 2; i++)
 		if (pthread_create(&t[i], NULL, grown_starter, NULL))
 			return 1;
-	for (long i = 0; i < n; i++)
-		if (malloc_freq_snapshot("growing") < 0) {
-			fprintf(stderr, "prog_snapshot: malloc_freq_snapshot: %s\n",
-				strerror(errno));
-			return 1;
-		}
+	if (snap_n("growing", n))
+		return 1;
 	__atomic_store_n(&exact_stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < 2; i++)
 		pthread_join(t[i], NULL);
