@@ -365,7 +365,8 @@ done:
 
 /* Which state of the process d reads (ld->top, ld->base): d->top and d->base set, and the
  * thread files' names in *names (the directory's, or the snapshot's: *own then, to free).
- * 0; 1 when the snapshot asked for is not there (said); -ENOMEM. */
+ * 0; 1 when the process is not read: the snapshot asked for is not there (counted in
+ * ld->lacking, for the caller to say), or cannot be read (said); -ENOMEM. */
 static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, size_t *n, int *own)
 {
 	const char *dir = d->home, *spec = ld->top;
@@ -408,10 +409,14 @@ static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, si
 	snprintf(d->base, sizeof(d->base), "%s/%s", dir, name);
 	return 0;
 missing:
-	if (r > 0)
-		mf_error(dir, "no snapshot %s here (--list names them)", spec);
-	else
-		mf_error(dir, "%s", err);
+	if (r > 0) {
+		if (!ld->lacking++) {
+			ld->lacking_dir = strdup(dir);
+			ld->lacking_spec = spec;
+		}
+		return ld->lacking_dir ? 1 : -ENOMEM;
+	}
+	mf_error(dir, "%s", err);
 	ld->failed = 1;
 	return 1;
 }
@@ -476,6 +481,28 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 	return r;
 }
 
+int mf_load_lacking(const struct mf_load *ld)
+{
+	if (!ld->lacking)
+		return 0;
+	const char *spec = ld->lacking_spec;
+	if (ld->lacking == 1 && ld->dirs == 1)
+		mf_error(ld->lacking_dir, "no snapshot %s here (--list names them)", spec);
+	else if (ld->lacking == ld->dirs)
+		fprintf(stderr,
+			"mf_print: none of the %zu processes has snapshot %s (--list names "
+			"them)\n",
+			ld->dirs, spec);
+	else
+		fprintf(stderr,
+			"mf_print: %zu of %zu processes %s no snapshot %s and %s left out "
+			"(%s%s; --list names each one's)\n",
+			ld->lacking, ld->dirs, ld->lacking == 1 ? "has" : "have", spec,
+			ld->lacking == 1 ? "is" : "are", ld->lacking_dir,
+			ld->lacking > 1 ? ", ..." : "");
+	return ld->lacking == ld->dirs;
+}
+
 void mf_load_free(struct mf_load *ld)
 {
 	for (size_t i = 0; i < ld->nprograms; i++)
@@ -483,4 +510,6 @@ void mf_load_free(struct mf_load *ld)
 	free(ld->programs);
 	ld->programs = NULL;
 	ld->nprograms = 0;
+	free(ld->lacking_dir);
+	ld->lacking_dir = NULL;
 }

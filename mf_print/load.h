@@ -28,12 +28,19 @@ struct mf_load {
 	size_t unchosen; /* processes left out by --process */
 	char **programs; /* the programs met, chosen or not (for a message when none is) */
 	size_t nprograms, cap_programs;
-	size_t resets; /* processes whose counts start at their last malloc_freq_reset */
-	int failed;    /* some input could not be read */
+	size_t resets;		  /* processes whose counts start at their last malloc_freq_reset */
+	size_t lacking;		  /* processes left out: they have no snapshot asked for */
+	char *lacking_dir;	  /* the first of them, */
+	const char *lacking_spec; /* and the snapshot it lacks */
+	int failed;		  /* some input could not be read */
 };
 
 /* Reads dir into m. 0, or -ENOMEM (errors of the input are counted in ld->failed). */
 int mf_load_dir(struct mf_model *m, const struct mf_found *dir, struct mf_load *ld);
+/* Says which processes were left out for lacking the snapshot asked for (--snapshot,
+ * --since, --between): a process without it has no window to show, and the others do.
+ * Returns 1 when none had it (an error), else 0. */
+int mf_load_lacking(const struct mf_load *ld);
 void mf_load_free(struct mf_load *ld);
 
 /* What a (validated) process record says of its process, in info: its strings point into rec

@@ -137,7 +137,9 @@ static void mf_usage(FILE *out)
 	    "      --since N|LABEL   only what came after that snapshot (the live profile\n"
 	    "                        minus it); --since 0: the whole run (by default counts\n"
 	    "                        start at the last malloc_freq_reset, if any)\n"
-	    "      --between N M     what came after snapshot N up to snapshot M\n"
+	    "      --between N M     what came after snapshot N up to snapshot M (with these\n"
+	    "                        three, processes without that snapshot are left out,\n"
+	    "                        and said so in one line)\n"
 	    "      --merge-processes  do not root stacks under their programs ([gcc], [cc1]),\n"
 	    "                        as the tree and --collapsed do when there are several\n"
 	    "      --full-names      C++ and Rust names in full (by default without template or\n"
@@ -723,6 +725,8 @@ int main(int argc, char **argv)
 	}
 	for (size_t i = 0; !r && i < found.count; i++)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
+	if (!r)
+		a.load.failed |= mf_load_lacking(&a.load);
 	if (a.load.resets && !a.windows)
 		snprintf(a.window, sizeof(a.window),
 			 "since the last malloc_freq_reset of %zu process%s (--since 0: the whole "
@@ -767,7 +771,7 @@ int main(int argc, char **argv)
 		mf_sym_warnings(sym, mf_print_warning, &warnings);
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;
-		a.report.dirs = a.load.dirs;
+		a.report.dirs = a.load.dirs - a.load.lacking;
 		if (a.pprof && strcmp(a.pprof, "-") &&
 		    mf_report_file(&m, &a, a.pprof, mf_report_pprof))
 			status = MF_EXIT_INPUT; /* (said; the report on stdout is still made) */

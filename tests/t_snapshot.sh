@@ -52,6 +52,26 @@ is "$rc:$(cat "$mf_work/err")" "1:mf_print: $dir: snapshot 2 is not earlier than
 "$MF_PRINT" --snapshot 1 --since 2 "$dir" > /dev/null 2>&1; is "$?" 2 "--snapshot with --since: usage error"
 "$MF_PRINT" --between 1 > /dev/null 2>&1; is "$?" 2 "--between with one snapshot: usage error"
 
+# A process tree where one process takes snapshots: the others have no window to show. Left
+# out, in one line, and the process that has it is shown (exit 0); none has it: exit 1.
+tree="$mf_work/tree"
+mkdir "$tree"
+MALLOC_FREQ_DIR="$tree" LD_PRELOAD="$MF_LIB" sh -c \
+	"'$MF_TESTS/prog_snapshot' phases $p1 $p2 $p3 > /dev/null; '$MF_TESTS/prog_tree' alloc 50 0"
+is "$(ls -d "$tree"/malloc_freq.* | wc -l)" 3 "tree: sh, prog_snapshot and prog_tree each have a directory"
+"$MF_PRINT" --collapsed --since 1 "$tree" > "$mf_work/tree1" 2> "$mf_work/tree1.err"; rc=$?
+is "$rc" 0 "tree --since 1: exits 0 (one process has snapshot 1)"
+expect tree1 0 $((2 * p2)) $p3 0 $p2
+is "$(calls "$mf_work/tree1" ';site_tree;malloc$')" 0 "tree --since 1: prog_tree, with no snapshot, left out"
+like "$(cat "$mf_work/tree1.err")" \
+	"^mf_print: 2 of 3 processes have no snapshot 1 and are left out \\($tree/malloc_freq\.[0-9]*, \.\.\.; --list names each one's\\)$" \
+	"tree --since 1: one line says which are left out"
+like "$("$MF_PRINT" --between 1 2 "$tree" 2> /dev/null)" "^malloc_freq: .* from 1 directory$" \
+	"tree --between 1 2: the summary counts the one directory read"
+"$MF_PRINT" --snapshot 9 "$tree" > /dev/null 2> "$mf_work/err"; rc=$?
+is "$rc:$(cat "$mf_work/err")" "1:mf_print: none of the 3 processes has snapshot 9 (--list names them)" \
+	"tree --snapshot 9: none has it, exit 1"
+
 # malloc_freq_reset: counting starts over in mf_print and in malloc_freq_stats
 rm -rf "$mf_work"/malloc_freq.*
 out=$(profile "$MF_TESTS/prog_snapshot" reset 400 500); rc=$?
