@@ -130,7 +130,7 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 		uint64_t total = mf_model_total(m, o->metric, NULL);
 		mf_fold_sort(&f, o->metric, total, o->threshold, l.rank);
 		fprintf(out,
-			"\nPrograms, the busiest first; below %.2g%% of all %s they are folded "
+			"\nPrograms, the busiest first; below %g%% of all %s they are folded "
 			"(--threshold; --processes lists every process)\n\n",
 			o->threshold, mf_metric_info[o->metric].plural);
 		fprintf(out, "%12s %7s %11s %6s %7s %6s  %s\n", "calls", "%", "bytes", "procs",
@@ -157,7 +157,7 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 		}
 		if (folded) {
 			mf_process_columns(out, f.folded_value, total, o->metric);
-			fprintf(out, " %6zu %7zu %6zu  (%zu more program%s below %.2g%%)\n",
+			fprintf(out, " %6zu %7zu %6zu  (%zu more program%s below %g%%)\n",
 				fold_procs, fold_threads, fold_files, folded,
 				folded == 1 ? "" : "s", o->threshold);
 		}

@@ -161,11 +161,11 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 		if (leaks)
 			fprintf(out,
 				"\nStacks with blocks not freed at the end (leaked), by %s; stacks "
-				"below %.2g%% are folded (--threshold)\n\n",
+				"below %g%% are folded (--threshold)\n\n",
 				mf_metric_info[o->metric].plural, o->threshold);
 		else
 			fprintf(out,
-				"\nSize histograms of the stacks, by %s; stacks below %.2g%% are "
+				"\nSize histograms of the stacks, by %s; stacks below %g%% are "
 				"folded (--threshold)\n\n",
 				mf_metric_info[o->metric].plural, o->threshold);
 		fprintf(out, "%12s %7s %11s %7s%s%s  %s\n", "calls", "%", "bytes", "temp",
@@ -209,7 +209,7 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 		}
 		if (!r && nfolded) {
 			char more[128];
-			int len = snprintf(more, sizeof(more), "(%zu more stack%s below %.2g%%)",
+			int len = snprintf(more, sizeof(more), "(%zu more stack%s below %g%%)",
 					   nfolded, nfolded == 1 ? "" : "s", o->threshold);
 			mf_stack_line(out, m, folded, total, o->metric, more, len, -1);
 		}

@@ -131,7 +131,7 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 		mf_fold_sort(&f, metric, total, o->threshold, l.rank);
 		fprintf(out,
 			"\n%s per thread, by the function that called the allocator; sites below "
-			"%.2g%% are folded (--threshold)\n\n",
+			"%g%% are folded (--threshold)\n\n",
 			metric == MF_METRIC_BYTES	  ? "Bytes"
 			: metric == MF_METRIC_TEMPORARY ? "Temporaries"
 							: "Calls",
@@ -154,7 +154,7 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 		size_t folded = f.count - f.shown;
 		if (folded) {
 			char text[128];
-			snprintf(text, sizeof(text), "(%zu more site%s below %.2g%%)", folded,
+			snprintf(text, sizeof(text), "(%zu more site%s below %g%%)", folded,
 				 folded == 1 ? "" : "s", o->threshold);
 			mf_row(out, f.folded_value[metric], fold_cols, ncols, others, text);
 		}

@@ -73,7 +73,7 @@ static int mf_tree_chain(struct mf_tree *t, uint32_t sample, uint64_t view, uint
 		value[k] = t->m->values[k][sample];
 	if (mf_text_pct(value[t->o->metric], t->total) < t->o->threshold) {
 		char text[128];
-		snprintf(text, sizeof(text), "(1 more path below %.2g%%)", t->o->threshold);
+		snprintf(text, sizeof(text), "(1 more path below %g%%)", t->o->threshold);
 		if (mf_tree_key(t, sample, view, level) != MF_NONE)
 			mf_tree_line(t, value, &sample, 1, level ? "`- " : "", text);
 		return 0;
@@ -116,7 +116,7 @@ static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint64_t *views, ui
 	}
 	if (!r && folded) {
 		char text[128];
-		snprintf(text, sizeof(text), "(%zu more path%s below %.2g%%)", folded,
+		snprintf(text, sizeof(text), "(%zu more path%s below %g%%)", folded,
 			 folded == 1 ? "" : "s", t->o->threshold);
 		mf_tree_line(t, f->folded_value, NULL, 0, top ? "" : "`- ", text);
 	}
@@ -148,7 +148,7 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 		}
 		t.total = mf_model_total(m, o->metric, NULL);
 		t.rooted = mf_labels_rooted(&l, o->merge_processes);
-		fprintf(out, "\n%s; paths below %.2g%% of all %s are folded (--threshold)\n\n",
+		fprintf(out, "\n%s; paths below %g%% of all %s are folded (--threshold)\n\n",
 			spec->heading, o->threshold, mf_metric_info[o->metric].plural);
 		fprintf(out, "%12s %7s %11s%s%s%s%s  %s\n", "calls", "%", "bytes",
 			m->weighted ? "      cpu ms" : "", m->has_leaf_records ? "    temp" : "",

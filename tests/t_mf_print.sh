@@ -17,6 +17,12 @@ check() {
 		echo "#   want: /$re/"
 	fi
 }
+# The threshold each report says it folds below is the one given (it said 1e+02% and 0.12%)
+for t in 100 0.125 88.61; do
+	said=$(for o in "" --threads --histogram; do "$MF_PRINT" $o --threshold $t "$good"; done 2> /dev/null |
+		grep -o 'below [^ ]*%' | sort -u | tr '\n' ' ')
+	is "$said" "below $t% " "--threshold $t: the tree, --threads and --histogram say 'below $t%'"
+done
 bad() { # NAME: a copy of the good directory to corrupt
 	rm -rf "$mf_work/$1"; cp -r "$good" "$mf_work/$1"; echo "$mf_work/$1"
 }
