@@ -180,8 +180,14 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		mf_fail(err, errlen, "corrupt header (records 0x%x)", h.records);
 		goto bad;
 	}
-	/* A thread killed while its file was being made has a header but no root yet. */
+	/* A thread killed while its file was being made has a header but no root yet, and so
+	 * no call counted. */
 	uint64_t n = h.node_count;
+	if (!n && h.calls_total) {
+		mf_fail(err, errlen, "corrupt header (%llu calls, and no node)",
+			(unsigned long long)h.calls_total);
+		goto bad;
+	}
 	const struct mf_node *nodes = (const struct mf_node *)(data + MF_HEADER_SIZE);
 	struct mf_node *copy = NULL;
 	if ((uintptr_t)nodes % _Alignof(struct mf_node)) {

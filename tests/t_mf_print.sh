@@ -49,6 +49,10 @@ d=$(bad nohdr); f=$(ls "$d"/*.prof); head -c 12288 /dev/zero > "$f"; cp "$prof" 
 check "a file with no header yet: the same" 0 "^mf_print: warning: $f: no header: the thread was stopped" "$d"
 d=$(bad onlyzero); f=$(ls "$d"/*.prof); : > "$f"
 check "only such files: nothing to report, exit 1" 1 "warning: $f: empty" "$d"
+# node_count is the header's 8 bytes at 56: 0 nodes, and the calls it counts (a thread killed
+# while its file was made has neither)
+d=$(bad nonode); f=$(ls "$d"/*.prof); for i in 0 1 2 3 4 5 6 7; do patch "$f" $((56 + i)) 000; done
+check "calls counted, and no node" 1 "^mf_print: $f: corrupt header \([0-9]+ calls, and no node\)" "$d"
 d=$(bad parent); f=$(ls "$d"/*.prof); patch "$f" $((4096 + 32 * 2 + 8)) 077
 check "a node whose parent is not before it" 1 "^mf_print: $f: corrupt node 2 \(parent" "$d"
 d=$(bad modules); patch "$d/modules" 0 101
