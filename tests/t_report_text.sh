@@ -60,4 +60,12 @@ b=$(sed -n 's/.*;site_huge;malloc \([0-9]*\)$/\1/p' "$mf_work/c.txt")
 # (compared as strings: past 2^53 awk and the shell lose digits)
 [ ${#b} -gt 20 ] || { [ ${#b} = 20 ] && [ "$b" \> 18446744073709551614 ]; }
 ok $? "--collapsed --bytes: site_huge's bytes are held at 2^64 - 1 or more, not wrapped ($b)"
+if py=$(command -v python3); then
+	got=$("$MF_PRINT" --json "$mf_work"/malloc_freq.* 2> /dev/null | "$py" -c 'import json, sys
+s = json.load(sys.stdin)["summary"]
+print(s["saturated"], s["total"]["bytes"] == 2**64 - 1)')
+	is "$got" "True True" "--json: the bytes held at 2^64 - 1, and saturated, as the summary's text says"
+else
+	skip "python3 is not installed: --json not parsed"
+fi
 done_testing
