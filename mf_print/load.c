@@ -102,7 +102,10 @@ void mf_load_process_info(struct mf_process *info, const struct mf_process_recor
 	info->core = !!(rec->flags & MF_PROCESS_CORE);
 	switch (rec->state) {
 	case MF_PROCESS_EXITED:
-		info->end = MF_END_EXIT;
+		/* An image that exits writes its end itself; one its parent's wait wrote is not
+		 * this image's exit, but its pid's after it: an exec'd program not recorded
+		 * (static, setuid, LD_PRELOAD dropped, no allocation), or a raw exit_group. */
+		info->end = info->by_parent ? MF_END_UNRECORDED : MF_END_EXIT;
 		break;
 	case MF_PROCESS_QUICK_EXIT:
 		info->end = MF_END_QUICK_EXIT;

@@ -97,7 +97,8 @@ enum mf_end {
 	MF_END_UNKNOWN,	   /* no process record (format 1 or 2): only its threads' files speak */
 	MF_END_RUNNING,	   /* running when read (the same pid and start time are alive) */
 	MF_END_UNRECORDED, /* ended without a word: killed with no profiled parent, crashed, or
-			      exec'd into a program not profiled */
+			      exec'd into a program not profiled; status (if status_known) is
+			      then its pid's exit status, as its parent's wait saw it */
 	MF_END_EXIT,	   /* exit() or a return from main; status (if status_known) */
 	MF_END_QUICK_EXIT, /* _exit() or _Exit(); status */
 	MF_END_SIGNAL,	   /* killed by signal status */

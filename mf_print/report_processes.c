@@ -22,7 +22,10 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size)
 		snprintf(buf, size, "still running");
 		break;
 	case MF_END_UNRECORDED:
-		snprintf(buf, size, "ended unrecorded");
+		if (p->status_known) /* (seen by its parent: see mf_load_process_info) */
+			snprintf(buf, size, "ended unrecorded (then its pid exited %d)", p->status);
+		else
+			snprintf(buf, size, "ended unrecorded");
 		break;
 	case MF_END_EXIT:
 		if (p->status_known)

@@ -33,6 +33,9 @@ static size_t mf_unfinished(const struct mf_model *m, int end, char *list, size_
 			if (end == MF_END_SIGNAL) {
 				how[0] = ',', how[1] = ' ';
 				mf_process_end_text(&m->processes[p], how + 2, sizeof(how) - 2);
+			} else if (end == MF_END_UNRECORDED && m->processes[p].status_known) {
+				snprintf(how, sizeof(how), ", then its pid exited %d",
+					 m->processes[p].status);
 			}
 			at +=
 			    (size_t)snprintf(list + at, size - at, "%s%" PRIu64 " (%s%s)",

@@ -2,6 +2,8 @@
  *   alloc N STATUS       N calls, then returns STATUS from main
  *   forkexit N M         N calls; a child makes M calls and calls _exit(7); waits for it
  *   exec N M             N calls, then execs itself as "alloc M 0"
+ *   execstatus N S       N calls, then execs itself as "alloc 0 S" (which allocates nothing:
+ *                        no record of its own, as a static program)
  *   kill N               N calls, then kills itself with SIGKILL
  *   wait N               N calls, says "ready", then waits to be killed
  *   huge N               N calls of malloc(2^63) (each fails), then N calls as usual
@@ -61,6 +63,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "exec")) {
 		execl("/proc/self/exe", argv[0], "alloc", argv[3], "0", (char *)NULL);
+		return 3;
+	}
+	if (!strcmp(mode, "execstatus")) {
+		execl("/proc/self/exe", argv[0], "alloc", "0", argv[3], (char *)NULL);
 		return 3;
 	}
 	if (!strcmp(mode, "kill"))

@@ -81,4 +81,28 @@ like "$(cat "$mf_work/report")" "1 file not finalized, of process $pid \(prog_tr
 rm "$mf_work"/malloc_freq.*/process
 "$MF_PRINT" --collapsed "$mf_work" > "$mf_work/c.txt" 2> /dev/null
 is "$(calls "$mf_work/c.txt" ';site_tree;malloc$')" 80 "without a process record (format 2): read as before"
+
+# An exec into a program that makes no record (here one that allocates nothing; a static or
+# setuid one alike): the shell's wait saw its pid exit 8, and that status was written as the
+# old image's own exit.
+tree="$mf_work/tree2"
+mkdir "$tree"
+MALLOC_FREQ_DIR="$tree" LD_PRELOAD="$MF_LIB" sh -c "'$prog' execstatus 20 8; true"
+"$MF_PRINT" --processes "$tree" > "$mf_work/procs2" 2> /dev/null
+sed 's/^/# /' "$mf_work/procs2"
+like "$(grep 'execstatus 20 8$' "$mf_work/procs2")" "\[prog_tree\] [0-9]+, ended unrecorded \(then its pid exited 8\): " \
+	"an exec into a program with no record: ended unrecorded, then its pid exited 8"
+"$MF_PRINT" --json "$tree" 2> /dev/null > "$mf_work/tree2.json"
+# json PYTHON-EXPRESSION: its value, with ps the --json's processes (skipped without python3)
+json() {
+	if py=$(command -v python3); then
+		"$py" -c "import json, sys
+ps = json.load(open(sys.argv[1]))['processes']
+print($1)" "$mf_work/tree2.json"
+	else
+		echo "python3 is not installed"
+	fi
+}
+got=$(json '[(p["end"], p["status"]) for p in ps if p["cmdline"].endswith("execstatus 20 8")]')
+is "$got" "[('unrecorded', 8)]" "--json: that end, and the status"
 done_testing
