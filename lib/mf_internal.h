@@ -327,7 +327,8 @@ void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a cou
  * record's (mf_life, in a process whose epoch is set: not a child made without fork()'s
  * handlers; a child made with them forgets the record before it records). */
 void mf_process_set(enum mf_process_counter c, uint64_t v);
-void mf_process_forget(void); /* in a forked child: the parent's record is not its */
+void mf_process_prefork(void); /* fork(): the child will know its parent by it */
+void mf_process_forget(void);  /* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
 

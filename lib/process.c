@@ -30,6 +30,11 @@ static pid_t mf_proc_pid;		     /* the process mf_proc belongs to */
 static struct mf_process_record mf_proc_new; /* a record being made (under the dir lock) */
 static int mf_process_argc;		     /* the program's arguments, from the loader */
 static char **mf_process_argv;
+/* In a forked child, the process that forked it (0: not known): the parent its record names,
+ * which getppid() no longer says once that parent has ended (the record is made at the
+ * child's first allocation, which may come later). mf_proc_forker: this process, while it
+ * forks with fork()'s handlers. */
+static pid_t mf_proc_parent, mf_proc_forker;
 
 static uint64_t mf_process_now_ns(void)
 {
@@ -141,6 +146,8 @@ static void mf_process_find_exec(struct mf_process_record *r, pid_t pid, unsigne
 		    old.state == MF_PROCESS_RUNNING) {
 			old.state = MF_PROCESS_EXECED;
 			old.flags &= ~MF_PROCESS_STATUS;
+			/* (the same process: its parent may have ended since) */
+			r->ppid = old.ppid;
 			old.end_ns = mf_process_now_ns();
 			mf_process_poke_end(fd, &old);
 			path[dir_len] = 0;
@@ -164,7 +171,7 @@ void mf_process_created(pid_t pid, unsigned n)
 	r->record_size = MF_PROCESS_SIZE;
 	r->state = MF_PROCESS_RUNNING;
 	r->pid = (uint64_t)pid;
-	r->ppid = (uint64_t)getppid();
+	r->ppid = (uint64_t)(mf_proc_parent ? mf_proc_parent : getppid());
 	r->start_ticks = mf_process_start_ticks();
 	r->start_ns = mf_process_now_ns();
 	ssize_t len = readlink("/proc/self/exe", r->exe, sizeof(r->exe) - 1);
@@ -307,8 +314,20 @@ void mf_process_set(enum mf_process_counter c, uint64_t v)
 		__atomic_store_n(&r->counters[c], v, __ATOMIC_RELAXED);
 }
 
+void mf_process_prefork(void)
+{
+	mf_proc_forker = getpid();
+}
+
 void mf_process_forget(void)
 {
+	/* (the parent's record, else, without one, the parent's fork; a raw fork's child has
+	 * only the first) */
+	pid_t parent = __atomic_load_n(&mf_proc_pid, __ATOMIC_ACQUIRE);
+	if (!parent)
+		parent = mf_proc_forker;
+	mf_proc_parent = parent != getpid() ? parent : 0;
+	mf_proc_forker = 0;
 	if (mf_proc)
 		munmap(mf_proc, sizeof(*mf_proc));
 	mf_proc = NULL;

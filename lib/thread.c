@@ -294,6 +294,7 @@ static void mf_thread_prefork(void)
 	     i++)
 		sched_yield();
 	pthread_rwlock_wrlock(&mf_fork_lock);
+	mf_process_prefork();
 	mf_modules_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
 	if (mf_life_on)

@@ -4,6 +4,9 @@
  *   exec N M             N calls, then execs itself as "alloc M 0"
  *   execstatus N S       N calls, then execs itself as "alloc 0 S" (which allocates nothing:
  *                        no record of its own, as a static program)
+ *   orphan N M           N calls; a child makes M calls, forks a grandchild and calls _exit(0);
+ *                        the grandchild waits until it is orphaned, then makes M calls (its
+ *                        first: the parent it names is gone); waits for both to end
  *   kill N               N calls, then kills itself with SIGKILL
  *   wait N               N calls, says "ready", then waits to be killed
  *   huge N               N calls of malloc(2^63) (each fails), then N calls as usual
@@ -68,6 +71,32 @@ int main(int argc, char **argv)
 	if (!strcmp(mode, "execstatus")) {
 		execl("/proc/self/exe", argv[0], "alloc", "0", argv[3], (char *)NULL);
 		return 3;
+	}
+	if (!strcmp(mode, "orphan")) {
+		int fds[2]; /* (the grandchild holds the write end until it ends) */
+		if (pipe(fds))
+			return 3;
+		fflush(stdout);
+		pid_t child = fork();
+		if (child == 0) {
+			pid_t me = getpid();
+			calls(m);
+			if (fork() == 0) {
+				while (getppid() == me)
+					usleep(1000);
+				calls(m);
+				_exit(0);
+			}
+			_exit(0);
+		}
+		close(fds[1]);
+		int st;
+		char c;
+		if (child < 0 || waitpid(child, &st, 0) != child)
+			return 3;
+		while (read(fds[0], &c, 1) > 0)
+			;
+		return 0;
 	}
 	if (!strcmp(mode, "kill"))
 		raise(SIGKILL);

@@ -84,20 +84,30 @@ is "$(calls "$mf_work/c.txt" ';site_tree;malloc$')" 80 "without a process record
 
 # An exec into a program that makes no record (here one that allocates nothing; a static or
 # setuid one alike): the shell's wait saw its pid exit 8, and that status was written as the
-# old image's own exit.
+# old image's own exit. And a grandchild whose first allocation comes after its parent has
+# ended named init as its parent (read at that allocation), and stood apart from the tree.
 tree="$mf_work/tree2"
 mkdir "$tree"
-MALLOC_FREQ_DIR="$tree" LD_PRELOAD="$MF_LIB" sh -c "'$prog' execstatus 20 8; true"
+MALLOC_FREQ_DIR="$tree" LD_PRELOAD="$MF_LIB" sh -c "'$prog' execstatus 20 8; '$prog' orphan 10 30; true"
 "$MF_PRINT" --processes "$tree" > "$mf_work/procs2" 2> /dev/null
 sed 's/^/# /' "$mf_work/procs2"
 like "$(grep 'execstatus 20 8$' "$mf_work/procs2")" "\[prog_tree\] [0-9]+, ended unrecorded \(then its pid exited 8\): " \
 	"an exec into a program with no record: ended unrecorded, then its pid exited 8"
 "$MF_PRINT" --json "$tree" 2> /dev/null > "$mf_work/tree2.json"
-# json PYTHON-EXPRESSION: its value, with ps the --json's processes (skipped without python3)
+# json PYTHON-EXPRESSION: its value, with ps the --json's processes and levels(tail): the calls
+# of the processes whose command lines end so, level by level down the tree (skipped without
+# python3)
 json() {
 	if py=$(command -v python3); then
 		"$py" -c "import json, sys
 ps = json.load(open(sys.argv[1]))['processes']
+def levels(tail):
+    o = [p for p in ps if p['cmdline'].endswith(tail)]
+    level, out = [p for p in o if p['ppid'] not in {q['pid'] for q in o}], []
+    while level:
+        out.append(sorted(p['total']['calls'] for p in level))
+        level = [k for p in level for k in o if k['ppid'] == p['pid']]
+    return out
 print($1)" "$mf_work/tree2.json"
 	else
 		echo "python3 is not installed"
@@ -105,4 +115,6 @@ print($1)" "$mf_work/tree2.json"
 }
 got=$(json '[(p["end"], p["status"]) for p in ps if p["cmdline"].endswith("execstatus 20 8")]')
 is "$got" "[('unrecorded', 8)]" "--json: that end, and the status"
+is "$(json 'levels("orphan 10 30")')" "[[10], [30], [30]]" \
+	"the orphaned grandchild is under its parent: 10, 30 and 30 calls down the tree"
 done_testing
