@@ -445,8 +445,8 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 		shown++;
 	}
 	if (shown < changed)
-		fprintf(out, "%10s %12s %10s %10s  (%zu more stacks changed by less)\n", "", "", "",
-			"", changed - shown);
+		fprintf(out, "%10s %12s %10s %10s  (%zu more stack%s changed by less)\n", "", "",
+			"", "", changed - shown, changed - shown == 1 ? "" : "s");
 	uint32_t roots;
 	if ((r = mf_diff_tree(&d, d.rooted)) || (r = mf_diff_link(&d, &roots)))
 		goto done;
