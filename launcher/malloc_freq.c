@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "process_end.h"
 #include "reader.h"
 #include "text.h"
 
@@ -728,7 +729,8 @@ int main(int argc, char **argv)
 	if (have >= sizeof(msgs[0]))
 		said = msgs[have / sizeof(msgs[0]) - 1];
 	int st;
-	while (waitpid(mf_child_pid, &st, 0) < 0)
+	pid_t child = mf_child_pid;
+	while (waitpid(child, &st, 0) < 0)
 		if (errno != EINTR) {
 			mf_say("cannot wait for %s: %s", l.argv[0], strerror(errno));
 			free(preload);
@@ -743,13 +745,17 @@ int main(int argc, char **argv)
 		signal(l.toggle_signal, SIG_IGN);
 	mf_child_pid = 0;
 	free(preload);
+	/* Its end, as a profiled parent's wait writes it: a signal no handler of the library's
+	 * sees, or the status of a program it exec'd that made no record. */
+	if (said.stage == 0 && said.dir[0])
+		mf_process_end_by_parent(said.dir, child, st);
 	if (said.stage < 0) { /* (killed before it could say) */
 		if (!l.out)
 			return mf_pass_status(st);
 		snprintf(said.dir, sizeof(said.dir), "%s", l.out);
 	}
 	if (said.stage == 0 && !said.dir[0]) {
-		mf_say("cannot make the directory malloc_freq.%d here: %s", (int)mf_child_pid,
+		mf_say("cannot make the directory malloc_freq.%d here: %s", (int)child,
 		       strerror(said.err));
 		return MF_EXIT_FAILED;
 	}

@@ -20,8 +20,7 @@
 #include <unistd.h>
 
 #include "mf_internal.h"
-
-#define MF_PROCESS_IMAGES_MAX 256 /* malloc_freq.<pid>.<n> looked at for one pid */
+#include "process_end.h"
 
 struct mf_process_real mf_process_real;
 
@@ -35,13 +34,6 @@ static char **mf_process_argv;
  * child's first allocation, which may come later). mf_proc_forker: this process, while it
  * forks with fork()'s handlers. */
 static pid_t mf_proc_parent, mf_proc_forker;
-
-static uint64_t mf_process_now_ns(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_REALTIME, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 /* Reads up to size bytes of a /proc file into buf; how many, or -1. */
 static ssize_t mf_process_slurp(const char *path, char *buf, size_t size, int *more)
@@ -99,44 +91,13 @@ static uint64_t mf_process_start_ticks(void)
 	return v;
 }
 
-/* Reads a record's first part from fd into r; 1 if it is a process record of pid. */
-static int mf_process_peek(int fd, struct mf_process_record *r, uint64_t pid)
-{
-	size_t head = offsetof(struct mf_process_record, counters);
-	return pread(fd, r, head, 0) == (ssize_t)head &&
-	       !memcmp(r->magic, MF_PROCESS_MAGIC, sizeof(r->magic)) &&
-	       r->version == MF_FORMAT_VERSION && r->byte_order == MF_BYTE_ORDER_MARK &&
-	       r->pid == pid;
-}
-
-/* Writes a record's end (state, status, flags, end_ns) at fd. */
-static void mf_process_poke_end(int fd, const struct mf_process_record *r)
-{
-	const size_t from = offsetof(struct mf_process_record, state),
-		     to = offsetof(struct mf_process_record, pid);
-	/* (a failure leaves the record running: the reader says it ended unrecorded) */
-	if (pwrite(fd, (const char *)r + from, to - from, (off_t)from) == (ssize_t)(to - from))
-		(void)!pwrite(fd, &r->end_ns, sizeof(r->end_ns),
-			      offsetof(struct mf_process_record, end_ns));
-}
-
-/* The name of pid's n-th profile directory (as mf_prof_dir_make numbers them) into path. */
-static void mf_process_dir_name(char *path, size_t size, pid_t pid, unsigned n)
-{
-	if (n == 0)
-		mf_format(path, size, "%s/malloc_freq.%d", mf_config.dir, (int)pid);
-	else
-		mf_format(path, size, "%s/malloc_freq.%d.%u", mf_config.dir, (int)pid, n);
-}
-
 /* The image this one replaced by exec: the latest directory of this pid before dir n whose
  * record has this process's start time and no end. It is marked replaced, and named in r. */
 static void mf_process_find_exec(struct mf_process_record *r, pid_t pid, unsigned n)
 {
 	char path[MF_PATH_LEN];
 	for (unsigned k = n; k-- > 0;) {
-		mf_process_dir_name(path, sizeof(path) - 8, pid, k);
-		size_t dir_len = strlen(path);
+		size_t dir_len = mf_process_dir_path(path, sizeof(path) - 9, mf_config.dir, pid, k);
 		memcpy(path + dir_len, "/process", 9);
 		int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 		if (fd < 0)
@@ -334,41 +295,6 @@ void mf_process_forget(void)
 	__atomic_store_n(&mf_proc_pid, 0, __ATOMIC_RELEASE);
 }
 
-/* A child's end as wait returned it: written into the record of its last image (the highest
- * numbered directory of its pid, made by this process's child, with no end yet). */
-static void mf_process_reap(pid_t pid, int state, int status, uint32_t flags)
-{
-	char path[MF_PATH_LEN];
-	int last = -1;
-	for (unsigned n = 0; n < MF_PROCESS_IMAGES_MAX; n++) {
-		mf_process_dir_name(path, sizeof(path) - 8, pid, n);
-		size_t dir_len = strlen(path);
-		memcpy(path + dir_len, "/process", 9);
-		int fd = open(path, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
-		if (fd < 0)
-			break; /* directories are numbered without gaps, and each has its record */
-		struct mf_process_record r;
-		if (mf_process_peek(fd, &r, (uint64_t)pid) && r.ppid == (uint64_t)getpid() &&
-		    r.state == MF_PROCESS_RUNNING) {
-			if (last >= 0)
-				close(last);
-			last = fd;
-		} else {
-			close(fd);
-		}
-	}
-	if (last < 0)
-		return;
-	struct mf_process_record end = {
-	    .state = (uint32_t)state,
-	    .status = status,
-	    .flags = flags | MF_PROCESS_STATUS | MF_PROCESS_BY_PARENT,
-	    .end_ns = mf_process_now_ns(),
-	};
-	mf_process_poke_end(last, &end);
-	close(last);
-}
-
 struct mf_process_reap_call {
 	pid_t pid;
 	int status;
@@ -377,11 +303,7 @@ struct mf_process_reap_call {
 static long mf_process_reap_apart(void *arg)
 {
 	const struct mf_process_reap_call *c = arg;
-	if (WIFEXITED(c->status))
-		mf_process_reap(c->pid, MF_PROCESS_EXITED, WEXITSTATUS(c->status), 0);
-	else
-		mf_process_reap(c->pid, MF_PROCESS_SIGNALED, WTERMSIG(c->status),
-				WCOREDUMP(c->status) ? MF_PROCESS_CORE : 0);
+	mf_process_end_by_parent(mf_config.dir, c->pid, c->status);
 	return 0;
 }
 

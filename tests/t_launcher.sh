@@ -66,6 +66,15 @@ like "$(cat err)" "tree is not empty" "and it says why"
 sh -c '"$1" -o killed "$2" kill 70 2> err.kill; echo "status $?"' sh "$launcher" "$prog" > st
 is "$(cat st)" "status $((128 + 9))" "program killed by SIGKILL: the launcher dies of SIGKILL (137)"
 like "$(sed -n 1p err.kill)" '^malloc_freq: 70 calls, ' "and says first what was recorded"
+# The launcher, the program's parent, writes its end as a profiled parent's wait would: the
+# signal no handler of the library's sees (it read 'ended unrecorded'), and the status of a
+# program it exec'd that made no record (prog_tree 'alloc 0 8' allocates nothing)
+like "$("$MF_PRINT" --processes killed 2> /dev/null)" "\[prog_tree\] [0-9]+, killed by SIGKILL: " \
+	"mf_print: the program was killed by SIGKILL"
+"$launcher" -q -o quiet "$prog" execstatus 20 8; rc=$?
+is "$rc" 8 "an exec into a program with no record: the launcher exits 8"
+like "$("$MF_PRINT" --processes quiet 2> /dev/null)" \
+	"\[prog_tree\] [0-9]+, ended unrecorded \(then its pid exited 8\): " "and the record says so"
 sh -c '"$1" -o term sh -c "kill -TERM \$\$" 2> /dev/null; echo "status $?"' sh "$launcher" > st
 is "$(cat st)" "status $((128 + 15))" "program killed by SIGTERM: the launcher dies of SIGTERM (143)"
 # a SIGTERM sent to the launcher is passed on to the program
