@@ -2,7 +2,8 @@
  * self (calls it made to the allocator itself) and total (calls made under it) calls and
  * bytes, filled the redder the larger its self share; an edge per caller and callee with the
  * calls (--sort bytes: bytes) made through it; nodes and edges below the threshold left out.
- * Functions are merged by name across threads and processes. */
+ * Functions are merged by name across threads and processes; an allocation function has a
+ * node apart from a function of the same name (glibc's loader inlines one called calloc). */
 #include "config.h"
 
 #include <errno.h>
@@ -20,7 +21,6 @@
 struct mf_dot_node {
 	uint64_t self[MF_METRICS], total[MF_METRICS];
 	uint64_t last; /* the sample that last added to total, plus one */
-	int entry;     /* an allocation function */
 };
 
 struct mf_dot_edge {
@@ -30,7 +30,8 @@ struct mf_dot_edge {
 };
 
 struct mf_dot {
-	struct mf_dot_node *node; /* by label */
+	struct mf_dot_node *node; /* by label; then the allocation functions', by label */
+	size_t labels;
 	struct mf_dot_edge *edge;
 	size_t nedges, cap_edges;
 	struct mf_idset edge_set;
@@ -69,6 +70,13 @@ static struct mf_dot_edge *mf_dot_edge(struct mf_dot *d, uint32_t from, uint32_t
 	return e;
 }
 
+/* The node of frame f: its function's, or as the stack's last frame its allocation function's. */
+static uint32_t mf_dot_node_of(const struct mf_dot *d, const struct mf_labels *l, uint32_t f,
+			       int last)
+{
+	return l->of_frame[f] + (last ? (uint32_t)d->labels : 0);
+}
+
 /* Adds sample s's values to its functions and edges (each once, however often it recurs). */
 static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struct mf_labels *l,
 			 uint32_t s)
@@ -76,9 +84,8 @@ static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struc
 	const struct mf_stack *st = &m->stacks[m->samples[s].stack];
 	const uint32_t *fr = mf_model_stack_frames(m, m->samples[s].stack);
 	for (uint32_t k = 0; k < st->depth; k++) {
-		uint32_t id = l->of_frame[fr[k]];
+		uint32_t id = mf_dot_node_of(d, l, fr[k], k + 1 == st->depth);
 		struct mf_dot_node *n = &d->node[id];
-		n->entry |= k == st->depth - 1;
 		for (int v = 0; v < MF_METRICS; v++) {
 			uint64_t x = m->values[v][s];
 			if (n->last != s + 1)
@@ -89,7 +96,7 @@ static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struc
 		n->last = s + 1;
 		if (k + 1 == st->depth)
 			break;
-		uint32_t to = l->of_frame[fr[k + 1]];
+		uint32_t to = mf_dot_node_of(d, l, fr[k + 1], k + 2 == st->depth);
 		if (to == id)
 			continue; /* (a function inlined into itself, a recursion: no loop drawn) */
 		struct mf_dot_edge *e = mf_dot_edge(d, id, to);
@@ -156,13 +163,13 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 		"made to the allocator itself, total: made under it\", labelloc=t];\n"
 		"  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
 		o->threshold, mf_metric_info[k].name);
-	for (size_t i = 0; i < l->count; i++) {
+	for (size_t i = 0; i < 2 * d->labels; i++) {
 		const struct mf_dot_node *n = &d->node[i];
 		if (!n->total[k] || (double)n->total[k] < floor)
 			continue;
 		fprintf(out, "  n%zu [label=\"", i);
-		mf_dot_text(out, l->text[i]);
-		if (n->entry) {
+		mf_dot_text(out, l->text[i % d->labels]);
+		if (i >= d->labels) { /* an allocation function */
 			fputs("\\n", out);
 			mf_dot_values(out, m, n->total, total);
 			fputs("\", shape=ellipse, fillcolor=\"#d0d0d0\"];\n", out);
@@ -197,7 +204,8 @@ int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_op
 	struct mf_dot d = {0};
 	struct mf_labels l;
 	int r = mf_labels_build(&l, m, MF_LABEL_FUNCTION, o->full_names, mf_text_clean);
-	if (!r && (!(d.node = calloc(l.count ? l.count : 1, sizeof(*d.node))) ||
+	d.labels = r ? 0 : l.count;
+	if (!r && (!(d.node = calloc(l.count ? 2 * l.count : 1, sizeof(*d.node))) ||
 		   mf_idset_init(&d.edge_set, 1024)))
 		r = -ENOMEM;
 	for (size_t s = 0; !r && s < m->nsamples; s++)
