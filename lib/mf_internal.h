@@ -89,8 +89,7 @@ void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 		if (!__atomic_exchange_n(&said_, 1, __ATOMIC_RELAXED))                             \
 			mf_log(__VA_ARGS__);                                                       \
 	} while (0)
-/* Formats like snprintf for %s %d %u %lu %lx %zu only; never allocates. Returns the length. */
-int mf_format(char *buf, size_t size, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
+#include "format.h" /* mf_format */
 
 /* real.c: the next allocator in the lookup order. Until mf_real_init() the pointers lead to a
  * small static bootstrap arena, so they are never NULL. */

@@ -9,6 +9,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "format.h"
 #include "process_end.h"
 
 uint64_t mf_process_now_ns(void)
@@ -37,30 +38,11 @@ void mf_process_poke_end(int fd, const struct mf_process_record *r)
 			      offsetof(struct mf_process_record, end_ns));
 }
 
-/* s and then v in decimal at path + at, within size; the new length. */
-static size_t mf_process_put(char *path, size_t size, size_t at, const char *s, unsigned long v)
-{
-	char digits[24];
-	int n = 0;
-	do
-		digits[n++] = (char)('0' + v % 10);
-	while (v /= 10);
-	for (; *s && at + 1 < size; s++)
-		path[at++] = *s;
-	while (n && at + 1 < size)
-		path[at++] = digits[--n];
-	path[at] = 0;
-	return at;
-}
-
 size_t mf_process_dir_path(char *path, size_t size, const char *dir, pid_t pid, unsigned n)
 {
-	size_t at = strlen(dir) < size ? strlen(dir) : size - 1;
-	memcpy(path, dir, at);
-	at = mf_process_put(path, size, at, "/malloc_freq.", (unsigned long)pid);
-	if (n)
-		at = mf_process_put(path, size, at, ".", n);
-	return at;
+	int len = n ? mf_format(path, size, "%s/malloc_freq.%d.%u", dir, (int)pid, n)
+		    : mf_format(path, size, "%s/malloc_freq.%d", dir, (int)pid);
+	return (size_t)len < size ? (size_t)len : size - 1;
 }
 
 void mf_process_end_by_parent(const char *dir, pid_t pid, int wstatus)
