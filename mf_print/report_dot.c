@@ -31,7 +31,6 @@ struct mf_dot_edge {
 
 struct mf_dot {
 	struct mf_dot_node *node; /* by label; then the allocation functions', by label */
-	size_t labels;
 	struct mf_dot_edge *edge;
 	size_t nedges, cap_edges;
 	struct mf_idset edge_set;
@@ -71,10 +70,9 @@ static struct mf_dot_edge *mf_dot_edge(struct mf_dot *d, uint32_t from, uint32_t
 }
 
 /* The node of frame f: its function's, or as the stack's last frame its allocation function's. */
-static uint32_t mf_dot_node_of(const struct mf_dot *d, const struct mf_labels *l, uint32_t f,
-			       int last)
+static uint32_t mf_dot_node_of(const struct mf_labels *l, uint32_t f, int last)
 {
-	return l->of_frame[f] + (last ? (uint32_t)d->labels : 0);
+	return l->of_frame[f] + (last ? (uint32_t)l->count : 0);
 }
 
 /* Adds sample s's values to its functions and edges (each once, however often it recurs). */
@@ -84,7 +82,7 @@ static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struc
 	const struct mf_stack *st = &m->stacks[m->samples[s].stack];
 	const uint32_t *fr = mf_model_stack_frames(m, m->samples[s].stack);
 	for (uint32_t k = 0; k < st->depth; k++) {
-		uint32_t id = mf_dot_node_of(d, l, fr[k], k + 1 == st->depth);
+		uint32_t id = mf_dot_node_of(l, fr[k], k + 1 == st->depth);
 		struct mf_dot_node *n = &d->node[id];
 		for (int v = 0; v < MF_METRICS; v++) {
 			uint64_t x = m->values[v][s];
@@ -96,7 +94,7 @@ static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struc
 		n->last = s + 1;
 		if (k + 1 == st->depth)
 			break;
-		uint32_t to = mf_dot_node_of(d, l, fr[k + 1], k + 2 == st->depth);
+		uint32_t to = mf_dot_node_of(l, fr[k + 1], k + 2 == st->depth);
 		if (to == id)
 			continue; /* (a function inlined into itself, a recursion: no loop drawn) */
 		struct mf_dot_edge *e = mf_dot_edge(d, id, to);
@@ -163,13 +161,13 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 		"made to the allocator itself, total: made under it\", labelloc=t];\n"
 		"  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
 		o->threshold, mf_metric_info[k].name);
-	for (size_t i = 0; i < 2 * d->labels; i++) {
+	for (size_t i = 0; i < 2 * l->count; i++) {
 		const struct mf_dot_node *n = &d->node[i];
 		if (!n->total[k] || (double)n->total[k] < floor)
 			continue;
 		fprintf(out, "  n%zu [label=\"", i);
-		mf_dot_text(out, l->text[i % d->labels]);
-		if (i >= d->labels) { /* an allocation function */
+		mf_dot_text(out, l->text[i % l->count]);
+		if (i >= l->count) { /* an allocation function */
 			fputs("\\n", out);
 			mf_dot_values(out, m, n->total, total);
 			fputs("\", shape=ellipse, fillcolor=\"#d0d0d0\"];\n", out);
@@ -204,7 +202,6 @@ int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_op
 	struct mf_dot d = {0};
 	struct mf_labels l;
 	int r = mf_labels_build(&l, m, MF_LABEL_FUNCTION, o->full_names, mf_text_clean);
-	d.labels = r ? 0 : l.count;
 	if (!r && (!(d.node = calloc(l.count ? 2 * l.count : 1, sizeof(*d.node))) ||
 		   mf_idset_init(&d.edge_set, 1024)))
 		r = -ENOMEM;
