@@ -306,5 +306,11 @@ int mf_model_median(const struct mf_size_cell *cells, const size_t *first, const
 /* The total of a metric over all samples, per entry point (entry[MF_ENTRY_COUNT], may be
  * NULL). */
 uint64_t mf_model_total(const struct mf_model *m, enum mf_metric metric, uint64_t *entry);
+/* Whether a sum of metric stopped at 2^64 - 1: a stack's, or its total (mf_model_total's). */
+static inline int mf_model_saturated(const struct mf_model *m, enum mf_metric metric,
+				     uint64_t total)
+{
+	return m->saturated[metric] || total == UINT64_MAX;
+}
 
 #endif

@@ -114,10 +114,9 @@ static void mf_json_summary(FILE *out, const struct mf_model *m, const struct mf
 				entry[e]);
 			first = 0;
 		}
-	/* (a sum of stacks can stop there too, as the summary's text says: any total held) */
 	int saturated = 0;
 	for (int k = 0; k < mf_json_nheld; k++)
-		saturated |= m->saturated[mf_json_held[k]] || total[mf_json_held[k]] == UINT64_MAX;
+		saturated |= mf_model_saturated(m, mf_json_held[k], total[mf_json_held[k]]);
 	fprintf(out, "}, \"estimated\": %s, \"saturated\": %s,\n", m->estimated ? "true" : "false",
 		saturated ? "true" : "false");
 	fprintf(out,

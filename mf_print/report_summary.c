@@ -140,8 +140,8 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 		fprintf(out,
 			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "
 			"are scaled by the sampling rate\n");
-	if (bytes == UINT64_MAX || m->saturated[MF_METRIC_BYTES] || m->saturated[MF_METRIC_CALLS] ||
-	    calls == UINT64_MAX)
+	if (mf_model_saturated(m, MF_METRIC_BYTES, bytes) ||
+	    mf_model_saturated(m, MF_METRIC_CALLS, calls))
 		fprintf(out, "  some sums reached 2^64 - 1 (16 EiB of requests, say) and stopped "
 			     "there: they are at least what they show\n");
 	mf_summary_unfinished(out, m);
