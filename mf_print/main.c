@@ -49,7 +49,7 @@ struct mf_args {
 	struct mf_load load;
 	char **dirs;
 	size_t ndirs;
-	const char *html; /* --html FILE */
+	const char *html;	/* --html FILE */
 	uint32_t short_buckets; /* --short-lived: mf_model.short_buckets; 0: not given */
 };
 
@@ -422,7 +422,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			break;
 		case OPT_SINCE:
 			if (!optarg[0])
-				return mf_usage_error("--since '': give a snapshot's number or label");
+				return mf_usage_error(
+				    "--since '': give a snapshot's number or label");
 			a->windows++;
 			if (!strcmp(optarg, "0")) {
 				a->load.whole = 1;
@@ -434,13 +435,14 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		case OPT_BETWEEN:
 			if (optind >= argc || !optarg[0] || !argv[optind][0] ||
 			    !strcmp(optarg, "0") || !strcmp(argv[optind], "0"))
-				return mf_usage_error("--between needs two snapshots (numbers from 1 "
-						      "or labels): --between N M");
+				return mf_usage_error(
+				    "--between needs two snapshots (numbers from 1 "
+				    "or labels): --between N M");
 			a->load.base = optarg;
 			a->load.top = argv[optind++];
 			a->windows++;
-			snprintf(a->window, sizeof(a->window), "after snapshot %s up to snapshot %s",
-				 a->load.base, a->load.top);
+			snprintf(a->window, sizeof(a->window),
+				 "after snapshot %s up to snapshot %s", a->load.base, a->load.top);
 			break;
 		case OPT_PPROF:
 			if (!optarg[0])
@@ -480,8 +482,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				      "--threads, --processes, --json, --dot, --list, --tags or "
 				      "--html");
 	if ((a->weight >= 0 || a->report.lines) && a->mode != MF_MODE_COLLAPSED)
-		return mf_usage_error("--bytes, --time, --weight and --lines go with --collapsed "
-				      "(the tree shows every count; use --sort to order it by one)");
+		return mf_usage_error(
+		    "--bytes, --time, --weight and --lines go with --collapsed "
+		    "(the tree shows every count; use --sort to order it by one)");
 	if (a->weights > 1)
 		return mf_usage_error("--collapsed counts one thing: one of --bytes, --time and "
 				      "--weight");
@@ -567,8 +570,8 @@ static void mf_sigbus(int sig)
 	_exit(MF_EXIT_INPUT);
 }
 
-/* A report to a file of its own (--pprof FILE, --html FILE): written whole or not at all. 0, or -errno
- * with the file named on stderr. */
+/* A report to a file of its own (--pprof FILE, --html FILE): written whole or not at all. 0, or
+ * -errno with the file named on stderr. */
 static int mf_report_file(const struct mf_model *m, const struct mf_args *a, const char *path,
 			  int (*report)(FILE *, const struct mf_model *,
 					const struct mf_report_options *))
@@ -720,7 +723,8 @@ int main(int argc, char **argv)
 			r = -errno;
 		status = r ? MF_EXIT_INPUT : a.load.failed ? MF_EXIT_INPUT : MF_EXIT_OK;
 		if (r)
-			fprintf(stderr, "mf_print: %s\n", r == -ENOMEM ? "out of memory" : "write error");
+			fprintf(stderr, "mf_print: %s\n",
+				r == -ENOMEM ? "out of memory" : "write error");
 		goto out;
 	}
 	for (size_t i = 0; !r && i < found.count; i++)
@@ -748,8 +752,8 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	int lacks_life = (a.report.leaks || a.report.metric >= MF_METRIC_LEAKED_BLOCKS) &&
-			 !m.has_lifetimes;
+	int lacks_life =
+	    (a.report.leaks || a.report.metric >= MF_METRIC_LEAKED_BLOCKS) && !m.has_lifetimes;
 	if (base_failed) {
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TIME && !m.weighted) {
@@ -758,13 +762,15 @@ int main(int argc, char **argv)
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY &&
 		   !m.has_leaf_records) {
-		fprintf(stderr, "mf_print: --%s temporary: these profiles (format 3 or older) do not "
-				"record temporaries\n",
+		fprintf(stderr,
+			"mf_print: --%s temporary: these profiles (format 3 or older) do not "
+			"record temporaries\n",
 			a.mode == MF_MODE_COLLAPSED ? "weight" : "sort");
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads && lacks_life) {
-		fprintf(stderr, "mf_print: %s: these profiles have no lifetimes (record them with "
-				"MALLOC_FREQ_LIFETIMES=1)\n",
+		fprintf(stderr,
+			"mf_print: %s: these profiles have no lifetimes (record them with "
+			"MALLOC_FREQ_LIFETIMES=1)\n",
 			a.report.leaks ? "--leaks" : mf_metric_info[a.report.metric].name);
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads) {

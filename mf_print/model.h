@@ -40,7 +40,7 @@ enum mf_metric {
 };
 
 struct mf_metric_info {
-	const char *name;  /* as --sort and --weight name it */
+	const char *name;   /* as --sort and --weight name it */
 	const char *plural; /* "of all calls", in headings */
 };
 extern const struct mf_metric_info mf_metric_info[MF_METRICS];
@@ -126,13 +126,13 @@ struct mf_process {
 						      when it was left (0: at the end; version 6:
 						      reached); sampled: the sampled blocks', not
 						      scaled */
-	uint64_t peak_id; /* (version 6) the number of its last maximum (struct mf_life) */
-	uint64_t sample_rate;	     /* of its threads (1: every call; 0: no thread read) */
-	uint64_t unrecorded_calls;   /* calls of its threads that had no file, and their bytes */
+	uint64_t peak_id;	   /* (version 6) the number of its last maximum (struct mf_life) */
+	uint64_t sample_rate;	   /* of its threads (1: every call; 0: no thread read) */
+	uint64_t unrecorded_calls; /* calls of its threads that had no file, and their bytes */
 	uint64_t unrecorded_bytes;
-	uint32_t threads;	     /* thread files read */
-	uint32_t files;		     /* thread files in its directory */
-	uint32_t *module_of;	     /* its module map's indexes as model modules */
+	uint32_t threads;    /* thread files read */
+	uint32_t files;	     /* thread files in its directory */
+	uint32_t *module_of; /* its module map's indexes as model modules */
 	uint32_t nmodules;
 	const char *tags; /* its tag names, MF_TAG_NAME_LEN bytes each (ntags); NULL: none */
 	uint32_t ntags;
@@ -174,7 +174,7 @@ struct mf_model {
 	size_t nsamples, cap_samples;
 	uint64_t *values[MF_METRICS]; /* by sample; scaled by the thread's sample rate (after
 					 mf_model_finish; before it, NULL until a value is added) */
-	uint64_t *zeros;	       /* the column of every metric no thread gave a value */
+	uint64_t *zeros;	      /* the column of every metric no thread gave a value */
 	struct mf_thread *threads;
 	size_t nthreads, cap_threads;
 	struct mf_process *processes;
@@ -184,8 +184,8 @@ struct mf_model {
 	struct mf_size_cell *lives; /* (lifetimes) every sample's lifetime histogram: buckets of
 				       nanoseconds from allocation to free, of the freed blocks */
 	size_t nlives, cap_lives;
-	int has_leaf_records;	    /* some thread's file (format 4) has temporaries and sizes */
-	int has_lifetimes;	    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	int has_leaf_records; /* some thread's file (format 4) has temporaries and sizes */
+	int has_lifetimes;    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
 	/* Set before threads are added (--short-lived): the lifetime buckets 0 to short_buckets
 	 * - 1, lifetimes under 2^(short_buckets - 1) ns, count as short (MF_METRIC_SHORT); 0:
 	 * not asked for, no such column. */
@@ -220,8 +220,7 @@ static inline int mf_model_holds(const struct mf_model *m, int k)
 
 /* The metrics the --json, --pprof, --dot and --html outputs carry, a column or a field each:
  * those m or base (NULL: none) holds, in enum order, into held[MF_METRICS]. Their number. */
-static inline int mf_model_metrics(const struct mf_model *m, const struct mf_model *base,
-				   int *held)
+static inline int mf_model_metrics(const struct mf_model *m, const struct mf_model *base, int *held)
 {
 	int n = 0;
 	for (int k = 0; k < MF_METRICS; k++)

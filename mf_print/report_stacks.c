@@ -95,8 +95,8 @@ static void mf_bars(FILE *out, const uint64_t *count, uint32_t buckets, uint64_t
 		memset(bar, '#', w);
 		bar[w] = 0;
 		text(range, sizeof(range), (int)k);
-		fprintf(out, "%34s  %-*s %" PRIu64 " (%.1f%%)\n", range, MF_BAR_WIDTH, bar, count[k],
-			mf_text_pct(count[k], of));
+		fprintf(out, "%34s  %-*s %" PRIu64 " (%.1f%%)\n", range, MF_BAR_WIDTH, bar,
+			count[k], mf_text_pct(count[k], of));
 	}
 }
 
@@ -126,8 +126,8 @@ static int mf_hist_median(const uint64_t *count, uint32_t buckets)
 }
 
 /* The stacks by o->metric; with leaks, only those with blocks live at the end. */
-static int mf_stacks_report(FILE *out, const struct mf_model *m,
-			    const struct mf_report_options *o, int leaks)
+static int mf_stacks_report(FILE *out, const struct mf_model *m, const struct mf_report_options *o,
+			    int leaks)
 {
 	size_t n = m->nstacks;
 	uint64_t *value[MF_METRICS] = {0};
@@ -191,7 +191,8 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m,
 			if ((r = mf_stack_text(&text, m, &l, s)))
 				break;
 			uint64_t lives[MF_LIFETIME_BUCKETS], freed = 0;
-			mf_stack_hist(m->lives, life_first, life_cells, s, lives, MF_LIFETIME_BUCKETS);
+			mf_stack_hist(m->lives, life_first, life_cells, s, lives,
+				      MF_LIFETIME_BUCKETS);
 			mf_stack_line(out, m, v, total, o->metric, text.s, (int)text.len,
 				      mf_hist_median(lives, MF_LIFETIME_BUCKETS));
 			if (leaks)

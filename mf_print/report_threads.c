@@ -132,7 +132,7 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 		fprintf(out,
 			"\n%s per thread, by the function that called the allocator; sites below "
 			"%g%% are folded (--threshold)\n\n",
-			metric == MF_METRIC_BYTES	  ? "Bytes"
+			metric == MF_METRIC_BYTES	? "Bytes"
 			: metric == MF_METRIC_TEMPORARY ? "Temporaries"
 							: "Calls",
 			o->threshold);

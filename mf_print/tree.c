@@ -56,8 +56,8 @@ static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], co
 		mf_text_life(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
 			     value[MF_METRIC_LEAKED], value[MF_METRIC_PEAK_BLOCKS],
 			     value[MF_METRIC_PEAK],
-			     items ? mf_model_median(t->m->lives, t->life_first, t->life_cell, items,
-						     n, MF_LIFETIME_BUCKETS)
+			     items ? mf_model_median(t->m->lives, t->life_first, t->life_cell,
+						     items, n, MF_LIFETIME_BUCKETS)
 				   : -1);
 	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s%s%s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
 		mf_text_pct(value[t->o->metric], t->total), b, time, temp, shortl, leaked,
@@ -105,7 +105,10 @@ static int mf_tree_level(struct mf_tree *t, uint32_t *items, uint64_t *views, ui
 	for (size_t i = 0; i < f->shown && !r; i++) {
 		const struct mf_group *g = &f->groups[i];
 		int last = i + 1 == f->shown && !folded;
-		mf_tree_line(t, g->value, items + g->first, g->count, top ? "" : last ? "`- " : "|- ",
+		mf_tree_line(t, g->value, items + g->first, g->count,
+			     top    ? ""
+			     : last ? "`- "
+				    : "|- ",
 			     t->l->text[g->key]);
 		size_t keep = t->prefix.len;
 		r = mf_strbuf_add(&t->prefix, top ? "" : last ? "   " : "|  ", top ? 0 : 3);
