@@ -63,4 +63,6 @@ MALLOC_FREQ_DIR="$mf_work/same" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_samename" |
 "$MF_PRINT" --dot --threshold 0 "$mf_work/same" > "$mf_work/same.dot" 2> /dev/null
 got=$(sed -n 's/^  n[0-9]* \[label="calloc\\n\([a-z: ]*[0-9]* calls\).*/\1/p' "$mf_work/same.dot" | sort | tr '\n' '|')
 is "$got" "30 calls|self: 20 calls|" "two calloc nodes: the allocation function's 30 calls, the program's function's own 20"
+dot -Tsvg "$mf_work/same.dot" > "$mf_work/same.svg" 2> /dev/null
+is "$?:$(grep -c '>calloc</text>' "$mf_work/same.svg")" "0:2" "dot -Tsvg draws both"
 done_testing
