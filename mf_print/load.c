@@ -193,8 +193,8 @@ struct mf_dir {
 };
 
 /* Decides (once the pid is known: from the record, the name, or the first profile) whether
- * the process is chosen, and adds it to the model if so. */
-static int mf_dir_decide(struct mf_model *m, struct mf_load *ld, struct mf_dir *d, uint64_t pid)
+ * the process is chosen. */
+static int mf_dir_decide(struct mf_load *ld, struct mf_dir *d, uint64_t pid)
 {
 	if (d->decided)
 		return 0;
@@ -208,8 +208,15 @@ static int mf_dir_decide(struct mf_model *m, struct mf_load *ld, struct mf_dir *
 	d->chosen = mf_chosen(ld, &d->info);
 	ld->chosen += d->chosen;
 	ld->unchosen += !d->chosen;
-	if (r || !d->chosen)
-		return r;
+	return r;
+}
+
+/* The chosen process d in the model, once: when it is decided, or with --thread at its first
+ * thread chosen (a process none of whose threads is chosen is left out). */
+static int mf_dir_add(struct mf_model *m, struct mf_dir *d)
+{
+	if (d->process != MF_NONE)
+		return 0;
 	return mf_model_add_process(m, &d->info, &d->process);
 }
 
@@ -350,11 +357,16 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 		ld->failed = 1;
 		goto done;
 	}
-	if ((r = mf_dir_decide(m, ld, d, p.header.pid)) || !d->chosen) {
+	if ((r = mf_dir_decide(ld, d, p.header.pid)) || !d->chosen) {
 		ld->files--; /* (a file of a process not chosen is not read) */
 		goto done;
 	}
-	if (ld->have_thread && p.header.tid != ld->thread)
+	if (ld->have_thread && p.header.tid != ld->thread) {
+		ld->files--;
+		ld->passed++;
+		goto done;
+	}
+	if ((r = mf_dir_add(m, d)))
 		goto done;
 	if (d->base[0] && (r = mf_dir_subtract(ld, d, &p, name)))
 		goto done;
@@ -471,10 +483,11 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 		free(d);
 		return r < 0 ? r : 0;
 	}
-	/* Known now, the process is decided now: it is counted even if none of its threads is
-	 * read (--thread); else its first profile says its pid. */
-	if (d->info.pid && !ld->have_thread)
-		r = mf_dir_decide(m, ld, d, d->info.pid);
+	/* Known now, the process is decided now, else by its first profile's pid; without
+	 * --thread it is in the model even if none of its threads can be read. */
+	if (d->info.pid && !(r = mf_dir_decide(ld, d, d->info.pid)) && d->chosen &&
+	    !ld->have_thread)
+		r = mf_dir_add(m, d);
 	for (size_t i = 0; i < n && !r && (!d->decided || d->chosen); i++)
 		r = mf_dir_profile(m, ld, d, names[i]);
 	mf_dir_names_free(names, n, own);

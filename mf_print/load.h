@@ -24,6 +24,7 @@ struct mf_load {
 	/* what was read */
 	size_t files, dirs;
 	size_t threads;	 /* thread files added to the model */
+	size_t passed;	 /* thread files of chosen processes left out by --thread */
 	size_t chosen;	 /* processes chosen by --process (all, without it) */
 	size_t unchosen; /* processes left out by --process */
 	char **programs; /* the programs met, chosen or not (for a message when none is) */

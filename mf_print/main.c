@@ -747,7 +747,7 @@ int main(int argc, char **argv)
 		a.report.base_name = a.diff;
 	}
 	int chose_nothing = (a.load.have_thread || a.load.nprocess) && !a.load.threads &&
-			    a.load.files + a.load.unchosen > 0;
+			    a.load.files + a.load.unchosen + a.load.passed > 0;
 	if (!r && chose_nothing) {
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;

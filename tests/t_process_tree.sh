@@ -53,6 +53,19 @@ is "$(count 300 --process "$1"):$(count 40 --process "$2")" "300:40" "--process:
 is "$(count 200 --process other_prog)" 200 "--process other_prog: its 200 calls"
 is "$(count 620 --process prog_tree)" 620 "--process prog_tree: its six processes' 620 calls"
 is "$(count 820 --process prog_tree --process other_prog)" 820 "--process twice: both programs"
+# --thread: the one process whose thread it is (its main thread's id is its pid)
+pid=$(pid_of 'other_prog alloc 200 3')
+"$MF_PRINT" --processes --thread "$pid" "$mf_work" > "$mf_work/t.txt" 2> /dev/null
+is "$(grep -cE '\] [0-9]+, ' "$mf_work/t.txt"):$(grep -c "\] $pid, exited 3: " "$mf_work/t.txt")" 1:1 "--processes --thread $pid: only other_prog's line"
+if command -v python3 > /dev/null 2>&1; then
+	"$MF_PRINT" --json --thread "$pid" "$mf_work" 2> /dev/null | python3 -c '
+import json, sys
+d = json.load(sys.stdin)
+print(len(d["processes"]), d["processes"][0]["pid"], d["processes"][0]["total"]["calls"] >= 200, d["summary"]["processes"])' > "$mf_work/j.txt"
+	is "$(cat "$mf_work/j.txt")" "1 $pid True 1" "--json --thread $pid: one process, its own, with its calls"
+else
+	skip "--json --thread: no python3 to parse it"
+fi
 "$MF_PRINT" --collapsed "$mf_work" > "$mf_work/c.txt" 2> /dev/null
 is "$(grep -vc '^\[\(sh\|prog_tree\|other_prog\)\];' "$mf_work/c.txt")" 0 "--collapsed: every stack under its program"
 is "$(calls "$mf_work/c.txt" '^\[other_prog\];.*;site_tree;malloc$')" 200 "--collapsed: [other_prog] roots its 200 calls"
