@@ -116,6 +116,9 @@ async function main() {
 	const hit = await eval_("window.mf.find(" + JSON.stringify(frame) + ")");
 	if (hit) out("pixel", await eval_("window.mf.pixel(" + (hit.left + 1) + "," + (hit.y - 6) + ")"));
 	await s("Page.captureScreenshot", { format: "png" }).then((r) => fs.writeFileSync(shot, Buffer.from(r.data, "base64")));
+	// numbers on a rounding tie, as the page writes them (t_html.sh sets them beside printf's)
+	out("ties", await eval_("(() => { const f = window.mf.format; return [f.bytes(6400), f.bytes(7936), " +
+		"f.time(1250), f.time(2.5), f.pct(1, 800), f.pct(3, 800)].join('|'); })()"));
 	// the metric switch, the flame orientation and the table
 	await eval_("(() => { const e = document.getElementById('metric'); e.value = '1'; e.dispatchEvent(new Event('change')); })()");
 	out("total_bytes", await eval_("window.mf.total()"));

@@ -31,6 +31,9 @@ site=$("$MF_PRINT" --collapsed "$mf_work" 2> /dev/null | awk '/;site_tree;malloc
 is "$site" 340 "the text report: site_tree's 300 + 40 calls"
 is "$(seen total)" "$text_total" "the page's total calls are the text report's"
 is "$(seen total_bytes)" "$text_bytes" "metric switch: the page's total bytes are the text report's"
+# (6400 B is 6.25 KiB, 7936 B 7.75 KiB, 1250 ns 1.25 us, 1 and 3 of 800 0.125% and 0.375%)
+ties=$(printf '%.1f KiB|%.1f KiB|%.1f us|%.0f ns|%.2f%%|%.2f%%' 6.25 7.75 1.25 2.5 0.125 0.375)
+is "$(seen ties)" "$ties" "numbers on a rounding tie are the text reports' (printf's): $ties"
 is "$(seen found)" true "site_tree is drawn"
 is "$(seen zoomed)" site_tree "a click on site_tree zooms into it"
 [ "$(seen width_after)" -gt "$(seen width_before)" ]; ok $? "zoomed, site_tree fills the width ($(seen width_before) -> $(seen width_after) px)"
