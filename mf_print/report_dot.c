@@ -152,7 +152,7 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 			 const uint64_t *total)
 {
 	enum mf_metric k = o->metric;
-	double floor = o->threshold / 100.0 * (double)total[k];
+	const double t = o->threshold;
 	fprintf(out, "digraph malloc_freq {\n"
 		     "  graph [rankdir=TB, fontname=\"sans-serif\", label=\"malloc_freq: ");
 	mf_dot_values(out, NULL, total, total);
@@ -163,7 +163,8 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 		o->threshold, mf_metric_info[k].name);
 	for (size_t i = 0; i < 2 * l->count; i++) {
 		const struct mf_dot_node *n = &d->node[i];
-		if (!n->total[k] || (double)n->total[k] < floor)
+		/* (the tree's rule: below the threshold's share, or in no stack read) */
+		if (!n->last || mf_text_pct(n->total[k], total[k]) < t)
 			continue;
 		fprintf(out, "  n%zu [label=\"", i);
 		mf_dot_text(out, l->text[i % l->count]);
@@ -184,9 +185,9 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 	}
 	for (size_t i = 0; i < d->nedges; i++) {
 		const struct mf_dot_edge *e = &d->edge[i];
-		if (!e->value[k] || (double)e->value[k] < floor ||
-		    (double)d->node[e->from].total[k] < floor ||
-		    (double)d->node[e->to].total[k] < floor)
+		if (mf_text_pct(e->value[k], total[k]) < t ||
+		    mf_text_pct(d->node[e->from].total[k], total[k]) < t ||
+		    mf_text_pct(d->node[e->to].total[k], total[k]) < t)
 			continue;
 		double share = total[k] ? (double)e->value[k] / (double)total[k] : 0;
 		char b[32];

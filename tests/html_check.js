@@ -142,6 +142,13 @@ async function main() {
 	// frames by function and line: the tree as mf_print prints it
 	await eval_("(() => { const e = document.getElementById('mode'); e.value = 'line'; e.dispatchEvent(new Event('change')); })()");
 	out("table_lines", await eval_(table));
+	// blocks freed at once, and every path at threshold 0, those with none too
+	await eval_("(() => { const e = document.getElementById('metric'); for (const o of e.options) " +
+		"if (o.textContent === 'temporary') e.value = o.value; e.dispatchEvent(new Event('change')); " +
+		"const t = document.getElementById('threshold'); window.threshold_was = t.value; t.value = '0'; t.dispatchEvent(new Event('change')); })()");
+	out("table_temporary", await eval_(table));
+	await eval_("(() => { const e = document.getElementById('metric'); e.value = '0'; e.dispatchEvent(new Event('change')); " +
+		"const t = document.getElementById('threshold'); t.value = window.threshold_was; t.dispatchEvent(new Event('change')); })()");
 	await eval_("(() => { const e = document.getElementById('mode'); e.value = 'function'; e.dispatchEvent(new Event('change')); })()");
 	if (proc !== "") {
 		// (the option of the process of this pid: "name PID (how it ended)")

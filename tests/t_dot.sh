@@ -55,6 +55,16 @@ is "$left" 0 "... and no edge below 10% of the calls"
 "$MF_PRINT" --dot --sort bytes --threshold 0 "$dir" > "$mf_work/bytes.dot" 2> /dev/null
 like "$(grep -c ' -> ' "$mf_work/bytes.dot") $(cat "$mf_work/bytes.dot")" "nodes and edges below 0% of all bytes" "--sort bytes: the graph is of bytes"
 
+# --sort temporary --threshold 0: every function of the text tree's, those of no temporary too
+# (the loader's calloc of the thread start's TLS, kept to the end)
+"$MF_PRINT" --sort temporary --threshold 0 "$dir" 2> /dev/null | sed -n '/call stack (allocation <- caller)$/,$p' |
+	sed -n -E '2,$s/^ *[0-9]+ +[0-9.]+% +[^ ]+ [A-Za-z]+ +([0-9.]+%|-)  [|` -]*([^ ]+).*/\2/p' | sort -u > "$mf_work/text_fns"
+"$MF_PRINT" --dot --sort temporary --threshold 0 "$dir" 2> /dev/null |
+	sed -n 's/^  n[0-9]* \[label="\([^\\"]*\).*/\1/p' | sort -u > "$mf_work/dot_fns"
+zero=$("$MF_PRINT" --sort temporary --threshold 0 "$dir" 2> /dev/null | grep -c '^ *[0-9]* *0\.00% ')
+[ "$zero" -ge 1 ] && [ -s "$mf_work/text_fns" ]; ok $? "the text tree by temporaries at threshold 0 has lines of none ($zero)"
+is "$(tr '\n' ' ' < "$mf_work/dot_fns")" "$(tr '\n' ' ' < "$mf_work/text_fns")" "--dot --sort temporary --threshold 0: the text tree's functions, every one"
+
 # A function named like an allocation function (prog_samename's own static calloc, 20 calls of
 # malloc under it; glibc's loader inlines one too) is a node apart from the real calloc (30
 # calls): merged by name, the two were one allocation function's node of 50 calls.

@@ -49,6 +49,13 @@ like "$(seen table_first)" '^340\|[0-9.]+%\|15\.9 KiB\|\[prog_tree\]$' "the tabl
 seen table_lines | tr '\t' '\n' | awk -F'|' -v OFS='|' '{ gsub(/,/, "", $1); print }' > "$mf_work/page_tree"
 [ "$(wc -l < "$mf_work/text_tree")" -ge 4 ]; ok $? "the text tree has its lines ($(wc -l < "$mf_work/text_tree"))"
 is "$(cat "$mf_work/page_tree")" "$(cat "$mf_work/text_tree")" "the page's table by line is mf_print's tree, line for line"
+# --sort temporary --threshold 0: every path, those with no temporary too, as the text tree
+"$MF_PRINT" --sort temporary --threshold 0 "$mf_work" 2> /dev/null | sed -n '/call stack (allocation <- caller)$/,$p' |
+	sed -n -E '2,$s/^ *[0-9]+ +[0-9.]+% +[^ ]+ [A-Za-z]+ +([0-9.]+%|-)  (.*)$/\2/p' > "$mf_work/text_temp"
+seen table_temporary | tr '\t' '\n' | cut -d'|' -f4- > "$mf_work/page_temp"
+zero=$("$MF_PRINT" --sort temporary --threshold 0 "$mf_work" 2> /dev/null | grep -c '^ *[0-9]* *0\.00% ')
+[ "$zero" -ge 1 ]; ok $? "the text tree by temporaries at threshold 0 has lines of none ($zero)"
+is "$(cat "$mf_work/page_temp")" "$(cat "$mf_work/text_temp")" "the page's table by temporaries at threshold 0 is the text tree's, line for line"
 is "$(seen total_process)" 40 "the process filter: the child's 40 calls alone"
 is "$(seen threads_listed)" 1 "the thread list: the chosen process's one thread"
 is "$(seen total_all_again)" "$text_total" "all processes again: the whole total"
