@@ -253,9 +253,11 @@ static int mf_dir_subtract(struct mf_load *ld, struct mf_dir *d, struct mf_profi
 	int r = mf_read_profile(path, &b, err, sizeof(err));
 	if (r > 0)
 		return 0;
-	if (r < 0) {
+	if (r < 0 || b.cut) { /* (the part of a snapshot would leave too much) */
 		mf_error(path, "%s", err);
 		ld->failed = 1;
+		if (!r)
+			mf_profile_free(&b);
 		return 1;
 	}
 	r = mf_profile_subtract(p, &b, d->have_record ? d->info.peak_id : 0, err, sizeof(err));
@@ -338,8 +340,14 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 		ld->failed = 1;
 		return 0;
 	}
+	if (p.cut) {
+		mf_error(path,
+			 "%s: the %llu before the cut are read, the calls of the rest are lost",
+			 err, (unsigned long long)p.node_count);
+		ld->failed = 1;
+	}
 	int r = 0;
-	if (!d->have_map) {
+	if (!d->have_map || d->map.cut) { /* (the modules it lacks: placeholders) */
 		uint32_t need = 0;
 		for (uint64_t k = 1; k < p.node_count; k++)
 			if (p.nodes[k].module < MF_MODULE_MAX && p.nodes[k].module >= need)
@@ -470,6 +478,12 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 		fprintf(stderr, "mf_print: warning: %s: %s; frames are shown as module+offset\n",
 			path, err);
 		ld->failed |= !missing;
+	} else if (d->map.cut) {
+		mf_error(path,
+			 "%s: the %u before the cut are read, the frames of the others are shown "
+			 "as module+offset",
+			 err, d->map.count);
+		ld->failed = 1;
 	}
 	mf_dir_record(d, ld);
 	mf_dir_tags(d, ld);

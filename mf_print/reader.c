@@ -164,10 +164,14 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	}
 	uint64_t room =
 	    size < MF_HEADER_SIZE ? 0 : (size - MF_HEADER_SIZE) / sizeof(struct mf_node);
+	/* A file cut short (a copy that stopped) keeps the nodes before the cut: those are read,
+	 * up to the last whole leaf record, and out->cut says so. */
 	if (h.node_count > room) {
 		mf_fail(err, errlen, "truncated: the header counts %llu nodes, the file holds %llu",
 			(unsigned long long)h.node_count, (unsigned long long)room);
-		goto bad;
+		if (!room)
+			goto bad;
+		out->cut = h.node_count;
 	}
 	if (h.node_count > UINT32_MAX) {
 		mf_fail(err, errlen, "corrupt header (%llu nodes)",
@@ -182,7 +186,7 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	}
 	/* A thread killed while its file was being made has a header but no root yet, and so
 	 * no call counted. */
-	uint64_t n = h.node_count;
+	uint64_t n = out->cut ? room : h.node_count;
 	if (!n && h.calls_total) {
 		mf_fail(err, errlen, "corrupt header (%llu calls, and no node)",
 			(unsigned long long)h.calls_total);
@@ -209,6 +213,10 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	for (uint64_t i = 1, after; i < n; i += 1 + after) {
 		const struct mf_node *x = &nodes[i];
 		after = mf_profile_slots_after(out, x);
+		if (after > n - 1 - i && out->cut) {
+			n = i;
+			break;
+		}
 		if (after > n - 1 - i) {
 			mf_fail(err, errlen, "corrupt node %llu (its record is cut short)",
 				(unsigned long long)i);
@@ -377,10 +385,13 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 		mf_fail(err, errlen, "corrupt header (record size %u)", h.record_size);
 		goto bad;
 	}
+	/* A map cut short keeps the modules before the cut (out->cut). */
+	uint32_t count = h.count;
 	if ((size - sizeof(h)) / record < h.count) { /* (version 2: at least) */
 		mf_fail(err, errlen, "truncated: the header counts %u modules, the file holds %zu",
 			h.count, (size - sizeof(h)) / record);
-		goto bad;
+		out->cut = h.count;
+		count = (uint32_t)((size - sizeof(h)) / record);
 	}
 	out->mods = calloc(h.count ? h.count : 1, sizeof(struct mf_module));
 	if (!out->mods) {
@@ -388,7 +399,8 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 		goto bad;
 	}
 	size_t at = sizeof(h);
-	for (uint32_t i = 0; i < h.count; i++) {
+	uint32_t i = 0;
+	for (; i < count; i++) {
 		struct mf_module *m = &out->mods[i];
 		if (h.version == 1) {
 			memcpy(m, data + at, sizeof(*m));
@@ -399,7 +411,8 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 			if (size - at < sizeof(r)) {
 				mf_fail(err, errlen, "truncated: module %u of %u is cut short", i,
 					h.count);
-				goto bad;
+				out->cut = h.count;
+				break;
 			}
 			memcpy(&r, data + at, sizeof(r));
 			at += sizeof(r);
@@ -412,7 +425,8 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 			if (size - at < padded) {
 				mf_fail(err, errlen,
 					"truncated: the path of module %u is cut short", i);
-				goto bad;
+				out->cut = h.count;
+				break;
 			}
 			m->bias = r.bias, m->start = r.start, m->end = r.end, m->loaded = r.loaded;
 			m->build_id_len = r.build_id_len;
@@ -424,7 +438,7 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 		if (m->build_id_len > MF_BUILD_ID_LEN)
 			m->build_id_len = 0;
 	}
-	out->count = h.count;
+	out->count = i;
 	return 0;
 bad:
 	free(out->mods);

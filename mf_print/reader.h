@@ -12,6 +12,8 @@
 struct mf_modmap {
 	uint32_t count;
 	struct mf_module *mods; /* path and build-id as the process saw them */
+	uint32_t cut;		/* the header's count, when the file holds fewer (cut short):
+				   only the whole ones before the cut were read */
 };
 
 struct mf_profile {
@@ -21,6 +23,8 @@ struct mf_profile {
 	const struct mf_node *nodes; /* validated: parent < index; in the file's mapping, the
 					caller's data, or a copy (owned) */
 	int complete;		     /* finalized at thread or process exit */
+	uint64_t cut;		     /* the header's node count, when the file holds fewer (cut
+					short): only the whole ones before the cut were read */
 	void *map;		     /* the file's mapping, or the copy; NULL: nodes are the
 					caller's */
 	size_t map_len;		     /* of a mapping; 0 for a copy */
@@ -70,7 +74,9 @@ static inline uint64_t mf_profile_slots_after(const struct mf_profile *p, const 
 /* Reads and validates one .prof file, mapped (not copied: a profile of millions of stacks is
  * read once, where it lies). Returns 0; 1 for a file its thread never got to write (empty or
  * no header: nothing recorded, not an error), with a message in err; or -1 with a message (no
- * file name) in err. A file cut shorter while it is mapped raises SIGBUS. */
+ * file name) in err. A file cut short gives 0 with out->cut set and what is wrong in err: the
+ * caller says so, and uses the nodes read or not. A file cut shorter while it is mapped raises
+ * SIGBUS. */
 int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen);
 /* The same for a file's contents already in memory (path is only remembered); its nodes are
  * data's, which must outlive out, unless data is not aligned for them (then they are
@@ -82,7 +88,8 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 void mf_profile_release(struct mf_profile *p, uint64_t from, uint64_t upto);
 void mf_profile_free(struct mf_profile *p);
 
-/* Same for a module map; the map may then index frames of profiles of that directory. */
+/* Same for a module map; the map may then index frames of profiles of that directory. A map
+ * cut short gives 0 with out->cut set and what is wrong in err. */
 int mf_read_modules(const char *path, struct mf_modmap *out, char *err, size_t errlen);
 int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *out, char *err,
 		     size_t errlen);

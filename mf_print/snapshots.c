@@ -257,6 +257,10 @@ static int mf_snap_totals(const char *path, uint64_t *calls, uint64_t *bytes, in
 			r = -1;
 			continue;
 		}
+		if (p.cut) { /* (its totals are those of the nodes read) */
+			fprintf(stderr, "mf_print: %s: %s\n", file, err);
+			r = -1;
+		}
 		uint64_t rate = p.header.sample_rate ? p.header.sample_rate : 1;
 		*estimated |= rate > 1;
 		for (uint64_t i = 1; i < p.node_count; i++)
