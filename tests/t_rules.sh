@@ -213,6 +213,39 @@ else
 	skip "unshare -pf is not allowed here: no run in a new pid namespace"
 fi
 
+# The directory keeps at most 512 files: a save that finds more removes the least lately used
+# down to 384, and the temporaries of saves that died an hour ago or more; other files stay.
+# (600 files a minute apart, the newest first; then this run's own, the newest of all.)
+rm -rf "$cache" && mkdir -p "$cache"
+now=$(date +%s) i=0
+while [ $i -lt 600 ]; do
+	f=$(printf '%040x.rules' $((i + 1)))
+	: > "$cache/$f" && touch -d "@$((now - 60 * (i + 1)))" "$cache/$f"
+	i=$((i + 1))
+done
+: > "$cache/$id.rules.99.ab" && touch -d "@$((now - 7200))" "$cache/$id.rules.99.ab"
+: > "$cache/$id.rules.98.ab" && touch -d "@$((now - 60))" "$cache/$id.rules.98.ab"
+: > "$cache/notes.txt" && touch -d "@$((now - 86400 * 400))" "$cache/notes.txt"
+mkdir "$mf_work/prune"
+env MALLOC_FREQ_CACHE="$cache" MALLOC_FREQ_DIR="$mf_work/prune" LD_PRELOAD="$MF_LIB" "$prog" > /dev/null 2>&1
+kept=$(ls "$cache" | grep -c '^[0-9a-f]*\.rules$')
+old383=$(printf '%040x.rules' 383) old384=$(printf '%040x.rules' 384)
+left=$([ -e "$cache/$old383" ] && echo y)$([ -e "$cache/$old384" ] && echo y)
+is "$kept:$left" "384:y" "601 cache files: the newest 384 stay (this run's among them), the oldest go"
+valid "$file"; ok $? "... this run's saved among them"
+is "$(ls "$cache" | grep -c '\.rules\.')$([ -e "$cache/$id.rules.98.ab" ] && echo y):$(ls "$cache" | grep -c notes)" "1y:1" \
+	"a dead save's temporary of two hours goes, one of a minute stays; a file not the cache's stays"
+# A run that reads its file renews the file's time once a day: a file used daily stays.
+touch -d "@$((now - 2 * 86400))" "$file"
+mkdir "$mf_work/prune2"
+env MALLOC_FREQ_CACHE="$cache" MALLOC_FREQ_DIR="$mf_work/prune2" LD_PRELOAD="$MF_LIB" "$prog" > /dev/null 2>&1
+age=$(($(date +%s) - $(stat -c %Y "$file")))
+[ "$age" -lt 600 ]; ok $? "a file of two days renewed by the run that reads it ($age s old now)"
+touch -d "@$((now - 3600))" "$file"
+mkdir "$mf_work/prune3"
+env MALLOC_FREQ_CACHE="$cache" MALLOC_FREQ_DIR="$mf_work/prune3" LD_PRELOAD="$MF_LIB" "$prog" > /dev/null 2>&1
+is "$(stat -c %Y "$file")" "$((now - 3600))" "one of an hour left as it is (no write at every start)"
+
 # Run as root with a user's HOME (su, sudo -E), the default cache makes no directory of root's
 # in that home (~/.cache is every program's): no cache then.
 if [ "$(id -u)" = 0 ] && id nobody > /dev/null 2>&1; then

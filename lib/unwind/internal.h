@@ -5,6 +5,7 @@
  *   rule_table.c  the process-wide rules by return address, learned and confirmed
  *   cfi.c         a rule read from an object's .eh_frame
  *   rule_cache.c  the rules confirmed in earlier runs, kept in a file
+ *   rule_cache_prune.c  the cache's directory kept to its most lately used files
  *   libunwind.c   libunwind: loaded, asked to confirm a rule, or to take a whole stack
  *   got_patch.c   what libunwind calls for a pipe and the signal mask, redirected
  * Everything here runs inside malloc: no malloc, no stdio. */
@@ -123,6 +124,11 @@ uint64_t mf_rules_key(uint64_t module, uint64_t rel_pc);
 /* The rule (mf_rule_pack with epoch 0) libunwind confirmed for key in an earlier run, or 0. */
 uint64_t mf_rules_known(uint64_t key);
 void mf_rules_add(uint64_t key, uint64_t rule); /* libunwind confirmed it in this run */
+
+/* rule_cache_prune.c: at most MF_RULES_FILES files in the cache directory dir (a descriptor),
+ * the least lately used removed. */
+enum { MF_RULES_FILES = 512 };
+void mf_rules_prune(int dir);
 
 /* libunwind.c: the only user of libunwind's functions. */
 /* Loads libunwind (at start only: see mf_unwind_init). */

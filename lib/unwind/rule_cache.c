@@ -166,7 +166,7 @@ static const char mf_rules_foreign[] = "owned by another user";
  * all 0 when there is no file. Returns why the file was refused, or NULL. (Read, not mapped:
  * a file cut short under a mapping would end in SIGBUS.) */
 static const char *mf_rules_read(const struct mf_rules_entry **entries, uint64_t *count,
-				 uint32_t *flags)
+				 uint32_t *flags, int refresh)
 {
 	*entries = NULL;
 	*count = 0;
@@ -202,6 +202,9 @@ static const char *mf_rules_read(const struct mf_rules_entry **entries, uint64_t
 		else
 			got += (size_t)n;
 	}
+	/* (used: its time, renewed once a day, keeps it from mf_rules_prune) */
+	if (!bad && refresh && st.st_mtim.tv_sec + 86400 < time(NULL))
+		futimens(fd, NULL);
 	close(fd);
 	if (!bad && !(bad = mf_rules_invalid(buf, size, &stale))) {
 		const struct mf_rules_header *h = (const void *)buf;
@@ -226,7 +229,7 @@ static int mf_rules_damaged; /* the file was refused at start: replaced at exit,
 static long mf_rules_read_apart(void *unused)
 {
 	(void)unused;
-	const char *bad = mf_rules_read(&mf_rules_found, &mf_rules_count, &mf_rules_flags_read);
+	const char *bad = mf_rules_read(&mf_rules_found, &mf_rules_count, &mf_rules_flags_read, 1);
 	mf_rules_damaged = bad != NULL;
 	if (bad && bad != mf_rules_foreign)
 		mf_log("rule cache %s: %s; not used, and replaced at exit if it can be",
@@ -373,7 +376,7 @@ static long mf_rules_save_apart(void *unused)
 	const struct mf_rules_entry *old;
 	uint64_t have, old_count;
 	uint32_t old_flags;
-	int damaged = mf_rules_read(&old, &have, &old_flags) != NULL;
+	int damaged = mf_rules_read(&old, &have, &old_flags, 0) != NULL;
 	if (damaged)
 		have = 0;
 	old_count = have + n > MF_RULES_MAX ? 0 : have; /* full: start over with this run's */
@@ -421,11 +424,15 @@ static long mf_rules_save_apart(void *unused)
 	h->flags = flags;
 	h->reserved = 0;
 	h->check = mf_rules_check(out, count, flags, 0);
-	if ((count || damaged) && (added || flags != old_flags || damaged))
+	int replace = (count || damaged) && (added || flags != old_flags || damaged);
+	if (replace)
 		mf_rules_replace(buf, sizeof(*h) + count * sizeof(*out));
 	munmap(buf, size);
-	if (lock >= 0)
+	if (lock >= 0) {
+		if (replace) /* (a file more, perhaps) */
+			mf_rules_prune(lock);
 		close(lock);
+	}
 	return 0;
 }
 
