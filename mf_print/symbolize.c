@@ -20,6 +20,7 @@
 
 #include "elfsym.h"
 #include "inlines.h"
+#include "units.h"
 #include "names.h"
 #include "symbolize.h"
 
@@ -41,6 +42,8 @@ struct mf_sym_module {
 	bool symtab_built;
 	struct mf_elfsym *symtab;   /* sorted, made on first use */
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
+	bool units_built;
+	struct mf_units *units; /* the units' ranges, made on first use without .debug_aranges */
 };
 
 struct mf_sym_warning {
@@ -189,6 +192,7 @@ void mf_sym_free(struct mf_symbolizer *sym)
 		HASH_DEL(sym->mods, m);
 		mf_elfsym_free(m->symtab);
 		mf_inlines_free(m->inlines);
+		mf_units_free(m->units);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->path);
@@ -402,6 +406,20 @@ static const char *mf_sym_symtab_name(struct mf_sym_module *m, Dwarf_Addr addr)
 	return mf_elfsym_find(m->symtab, addr);
 }
 
+/* The unit of addr where libdw finds none by .debug_aranges (an object that has none): by the
+ * units' own ranges. Sets *bias as dwfl_module_addrdie does. */
+static Dwarf_Die *mf_sym_unit(struct mf_sym_module *m, Dwarf_Addr addr, Dwarf_Addr *bias)
+{
+	Dwarf *dwarf = dwfl_module_getdwarf(m->mod, bias);
+	if (!dwarf)
+		return NULL;
+	if (!m->units_built) {
+		m->units_built = true;
+		m->units = mf_units_new(dwarf);
+	}
+	return m->units ? mf_units_find(m->units, addr - *bias) : NULL;
+}
+
 /*
  * Like addr2line -i: the innermost frame gets the line table's file:line, and each frame
  * further out gets the call site recorded on the inlined_subroutine DIE inside it.
@@ -424,6 +442,13 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 	}
 
 	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
+	if (!cudie && (cudie = mf_sym_unit(m, addr, &bias)) && !dline) {
+		Dwarf_Line *line = dwarf_getsrc_die(cudie, addr - bias);
+		if (line && (at.file = mf_sym_file(sym, cudie, dwarf_linesrc(line, NULL, NULL)))) {
+			dwarf_lineno(line, &at.line);
+			dwarf_linecol(line, &at.column);
+		}
+	}
 	if (cudie && !m->inlines && !(m->inlines = mf_inlines_new())) {
 		vec->failed = true;
 		return;
