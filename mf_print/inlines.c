@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <dwarf.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -17,10 +18,21 @@ struct mf_range {
 	Dwarf_Die die;
 };
 
+/* A DIE a function's name may be scoped by (namespace, class, function), or a function. */
+struct mf_scope {
+	void *key;	 /* the DIE's address in .debug_info */
+	uint32_t parent; /* the scope it lies in, or MF_SCOPE_NONE */
+	Dwarf_Die die;
+};
+#define MF_SCOPE_NONE UINT32_MAX
+
 struct mf_unit {
 	void *key; /* the unit DIE's address in .debug_info */
 	struct mf_range *ranges;
 	size_t count, cap;
+	struct mf_scope *scopes;
+	size_t nscopes, cap_scopes;
+	struct mf_idset scope_index; /* of scopes, by key */
 };
 
 struct mf_inlines {
@@ -45,8 +57,11 @@ void mf_inlines_free(struct mf_inlines *x)
 {
 	if (!x)
 		return;
-	for (size_t i = 0; i < x->count; i++)
+	for (size_t i = 0; i < x->count; i++) {
 		free(x->units[i].ranges);
+		free(x->units[i].scopes);
+		free(x->units[i].scope_index.slot);
+	}
 	free(x->units);
 	free(x->index.slot);
 	free(x->scopes);
@@ -87,7 +102,31 @@ static int mf_unit_add(struct mf_unit *u, Dwarf_Die *die)
 	return 0;
 }
 
-static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent)
+static uint64_t mf_key_hash(const void *key)
+{
+	return mf_hash_mix(0x9e3779b97f4a7c15ull, (uintptr_t)key);
+}
+
+static uint64_t mf_scope_rehash(const void *ctx, uint32_t id)
+{
+	return mf_key_hash(((const struct mf_unit *)ctx)->scopes[id].key);
+}
+
+/* die as a scope of u's, in parent; its index, or MF_SCOPE_NONE when out of memory. */
+static uint32_t mf_scope_add(struct mf_unit *u, Dwarf_Die *die, uint32_t parent)
+{
+	if (mf_idset_room(&u->scope_index, mf_scope_rehash, u))
+		return MF_SCOPE_NONE;
+	struct mf_scope *s = mf_array_push(u->scopes, u->nscopes, u->cap_scopes);
+	if (!s)
+		return MF_SCOPE_NONE;
+	*s = (struct mf_scope){die->addr, parent, *die};
+	mf_idset_put(&u->scope_index, mf_key_hash(die->addr), (uint32_t)u->nscopes - 1);
+	return (uint32_t)u->nscopes - 1;
+}
+
+/* The subprograms with code under parent (in scope `in`), and every scope on the way. */
+static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent, uint32_t in)
 {
 	Dwarf_Die child;
 	if (dwarf_child(parent, &child) != 0)
@@ -96,7 +135,13 @@ static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent)
 		int tag = dwarf_tag(&child);
 		if (tag == DW_TAG_subprogram && mf_unit_add(u, &child))
 			return -1;
-		if (mf_may_hold_subprograms(tag) && mf_unit_walk(u, &child))
+		if (!mf_may_hold_subprograms(tag) && tag != DW_TAG_subprogram)
+			continue;
+		uint32_t scope = in;
+		if (tag != DW_TAG_lexical_block &&
+		    (scope = mf_scope_add(u, &child, in)) == MF_SCOPE_NONE)
+			return -1;
+		if (mf_may_hold_subprograms(tag) && mf_unit_walk(u, &child, scope))
 			return -1;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
@@ -110,20 +155,15 @@ static int mf_range_cmp(const void *a, const void *b)
 	return x->high < y->high ? -1 : x->high > y->high;
 }
 
-static uint64_t mf_unit_hash(const void *key)
-{
-	return mf_hash_mix(0x9e3779b97f4a7c15ull, (uintptr_t)key);
-}
-
 static uint64_t mf_unit_rehash(const void *ctx, uint32_t id)
 {
-	return mf_unit_hash(((const struct mf_inlines *)ctx)->units[id].key);
+	return mf_key_hash(((const struct mf_inlines *)ctx)->units[id].key);
 }
 
 /* The index of cudie's unit, made on first use. */
 static struct mf_unit *mf_unit_get(struct mf_inlines *x, Dwarf_Die *cudie)
 {
-	uint64_t hash = mf_unit_hash(cudie->addr);
+	uint64_t hash = mf_key_hash(cudie->addr);
 	for (size_t at = mf_idset_first(&x->index, hash); x->index.slot[at] != MF_IDSET_EMPTY;
 	     at = mf_idset_next(&x->index, at))
 		if (x->units[x->index.slot[at]].key == cudie->addr)
@@ -135,7 +175,7 @@ static struct mf_unit *mf_unit_get(struct mf_inlines *x, Dwarf_Die *cudie)
 		return NULL;
 	u->key = cudie->addr;
 	mf_idset_put(&x->index, hash, (uint32_t)x->count - 1);
-	if (mf_unit_walk(u, cudie))
+	if (mf_idset_init(&u->scope_index, 64) || mf_unit_walk(u, cudie, MF_SCOPE_NONE))
 		return NULL;
 	if (u->count > 1)
 		qsort(u->ranges, u->count, sizeof(*u->ranges), mf_range_cmp);
@@ -204,4 +244,49 @@ int mf_inlines_find(struct mf_inlines *x, Dwarf_Die *cudie, Dwarf_Addr addr, Dwa
 	}
 	*scopes = x->scopes;
 	return (int)x->nscopes;
+}
+
+/* A scope's name as the demangler spells it: an anonymous namespace's; a lambda's closure, an
+ * unnamed class of a function (GCC's). */
+static const char *mf_scope_name(Dwarf_Die *die, int in_function)
+{
+	const char *name = dwarf_diename(die);
+	if (name)
+		return name;
+	if (dwarf_tag(die) == DW_TAG_namespace)
+		return "(anonymous namespace)";
+	return in_function ? "{lambda}" : "{unnamed type}";
+}
+
+int mf_inlines_scope(struct mf_inlines *x, Dwarf_Die *cudie, Dwarf_Die *decl, char *buf,
+		     size_t size)
+{
+	struct mf_unit *u = mf_unit_get(x, cudie);
+	if (!u || !size)
+		return -1;
+	uint32_t at = MF_SCOPE_NONE;
+	uint64_t hash = mf_key_hash(decl->addr);
+	for (size_t i = mf_idset_first(&u->scope_index, hash);
+	     u->scope_index.slot[i] != MF_IDSET_EMPTY; i = mf_idset_next(&u->scope_index, i))
+		if (u->scopes[u->scope_index.slot[i]].key == decl->addr)
+			at = u->scope_index.slot[i];
+	if (at == MF_SCOPE_NONE)
+		return -1;
+	uint32_t chain[32];
+	int n = 0;
+	for (uint32_t s = u->scopes[at].parent; s != MF_SCOPE_NONE && n < 32;
+	     s = u->scopes[s].parent)
+		chain[n++] = s;
+	size_t len = 0;
+	buf[0] = 0;
+	for (int k = n - 1; k >= 0; k--) {
+		int in_function =
+		    k + 1 < n && dwarf_tag(&u->scopes[chain[k + 1]].die) == DW_TAG_subprogram;
+		int w = snprintf(buf + len, size - len,
+				 "%s::", mf_scope_name(&u->scopes[chain[k]].die, in_function));
+		if (w < 0 || (size_t)w >= size - len)
+			return -1;
+		len += (size_t)w;
+	}
+	return 0;
 }

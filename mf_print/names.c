@@ -55,8 +55,9 @@ static size_t mf_operator_len(const char *in)
 
 /*
  * "std::vector<int, std::allocator<int> >::push_back(int const&)" -> "std::vector::push_back":
- * template arguments and the parameter list go, as in pprof's simplified names. Operators
- * (operator<, operator()), "(anonymous namespace)" and lambdas keep their brackets.
+ * template arguments, the parameter list and GCC's " [clone .cold]" go, as in pprof's
+ * simplified names. Operators (operator<, operator()), "(anonymous namespace)" and lambdas
+ * keep their brackets.
  */
 static void mf_cxx_simplify(const char *in, char *out, size_t size)
 {
@@ -71,8 +72,11 @@ static void mf_cxx_simplify(const char *in, char *out, size_t size)
 			i += n - 1;
 			continue;
 		}
-		if (!strncmp(in + i, "[abi:", 5) && strchr(in + i, ']')) {
-			i = (size_t)(strchr(in + i, ']') - in); /* an ABI tag */
+		if ((!strncmp(in + i, "[abi:", 5) || !strncmp(in + i, " [clone ", 8)) &&
+		    strchr(in + i, ']')) {
+			/* an ABI tag; a copy GCC made (.constprop.0, .isra.0, .cold: the same
+			 * function, as its debug info names it) */
+			i = (size_t)(strchr(in + i, ']') - in);
 			continue;
 		}
 		int keep = !strncmp(in + i, "(anonymous namespace)", 21) ||

@@ -355,15 +355,54 @@ static void mf_sym_push(struct mf_sym_vec *vec, const struct mf_sym_frame *frame
 	vec->v[vec->n++] = *frame;
 }
 
-static const char *mf_sym_die_name(struct mf_symbolizer *sym, Dwarf_Die *die, int *lang)
+/* A C++ function the debug info names bare (GCC gives no linkage name to one of internal
+ * linkage: in an anonymous namespace, static, a lambda's): its name in the scopes its
+ * declaration lies in, as the demangler would spell it, so that two such functions of one
+ * name are not one. NULL when that cannot be told. */
+static const char *mf_sym_scoped_name(struct mf_symbolizer *sym, struct mf_sym_module *m,
+				      Dwarf_Die *die, const char *name)
+{
+	Dwarf_Die decl = *die, cu;
+	Dwarf_Attribute attr;
+	char scope[1024];
+
+	/* the declaration: through an inlined copy's origin, a definition's specification */
+	for (int i = 0; i < 8; i++)
+		if (!dwarf_formref_die(dwarf_attr(&decl, DW_AT_abstract_origin, &attr)
+					   ?: dwarf_attr(&decl, DW_AT_specification, &attr),
+				       &decl))
+			break;
+	if (!m->inlines || !dwarf_diecu(&decl, &cu, NULL, NULL))
+		return NULL;
+	switch (dwarf_srclang(&cu)) {
+	case DW_LANG_C_plus_plus:
+	case DW_LANG_C_plus_plus_03:
+	case DW_LANG_C_plus_plus_11:
+	case DW_LANG_C_plus_plus_14:
+		break;
+	default:
+		return NULL;
+	}
+	if (mf_inlines_scope(m->inlines, &cu, &decl, scope, sizeof(scope)) || !scope[0])
+		return NULL;
+	return mf_sym_intern_fmt(sym, "%s%s", scope, name);
+}
+
+static const char *mf_sym_die_name(struct mf_symbolizer *sym, struct mf_sym_module *m,
+				   Dwarf_Die *die, int *lang)
 {
 	Dwarf_Attribute attr;
-	const char *name;
+	const char *name, *scoped;
 
 	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_linkage_name, &attr)
 				    ?: dwarf_attr_integrate(die, DW_AT_MIPS_linkage_name, &attr));
-	if (!name)
-		name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	if (name)
+		return mf_sym_name(sym, name, lang);
+	name = dwarf_formstring(dwarf_attr_integrate(die, DW_AT_name, &attr));
+	if (name && (scoped = mf_sym_scoped_name(sym, m, die, name))) {
+		*lang = MF_LANG_CXX;
+		return scoped;
+	}
 	return mf_sym_name(sym, name, lang);
 }
 
@@ -464,7 +503,7 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 		Dwarf_Attribute attr;
 		Dwarf_Word w;
 
-		at.function = mf_sym_die_name(sym, &scopes[i], &lang);
+		at.function = mf_sym_die_name(sym, m, &scopes[i], &lang);
 		if (!at.function)
 			at.function = mf_sym_intern(sym, "??");
 		at.inlined = 1;
@@ -477,7 +516,7 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 		if (dwarf_formudata(dwarf_attr(&scopes[i], DW_AT_call_column, &attr), &w) == 0)
 			at.column = (int)w;
 	}
-	at.function = n > 0 ? mf_sym_die_name(sym, &scopes[0], &lang) : NULL;
+	at.function = n > 0 ? mf_sym_die_name(sym, m, &scopes[0], &lang) : NULL;
 
 	/* The real function: by DWARF, else by the ELF symbol table. */
 	if (!at.function)
