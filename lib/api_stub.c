@@ -15,36 +15,58 @@
 #ifdef MF_API_STATIC
 #include <dlfcn.h>
 
-/* The profiler's function name, looked up once among the objects loaded after the one holding
- * this code (the preloaded profiler comes after the program), or NULL. errno is kept (libc may
- * allocate its error message once, when the profiler is not loaded). */
-static void *mf_api_find(void **slot, const char *name)
+/* The API's functions, in the order of mf_api_names. */
+#define MF_API_FUNCTIONS(X)                                                                        \
+	X(malloc_freq_dir)                                                                         \
+	X(malloc_freq_enable)                                                                      \
+	X(malloc_freq_disable)                                                                     \
+	X(malloc_freq_thread_enable)                                                               \
+	X(malloc_freq_thread_disable)                                                              \
+	X(malloc_freq_stats)                                                                       \
+	X(malloc_freq_snapshot)                                                                    \
+	X(malloc_freq_reset)                                                                       \
+	X(malloc_freq_tag_push)                                                                    \
+	X(malloc_freq_tag_pop)
+#define MF_API_ENUM(name) MF_API_##name,
+enum { MF_API_FUNCTIONS(MF_API_ENUM) MF_API_COUNT };
+#define MF_API_NAME(name) #name,
+static const char *const mf_api_names[] = {MF_API_FUNCTIONS(MF_API_NAME)};
+
+/* The profiler's functions, looked up among the objects loaded after the one holding this code
+ * (the preloaded profiler comes after the program), NULL where it is not loaded: at start, in a
+ * constructor. Not at a call: a lookup that fails makes libc allocate its error message, and
+ * a call may come from a signal handler that interrupted the program's malloc. */
+static void *mf_api_fns[MF_API_COUNT];
+static int mf_api_found;
+
+__attribute__((constructor)) static void mf_api_find(void)
 {
-	static const char none;
-	void *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
-	if (!f) {
-		int saved = errno;
-		f = dlsym(RTLD_NEXT, name);
-		errno = saved;
-		if (!f)
-			f = (void *)&none;
-		__atomic_store_n(slot, f, __ATOMIC_RELEASE);
-	}
-	return f == (void *)&none ? NULL : f;
+	int saved = errno;
+	for (int i = 0; i < MF_API_COUNT; i++)
+		mf_api_fns[i] = dlsym(RTLD_NEXT, mf_api_names[i]);
+	errno = saved;
+	__atomic_store_n(&mf_api_found, 1, __ATOMIC_RELEASE);
+}
+
+/* The profiler's function: the constructor's answer (or, for a call from a constructor that
+ * ran before it, the lookup now). */
+static void *mf_api_fn(int i)
+{
+	if (!__atomic_load_n(&mf_api_found, __ATOMIC_ACQUIRE))
+		mf_api_find();
+	return mf_api_fns[i];
 }
 /* The profiler's version of the function, called with args (and its value returned) if the
  * profiler is loaded. */
 #define MF_API_FORWARD(name, args)                                                                 \
 	do {                                                                                       \
-		static void *slot_;                                                                \
-		__typeof__(&name) f_ = (__typeof__(&name))mf_api_find(&slot_, #name);              \
+		__typeof__(&name) f_ = (__typeof__(&name))mf_api_fn(MF_API_##name);                \
 		if (f_)                                                                            \
 			return f_ args;                                                            \
 	} while (0)
 #define MF_API_FORWARD_VOID(name, args)                                                            \
 	do {                                                                                       \
-		static void *slot_;                                                                \
-		__typeof__(&name) f_ = (__typeof__(&name))mf_api_find(&slot_, #name);              \
+		__typeof__(&name) f_ = (__typeof__(&name))mf_api_fn(MF_API_##name);                \
 		if (f_) {                                                                          \
 			f_ args;                                                                   \
 			return;                                                                    \
