@@ -20,6 +20,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "parse.h"
 #include "process_end.h"
 #include "reader.h"
 #include "text.h"
@@ -81,7 +82,8 @@ static void mf_usage(FILE *out)
 	      "                        or the toggle signal turns recording on\n"
 	      "                        [MALLOC_FREQ_START=off]\n"
 	      "      --snapshot-signal SIG  a snapshot of every thread's counts when a process\n"
-	      "                        gets SIG (USR1, USR2, RTMIN+N, a number)\n"
+	      "                        gets SIG (USR1, USR2, RTMIN+N, a number; not KILL,\n"
+	      "                        STOP, nor a fault's: SEGV, BUS, FPE, ILL, TRAP, SYS)\n"
 	      "                        [MALLOC_FREQ_SNAPSHOT_SIGNAL]\n"
 	      "      --toggle-signal SIG  recording off and on again at each SIG\n"
 	      "                        [MALLOC_FREQ_TOGGLE_SIGNAL]\n"
@@ -136,47 +138,32 @@ static void mf_say(const char *fmt, ...)
 	va_end(ap);
 }
 
-/* Whether s is a whole number from min to max. */
-static int mf_number(const char *s, unsigned long long min, unsigned long long max)
+/* s a whole number from min to max, as the library reads it (lib/parse.c). */
+static int mf_number(const char *s, unsigned long min, unsigned long max)
 {
-	char *end;
-	if (!*s || *s < '0' || *s > '9')
-		return 0;
-	errno = 0;
-	unsigned long long v = strtoull(s, &end, 10);
-	return !errno && !*end && v >= min && v <= max;
+	unsigned long v;
+	return mf_parse_uint(s, min, max, &v) == 0;
 }
 
-/* The signal s names as the library reads it (USR1, SIGUSR1, RTMIN+2, 10), one a handler can
- * take (not KILL or STOP, nor glibc's own real-time signals); 0 when none. */
-static int mf_signal(const char *s)
+/* What is wrong with the option arg that getopt_long refused. (Its optopt is a short option's
+ * letter, or the value of a long option given a value it does not take, which may be no
+ * letter at all.) */
+static int mf_option_error(const char *arg, const struct option *opts)
 {
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	if (mf_number(s, 1, (unsigned long long)SIGRTMAX)) {
-		int v = atoi(s);
-		return (v >= 32 && v < SIGRTMIN) || v == SIGKILL || v == SIGSTOP ? 0 : v;
-	}
-	if (!strncmp(s, "RTMIN+", 6) && mf_number(s + 6, 0, 64))
-		return SIGRTMIN + atoi(s + 6) <= SIGRTMAX ? SIGRTMIN + atoi(s + 6) : 0;
-	for (int sig = 1; sig < 32; sig++) {
-		const char *name = sigabbrev_np(sig);
-		if (name && !strcmp(s, name) && sig != SIGKILL && sig != SIGSTOP)
-			return sig;
-	}
-	return 0;
-}
-
-/* Whether s is a number of seconds from 0.001 to 86400 with three decimals at most. */
-static int mf_seconds(const char *s)
-{
-	const char *dot = strchr(s, '.');
-	size_t whole = dot ? (size_t)(dot - s) : strlen(s), decimals = dot ? strlen(dot + 1) : 0;
-	if (!whole || whole > 5 || decimals > 3 || (dot && !decimals) ||
-	    strspn(s, "0123456789") != whole || (dot && strspn(dot + 1, "0123456789") != decimals))
-		return 0;
-	double v = atof(s);
-	return v >= 0.001 && v <= 86400;
+	if (arg[0] == '-' && arg[1] != '-' && optopt > 0 && optopt < 128)
+		return mf_usage_error("unknown option '-%c'", optopt);
+	const char *eq = strchr(arg, '=');
+	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
+	if (strncmp(arg, "--", 2))
+		return mf_usage_error("unknown option '%s'", arg);
+	if (eq && optopt)
+		return mf_usage_error("%.*s takes no value", (int)len, arg);
+	int matches = 0;
+	for (const struct option *o = opts; o->name; o++)
+		matches += len > 2 && !strncmp(o->name, arg + 2, len - 2);
+	if (matches > 1)
+		return mf_usage_error("'%.*s' is the start of more than one option", (int)len, arg);
+	return mf_usage_error("unknown option '%s'", arg);
 }
 
 static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
@@ -232,7 +219,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 			l->sample = optarg;
 			break;
 		case OPT_SEED:
-			if (!mf_number(optarg, 0, ULLONG_MAX))
+			if (!mf_number(optarg, 0, ULONG_MAX))
 				return mf_usage_error("--seed '%s': give a whole number", optarg);
 			l->seed = optarg;
 			break;
@@ -269,16 +256,18 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		case OPT_SNAPSHOT_SIGNAL:
 		case OPT_TOGGLE_SIGNAL:
 			if (!(*(c == OPT_SNAPSHOT_SIGNAL ? &l->snapshot_signal
-							 : &l->toggle_signal) = mf_signal(optarg)))
+							 : &l->toggle_signal) =
+				  mf_parse_signal(optarg)))
 				return mf_usage_error(
-				    "%s '%s': give a signal that can be caught (USR1, "
-				    "USR2, RTMIN+N, a number)",
+				    "%s '%s': give a signal a handler may take (USR1, "
+				    "USR2, RTMIN+N, a number; not KILL, STOP, nor a fault's: "
+				    "SEGV, BUS, FPE, ILL, TRAP, SYS)",
 				    c == OPT_SNAPSHOT_SIGNAL ? "--snapshot-signal"
 							     : "--toggle-signal",
 				    optarg);
 			break;
 		case OPT_SNAPSHOT_INTERVAL:
-			if (!mf_seconds(optarg))
+			if (!mf_parse_ms(optarg))
 				return mf_usage_error(
 				    "--snapshot-interval '%s': give seconds from 0.001 "
 				    "to 86400, three decimals at most",
@@ -297,9 +286,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		case ':':
 			return mf_usage_error("%s needs a value", argv[optind - 1]);
 		default:
-			if (optopt)
-				return mf_usage_error("unknown option '-%c'", optopt);
-			return mf_usage_error("unknown option '%s'", argv[optind - 1]);
+			return mf_option_error(argv[optind - 1], opts);
 		}
 	}
 	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)

@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "mf_internal.h"
+#include "parse.h"
 
 #define MF_SAMPLE_MAX 1000000000ul
 
@@ -29,24 +30,6 @@ static double mf_ln1p(double x)
 		sum += add;
 	}
 	return 2 * sum;
-}
-
-static int mf_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
-{
-	unsigned long v = 0;
-	if (!*s)
-		return -1;
-	for (; *s; s++) {
-		if (*s < '0' || *s > '9')
-			return -1;
-		if (v > (ULONG_MAX - 9) / 10)
-			return -1;
-		v = v * 10 + (unsigned long)(*s - '0');
-	}
-	if (v < min || v > max)
-		return -1;
-	*out = v;
-	return 0;
 }
 
 static void mf_config_dir(void)
@@ -111,60 +94,6 @@ static void mf_config_cache(void)
 		mf_format(mf_config.cache, sizeof(mf_config.cache), "%s%s", base, sub);
 }
 
-/* A signal by name (USR1, SIGUSR2, RTMIN+3) or number; 0 if it is none that may be caught
- * (KILL, STOP) or is glibc's own (32, 33). */
-static int mf_parse_signal(const char *s)
-{
-	static const struct {
-		const char *name;
-		int sig;
-	} names[] = {
-	    {"HUP", SIGHUP},	   {"INT", SIGINT},   {"QUIT", SIGQUIT},   {"USR1", SIGUSR1},
-	    {"USR2", SIGUSR2},	   {"PIPE", SIGPIPE}, {"ALRM", SIGALRM},   {"TERM", SIGTERM},
-	    {"CHLD", SIGCHLD},	   {"CONT", SIGCONT}, {"TSTP", SIGTSTP},   {"TTIN", SIGTTIN},
-	    {"TTOU", SIGTTOU},	   {"URG", SIGURG},   {"XCPU", SIGXCPU},   {"XFSZ", SIGXFSZ},
-	    {"VTALRM", SIGVTALRM}, {"PROF", SIGPROF}, {"WINCH", SIGWINCH}, {"IO", SIGIO},
-	    {"PWR", SIGPWR},	   {"SYS", SIGSYS}};
-	unsigned long v;
-	if (!strncmp(s, "SIG", 3))
-		s += 3;
-	if (mf_parse_uint(s, 1, (unsigned long)SIGRTMAX, &v) == 0) {
-		int glibc_own = v >= 32 && v < (unsigned long)SIGRTMIN;
-		return glibc_own || v == SIGKILL || v == SIGSTOP ? 0 : (int)v;
-	}
-	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++)
-		if (!strcmp(s, names[i].name))
-			return names[i].sig;
-	if (!strncmp(s, "RTMIN+", 6) && mf_parse_uint(s + 6, 0, 64, &v) == 0 &&
-	    SIGRTMIN + (int)v <= SIGRTMAX)
-		return SIGRTMIN + (int)v;
-	return 0;
-}
-
-/* SECONDS, with up to three decimals, from 0.001 to 86400: in milliseconds; 0 if not so. */
-static uint64_t mf_parse_ms(const char *s)
-{
-	char whole[16];
-	unsigned long w, f = 0;
-	const char *dot = strchr(s, '.');
-	size_t len = dot ? (size_t)(dot - s) : strlen(s);
-	if (!len || len >= sizeof(whole))
-		return 0;
-	memcpy(whole, s, len);
-	whole[len] = 0;
-	if (mf_parse_uint(whole, 0, 86400, &w))
-		return 0;
-	if (dot) {
-		size_t n = strlen(dot + 1);
-		if (!n || n > 3 || mf_parse_uint(dot + 1, 0, 999, &f))
-			return 0;
-		for (; n < 3; n++)
-			f *= 10;
-	}
-	uint64_t ms = (uint64_t)w * 1000 + f;
-	return ms > 86400000u ? 0 : ms;
-}
-
 static void mf_config_control(void)
 {
 	const char *s = secure_getenv("MALLOC_FREQ_START");
@@ -181,8 +110,9 @@ static void mf_config_control(void)
 		if (!(s = secure_getenv(vars[i])) || !strcmp(s, "off"))
 			continue;
 		if (!(*sigs[i] = mf_parse_signal(s)))
-			mf_log("%s=\"%s\" is not a signal that can be caught (USR1, USR2, RTMIN+N, "
-			       "a number) or off; using off",
+			mf_log("%s=\"%s\" is not a signal a handler may take (USR1, USR2, "
+			       "RTMIN+N, a number; not KILL, STOP, nor a fault's: SEGV, BUS, FPE, "
+			       "ILL, TRAP, SYS) or off; using off",
 			       vars[i], s);
 	}
 	if (mf_config.snapshot_signal && mf_config.snapshot_signal == mf_config.toggle_signal) {

@@ -149,12 +149,26 @@ for args in "" "-o" "--depth 0 true" "--depth 1025 true" "--sample x true" "--sa
 	"--unwind fast true" "--cache relative true" "--seed -1 true" "--bogus true" "-z true" \
 	"--weight bytes true" "--snapshot-signal KILL true" "--snapshot-signal 33 true" \
 	"--toggle-signal nope true" "--snapshot-interval 0 true" "--snapshot-interval 1.2345 true" \
-	"--snapshot-signal USR1 --toggle-signal SIGUSR1 true"; do
+	"--snapshot-signal USR1 --toggle-signal SIGUSR1 true" "--snapshot-signal SEGV true" \
+	"--toggle-signal SIGBUS true" "--snapshot-signal 4 true" "--report=1 true" "--snap USR1 true"; do
 	# shellcheck disable=SC2086
 	"$launcher" $args > /dev/null 2> err; rc=$?
 	is "$rc" 2 "usage error: '$args' exits 2"
 	like "$(cat err)" "Try 'malloc_freq --help'" "'$args': says where to look"
 done
+# the message names the option as given (it read "unknown option '-r'", or a control byte)
+"$launcher" --report=1 true 2> err; like "$(head -1 err)" "^malloc_freq: --report takes no value$" "--report=1: --report takes no value"
+"$launcher" --start-off=1 true 2> err; like "$(head -1 err)" "^malloc_freq: --start-off takes no value$" "--start-off=1: named, not a byte"
+"$launcher" --snap USR1 true 2> err; like "$(head -1 err)" "^malloc_freq: '--snap' is the start of more than one option$" "--snap: ambiguous, and said so"
+# values the library takes, the launcher takes (the library refused a seed near 2^64 that the
+# launcher let through; the launcher refused an interval the library took)
+"$launcher" -q -o seedmax --seed 18446744073709551615 "$prog" alloc 10 0 2> err; rc=$?
+is "$rc:$(cat err)" "0:" "--seed 18446744073709551615: taken by both, no warning"
+"$launcher" -q -o ival --snapshot-interval 000010 "$prog" alloc 10 0 2> err; rc=$?
+is "$rc:$(cat err)" "0:" "--snapshot-interval 000010: taken, as the library takes it"
+# a fault's signal is refused by the library too: its handler would return to the fault
+MALLOC_FREQ_SNAPSHOT_SIGNAL=SEGV MALLOC_FREQ_DIR="$PWD" LD_PRELOAD="$MF_LIB" "$prog" alloc 10 0 2> err
+like "$(cat err)" "MALLOC_FREQ_SNAPSHOT_SIGNAL=\"SEGV\" is not a signal a handler may take.*; using off" "MALLOC_FREQ_SNAPSHOT_SIGNAL=SEGV: refused, and said so"
 "$launcher" --help > help.txt; ok $? "--help exits 0"
 like "$(cat help.txt)" "MALLOC_FREQ_SAMPLE" "--help names the variables the options set"
 done_testing
