@@ -139,12 +139,19 @@ static long mf_thread_draw(struct mf_thread *t)
 	return k >= 1e12 ? 1000000000000l : 1 + (long)k;
 }
 
+/* With MALLOC_FREQ_SEED: the process's part of every thread's seed, and the threads and
+ * forks it has started. A forked child's part follows from its parent's and the fork's number
+ * there, so that children sample apart from each other and from their parent (they sampled
+ * alike), and a run again samples as before. (A thread's seed is mixed twice: seed s's
+ * thread k was seed s + k's first thread.) */
+static uint64_t mf_seed_salt, mf_seed_threads, mf_seed_forks;
+
 static void mf_thread_seed(struct mf_thread *t)
 {
-	static uint64_t started;
-	uint64_t n = __atomic_fetch_add(&started, 1, __ATOMIC_RELAXED);
+	uint64_t n = __atomic_fetch_add(&mf_seed_threads, 1, __ATOMIC_RELAXED);
 	if (mf_config.have_seed) {
-		t->rng = mf_splitmix64(mf_config.seed + n); /* threads in start order */
+		/* threads in start order */
+		t->rng = mf_splitmix64(mf_splitmix64(mf_config.seed ^ mf_seed_salt) + n);
 	} else {
 		struct timespec ts;
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -297,6 +304,7 @@ static void mf_thread_prefork(void)
 	mf_process_prefork();
 	mf_modules_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
+	mf_seed_forks++; /* (forks one at a time: the lock is held for writing) */
 	if (mf_life_on)
 		mf_life_prefork();
 }
@@ -330,8 +338,19 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
 
 /* The child starts from zero in a directory of its own: drop the parent's files (shared
  * mappings: writing there would add the child's calls to the parent's profile). */
+/* A child's sampling seeds apart from its parent's: by the fork's number there, or (a fork
+ * without the handlers) its pid. Its first call draws its first interval (the parent's
+ * countdown, left in the forking thread's state, depends on where the parent had got to). */
+static void mf_thread_seed_child(uint64_t fork)
+{
+	mf_seed_salt = mf_splitmix64(mf_seed_salt + fork);
+	mf_seed_threads = mf_seed_forks = 0;
+	mf_tls.countdown = 0;
+}
+
 static void mf_thread_postfork_child(void)
 {
+	mf_thread_seed_child(mf_seed_forks);
 	mf_gate_restore();
 	mf_wiped.owner = getpid();
 	if (mf_life_on)
@@ -400,6 +419,7 @@ static void mf_thread_postfork_child(void)
 static void mf_thread_after_raw_fork(void)
 {
 	int saved = errno;
+	mf_thread_seed_child((uint64_t)getpid() << 32);
 	if (mf_life_on)
 		mf_life_postfork_child();
 	mf_pool_reset();

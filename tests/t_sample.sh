@@ -26,6 +26,20 @@ for seed in 1 2 3; do
 .*
   estimates: some files were sampled" "seed $seed: the report says its counts are estimates"
 done
+# With a seed, forked children sample apart (the same seed's stream in each, they read alike),
+# and a second run of the same seed samples as the first: 4 threads fork 5 children each,
+# each child makes 100 calls, one in 10 sampled.
+for run in 1 2; do
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_SAMPLE=10 MALLOC_FREQ_SEED=5 profile "$MF_TESTS/prog_spawn" storm 5
+	for d in "$mf_work"/malloc_freq.*; do
+		"$MF_PRINT" --collapsed "$d" 2> /dev/null > "$mf_work/c.txt"
+		[ -n "$(grep ';site_child;malloc ' "$mf_work/c.txt")" ] && calls "$mf_work/c.txt" ';site_child;malloc$'
+	done | sort -n > "$mf_work/run$run"
+done
+n=$(wc -l < "$mf_work/run1") distinct=$(sort -u "$mf_work/run1" | wc -l)
+[ "$n" = 20 ] && [ "$distinct" -ge 4 ]; ok $? "MALLOC_FREQ_SEED: 20 forked children, $distinct different estimates ($(tr '\n' ' ' < "$mf_work/run1"))"
+is "$(cat "$mf_work/run2")" "$(cat "$mf_work/run1")" "MALLOC_FREQ_SEED: the same estimates again in a second run"
 rm -rf "$mf_work"/malloc_freq.*
 MALLOC_FREQ_SAMPLE=abc profile "$MF_TESTS/prog_sample" 1 1000 2> "$mf_work/err"
 is "$(cat "$mf_work/err")" 'malloc_freq: MALLOC_FREQ_SAMPLE="abc" is not a whole number from 1 to 1000000000; recording every call' "a bad MALLOC_FREQ_SAMPLE is named on stderr, once"
