@@ -607,6 +607,11 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return mf_report_file(m, a, a->html, mf_report_html) ? 1 : 0;
 	if (a->pprof && !strcmp(a->pprof, "-"))
 		return mf_report_pprof(stdout, m, &a->report);
+	/* (its lines have no room to say so: flamegraph.pl reads them) */
+	if (a->mode == MF_MODE_COLLAPSED &&
+	    (m->estimated || (a->diff && a->report.base && a->report.base->estimated)))
+		fprintf(stderr, "mf_print: the counts are estimates: some files were sampled "
+				"(MALLOC_FREQ_SAMPLE), their counts scaled by the sampling rate\n");
 	if (a->diff)
 		return a->mode == MF_MODE_COLLAPSED
 			   ? mf_report_diff_collapsed(stdout, m, &a->report)

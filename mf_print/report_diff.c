@@ -147,9 +147,41 @@ static int64_t mf_diff_delta(uint64_t base, uint64_t now)
 	return n - b;
 }
 
+/* The sampling rate of m's counts: its threads' largest (1: every call recorded). */
+static uint64_t mf_diff_rate(const struct mf_model *m)
+{
+	uint64_t rate = 1;
+	for (size_t i = 0; i < m->nthreads; i++)
+		if (m->threads[i].sample_rate > rate)
+			rate = m->threads[i].sample_rate;
+	return rate;
+}
+
+/* The standard deviation of a sampled estimate v of metric k (calls sampled one in rate, each
+ * weighted by rate: the variance is about v (rate - 1) for a count, and for bytes that times
+ * the mean request of the calls). */
+static double mf_diff_var(enum mf_metric k, const uint64_t *v, uint64_t rate)
+{
+	double x = (double)v[k] * (double)(rate - 1);
+	if (k == MF_METRIC_BYTES && v[MF_METRIC_CALLS])
+		x *= (double)v[MF_METRIC_BYTES] / (double)v[MF_METRIC_CALLS];
+	return x;
+}
+
 static uint64_t mf_diff_abs(int64_t v)
 {
 	return v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+}
+
+/* Is stack s's change dk in metric k within twice its sampling noise's standard deviation? */
+static int mf_diff_noise(enum mf_metric k, const struct mf_diff_stack *s, int64_t dk,
+			 uint64_t rate_base, uint64_t rate_now)
+{
+	if (rate_base <= 1 && rate_now <= 1)
+		return 0;
+	double var = mf_diff_var(k, s->base, rate_base) + mf_diff_var(k, s->now, rate_now);
+	double d = (double)mf_diff_abs(dk);
+	return d * d <= 4 * var;
 }
 
 /* Both profiles' stacks, matched. 0 or -ENOMEM. */
@@ -402,7 +434,11 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 		o->base->estimated ? "~" : "", d.total_base[MF_METRIC_CALLS],
 		m->estimated ? "~" : "", d.total_now[MF_METRIC_CALLS], dc, b0, b1, db,
 		mf_text_escape(o->base_name, text, sizeof(text)));
-	size_t both = 0, only_base = 0, only_now = 0, changed = 0;
+	/* With sampling on either side, a change within twice its sampling noise's standard
+	 * deviation is marked: it says nothing of a change in the program. */
+	uint64_t rate_base = mf_diff_rate(o->base), rate_now = mf_diff_rate(m);
+	int sampled = rate_base > 1 || rate_now > 1;
+	size_t both = 0, only_base = 0, only_now = 0, changed = 0, noise = 0;
 	for (size_t i = 0; i < d.nstacks; i++) {
 		const struct mf_diff_stack *s = &d.stacks[i];
 		int in_base = s->base[MF_METRIC_CALLS] || s->base[MF_METRIC_BYTES];
@@ -410,13 +446,24 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 		both += in_base && in_now;
 		only_base += in_base && !in_now;
 		only_now += in_now && !in_base;
-		changed += mf_diff_delta(s->base[k], s->now[k]) != 0;
+		int64_t dk = mf_diff_delta(s->base[k], s->now[k]);
+		changed += dk != 0;
+		noise += dk && mf_diff_noise(k, s, dk, rate_base, rate_now);
 		order[i] = (uint32_t)i;
 	}
 	fprintf(out,
 		"  stacks (matched by function names): %zu in both, %zu only in the base, %zu "
 		"only in this profile; %zu changed in %s\n",
 		both, only_base, only_now, changed, mf_metric_info[k].name);
+	if (sampled)
+		fprintf(out,
+			"  estimates: %s sampled (one call in %" PRIu64 " and in %" PRIu64
+			"); %zu of the changes are within twice their sampling noise's standard "
+			"deviation, marked (noise): they may be no change at all\n",
+			rate_base > 1 && rate_now > 1 ? "both profiles were"
+			: rate_base > 1		      ? "the base was"
+						      : "this profile was",
+			rate_base, rate_now, noise);
 	uint64_t larger = d.total_base[k] > d.total_now[k] ? d.total_base[k] : d.total_now[k];
 	uint64_t floor = (uint64_t)(o->threshold / 100.0 * (double)larger);
 	mf_diff_sorting = &d;
@@ -441,7 +488,7 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 		for (uint32_t j = s->depth; j-- > 0;)
 			fprintf(out, "%s%s", j + 1 == s->depth ? "" : " <- ",
 				d.names.text[d.ids[s->first + j]]);
-		putc('\n', out);
+		fputs(mf_diff_noise(k, s, dk, rate_base, rate_now) ? "  (noise)\n" : "\n", out);
 		shown++;
 	}
 	if (shown < changed)

@@ -153,13 +153,18 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 {
 	enum mf_metric k = o->metric;
 	const double t = o->threshold;
-	fprintf(out, "digraph malloc_freq {\n"
-		     "  graph [rankdir=TB, fontname=\"sans-serif\", label=\"malloc_freq: ");
+	fprintf(out,
+		"digraph malloc_freq {\n"
+		"  graph [rankdir=TB, fontname=\"sans-serif\", label=\"malloc_freq: %s",
+		m->estimated ? "~" : "");
 	mf_dot_values(out, NULL, total, total);
 	fprintf(out,
-		" requested; nodes and edges below %g%% of all %s left out; self: calls "
+		" requested%s; nodes and edges below %g%% of all %s left out; self: calls "
 		"made to the allocator itself, total: made under it\", labelloc=t];\n"
 		"  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
+		m->estimated ? " (estimates: sampled, scaled by the sampling rate; every count "
+			       "below too)"
+			     : "",
 		o->threshold, mf_metric_info[k].name);
 	for (size_t i = 0; i < 2 * l->count; i++) {
 		const struct mf_dot_node *n = &d->node[i];

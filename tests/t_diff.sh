@@ -80,4 +80,24 @@ fi
 like "$rc $(tail -1 "$mf_work/err")" "^1 mf_print: $mf_work/nope: .*no diff made" "a base that cannot be read: named, exit 1"
 "$MF_PRINT" --json --diff "$base" "$new" > /dev/null 2> "$mf_work/err"; rc=$?
 like "$rc $(head -1 "$mf_work/err")" "^2 mf_print: --diff goes with" "--diff with --json: a usage error"
+
+# Against a sampled profile, a change within twice its sampling noise's standard deviation is
+# marked (noise): one in 100 calls of prog_sample recorded, each site's estimate has a variance
+# of about 99 times its count. The same work sampled: each marked as the rule says; twice the
+# work: no change is noise.
+mkdir "$mf_work/exact" "$mf_work/same" "$mf_work/twice"
+MALLOC_FREQ_DIR="$mf_work/exact" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_sample" 1 20000
+MALLOC_FREQ_DIR="$mf_work/same" MALLOC_FREQ_SAMPLE=100 MALLOC_FREQ_SEED=7 LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_sample" 1 20000
+MALLOC_FREQ_DIR="$mf_work/twice" MALLOC_FREQ_SAMPLE=100 MALLOC_FREQ_SEED=7 LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_sample" 1 40000
+"$MF_PRINT" --threshold 0 --diff "$mf_work/exact" "$mf_work/same" > "$mf_work/d1" 2> /dev/null
+like "$(cat "$mf_work/d1")" "  estimates: this profile was sampled \(one call in 1 and in 100\); [0-9]+ of the changes are within" "--diff against a sampled profile says so"
+# (rows: change, bytes change (two words), base, now, stack; "(noise)" when change^2 <= 4 * 99 * now)
+bad=$(sed -n '/^Stacks by change/,/^The change as a tree/p' "$mf_work/d1" | awk '$1 ~ /^[+-][0-9]+$/ && $4 ~ /^[0-9]+$/ {
+	d = $1 + 0; n = $5 + 0; marked = ($NF == "(noise)"); rows++
+	if (marked != (d * d <= 4 * 99 * n)) bad++ } END { print rows + 0 ":" bad + 0 }')
+[ "${bad#*:}" = 0 ] && [ "${bad%:*}" -ge 5 ]; ok $? "the same work sampled: each of the ${bad%:*} rows marked (noise) as the rule says (${bad#*:} not)"
+"$MF_PRINT" --threshold 0 --diff "$mf_work/exact" "$mf_work/twice" > "$mf_work/d2" 2> /dev/null
+is "$(grep -c '(noise)$' "$mf_work/d2")" 0 "twice the work sampled: no change marked as noise"
+"$MF_PRINT" --threshold 0 --diff "$mf_work/exact" "$mf_work/exact" 2> /dev/null | grep -c 'estimates:' > "$mf_work/n"
+is "$(cat "$mf_work/n")" 0 "two exact profiles: nothing said of estimates"
 done_testing

@@ -26,6 +26,10 @@ for seed in 1 2 3; do
 .*
   estimates: some files were sampled" "seed $seed: the report says its counts are estimates"
 done
+# so do --collapsed (on stderr: its lines are flamegraph.pl's) and --dot (in its title)
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> "$mf_work/err" > /dev/null
+like "$(cat "$mf_work/err")" "^mf_print: the counts are estimates: some files were sampled" "--collapsed says on stderr that its counts are estimates"
+like "$("$MF_PRINT" --dot "$mf_work"/malloc_freq.* 2> /dev/null | grep 'graph \[')" 'label="malloc_freq: ~[0-9]+ calls .* requested \(estimates: sampled' "--dot's title says ~ and estimates"
 # With a seed, forked children sample apart (the same seed's stream in each, they read alike),
 # and a second run of the same seed samples as the first: 4 threads fork 5 children each,
 # each child makes 100 calls, one in 10 sampled.
@@ -49,4 +53,6 @@ rm -rf "$mf_work"/malloc_freq.*
 MALLOC_FREQ_SAMPLE=1 profile "$MF_TESTS/prog_sample" 1 1000
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 is "$(calls "$mf_work/c.txt" ';site_p50;malloc$')" 50000 "MALLOC_FREQ_SAMPLE=1 records every call"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> "$mf_work/err" > /dev/null
+is "$(cat "$mf_work/err")" "" "... and --collapsed says nothing of estimates then"
 done_testing
