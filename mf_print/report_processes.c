@@ -67,13 +67,15 @@ static int mf_process_totals(const struct mf_model *m, uint64_t *value[MF_METRIC
 	return 0;
 }
 
+/* The calls, share and bytes of a row; estimated: they are sampled estimates ("~", as the
+ * summary marks them: in a tree of sampled and unsampled processes, which rows are which). */
 static void mf_process_columns(FILE *out, const uint64_t value[MF_METRICS], uint64_t total,
-			       enum mf_metric metric)
+			       enum mf_metric metric, int estimated)
 {
-	char b[32];
+	char b[32], c[32];
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
-	fprintf(out, "%12" PRIu64 " %6.2f%% %11s", value[MF_METRIC_CALLS],
-		mf_text_pct(value[metric], total), b);
+	snprintf(c, sizeof(c), "%s%" PRIu64, estimated ? "~" : "", value[MF_METRIC_CALLS]);
+	fprintf(out, "%12s %6.2f%% %11s", c, mf_text_pct(value[metric], total), b);
 }
 
 /* How the processes of a group ended: "pid 1234, exited 0" for one; counts of each ending for
@@ -142,9 +144,11 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 		for (size_t g = 0; g < f.count; g++) {
 			const struct mf_group *grp = &f.groups[g];
 			size_t threads = 0, files = 0;
+			int sampled = 0;
 			for (uint32_t i = grp->first; i < grp->first + grp->count; i++) {
 				threads += m->processes[items[i]].threads;
 				files += m->processes[items[i]].files;
+				sampled |= m->processes[items[i]].sample_rate > 1;
 			}
 			if (g >= f.shown) {
 				folded++;
@@ -154,12 +158,12 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 			}
 			char ends[256];
 			mf_group_ends(m, items + grp->first, grp->count, ends, sizeof(ends));
-			mf_process_columns(out, grp->value, total, o->metric);
+			mf_process_columns(out, grp->value, total, o->metric, sampled);
 			fprintf(out, " %6u %7zu %6zu  %.*s: %s\n", grp->count, threads, files,
 				(int)l.len[grp->key] - 2, l.text[grp->key] + 1, ends);
 		}
 		if (folded) {
-			mf_process_columns(out, f.folded_value, total, o->metric);
+			mf_process_columns(out, f.folded_value, total, o->metric, m->estimated);
 			fprintf(out, " %6zu %7zu %6zu  (%zu more program%s below %g%%)\n",
 				fold_procs, fold_threads, fold_files, folded,
 				folded == 1 ? "" : "s", o->threshold);
@@ -239,7 +243,7 @@ static int mf_ptree_print(struct mf_ptree *t, uint32_t parent, int top)
 		mf_process_end_text(q, end, sizeof(end));
 		const char *line = q->cmdline[0] ? q->cmdline : q->exe;
 		mf_text_escape(line, cmd, sizeof(cmd));
-		mf_process_columns(t->out, value, t->total, t->metric);
+		mf_process_columns(t->out, value, t->total, t->metric, q->sample_rate > 1);
 		fprintf(t->out, " %7u  %.*s%s%s[%s] %" PRIu64 ", %s: %s%s\n", q->threads,
 			(int)t->prefix.len, t->prefix.s,
 			top    ? ""

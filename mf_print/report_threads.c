@@ -57,8 +57,9 @@ static void mf_threads_header(FILE *out, const struct mf_model *m, const uint32_
 	fprintf(out, "%12s", "total");
 	for (size_t c = 0; c < ncols; c++) {
 		const struct mf_thread *t = &m->threads[order[c]];
-		snprintf(text, sizeof(text), "%" PRIu64 "/%" PRIu64, m->processes[t->process].pid,
-			 t->tid);
+		/* (~: its counts are sampled estimates, as the summary marks them) */
+		snprintf(text, sizeof(text), "%s%" PRIu64 "/%" PRIu64,
+			 t->sample_rate > 1 ? "~" : "", m->processes[t->process].pid, t->tid);
 		mf_heading(out, text);
 	}
 	if (others)

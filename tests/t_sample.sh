@@ -30,6 +30,19 @@ done
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> "$mf_work/err" > /dev/null
 like "$(cat "$mf_work/err")" "^mf_print: the counts are estimates: some files were sampled" "--collapsed says on stderr that its counts are estimates"
 like "$("$MF_PRINT" --dot "$mf_work"/malloc_freq.* 2> /dev/null | grep 'graph \[')" 'label="malloc_freq: ~[0-9]+ calls .* requested \(estimates: sampled' "--dot's title says ~ and estimates"
+# In a directory of an exact run and a sampled one, --processes and --threads say which rows
+# are estimates (~), as the summary marks them
+rm -rf "$mf_work"/malloc_freq.*
+profile "$MF_TESTS/prog_sample" 1 1000
+MALLOC_FREQ_SAMPLE=10 profile "$MF_TESTS/prog_sample" 1 1000
+"$MF_PRINT" --processes "$mf_work" > "$mf_work/p.txt" 2> /dev/null
+is "$(grep -cE '^ +~[0-9]+ .*\[prog_sample\]' "$mf_work/p.txt"):$(grep -cE '^ +100001 .*\[prog_sample\]' "$mf_work/p.txt")" 1:1 \
+	"--processes: the sampled run's calls marked ~, the exact run's 100001 not"
+"$MF_PRINT" --threads "$mf_work" > "$mf_work/t.txt" 2> /dev/null
+marked=$(grep 'pid/tid$' "$mf_work/t.txt" | grep -o ' ~[0-9]*/[0-9]*' | wc -l)
+plain=$(grep 'pid/tid$' "$mf_work/t.txt" | grep -o ' [0-9]*/[0-9]*' | wc -l)
+[ "$marked" -ge 1 ] && [ "$plain" = 2 ]; ok $? "--threads: the sampled run's threads headed ~pid/tid ($marked), the exact run's two not ($plain)"
+
 # With a seed, forked children sample apart (the same seed's stream in each, they read alike),
 # and a second run of the same seed samples as the first: 4 threads fork 5 children each,
 # each child makes 100 calls, one in 10 sampled.
