@@ -151,7 +151,7 @@ static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offs
 		    .offset = offset,
 		    .module = module,
 		    .inlined_into = k ? *first + (uint32_t)k - 1 : MF_NONE,
-		    .function = s->function,
+		    .function = s->named ? s->function : NULL, /* (labels name it by offset) */
 		    .file = s->file,
 		    .line = s->line > 0 ? (uint32_t)s->line : 0,
 		    .column = s->column > 0 ? (uint32_t)s->column : 0,

@@ -504,6 +504,7 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 		Dwarf_Word w;
 
 		at.function = mf_sym_die_name(sym, m, &scopes[i], &lang);
+		at.named = at.function != NULL;
 		if (!at.function)
 			at.function = mf_sym_intern(sym, "??");
 		at.inlined = 1;
@@ -522,6 +523,7 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 	if (!at.function)
 		at.function = mf_sym_name(sym, mf_sym_symtab_name(m, addr), &lang);
 	at.lang = at.function ? lang : MF_LANG_C;
+	at.named = at.function != NULL;
 	if (!at.function && vec->n)
 		at.function = mf_sym_intern_fmt(sym, "%s+0x%" PRIx64, m->base, rel_pc);
 	at.inlined = 0;
@@ -574,6 +576,7 @@ int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const u
 		fallback.line = fallback.column = 0;
 		fallback.inlined = 0;
 		fallback.lang = MF_LANG_C;
+		fallback.named = 0;
 		kept = mf_sym_keep(sym, &fallback, 1);
 		vec.n = 1;
 	} else {

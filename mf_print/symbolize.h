@@ -14,6 +14,7 @@ struct mf_sym_frame {
 	int column;	      /* 0 when unknown */
 	int inlined;	      /* 1: inlined into the frame that follows in the array */
 	int lang;	      /* enum mf_lang: how function was mangled */
+	int named;	      /* 0: function is that "BASENAME+0xOFF" (no symbol names it) */
 };
 
 struct mf_symbolizer;

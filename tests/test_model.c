@@ -119,9 +119,12 @@ static uint64_t column_sum(const char *text, const char *heading, int (*row)(con
 	if (!at)
 		return UINT64_MAX;
 	for (const char *line = strchr(at, '\n') + 1; *line;) {
+		/* (a count may be marked "~": a sampled estimate) */
+		const char *num = line + strspn(line, " ");
+		num += *num == '~';
 		char *end;
-		uint64_t v = strtoull(line, &end, 10);
-		if (end != line && row(line))
+		uint64_t v = strtoull(num, &end, 10);
+		if (end != num && row(line))
 			sum += v;
 		const char *next = strchr(line, '\n');
 		if (!next)
@@ -193,10 +196,9 @@ int main(void)
 			f10 = (uint32_t)f;
 		}
 	tap_ok(once && f10 != MF_NONE, "address 0x10, in every stack, is one frame");
-	tap_ok(f10 != MF_NONE && m.frames[f10].function &&
-		   !strcmp(m.frames[f10].function, "lib0.so+0x10"),
-	       "a module that cannot be opened names its frames module+offset (%s)",
-	       f10 != MF_NONE && m.frames[f10].function ? m.frames[f10].function : "none");
+	tap_ok(f10 != MF_NONE && !m.frames[f10].function,
+	       "a module that cannot be opened: its frames have no function name (JSON's null; "
+	       "the reports show module+offset)");
 
 	/* Stacks: A+malloc, A+calloc, B+malloc, C+malloc, D+realloc: 5, A+malloc shared by
 	 * three threads of two processes. */
@@ -311,7 +313,8 @@ int main(void)
 	       "diff --collapsed against itself: both columns equal, each adding up to %llu",
 	       (unsigned long long)calls);
 	free(summary), free(tree), free(caller), free(threads), free(programs), free(collapsed);
-	free(cbytes), free(merged), free(json), free(dot), free(pprof), free(diff), free(dcollapsed);
+	free(cbytes), free(merged), free(json), free(dot), free(pprof), free(diff),
+	    free(dcollapsed);
 	mf_model_free(&m);
 	mf_sym_free(sym);
 	return tap_done();
