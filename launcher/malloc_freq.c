@@ -93,7 +93,9 @@ static void mf_usage(FILE *out)
 	      "  -h, --help            this text\n"
 	      "  -V, --version         the version\n"
 	      "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A\n"
-	      "setting already in the environment is kept unless an option gives it. The\n"
+	      "setting already in the environment is kept unless an option gives it; without\n"
+	      "-o, the output directory malloc_freq.<pid> is made in MALLOC_FREQ_DIR if it is\n"
+	      "set, else in the current directory. The\n"
 	      "snapshot and toggle signals sent to malloc_freq are passed on to PROGRAM (to\n"
 	      "reach the processes it starts, send them to those).\n"
 	      "\n"
@@ -306,7 +308,7 @@ static int mf_is_file(const char *path)
 /* The library and mf_print: those of the build tree when this is the build tree's launcher
  * (launcher/malloc_freq beside lib/.libs/), so that tests and a build run uninstalled;
  * else those installed with it. 0, or -1 after saying which paths were tried. */
-static int mf_find_tools(struct mf_launch *l)
+static int mf_locate_tools(struct mf_launch *l)
 {
 	char self[PATH_MAX], path[PATH_MAX + 64];
 	ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
@@ -336,6 +338,21 @@ static int mf_find_tools(struct mf_launch *l)
 	return 0;
 }
 
+/* mf_locate_tools, and a library LD_PRELOAD can name. */
+static int mf_find_tools(struct mf_launch *l)
+{
+	if (mf_locate_tools(l))
+		return -1;
+	/* (the loader splits LD_PRELOAD at spaces and colons: the halves would be looked for) */
+	if (strpbrk(l->lib, " \t:")) {
+		mf_say("the library's path has a space or a colon, which LD_PRELOAD cannot hold: "
+		       "%s; build or install it where the path has neither",
+		       l->lib);
+		return -1;
+	}
+	return 0;
+}
+
 /* LD_PRELOAD with the library first (the program's calls must reach it before another
  * preloaded allocator's), the entries already there kept after it. NULL: out of memory. */
 static char *mf_preload(const char *lib)
@@ -361,10 +378,17 @@ static char *mf_preload(const char *lib)
 	return v;
 }
 
-/* Makes dir, or takes it as it is when it exists empty. 1 when made, 0 when taken, or -1
- * after saying why not. */
+/* Makes dir (and the directories it lies in, as mkdir -p), or takes it as it is when it
+ * exists empty. 1 when made, 0 when taken, or -1 after saying why not. */
 static int mf_make_out(const char *dir)
 {
+	char up[PATH_MAX];
+	snprintf(up, sizeof(up), "%s", dir);
+	for (char *slash = strchr(up + 1, '/'); slash; slash = strchr(slash + 1, '/')) {
+		*slash = 0;
+		(void)mkdir(up, 0777); /* (one that cannot be made fails the last mkdir) */
+		*slash = '/';
+	}
 	if (!mkdir(dir, 0777))
 		return 1;
 	int err = errno;
@@ -418,8 +442,14 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 	struct mf_child_msg msg = {0};
 	char cwd[PATH_MAX];
 	if (!l->out) {
+		/* (where MALLOC_FREQ_DIR says, as the library would put it, else here) */
+		const char *in = getenv("MALLOC_FREQ_DIR");
 		if (!getcwd(cwd, sizeof(cwd)))
 			strcpy(cwd, ".");
+		if (in && in[0] == '/')
+			snprintf(cwd, sizeof(cwd), "%s", in);
+		else if (in && in[0] && strlen(cwd) + strlen(in) + 2 < sizeof(cwd))
+			strcat(strcat(cwd, "/"), in);
 		for (int n = 0;; n++) {
 			if (n)
 				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d.%d", cwd,

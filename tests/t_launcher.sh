@@ -156,6 +156,19 @@ for args in "" "-o" "--depth 0 true" "--depth 1025 true" "--sample x true" "--sa
 	is "$rc" 2 "usage error: '$args' exits 2"
 	like "$(cat err)" "Try 'malloc_freq --help'" "'$args': says where to look"
 done
+# a library whose path has a space: LD_PRELOAD cannot name it (the loader looked for its
+# halves, and the program ran unprofiled): exit 125, said
+mkdir -p "sp ace/launcher" "sp ace/lib/.libs" "sp ace/mf_print"
+cp "$launcher" "sp ace/launcher/" && cp "$MF_LIB" "sp ace/lib/.libs/" && cp "$MF_PRINT" "sp ace/mf_print/"
+"sp ace/launcher/malloc_freq" -o spaced "$prog" alloc 10 0 > /dev/null 2> err; rc=$?
+like "$rc $(cat err)" "^125 malloc_freq: the library's path has a space or a colon, which LD_PRELOAD cannot hold: .*/sp ace/lib/.libs/libmalloc_freq.so" \
+	"a library at a path with a space: exit 125, and the path named"
+# -o makes the directories it lies in; without -o, the output goes in MALLOC_FREQ_DIR if set
+"$launcher" -q -o deep/er/out "$prog" alloc 5 0; rc=$?
+is "$rc:$(ls deep/er/out | wc -l)" "0:1" "-o deep/er/out: made with its parents, the profile in it"
+mkdir envdir
+MALLOC_FREQ_DIR="$PWD/envdir" "$launcher" -q "$prog" alloc 5 0; rc=$?
+is "$rc:$(ls -d envdir/malloc_freq.* | wc -l)" "0:1" "MALLOC_FREQ_DIR set, no -o: the output directory is made there"
 # the message names the option as given (it read "unknown option '-r'", or a control byte)
 "$launcher" --report=1 true 2> err; like "$(head -1 err)" "^malloc_freq: --report takes no value$" "--report=1: --report takes no value"
 "$launcher" --start-off=1 true 2> err; like "$(head -1 err)" "^malloc_freq: --start-off takes no value$" "--start-off=1: named, not a byte"
