@@ -18,6 +18,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "parse.h"
@@ -107,7 +108,8 @@ static void mf_usage(FILE *out)
 	      "  mf_print --processes prof             every process, and how it ended\n"
 	      "  mf_print --html prof.html prof        the flame graph, one page for a browser\n"
 	      "  malloc_freq --snapshot-signal USR1 -o prof ./server &\n"
-	      "  kill -USR1 $!; mf_print --list prof   a snapshot of the running server\n"
+	      "  kill -USR1 $!; mf_print --list prof   a snapshot of the running server (once\n"
+	      "                                        prof/ is there: malloc_freq is up)\n"
 	      "\n"
 	      "Exit status: PROGRAM's; 2 usage error; 125 malloc_freq could not start PROGRAM\n"
 	      "(no library, an output directory not empty); 126 PROGRAM cannot be run; 127\n"
@@ -417,7 +419,7 @@ static int mf_make_out(const char *dir)
  * back (a launcher started with them ignored, in the background, leaves them ignored). */
 static struct sigaction mf_old_int, mf_old_quit;
 /* The signal mask as the launcher found it: the signals it passes on are blocked from before
- * fork until their handlers are in place, so that one sent meanwhile waits instead of killing
+ * its start until their handlers are in place, so that one sent meanwhile waits instead of killing
  * the launcher. */
 static sigset_t mf_old_mask;
 
@@ -510,12 +512,62 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 }
 
 static pid_t mf_child_pid;
+/* The snapshot and toggle signals, and those of them held (mf_forward) */
+static int mf_held_sigs[2];
+static volatile sig_atomic_t mf_held[2];
 
-/* A termination request to the launcher is the program's to act on. */
+/* Does process pid catch sig (its SigCgt)? 1, 0, or -1 when that cannot be read (it ended). */
+static int mf_catches(pid_t pid, int sig)
+{
+	char path[64], buf[4096];
+	snprintf(path, sizeof(path), "/proc/%d/status", (int)pid);
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	ssize_t n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	buf[n > 0 ? n : 0] = 0;
+	const char *at = strstr(buf, "\nSigCgt:");
+	if (!at)
+		return -1;
+	return (int)(strtoull(at + 8, NULL, 16) >> (sig - 1) & 1);
+}
+
+/* A termination request to the launcher is the program's to act on; so are the snapshot
+ * and toggle signals, held until the program catches them: sent before the library (in the
+ * program's constructors) put its handler there, one would kill it. */
 static void mf_forward(int sig)
 {
+	int saved = errno;
+	for (int i = 0; i < 2; i++)
+		if (sig == mf_held_sigs[i] && mf_child_pid > 0 &&
+		    mf_catches(mf_child_pid, sig) == 0) {
+			mf_held[i] = 1;
+			errno = saved;
+			return;
+		}
 	if (mf_child_pid > 0)
 		kill(mf_child_pid, sig);
+	errno = saved;
+}
+
+/* The held signals, passed on once the program catches them, or after 2 s without (a program
+ * the library is not in: they are then as they would be without the launcher). Returns
+ * whether some are still held. */
+static int mf_pass_held(pid_t child, int waited_ms)
+{
+	int held = 0;
+	for (int i = 0; i < 2; i++) {
+		if (!mf_held[i])
+			continue;
+		if (mf_catches(child, mf_held_sigs[i]) != 0 || waited_ms >= 2000) {
+			mf_held[i] = 0;
+			kill(child, mf_held_sigs[i]);
+		} else {
+			held = 1;
+		}
+	}
+	return held;
 }
 
 /* What the profiles of dir hold, from their headers: no symbolization. */
@@ -678,6 +730,18 @@ int main(int argc, char **argv)
 	int r = mf_parse_args(argc, argv, &l);
 	if (r)
 		return r;
+	/* The signals passed on to the program, blocked from now until their handlers are in
+	 * place (after the fork): one sent at once (`malloc_freq ... & kill -USR1 $!`) would
+	 * end the launcher. */
+	sigset_t passed;
+	sigemptyset(&passed);
+	sigaddset(&passed, SIGTERM);
+	sigaddset(&passed, SIGHUP);
+	if (l.snapshot_signal)
+		sigaddset(&passed, l.snapshot_signal);
+	if (l.toggle_signal)
+		sigaddset(&passed, l.toggle_signal);
+	sigprocmask(SIG_BLOCK, &passed, &mf_old_mask);
 	if (mf_find_tools(&l))
 		return MF_EXIT_FAILED;
 	char *preload = mf_preload(l.lib);
@@ -700,15 +764,6 @@ int main(int argc, char **argv)
 	sigemptyset(&ign.sa_mask);
 	sigaction(SIGINT, &ign, &mf_old_int);
 	sigaction(SIGQUIT, &ign, &mf_old_quit);
-	sigset_t passed;
-	sigemptyset(&passed);
-	sigaddset(&passed, SIGTERM);
-	sigaddset(&passed, SIGHUP);
-	if (l.snapshot_signal)
-		sigaddset(&passed, l.snapshot_signal);
-	if (l.toggle_signal)
-		sigaddset(&passed, l.toggle_signal);
-	sigprocmask(SIG_BLOCK, &passed, &mf_old_mask);
 	fflush(NULL);
 	mf_child_pid = fork();
 	if (mf_child_pid < 0) {
@@ -727,10 +782,13 @@ int main(int argc, char **argv)
 	sigaction(SIGTERM, &sa, NULL);
 	sigaction(SIGHUP, &sa, NULL);
 	/* (so that `kill -USR1 <launcher>` takes a snapshot as it would of the program) */
+	struct sigaction held = sa;
+	held.sa_flags = 0;
+	mf_held_sigs[0] = l.snapshot_signal, mf_held_sigs[1] = l.toggle_signal;
 	if (l.snapshot_signal)
-		sigaction(l.snapshot_signal, &sa, NULL);
+		sigaction(l.snapshot_signal, &held, NULL);
 	if (l.toggle_signal)
-		sigaction(l.toggle_signal, &sa, NULL);
+		sigaction(l.toggle_signal, &held, NULL);
 	sigprocmask(SIG_SETMASK, &mf_old_mask, NULL); /* (one sent meanwhile is passed on now) */
 	/* Until exec closes the pipe: the directory, then, if exec failed, why. (A message is
 	 * larger than PIPE_BUF: it may come in pieces.) */
@@ -747,12 +805,24 @@ int main(int argc, char **argv)
 		said = msgs[have / sizeof(msgs[0]) - 1];
 	int st;
 	pid_t child = mf_child_pid;
-	while (waitpid(child, &st, 0) < 0)
-		if (errno != EINTR) {
+	for (int waited = 0;;) {
+		/* (a held signal interrupts the wait: no SA_RESTART for those) */
+		int holding = mf_held[0] || mf_held[1];
+		pid_t w = waitpid(child, &st, holding ? WNOHANG : 0);
+		if (w == child)
+			break;
+		if (w < 0 && errno != EINTR) {
 			mf_say("cannot wait for %s: %s", l.argv[0], strerror(errno));
 			free(preload);
 			return MF_EXIT_FAILED;
 		}
+		if (holding && mf_pass_held(child, waited)) {
+			nanosleep(&(struct timespec){0, 1000 * 1000}, NULL);
+			waited++;
+		} else {
+			waited = 0;
+		}
+	}
 	/* (its pid may be reused now: nothing more is passed on) */
 	signal(SIGTERM, SIG_DFL);
 	signal(SIGHUP, SIG_DFL);
