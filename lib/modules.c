@@ -129,13 +129,42 @@ static void mf_build_id(const struct dl_phdr_info *info, struct mf_mod *m)
 	}
 }
 
+/* An object the loader knows by a relative name (dlopen("./liba.so"), LD_LIBRARY_PATH=.) is
+ * named by the kernel's path of its first mapping, absolute, into buf: mf_print reads the map
+ * from another directory. (readlink of /proc/self/map_files takes no descriptor.) The name as
+ * the loader gave it if that cannot be read. */
+static const char *mf_module_absolute(const struct dl_phdr_info *info, const char *name, char *buf,
+				      size_t size)
+{
+	const ElfW(Phdr) *first = NULL;
+	for (int i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_LOAD &&
+		    (!first || info->dlpi_phdr[i].p_vaddr < first->p_vaddr))
+			first = &info->dlpi_phdr[i];
+	if (name[0] == '/' || !first)
+		return name;
+	uintptr_t page = (uintptr_t)getpagesize(), at = info->dlpi_addr + first->p_vaddr;
+	uintptr_t lo = at & ~(page - 1), hi = (at + first->p_filesz + page - 1) & ~(page - 1);
+	char link[64];
+	mf_format(link, sizeof(link), "/proc/self/map_files/%lx-%lx", (unsigned long)lo,
+		  (unsigned long)hi);
+	ssize_t n = readlink(link, buf, size - 1);
+	if (n <= 0 || buf[0] != '/')
+		return name;
+	buf[n] = 0;
+	return buf;
+}
+
 /* dl_iterate_phdr reports the main program first, with an empty name; the vdso also has none. */
 static int mf_module_path(const struct dl_phdr_info *info, int is_main, struct mf_scan *s,
 			  struct mf_mod *m)
 {
+	char absolute[MF_PATH_LEN];
 	const char *name = info->dlpi_name;
 	if (!name || !*name)
 		name = !is_main ? "[vdso]" : *mf_main_path ? mf_main_path : "[main]";
+	else
+		name = mf_module_absolute(info, name, absolute, sizeof(absolute));
 	size_t n = strnlen(name, MF_PATH_LEN - 1);
 	m->r.path_len = (uint32_t)n;
 	return mf_arena_put(&s->paths, name, n, &m->path);

@@ -10,6 +10,16 @@ is "$(calls "$mf_work/c.txt" ';plugin_run;plugin_site;malloc$')" 333 "plugin fra
 is "$(calls "$mf_work/c.txt" ';site_after_dlclose;malloc$')" 1 "the call after dlclose is attributed to the main program"
 grep -q plugin.so "$mf_work"/malloc_freq.*/modules; ok $? "the module map names the plugin"
 
+# Loaded by a relative path (dlopen("./plugin.so"), as with LD_LIBRARY_PATH=.), the library is
+# recorded by its absolute path: mf_print, run from another directory, names its frames
+rm -rf "$mf_work"/malloc_freq.*
+mkdir "$mf_work/here" && cp "$plugin" "$mf_work/here/plugin.so"
+(cd "$mf_work/here" && MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_dlopen" ./plugin.so 222); rc=$?
+is "$rc" 0 "prog_dlopen ./plugin.so (relative) exits 0 under the profiler"
+(cd / && "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null)
+is "$(calls "$mf_work/c.txt" ';plugin_run;plugin_site;malloc$')" 222 "mf_print run from / names the relatively loaded library's frames: 222 calls"
+grep -q "$mf_work/here/plugin.so" "$mf_work"/malloc_freq.*/modules; ok $? "the module map has its absolute path"
+
 # A page the profiler needs while it looks at a newly loaded library cannot be had: the
 # objects it had already seen stay in the map.
 rm -rf "$mf_work"/malloc_freq.*
