@@ -90,6 +90,7 @@ static int mf_model_module(struct mf_model *m, const struct mf_module *in, uint3
 	mod->base = path[0] ? (slash ? slash + 1 : path) : "[unknown]";
 	mod->build_id_len = len;
 	memcpy(mod->build_id, in->build_id, len);
+	mod->span = in->end > in->start ? in->end - in->start : 0;
 	*out = (uint32_t)m->nmodules - 1;
 	if (mf_idset_room(set, mf_module_rehash, m))
 		return -ENOMEM;
@@ -140,6 +141,8 @@ static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offs
 	const struct mf_sym_frame *sf;
 	if (!mod->sym && !(mod->sym = mf_sym_module_get(m->sym, mod->path)))
 		return -ENOMEM; /* (opened when its first frame is met) */
+	if (!mod->build_id_len) /* (nothing else tells a file changed since the run) */
+		mf_sym_module_expect(m->sym, mod->sym, mod->span, mod->unended ? 0 : mod->ended_ns);
 	int n =
 	    mf_sym_lookup_in(m->sym, mod->sym, mod->build_id, mod->build_id_len, offset, 1, &sf);
 	*first = (uint32_t)m->nframes;
@@ -395,9 +398,14 @@ int mf_model_add_modules(struct mf_model *m, uint32_t process, const struct mf_m
 	if (!v)
 		return -ENOMEM;
 	p->module_of = v;
-	for (; p->nmodules < map->count; p->nmodules++)
+	for (; p->nmodules < map->count; p->nmodules++) {
 		if (mf_model_module(m, &map->mods[p->nmodules], &p->module_of[p->nmodules]))
 			return -ENOMEM;
+		struct mf_model_module *mod = &m->modules[p->module_of[p->nmodules]];
+		mod->unended |= !p->end_ns;
+		if (p->end_ns > mod->ended_ns)
+			mod->ended_ns = p->end_ns;
+	}
 	return 0;
 }
 

@@ -61,6 +61,9 @@ struct mf_model_module {
 	const char *base; /* path without directories, for names like "libfoo.so+0x1234" */
 	uint8_t build_id[MF_BUILD_ID_LEN];
 	uint32_t build_id_len;
+	uint64_t span;		   /* its loaded segments' extent in the process; 0: not known */
+	uint64_t ended_ns;	   /* the last end of a process that had it (CLOCK_REALTIME) */
+	int unended;		   /* one of them has no end known (running, killed) */
 	struct mf_sym_module *sym; /* its symbolizer session; NULL until its first frame */
 	uint32_t frames;	   /* frames symbolized in it */
 };

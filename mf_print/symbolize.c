@@ -43,7 +43,8 @@ struct mf_sym_module {
 	struct mf_elfsym *symtab;   /* sorted, made on first use */
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 	bool units_built;
-	struct mf_units *units; /* the units' ranges, made on first use without .debug_aranges */
+	bool span_checked, stale; /* stale: its file is not the one the process loaded */
+	struct mf_units *units;	  /* the units' ranges, made on first use without .debug_aranges */
 };
 
 struct mf_sym_warning {
@@ -315,6 +316,48 @@ static bool mf_sym_build_id_ok(struct mf_symbolizer *sym, struct mf_sym_module *
 	return false;
 }
 
+/* The extent of the loaded segments of the file m opened (as lib/modules.c measures them in
+ * the process); 0 when not known. */
+static uint64_t mf_sym_span(struct mf_sym_module *m)
+{
+	GElf_Addr bias;
+	GElf_Phdr ph;
+	size_t n;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	if (!elf || elf_getphdrnum(elf, &n))
+		return 0;
+	uint64_t lo = UINT64_MAX, hi = 0;
+	for (size_t i = 0; i < n; i++)
+		if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD) {
+			lo = ph.p_vaddr < lo ? ph.p_vaddr : lo;
+			hi = ph.p_vaddr + ph.p_memsz > hi ? ph.p_vaddr + ph.p_memsz : hi;
+		}
+	return hi > lo ? hi - lo : 0;
+}
+
+void mf_sym_module_expect(struct mf_symbolizer *sym, struct mf_sym_module *m, uint64_t span,
+			  uint64_t ended_ns)
+{
+	struct stat st;
+	if (!m || m->span_checked || !m->dwfl)
+		return;
+	m->span_checked = true;
+	uint64_t file_span = span ? mf_sym_span(m) : 0;
+	uint64_t written = !stat(m->path, &st) ? (uint64_t)st.st_mtim.tv_sec * 1000000000u +
+						     (uint64_t)st.st_mtim.tv_nsec
+					       : 0;
+	if ((!file_span || file_span == span) && (!ended_ns || written <= ended_ns))
+		return;
+	m->stale = true;
+	mf_sym_warn(sym, MF_SYM_WARN_BUILD_ID, m->path,
+		    "%s: %s (it has no build-id to tell by: changed since the run?); its frames "
+		    "are shown as module+offset",
+		    m->path,
+		    file_span && file_span != span
+			? "its segments are not those of the profiled process's"
+			: "written after the profiled processes ended");
+}
+
 static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *m)
 {
 	Dwarf_Addr bias;
@@ -558,7 +601,7 @@ int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const u
 	*out = &mf_sym_oom_frame;
 	if (!m)
 		return 1;
-	use_file = m->dwfl && mf_sym_build_id_ok(sym, m, build_id, build_id_len);
+	use_file = m->dwfl && !m->stale && mf_sym_build_id_ok(sym, m, build_id, build_id_len);
 	if (use_file) {
 		/* A return address points after the call: look up the call itself. */
 		Dwarf_Addr addr = (is_return_address && rel_pc) ? rel_pc - 1 : rel_pc;

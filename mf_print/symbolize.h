@@ -41,6 +41,12 @@ struct mf_sym_module *mf_sym_module_get(struct mf_symbolizer *sym, const char *p
 int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const uint8_t *build_id,
 		     size_t build_id_len, uint64_t rel_pc, int is_return_address,
 		     const struct mf_sym_frame **out);
+/* For a module without a build-id: the extent of its loaded segments in the profiled process,
+ * and when the last process that had it ended (CLOCK_REALTIME ns; 0 when not known). A file
+ * on disk whose segments span otherwise, or written after that, was changed since the run
+ * (rebuilt): it is not used, as for another build-id, and said once. */
+void mf_sym_module_expect(struct mf_symbolizer *sym, struct mf_sym_module *m, uint64_t span,
+			  uint64_t ended_ns);
 /* The same by the module's path. */
 int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
 		  size_t build_id_len, uint64_t rel_pc, int is_return_address,

@@ -99,6 +99,28 @@ check "a module path cut short is named" 1 "$d/modules: truncated: the path of m
 is "$("$MF_PRINT" --collapsed "$d" 2> /dev/null)" "$("$MF_PRINT" --collapsed "$good" 2> /dev/null)" "... and the modules before the cut name the frames, as with the whole map"
 d=$(bad modcut); head -c 100 "$good/modules" > "$d/modules"
 check "a module map cut short is named" 1 "$d/modules: truncated: the header counts [0-9]+ modules, the file holds 0" "$d"
+# A program without a build-id, rebuilt after the run: nothing but its time tells the file is
+# not the one profiled; it is said, and its frames are module+offset, not another build's names
+mkdir "$mf_work/rebuilt"
+printf '#include <stdlib.h>\nvoid *volatile s;\n__attribute__((noinline)) void alpha(void) { s = malloc(10); }\nint main(void) { for (int i = 0; i < 101; i++) alpha(); return 0; }\n' > "$mf_work/rebuilt/v1.c"
+printf '#include <stdio.h>\n#include <stdlib.h>\nvoid *volatile s;\n__attribute__((noinline)) void other(int k) { s = calloc(1, k); printf("%%d", k); }\nint main(void) { other(3); return 0; }\n' > "$mf_work/rebuilt/v2.c"
+if $CC -O2 -g -Wl,--build-id=none -o "$mf_work/rebuilt/prog" "$mf_work/rebuilt/v1.c" 2> /dev/null; then
+	mkdir "$mf_work/rebuilt/p"
+	MALLOC_FREQ_DIR="$mf_work/rebuilt/p" LD_PRELOAD="$MF_LIB" "$mf_work/rebuilt/prog"
+	"$MF_PRINT" --collapsed "$mf_work/rebuilt/p" > "$mf_work/c1.txt" 2> /dev/null
+	is "$(calls "$mf_work/c1.txt" ';main;alpha;malloc$')" 101 "a program without a build-id: alpha's 101 calls, named"
+	sleep 0.1
+	$CC -O2 -g -Wl,--build-id=none -o "$mf_work/rebuilt/prog" "$mf_work/rebuilt/v2.c"
+	"$MF_PRINT" --collapsed "$mf_work/rebuilt/p" > "$mf_work/c2.txt" 2> "$mf_work/err"; rc=$?
+	is "$rc:$(calls "$mf_work/c2.txt" ';prog\+0x[0-9a-f]+;malloc$')" "0:101" "rebuilt after the run: the 101 calls' frames are prog+offset, not another build's names"
+	like "$(cat "$mf_work/err")" "$mf_work/rebuilt/prog: (its segments are not those of the profiled process's|written after the profiled processes ended) \(it has no build-id" "... and the file named as changed since the run"
+	# (built again from the same source: the same segments; only its time tells)
+	$CC -O2 -g -Wl,--build-id=none -o "$mf_work/rebuilt/prog" "$mf_work/rebuilt/v1.c"
+	"$MF_PRINT" --collapsed "$mf_work/rebuilt/p" > /dev/null 2> "$mf_work/err"
+	like "$(cat "$mf_work/err")" "$mf_work/rebuilt/prog: written after the profiled processes ended" "built again with the same segments: its time says it changed since the run"
+else
+	skip "no $CC with --build-id=none"
+fi
 d=$(bad nomap); rm "$d/modules"
 check "a missing module map is a warning, the report goes on" 0 "$d/modules: No such file or directory; frames are shown as module\+offset" "$d"
 like "$(cat "$mf_work/out")" "^malloc_freq: [0-9]+ calls" "... and the report is printed"
