@@ -575,6 +575,7 @@ struct mf_totals {
 	uint64_t calls, bytes;
 	size_t threads, processes, unreadable;
 	int sampled, saturated; /* (a sum held at UINT64_MAX) */
+	int reset;		/* a process called malloc_freq_reset */
 };
 
 static uint64_t mf_add(uint64_t a, uint64_t b, int *flag)
@@ -616,6 +617,21 @@ static int mf_count_profile(const char *path, struct mf_totals *t)
 	return 1;
 }
 
+/* Whether the snapshot directory path is malloc_freq_reset's. */
+static int mf_is_reset(const char *path)
+{
+	char file[PATH_MAX * 2 + 16];
+	struct mf_snapshot_record r;
+	snprintf(file, sizeof(file), "%s/snapshot", path);
+	int fd = open(file, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, &r, sizeof(r));
+	close(fd);
+	return n == (ssize_t)sizeof(r) && !memcmp(r.magic, MF_SNAPSHOT_MAGIC, 8) &&
+	       (r.flags & MF_SNAPSHOT_RESET);
+}
+
 /* Sums the thread files of every malloc_freq.* directory in dir; each directory with one is a
  * process (an image: one that exec'd is two, as mf_print counts them). */
 static void mf_count(const char *dir, struct mf_totals *t)
@@ -631,9 +647,11 @@ static void mf_count(const char *dir, struct mf_totals *t)
 		int any = 0;
 		while (sub && (f = readdir(sub))) {
 			size_t len = strlen(f->d_name);
+			snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, f->d_name);
+			if (!strncmp(f->d_name, "snap.", 5) && mf_is_reset(path))
+				t->reset = 1;
 			if (len <= 5 || strcmp(f->d_name + len - 5, ".prof"))
 				continue;
-			snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, f->d_name);
 			any |= mf_count_profile(path, t);
 		}
 		t->processes += any;
@@ -682,6 +700,10 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 			t.threads, t.threads == 1 ? "" : "s",
 			t.sampled ? " (sampled: estimates)" : "",
 			t.unreadable ? " (some files could not be read: mf_print says which)" : "");
+	if (t.threads && t.reset)
+		fprintf(stderr, "malloc_freq: these are the whole run's counts: the program called "
+				"malloc_freq_reset, and mf_print counts from each process's last "
+				"reset (--since 0: the whole run)\n");
 	fputs("malloc_freq: report: ", stderr);
 	mf_shell_word(stderr, l->print);
 	fputc(' ', stderr);

@@ -182,6 +182,11 @@ is "$rc:$(ls deep/er/out | wc -l)" "0:1" "-o deep/er/out: made with its parents,
 mkdir envdir
 MALLOC_FREQ_DIR="$PWD/envdir" "$launcher" -q "$prog" alloc 5 0; rc=$?
 is "$rc:$(ls -d envdir/malloc_freq.* | wc -l)" "0:1" "MALLOC_FREQ_DIR set, no -o: the output directory is made there"
+# after malloc_freq_reset, the summary's counts are the whole run's, and it says mf_print's
+# are not (400 calls before the reset, 500 after)
+"$launcher" -o rst "$MF_TESTS/prog_snapshot" reset 400 500 > /dev/null 2> err
+like "$(cat err)" "^malloc_freq: 9[0-9][0-9] calls.*
+malloc_freq: these are the whole run's counts: the program called malloc_freq_reset" "after a reset: the whole run's counts, and a line says mf_print counts from the reset"
 # the message names the option as given (it read "unknown option '-r'", or a control byte)
 "$launcher" --report=1 true 2> err; like "$(head -1 err)" "^malloc_freq: --report takes no value$" "--report=1: --report takes no value"
 "$launcher" --start-off=1 true 2> err; like "$(head -1 err)" "^malloc_freq: --start-off takes no value$" "--start-off=1: named, not a byte"
