@@ -336,8 +336,6 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
 	mf_thread_orphan = t;
 }
 
-/* The child starts from zero in a directory of its own: drop the parent's files (shared
- * mappings: writing there would add the child's calls to the parent's profile). */
 /* A child's sampling seeds apart from its parent's: by the fork's number there, or (a fork
  * without the handlers) its pid. Its first call draws its first interval (the parent's
  * countdown, left in the forking thread's state, depends on where the parent had got to). */
@@ -348,6 +346,8 @@ static void mf_thread_seed_child(uint64_t fork)
 	mf_tls.countdown = 0;
 }
 
+/* The child starts from zero in a directory of its own: drop the parent's files (shared
+ * mappings: writing there would add the child's calls to the parent's profile). */
 static void mf_thread_postfork_child(void)
 {
 	mf_thread_seed_child(mf_seed_forks);
