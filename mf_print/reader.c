@@ -393,7 +393,8 @@ int mf_parse_modules(const unsigned char *data, size_t size, struct mf_modmap *o
 		out->cut = h.count;
 		count = (uint32_t)((size - sizeof(h)) / record);
 	}
-	out->mods = calloc(count ? count : 1, sizeof(struct mf_module)); /* (count: what the file holds) */
+	out->mods =
+	    calloc(count ? count : 1, sizeof(struct mf_module)); /* (count: what the file holds) */
 	if (!out->mods) {
 		mf_fail(err, errlen, "out of memory");
 		goto bad;
