@@ -24,6 +24,7 @@
 #include "parse.h"
 #include "process_end.h"
 #include "reader.h"
+#include "snapshots.h"
 #include "text.h"
 
 /* The launcher's own failures; the program's status otherwise (as env(1) and timeout(1)). */
@@ -617,21 +618,6 @@ static int mf_count_profile(const char *path, struct mf_totals *t)
 	return 1;
 }
 
-/* Whether the snapshot directory path is malloc_freq_reset's. */
-static int mf_is_reset(const char *path)
-{
-	char file[PATH_MAX * 2 + 16];
-	struct mf_snapshot_record r;
-	snprintf(file, sizeof(file), "%s/snapshot", path);
-	int fd = open(file, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, &r, sizeof(r));
-	close(fd);
-	return n == (ssize_t)sizeof(r) && !memcmp(r.magic, MF_SNAPSHOT_MAGIC, 8) &&
-	       (r.flags & MF_SNAPSHOT_RESET);
-}
-
 /* Sums the thread files of every malloc_freq.* directory in dir; each directory with one is a
  * process (an image: one that exec'd is two, as mf_print counts them). */
 static void mf_count(const char *dir, struct mf_totals *t)
@@ -643,15 +629,17 @@ static void mf_count(const char *dir, struct mf_totals *t)
 		if (strncmp(e->d_name, "malloc_freq.", 12))
 			continue;
 		snprintf(path, sizeof(path), "%s/%s", dir, e->d_name);
+		char snap[256], err[512];
+		struct mf_snapshot_record rec;
+		t->reset |=
+		    !mf_snapshot_last_reset(path, snap, sizeof(snap), &rec, err, sizeof(err));
 		DIR *sub = opendir(path);
 		int any = 0;
 		while (sub && (f = readdir(sub))) {
 			size_t len = strlen(f->d_name);
-			snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, f->d_name);
-			if (!strncmp(f->d_name, "snap.", 5) && mf_is_reset(path))
-				t->reset = 1;
 			if (len <= 5 || strcmp(f->d_name + len - 5, ".prof"))
 				continue;
+			snprintf(path, sizeof(path), "%s/%s/%s", dir, e->d_name, f->d_name);
 			any |= mf_count_profile(path, t);
 		}
 		t->processes += any;
