@@ -314,5 +314,13 @@ static inline int mf_model_saturated(const struct mf_model *m, enum mf_metric me
 {
 	return m->saturated[metric] || total == UINT64_MAX;
 }
+/* The sampling rate of m's counts: its threads' largest (1: every call recorded). */
+static inline uint64_t mf_model_rate(const struct mf_model *m)
+{
+	uint64_t rate = 1;
+	for (size_t i = 0; i < m->nthreads; i++)
+		rate = m->threads[i].sample_rate > rate ? m->threads[i].sample_rate : rate;
+	return rate;
+}
 
 #endif

@@ -147,16 +147,6 @@ static int64_t mf_diff_delta(uint64_t base, uint64_t now)
 	return n - b;
 }
 
-/* The sampling rate of m's counts: its threads' largest (1: every call recorded). */
-static uint64_t mf_diff_rate(const struct mf_model *m)
-{
-	uint64_t rate = 1;
-	for (size_t i = 0; i < m->nthreads; i++)
-		if (m->threads[i].sample_rate > rate)
-			rate = m->threads[i].sample_rate;
-	return rate;
-}
-
 /* The standard deviation of a sampled estimate v of metric k (calls sampled one in rate, each
  * weighted by rate: the variance is about v (rate - 1) for a count, and for bytes that times
  * the mean request of the calls). */
@@ -436,7 +426,7 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 		mf_text_escape(o->base_name, text, sizeof(text)));
 	/* With sampling on either side, a change within twice its sampling noise's standard
 	 * deviation is marked: it says nothing of a change in the program. */
-	uint64_t rate_base = mf_diff_rate(o->base), rate_now = mf_diff_rate(m);
+	uint64_t rate_base = mf_model_rate(o->base), rate_now = mf_model_rate(m);
 	int sampled = rate_base > 1 || rate_now > 1;
 	size_t both = 0, only_base = 0, only_now = 0, changed = 0, noise = 0;
 	for (size_t i = 0; i < d.nstacks; i++) {

@@ -373,9 +373,7 @@ static void mf_pprof_header(struct mf_pprof *pp, const struct mf_model *m,
 	}
 	mf_pb_varint(&pp->prof, PB_PROFILE_DEFAULT_SAMPLE_TYPE,
 		     mf_pprof_str(pp, mf_pprof_types[o->metric].type));
-	uint64_t rate = 1, start = 0, end = 0;
-	for (size_t i = 0; i < m->nthreads; i++)
-		rate = m->threads[i].sample_rate > rate ? m->threads[i].sample_rate : rate;
+	uint64_t rate = mf_model_rate(m), start = 0, end = 0;
 	for (size_t i = 0; i < m->nprocesses; i++) {
 		const struct mf_process *p = &m->processes[i];
 		if (p->start_ns && (!start || p->start_ns < start))
