@@ -1,7 +1,7 @@
 /* Finding an address's subprogram and inlined subroutines (see inlines.h). A unit's index is
- * the code ranges of every subprogram in it, sorted; an address's subprogram is the smallest
- * range holding it, and from there the walk goes down through the DIEs whose ranges hold it
- * (lexical blocks, inlined subroutines), keeping the inlined ones. */
+ * the code ranges of every subprogram in it (ranges.h); an address's subprogram is the
+ * smallest range holding it, and from there the walk goes down through the DIEs whose ranges hold
+ * it (lexical blocks, inlined subroutines), keeping the inlined ones. */
 #include "config.h"
 
 #include <dwarf.h>
@@ -12,11 +12,7 @@
 #include "array.h"
 #include "idset.h"
 #include "inlines.h"
-
-struct mf_range {
-	Dwarf_Addr low, high; /* [low, high) */
-	Dwarf_Die die;
-};
+#include "ranges.h"
 
 /* A DIE a function's name may be scoped by (namespace, class, function), or a function. */
 struct mf_scope {
@@ -27,9 +23,8 @@ struct mf_scope {
 #define MF_SCOPE_NONE UINT32_MAX
 
 struct mf_unit {
-	void *key; /* the unit DIE's address in .debug_info */
-	struct mf_range *ranges;
-	size_t count, cap;
+	void *key;		      /* the unit DIE's address in .debug_info */
+	struct mf_ranges subprograms; /* by their code */
 	struct mf_scope *scopes;
 	size_t nscopes, cap_scopes;
 	struct mf_idset scope_index; /* of scopes, by key */
@@ -58,7 +53,7 @@ void mf_inlines_free(struct mf_inlines *x)
 	if (!x)
 		return;
 	for (size_t i = 0; i < x->count; i++) {
-		free(x->units[i].ranges);
+		mf_ranges_free(&x->units[i].subprograms);
 		free(x->units[i].scopes);
 		free(x->units[i].scope_index.slot);
 	}
@@ -83,21 +78,6 @@ static int mf_may_hold_subprograms(int tag)
 	case DW_TAG_union_type:
 	case DW_TAG_interface_type:
 		return 1;
-	}
-	return 0;
-}
-
-static int mf_unit_add(struct mf_unit *u, Dwarf_Die *die)
-{
-	Dwarf_Addr base, low, high;
-	ptrdiff_t off = 0;
-	while ((off = dwarf_ranges(die, off, &base, &low, &high)) > 0) {
-		if (high <= low)
-			continue;
-		struct mf_range *r = mf_array_push(u->ranges, u->count, u->cap);
-		if (!r)
-			return -1;
-		*r = (struct mf_range){low, high, *die};
 	}
 	return 0;
 }
@@ -133,7 +113,7 @@ static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent, uint32_t in)
 		return 0;
 	do {
 		int tag = dwarf_tag(&child);
-		if (tag == DW_TAG_subprogram && mf_unit_add(u, &child))
+		if (tag == DW_TAG_subprogram && mf_ranges_add(&u->subprograms, &child))
 			return -1;
 		if (!mf_may_hold_subprograms(tag) && tag != DW_TAG_subprogram)
 			continue;
@@ -145,14 +125,6 @@ static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent, uint32_t in)
 			return -1;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
-}
-
-static int mf_range_cmp(const void *a, const void *b)
-{
-	const struct mf_range *x = a, *y = b;
-	if (x->low != y->low)
-		return x->low < y->low ? -1 : 1;
-	return x->high < y->high ? -1 : x->high > y->high;
 }
 
 static uint64_t mf_unit_rehash(const void *ctx, uint32_t id)
@@ -177,30 +149,8 @@ static struct mf_unit *mf_unit_get(struct mf_inlines *x, Dwarf_Die *cudie)
 	mf_idset_put(&x->index, hash, (uint32_t)x->count - 1);
 	if (mf_idset_init(&u->scope_index, 64) || mf_unit_walk(u, cudie, MF_SCOPE_NONE))
 		return NULL;
-	if (u->count > 1)
-		qsort(u->ranges, u->count, sizeof(*u->ranges), mf_range_cmp);
+	mf_ranges_sort(&u->subprograms);
 	return u;
-}
-
-/* The smallest subprogram range of u that holds addr. */
-static Dwarf_Die *mf_unit_find(struct mf_unit *u, Dwarf_Addr addr)
-{
-	size_t lo = 0, hi = u->count; /* ranges[0 .. lo) start at or below addr */
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-		if (u->ranges[mid].low <= addr)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	struct mf_range *best = NULL;
-	/* Ranges do not nest but in odd code (nested functions): look a little way back. */
-	for (size_t k = lo; k-- > 0 && lo - k <= 64;) {
-		struct mf_range *r = &u->ranges[k];
-		if (addr < r->high && (!best || r->high - r->low < best->high - best->low))
-			best = r;
-	}
-	return best ? &best->die : NULL;
 }
 
 static int mf_scope_push(struct mf_inlines *x, Dwarf_Die *die)
@@ -218,7 +168,7 @@ int mf_inlines_find(struct mf_inlines *x, Dwarf_Die *cudie, Dwarf_Addr addr, Dwa
 	struct mf_unit *u = mf_unit_get(x, cudie);
 	if (!u)
 		return -1;
-	Dwarf_Die *sub = mf_unit_find(u, addr);
+	Dwarf_Die *sub = mf_ranges_find(&u->subprograms, addr);
 	if (!sub)
 		return 0;
 	Dwarf_Die at = *sub, child;

@@ -20,7 +20,7 @@
 
 #include "elfsym.h"
 #include "inlines.h"
-#include "units.h"
+#include "ranges.h"
 #include "names.h"
 #include "symbolize.h"
 
@@ -44,7 +44,7 @@ struct mf_sym_module {
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 	bool units_built;
 	bool span_checked, stale; /* stale: its file is not the one the process loaded */
-	struct mf_units *units;	  /* the units' ranges, made on first use without .debug_aranges */
+	struct mf_ranges units;	  /* by their code, made on first use without .debug_aranges */
 };
 
 struct mf_sym_warning {
@@ -193,7 +193,7 @@ void mf_sym_free(struct mf_symbolizer *sym)
 		HASH_DEL(sym->mods, m);
 		mf_elfsym_free(m->symtab);
 		mf_inlines_free(m->inlines);
-		mf_units_free(m->units);
+		mf_ranges_free(&m->units);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->path);
@@ -497,9 +497,11 @@ static Dwarf_Die *mf_sym_unit(struct mf_sym_module *m, Dwarf_Addr addr, Dwarf_Ad
 		return NULL;
 	if (!m->units_built) {
 		m->units_built = true;
-		m->units = mf_units_new(dwarf);
+		if (mf_ranges_add_units(&m->units, dwarf))
+			mf_ranges_free(&m->units); /* (out of memory: none found) */
+		mf_ranges_sort(&m->units);
 	}
-	return m->units ? mf_units_find(m->units, addr - *bias) : NULL;
+	return mf_ranges_find(&m->units, addr - *bias);
 }
 
 /*
