@@ -84,11 +84,8 @@ static void mf_rules_remove_old(int dir, const char *name, int kind, const struc
 void mf_rules_prune(int dir)
 {
 	struct mf_rules_files f = {.now = time(NULL), .room = 4 * MF_RULES_FILES};
-	void *p = mmap(NULL, f.room * sizeof(*f.times), PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (p == MAP_FAILED)
+	if (!(f.times = mf_pages_new(f.room * sizeof(*f.times))))
 		return;
-	f.times = p;
 	mf_rules_each(dir, mf_rules_count, &f);
 	size_t noted = f.count < f.room ? f.count : f.room, keep = MF_RULES_FILES / 4 * 3;
 	if (f.count > MF_RULES_FILES) {
@@ -108,5 +105,5 @@ void mf_rules_prune(int dir)
 		f.before = lo;
 		mf_rules_each(dir, mf_rules_remove_old, &f);
 	}
-	munmap(p, f.room * sizeof(*f.times));
+	munmap(f.times, f.room * sizeof(*f.times));
 }
