@@ -43,7 +43,7 @@ struct mf_sym_module {
 	struct mf_elfsym *symtab;   /* sorted, made on first use */
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 	bool units_built;
-	bool span_checked, stale; /* stale: its file is not the one the process loaded */
+	bool file_checked, stale; /* stale: its file is not the one the process loaded */
 	struct mf_ranges units;	  /* by their code, made on first use without .debug_aranges */
 };
 
@@ -339,9 +339,9 @@ void mf_sym_module_expect(struct mf_symbolizer *sym, struct mf_sym_module *m, ui
 			  uint64_t ended_ns)
 {
 	struct stat st;
-	if (!m || m->span_checked || !m->dwfl)
+	if (!m || m->file_checked || !m->dwfl)
 		return;
-	m->span_checked = true;
+	m->file_checked = true;
 	uint64_t file_span = span ? mf_sym_span(m) : 0;
 	uint64_t written = !stat(m->path, &st) ? (uint64_t)st.st_mtim.tv_sec * 1000000000u +
 						     (uint64_t)st.st_mtim.tv_nsec
