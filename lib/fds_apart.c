@@ -101,6 +101,17 @@ static int mf_apart_in_place(void)
 	return got == MF_APART_FDS;
 }
 
+/* CLONE_VFORK lets the caller go on when the task lets go of the memory, before it has left
+ * the process: for a while after, the program would count a thread more, and unshare() or
+ * setns() that need it alone would fail. So the task is awaited until it is gone. (Bounded: a
+ * number reused by a new thread of the program must not hold the caller.) */
+static void mf_apart_gone(int tid)
+{
+	pid_t pid = getpid();
+	for (int i = 0; i < 100000 && syscall(SYS_tgkill, pid, tid, 0) == 0; i++)
+		sched_yield();
+}
+
 static int mf_apart_task(void *p)
 {
 	struct mf_apart_call *c = p;
@@ -156,6 +167,8 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 	    mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
 	    CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_VFORK, &c);
 	int err = errno;
+	if (tid > 0)
+		mf_apart_gone(tid);
 	mf_apart_inside = 0;
 	pthread_mutex_unlock(&mf_apart_lock);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);

@@ -4,13 +4,21 @@
  *              opens /dev/null and closes it again until the threads are done
  *   lowest T   descriptor 7 is the lowest free one (0 to 20 are taken but 7); main opens
  *              /dev/null and expects 7 each time, until the threads are done
- * Prints "MODE: F failed of M opens". Usage: prog_fds emfile|lowest T */
+ *   alone T    after a thread has come and gone, T times: a child forked and waited for (the
+ *              profiler writes its end), then unshare(CLONE_THREAD), which needs the process
+ *              to be one thread
+ * Prints "MODE: F failed of M opens". Usage: prog_fds emfile|lowest|alone T */
+#define _GNU_SOURCE /* CLONE_THREAD */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "prog.h"
@@ -25,6 +33,24 @@ static void *short_lived(void *arg)
 	(void)arg;
 	site_short();
 	return NULL;
+}
+
+/* T children waited for, each followed by unshare(CLONE_THREAD): how many of those failed. */
+static int alone(int rounds)
+{
+	pthread_t t;
+	if (pthread_create(&t, NULL, short_lived, NULL) || pthread_join(t, NULL))
+		return -1;
+	int failed = 0;
+	for (int i = 0; i < rounds; i++) {
+		pid_t c = fork();
+		if (c == 0)
+			_exit(0);
+		if (c < 0 || waitpid(c, NULL, 0) != c)
+			return -1;
+		failed += syscall(SYS_unshare, CLONE_THREAD) != 0;
+	}
+	return failed;
 }
 
 static void *spawner(void *arg)
@@ -44,6 +70,14 @@ int main(int argc, char **argv)
 	const char *mode = argc > 1 ? argv[1] : "";
 	per_spawner = argc > 2 ? atoi(argv[2]) : 200;
 	int emfile = !strcmp(mode, "emfile"), want = -1;
+	if (!strcmp(mode, "alone")) {
+		int failed = alone(per_spawner);
+		if (failed < 0)
+			return 3;
+		printf("%s: %s\n", mode, failed ? "some unshares failed" : "no unshare failed");
+		fprintf(stderr, "%s: %d failed of %d unshares\n", mode, failed, per_spawner);
+		return 0;
+	}
 	if (emfile) {
 		struct rlimit r = {64, 64};
 		if (setrlimit(RLIMIT_NOFILE, &r))
