@@ -24,6 +24,7 @@ static MF_NOINLINE void mf_init(void)
 	if (!__atomic_compare_exchange_n(&mf_init_state, &expected, MF_INIT_RUNNING, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return; /* another thread is initializing: this call is served but not recorded */
+	mf_log_init();
 	int ok = mf_real_init() == 0;
 	if (ok) {
 		mf_config_load();

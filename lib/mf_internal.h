@@ -80,7 +80,9 @@ enum mf_unwind_mode {
 extern struct mf_config mf_config;
 void mf_config_load(void);
 
-/* log.c: one line on stderr, with write(2); never allocates. */
+/* log.c: one line on stderr, with write(2); never allocates. Nothing once descriptor 2 is no
+ * longer the file mf_log_init (at start) found there. */
+void mf_log_init(void);
 void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* mf_log the first time this line is reached in the process, never again. */
 #define MF_LOG_ONCE(...)                                                                           \

@@ -31,6 +31,26 @@ done
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 is "$(calls "$mf_work/c.txt" ';site_leaf;malloc$')" 3000 "with bad values the default settings record every call"
 
+# stderr that is not what it was at start gets no message: a dead pipe (the program, which
+# never writes there, is not ended by SIGPIPE), and a file the program opened at descriptor 2
+# after closing it (its data stays its own)
+if command -v python3 > /dev/null 2>&1; then
+	got=$(python3 -c '
+import os, subprocess, sys
+r, w = os.pipe()
+os.close(r)
+p = subprocess.run(sys.argv[1:], stderr=w, stdout=subprocess.PIPE)
+print(p.returncode, p.stdout.decode().strip().replace("\n", " "))' \
+		env MALLOC_FREQ_DIR="$mf_work/does/not/exist" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_deep" 3)
+	is "$got" "0 $(echo $plain)" "stderr a pipe no one reads: the program ends as it would, not by SIGPIPE"
+else
+	skip "stderr a pipe no one reads: no python3 to make one"
+fi
+want=$("$MF_TESTS/prog_stderr" "$mf_work/data")
+got=$(MALLOC_FREQ_DIR="$mf_work/does/not/exist" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_stderr" "$mf_work/data"); rc=$?
+is "$rc:$got:$(cat "$mf_work/data" | tr '\n' ' ')" "0:$want:DATA MORE " \
+	"a file the program opened at descriptor 2 after closing stderr holds only its own data"
+
 # a depth limit cuts stacks and says so, counts stay exact
 rm -rf "$mf_work"/malloc_freq.*
 MALLOC_FREQ_DEPTH=4 profile "$MF_TESTS/prog_deep" 10 > /dev/null
