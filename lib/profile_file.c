@@ -36,6 +36,9 @@ static dev_t mf_dir_dev; /* mf_dir as it was made */
 static ino_t mf_dir_ino;
 static int mf_dir_kept = -1;  /* mf_dir, kept open once a chroot would hide its path */
 static int mf_base_kept = -1; /* likewise, mf_config.dir: where a forked child's goes */
+static dev_t mf_base_dev;     /* mf_base_kept's directory */
+static ino_t mf_base_ino;
+static int mf_kept_lost; /* the program closed or reused a descriptor we kept */
 static pthread_mutex_t mf_dir_lock = PTHREAD_MUTEX_INITIALIZER; /* first calls of two threads */
 
 static uint64_t mf_now_ns(void)
@@ -46,6 +49,23 @@ static uint64_t mf_now_ns(void)
 }
 
 static int mf_prof_dir_make(pid_t pid);
+
+/* *kept if it is still the directory (dev, ino) it was kept for. A program may close the
+ * descriptors it does not know of (close_range after chroot) or put one of its own at the
+ * number: then it is the program's, never used nor closed by us again, and what was kept for a
+ * chroot is lost for good (paths would now lead into the program's tree). */
+static int mf_prof_kept(int *kept, dev_t dev, ino_t ino)
+{
+	struct stat st;
+	if (*kept < 0 || (fstat(*kept, &st) == 0 && st.st_dev == dev && st.st_ino == ino))
+		return *kept;
+	mf_fds_apart_keep(*kept, -1);
+	*kept = -1;
+	mf_kept_lost = 1;
+	MF_LOG_ONCE("the program closed or replaced the directory descriptors kept for its chroot; "
+		    "no profile file can be made from now on (those made record on)");
+	return -1;
+}
 
 static long mf_prof_dir_make_apart(void *pid)
 {
@@ -58,8 +78,9 @@ int mf_prof_dir_ensure(void)
 	if (__atomic_load_n(&mf_dir_pid, __ATOMIC_ACQUIRE) == pid)
 		return 0;
 	pthread_mutex_lock(&mf_dir_lock);
-	if (mf_dir_pid != pid && mf_dir_kept >= 0) { /* a chrooted parent's: not this directory */
-		close(mf_dir_kept); /* (here: it is in the program's table, not the task's) */
+	if (mf_dir_pid != pid && mf_prof_kept(&mf_dir_kept, mf_dir_dev, mf_dir_ino) >= 0) {
+		/* a chrooted parent's: not this directory (here: in the program's table) */
+		close(mf_dir_kept);
 		mf_fds_apart_keep(mf_dir_kept, -1);
 		mf_dir_kept = -1;
 	}
@@ -72,10 +93,12 @@ int mf_prof_dir_ensure(void)
  * notes what it is; 0 or an errno. */
 static int mf_prof_dir_mkdir(const char *name, struct stat *st)
 {
-	if (mf_base_kept >= 0) {
+	if (mf_prof_kept(&mf_base_kept, mf_base_dev, mf_base_ino) >= 0) {
 		if (mkdirat(mf_base_kept, name, 0755) ||
 		    fstatat(mf_base_kept, name, st, AT_SYMLINK_NOFOLLOW))
 			return errno;
+	} else if (mf_kept_lost) {
+		return EBADF;
 	} else if (mkdir(mf_dir, 0755) || lstat(mf_dir, st)) {
 		return errno;
 	}
@@ -117,8 +140,9 @@ static int mf_prof_dir_is_mine(int fd)
  * it (and perhaps put a link in its place). Its descriptor, mf_dir renamed; or -1. */
 static int mf_prof_dir_find(void)
 {
-	int base = mf_base_kept >= 0 ? mf_base_kept
-				     : open(mf_config.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int base = mf_prof_kept(&mf_base_kept, mf_base_dev, mf_base_ino);
+	if (base < 0 && !mf_kept_lost)
+		base = open(mf_config.dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (base < 0)
 		return -1;
 	char buf[2048];
@@ -154,9 +178,11 @@ static int mf_prof_dir_find(void)
 
 int mf_prof_dir_open(void)
 {
-	int fd = mf_dir_kept;
+	int fd = mf_prof_kept(&mf_dir_kept, mf_dir_dev, mf_dir_ino);
 	if (fd >= 0)
 		return fd;
+	if (mf_kept_lost)
+		return -EBADF;
 	fd = open(mf_dir, O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd >= 0 && mf_prof_dir_is_mine(fd))
 		return fd;
@@ -193,8 +219,17 @@ static int mf_prof_keep(const char *path)
 
 void mf_prof_dir_keep(void)
 {
-	if (mf_base_kept < 0)
-		mf_fds_apart_keep(-1, mf_base_kept = mf_prof_keep(mf_config.dir));
+	struct stat st;
+	if (mf_base_kept < 0 && (mf_base_kept = mf_prof_keep(mf_config.dir)) >= 0) {
+		if (fstat(mf_base_kept, &st) == 0) {
+			mf_base_dev = st.st_dev;
+			mf_base_ino = st.st_ino;
+			mf_fds_apart_keep(-1, mf_base_kept);
+		} else {
+			close(mf_base_kept);
+			mf_base_kept = -1;
+		}
+	}
 	if (mf_dir_kept < 0 && mf_prof_dir_mine()) {
 		int fd = mf_prof_dir_open();
 		if (fd >= 0) {

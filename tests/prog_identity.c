@@ -4,11 +4,16 @@
  *               (10000), while main calls site_grow 5 times through each of 300 call paths
  *               (1500 calls on stacks new to it: its trie must grow)
  *   chroot DIR  chroot(DIR) and chdir("/"): 4 threads call site_thread 1250 times each (5000)
- * Prints what it did. Usage: prog_identity drop | prog_identity chroot DIR */
+ *   chroot-close DIR   the same, but first closes every descriptor from 3 up
+ *   chroot-dup DIR     the same, but first puts the new root's directory at descriptors 100
+ *                      to 103 (where the profiler keeps its own)
+ * Prints what it did. Usage: prog_identity drop | prog_identity chroot[-close|-dup] DIR */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "prog.h"
@@ -36,9 +41,18 @@ int main(int argc, char **argv)
 		if (setresgid(65534, 65534, 65534) || setresuid(65534, 65534, 65534))
 			return 3;
 		per_thread = 2500;
-	} else if (!strcmp(mode, "chroot") && argc > 2) {
+	} else if (!strncmp(mode, "chroot", 6) && argc > 2) {
 		if (chroot(argv[2]) || chdir("/"))
 			return 3;
+		if (!strcmp(mode, "chroot-close") && syscall(SYS_close_range, 3, ~0u, 0))
+			return 3;
+		if (!strcmp(mode, "chroot-dup")) {
+			int root = open("/", O_RDONLY | O_DIRECTORY);
+			for (int fd = 100; fd < 104; fd++)
+				if (root < 0 || dup2(root, fd) != fd)
+					return 3;
+			close(root);
+		}
 		per_thread = 1250;
 	} else {
 		return 2;

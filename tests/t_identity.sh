@@ -31,4 +31,17 @@ is "$rc:$got" "$prc:$want" "chroot into an empty directory after the first calls
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
 is "$(calls "$mf_work/c.txt" ';site_before;malloc$')" 1000 "... the 1000 calls made before"
 is "$(calls "$mf_work/c.txt" ';worker;site_thread;malloc$')" 5000 "... the 5000 calls of threads started inside the new root"
+# the program then closes every descriptor it does not know of, or puts its own where the
+# profiler kept the directories: nothing is written into its tree, and the loss is said
+for how in close dup; do
+	rm -rf "$mf_work"/malloc_freq.* "$mf_work/jail"
+	mkdir "$mf_work/jail"
+	want=$(within 20 "$prog" chroot-$how "$mf_work/jail"); prc=$?
+	rm -f "$mf_work"/jail/*
+	got=$(profile_within 20 "$prog" chroot-$how "$mf_work/jail" 2> "$mf_work/err"); rc=$?
+	is "$rc:$got:$(ls "$mf_work/jail" | tr '\n' ' ')" "$prc:$want:" "chroot, then the kept descriptors taken ($how): runs as without the profiler, nothing written into the new root"
+	like "$(cat "$mf_work/err")" "closed or replaced the directory descriptors kept for its chroot" "... and the loss is said"
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
+	is "$(calls "$mf_work/c.txt" ';site_before;malloc$')" 1000 "... the 1000 calls made before are there"
+done
 done_testing
