@@ -1,7 +1,9 @@
-/* Where thread states live: slots of one size in a few large mappings (64 slots, then twice
- * as many each time), not a mapping per thread: a process's mappings are bounded
- * (vm.max_map_count), and so would be its threads. A slot is handed out at a thread's start
- * and taken back at its end, emptied (zero pages again, holding no memory). No malloc. */
+/* Where thread states live: slots of one size in a few mappings (one slot, then as many as all
+ * before each time), not a mapping per thread: a process's mappings are bounded
+ * (vm.max_map_count), and so would be its threads. Reserved as needed, for what is reserved
+ * counts against RLIMIT_AS (at about 1 MiB a slot, 64 at once took half of a 128 MiB limit). A slot
+ * is handed out at a thread's start and taken back at its end, emptied (zero pages again, holding
+ * no memory). No malloc. */
 #include "config.h"
 
 #include <errno.h>
@@ -11,7 +13,7 @@
 
 #include "mf_internal.h"
 
-enum { MF_POOL_FIRST = 64 };
+enum { MF_POOL_FIRST = 1 };
 
 static size_t mf_pool_slot_size;
 static unsigned char *mf_pool_next, *mf_pool_end; /* the newest mapping's unused slots */

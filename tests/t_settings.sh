@@ -103,6 +103,18 @@ for life in 0 1; do
 	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 	is "$(calls "$mf_work/c.txt" ';site_small;malloc$')" 40000 "... and its threads' 40,000 calls recorded"
 done
+# a small limit (RLIMIT_AS 128 MiB): the profiler's address space is about a MiB per live thread
+# and a 256th of the limit per thread file, so after 4 threads the program still gets a block
+# within 16 MiB of the largest it gets without the profiler
+largest=0
+for n in $(seq 128 -1 32); do
+	[ "$(prlimit --as=134217728 "$MF_TESTS/prog_aslimit" "$n" 1)" = "block ok" ] && { largest=$n; break; }
+done
+rm -rf "$mf_work"/malloc_freq.*
+got=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" \
+	prlimit --as=134217728 "$MF_TESTS/prog_aslimit" $((largest - 16)) 1 2> "$mf_work/err"); rc=$?
+is "$rc:$got:$(cat "$mf_work/err")" "0:block ok:" "RLIMIT_AS 128 MiB, 4 threads: the program gets $((largest - 16)) MiB (without the profiler at most $largest)"
+
 # ... and a file that fills what it reserved says so, and why
 rm -rf "$mf_work"/malloc_freq.*
 MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" prlimit --as=1073741824 \
