@@ -5,7 +5,8 @@
  * advance), the profiler stops touching files for good: what it recorded stays in the files
  * already mapped; threads started later and stacks beyond their file's room are counted as not
  * recorded. Calls a filter answers with an errno simply fail, as the profiler expects of them.
- * Both entry points pass every call straight to the kernel. */
+ * Both entry points pass every call straight to the kernel (syscall() after unshare's and
+ * setns's wait for the descriptor task, fds_apart.c). */
 #include "config.h"
 
 #include <errno.h>
@@ -217,5 +218,7 @@ MF_EXPORT long syscall(long number, ...)
 	va_end(ap);
 	if (number == SYS_seccomp && (a == SECCOMP_SET_MODE_FILTER || a == SECCOMP_SET_MODE_STRICT))
 		mf_confine("seccomp", a == SECCOMP_SET_MODE_STRICT, (const void *)c);
+	if (number == SYS_unshare || number == SYS_setns)
+		mf_fds_apart_settle(); /* (they may need the process to be one thread) */
 	return mf_raw_syscall(number, a, b, c, d, e, f);
 }

@@ -102,14 +102,34 @@ static int mf_apart_in_place(void)
 }
 
 /* CLONE_VFORK lets the caller go on when the task lets go of the memory, before it has left
- * the process: for a while after, the program would count a thread more, and unshare() or
- * setns() that need it alone would fail. So the task is awaited until it is gone. (Bounded: a
- * number reused by a new thread of the program must not hold the caller.) */
-static void mf_apart_gone(int tid)
+ * the process (it still drops its table and leaves the thread group): for a while after, the
+ * process has a thread more, and unshare() or setns() that need it alone would fail. Waiting
+ * for that at each task would make every task wait for the scheduler under load, so the last
+ * task is waited for where it matters: before the next task (by then it is gone: one system
+ * call), and before the program's unshare() and setns(). */
+static int mf_apart_last; /* the last task's thread id, while it may not have left */
+
+void mf_fds_apart_settle(void)
 {
+	int tid = __atomic_exchange_n(&mf_apart_last, 0, __ATOMIC_ACQ_REL);
+	if (!tid)
+		return;
+	int saved = errno;
 	pid_t pid = getpid();
+	/* (bounded: a number reused by a new thread of the program must not hold the caller) */
 	for (int i = 0; i < 100000 && syscall(SYS_tgkill, pid, tid, 0) == 0; i++)
 		sched_yield();
+	errno = saved;
+}
+
+MF_EXPORT int unshare(int flags)
+{
+	return (int)syscall(SYS_unshare, flags); /* (our syscall() settles) */
+}
+
+MF_EXPORT int setns(int fd, int nstype)
+{
+	return (int)syscall(SYS_setns, fd, nstype);
 }
 
 static int mf_apart_task(void *p)
@@ -162,13 +182,14 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 		return c.ret;
 	}
 	pthread_mutex_lock(&mf_apart_lock);
+	mf_fds_apart_settle(); /* (at most one task has not left) */
 	mf_apart_inside = 1;
 	int tid = clone(
 	    mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
 	    CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_VFORK, &c);
 	int err = errno;
 	if (tid > 0)
-		mf_apart_gone(tid);
+		__atomic_store_n(&mf_apart_last, tid, __ATOMIC_RELEASE);
 	mf_apart_inside = 0;
 	pthread_mutex_unlock(&mf_apart_lock);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
@@ -185,6 +206,7 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 
 void mf_fds_apart_postfork_child(void)
 {
+	mf_apart_last = 0; /* (a thread of the parent's) */
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&mf_apart_lock, &fresh, sizeof(fresh));
 	mf_apart_inside = 0;

@@ -471,6 +471,8 @@ int mf_fds_apart_close(void);
 void mf_fds_apart_off(void); /* from now on in place (a seccomp filter may forbid clone) */
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
+/* Waits until the last task has left the process (before the program's unshare and setns). */
+void mf_fds_apart_settle(void);
 
 /* life/: lifetimes (MALLOC_FREQ_LIFETIMES=1), the address map from each live block to the
  * leaf that allocated it. Off, nothing here is called. */
