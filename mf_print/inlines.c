@@ -31,6 +31,7 @@ struct mf_unit {
 };
 
 struct mf_inlines {
+	const struct mf_code *code; /* where a DIE's range must lie to be taken */
 	struct mf_unit *units;
 	size_t count, cap;
 	struct mf_idset index; /* of units, by key */
@@ -38,13 +39,15 @@ struct mf_inlines {
 	size_t nscopes, cap_scopes;
 };
 
-struct mf_inlines *mf_inlines_new(void)
+struct mf_inlines *mf_inlines_new(const struct mf_code *code)
 {
 	struct mf_inlines *x = calloc(1, sizeof(*x));
 	if (x && mf_idset_init(&x->index, 64)) {
 		free(x);
 		return NULL;
 	}
+	if (x)
+		x->code = code;
 	return x;
 }
 
@@ -106,14 +109,15 @@ static uint32_t mf_scope_add(struct mf_unit *u, Dwarf_Die *die, uint32_t parent)
 }
 
 /* The subprograms with code under parent (in scope `in`), and every scope on the way. */
-static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent, uint32_t in)
+static int mf_unit_walk(struct mf_unit *u, const struct mf_code *code, Dwarf_Die *parent,
+			uint32_t in)
 {
 	Dwarf_Die child;
 	if (dwarf_child(parent, &child) != 0)
 		return 0;
 	do {
 		int tag = dwarf_tag(&child);
-		if (tag == DW_TAG_subprogram && mf_ranges_add(&u->subprograms, &child))
+		if (tag == DW_TAG_subprogram && mf_ranges_add(&u->subprograms, &child, code))
 			return -1;
 		if (!mf_may_hold_subprograms(tag) && tag != DW_TAG_subprogram)
 			continue;
@@ -121,7 +125,7 @@ static int mf_unit_walk(struct mf_unit *u, Dwarf_Die *parent, uint32_t in)
 		if (tag != DW_TAG_lexical_block &&
 		    (scope = mf_scope_add(u, &child, in)) == MF_SCOPE_NONE)
 			return -1;
-		if (mf_may_hold_subprograms(tag) && mf_unit_walk(u, &child, scope))
+		if (mf_may_hold_subprograms(tag) && mf_unit_walk(u, code, &child, scope))
 			return -1;
 	} while (dwarf_siblingof(&child, &child) == 0);
 	return 0;
@@ -147,7 +151,7 @@ static struct mf_unit *mf_unit_get(struct mf_inlines *x, Dwarf_Die *cudie)
 		return NULL;
 	u->key = cudie->addr;
 	mf_idset_put(&x->index, hash, (uint32_t)x->count - 1);
-	if (mf_idset_init(&u->scope_index, 64) || mf_unit_walk(u, cudie, MF_SCOPE_NONE))
+	if (mf_idset_init(&u->scope_index, 64) || mf_unit_walk(u, x->code, cudie, MF_SCOPE_NONE))
 		return NULL;
 	mf_ranges_sort(&u->subprograms);
 	return u;
@@ -168,10 +172,10 @@ int mf_inlines_find(struct mf_inlines *x, Dwarf_Die *cudie, Dwarf_Addr addr, Dwa
 	struct mf_unit *u = mf_unit_get(x, cudie);
 	if (!u)
 		return -1;
-	Dwarf_Die *sub = mf_ranges_find(&u->subprograms, addr);
+	struct mf_range *sub = mf_ranges_find(&u->subprograms, addr);
 	if (!sub)
 		return 0;
-	Dwarf_Die at = *sub, child;
+	Dwarf_Die at = sub->die, child;
 	if (mf_scope_push(x, &at))
 		return -1;
 	/* Down through the children that hold addr: blocks, and inlined subroutines. */
@@ -183,7 +187,7 @@ int mf_inlines_find(struct mf_inlines *x, Dwarf_Die *cudie, Dwarf_Addr addr, Dwa
 			    tag != DW_TAG_try_block && tag != DW_TAG_catch_block &&
 			    tag != DW_TAG_with_stmt)
 				continue;
-			if (dwarf_haspc(&child, addr) != 1)
+			if (!mf_ranges_holds(&child, addr, x->code, NULL))
 				continue;
 			if (tag == DW_TAG_inlined_subroutine && mf_scope_push(x, &child))
 				return -1;

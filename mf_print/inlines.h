@@ -9,10 +9,13 @@
 
 #include <elfutils/libdw.h>
 
+#include "ranges.h"
+
 struct mf_inlines;
 
-/* Indexes for one module; NULL when out of memory. */
-struct mf_inlines *mf_inlines_new(void);
+/* Indexes for one module, of the DIEs whose ranges lie in code (which must outlive them: see
+ * ranges.h); NULL when out of memory. */
+struct mf_inlines *mf_inlines_new(const struct mf_code *code);
 void mf_inlines_free(struct mf_inlines *x);
 
 /* The scopes at addr (a DIE address of cudie's unit): the subprogram first, then the

@@ -6,11 +6,36 @@
 #include "array.h"
 #include "ranges.h"
 
-int mf_ranges_add(struct mf_ranges *r, Dwarf_Die *die)
+int mf_code_holds(const struct mf_code *code, Dwarf_Addr low, Dwarf_Addr high)
+{
+	/* 0 is never code: the ELF header is there */
+	if (!low || high <= low)
+		return 0;
+	if (!code || !code->count)
+		return 1;
+	for (size_t i = 0; i < code->count; i++)
+		if (code->v[i].low <= low && high <= code->v[i].high)
+			return 1;
+	return 0;
+}
+
+int mf_ranges_holds(Dwarf_Die *die, Dwarf_Addr addr, const struct mf_code *code, Dwarf_Addr *low)
+{
+	Dwarf_Addr base, lo, hi;
+	for (ptrdiff_t at = 0; (at = dwarf_ranges(die, at, &base, &lo, &hi)) > 0;)
+		if (lo <= addr && addr < hi && mf_code_holds(code, lo, hi)) {
+			if (low)
+				*low = lo;
+			return 1;
+		}
+	return 0;
+}
+
+int mf_ranges_add(struct mf_ranges *r, Dwarf_Die *die, const struct mf_code *code)
 {
 	Dwarf_Addr base, low, high;
 	for (ptrdiff_t at = 0; (at = dwarf_ranges(die, at, &base, &low, &high)) > 0;) {
-		if (high <= low)
+		if (!mf_code_holds(code, low, high))
 			continue;
 		struct mf_range *v = mf_array_push(r->v, r->count, r->cap);
 		if (!v)
@@ -20,13 +45,13 @@ int mf_ranges_add(struct mf_ranges *r, Dwarf_Die *die)
 	return 0;
 }
 
-int mf_ranges_add_units(struct mf_ranges *r, Dwarf *dwarf)
+int mf_ranges_add_units(struct mf_ranges *r, Dwarf *dwarf, const struct mf_code *code)
 {
 	Dwarf_Off off = 0, next;
 	size_t header;
 	for (; dwarf_nextcu(dwarf, off, &next, &header, NULL, NULL, NULL) == 0; off = next) {
 		Dwarf_Die cu;
-		if (dwarf_offdie(dwarf, off + header, &cu) && mf_ranges_add(r, &cu))
+		if (dwarf_offdie(dwarf, off + header, &cu) && mf_ranges_add(r, &cu, code))
 			return -1;
 	}
 	return 0;
@@ -46,7 +71,7 @@ void mf_ranges_sort(struct mf_ranges *r)
 		qsort(r->v, r->count, sizeof(*r->v), mf_range_cmp);
 }
 
-Dwarf_Die *mf_ranges_find(struct mf_ranges *r, Dwarf_Addr addr)
+struct mf_range *mf_ranges_find(struct mf_ranges *r, Dwarf_Addr addr)
 {
 	size_t lo = 0, hi = r->count; /* v[0 .. lo) start at or below addr */
 	while (lo < hi) {
@@ -63,7 +88,7 @@ Dwarf_Die *mf_ranges_find(struct mf_ranges *r, Dwarf_Addr addr)
 		if (addr < x->high && (!best || x->high - x->low < best->high - best->low))
 			best = x;
 	}
-	return best ? &best->die : NULL;
+	return best;
 }
 
 void mf_ranges_free(struct mf_ranges *r)

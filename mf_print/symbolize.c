@@ -18,6 +18,7 @@
 #define HASH_NONFATAL_OOM 1
 #include <uthash.h>
 
+#include "array.h"
 #include "elfsym.h"
 #include "inlines.h"
 #include "ranges.h"
@@ -44,7 +45,9 @@ struct mf_sym_module {
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 	bool units_built;
 	bool file_checked, stale; /* stale: its file is not the one the process loaded */
-	struct mf_ranges units;	  /* by their code, made on first use without .debug_aranges */
+	struct mf_ranges units;	  /* by their code, made when .debug_aranges names no unit */
+	bool code_built;
+	struct mf_code code; /* its executable sections, in DWARF addresses; made on first use */
 };
 
 struct mf_sym_warning {
@@ -194,6 +197,7 @@ void mf_sym_free(struct mf_symbolizer *sym)
 		mf_elfsym_free(m->symtab);
 		mf_inlines_free(m->inlines);
 		mf_ranges_free(&m->units);
+		free(m->code.v);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->path);
@@ -488,20 +492,74 @@ static const char *mf_sym_symtab_name(struct mf_sym_module *m, Dwarf_Addr addr)
 	return mf_elfsym_find(m->symtab, addr);
 }
 
-/* The unit of addr where libdw finds none by .debug_aranges (an object that has none): by the
- * units' own ranges. Sets *bias as dwfl_module_addrdie does. */
-static Dwarf_Die *mf_sym_unit(struct mf_sym_module *m, Dwarf_Addr addr, Dwarf_Addr *bias)
+/* (Out of memory, it forgets every span: a part would refuse the code of the others.) */
+static void mf_sym_code_add(struct mf_code *code, Dwarf_Addr low, Dwarf_Addr size)
+{
+	struct mf_span *s = mf_array_push(code->v, code->count, code->cap);
+	if (s)
+		*s = (struct mf_span){low, low + size};
+	else {
+		free(code->v);
+		*code = (struct mf_code){0};
+	}
+}
+
+/* m->code: the module's executable sections (its executable segments when it has no section
+ * headers), moved from the ELF file's addresses to its DWARF's. */
+static void mf_sym_code(struct mf_sym_module *m, Dwarf_Addr dwarf_bias)
+{
+	Dwarf_Addr bias;
+	GElf_Shdr sh;
+	GElf_Phdr ph;
+	size_t n;
+
+	if (m->code_built)
+		return;
+	m->code_built = true;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	if (!elf)
+		return;
+	bias -= dwarf_bias;
+	for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));)
+		if (gelf_getshdr(scn, &sh) && sh.sh_type != SHT_NOBITS &&
+		    (sh.sh_flags & (SHF_ALLOC | SHF_EXECINSTR)) == (SHF_ALLOC | SHF_EXECINSTR))
+			mf_sym_code_add(&m->code, sh.sh_addr + bias, sh.sh_size);
+	if (!m->code.count && !elf_getphdrnum(elf, &n))
+		for (size_t i = 0; i < n; i++)
+			if (gelf_getphdr(elf, (int)i, &ph) && ph.p_type == PT_LOAD &&
+			    (ph.p_flags & PF_X))
+				mf_sym_code_add(&m->code, ph.p_vaddr + bias, ph.p_memsz);
+}
+
+/*
+ * The unit whose code holds addr, and *low where its range holding it starts; sets *bias as
+ * dwfl_module_addrdie does. libdwfl's unit by .debug_aranges only when one of its ranges in
+ * the code holds addr: libdwfl gives an address between two aranges to the unit before it
+ * (the code after main, _start, to main's unit), and GNU ld leaves the arange of a function it
+ * discarded at 0. Else by the units' own ranges (and an object without .debug_aranges has no
+ * other way).
+ */
+static Dwarf_Die *mf_sym_unit(struct mf_sym_module *m, Dwarf_Addr addr, Dwarf_Addr *bias,
+			      Dwarf_Addr *low)
 {
 	Dwarf *dwarf = dwfl_module_getdwarf(m->mod, bias);
 	if (!dwarf)
 		return NULL;
+	mf_sym_code(m, *bias);
+	Dwarf_Die *cudie = dwfl_module_addrdie(m->mod, addr, bias);
+	if (cudie && mf_ranges_holds(cudie, addr - *bias, &m->code, low))
+		return cudie;
 	if (!m->units_built) {
 		m->units_built = true;
-		if (mf_ranges_add_units(&m->units, dwarf))
+		if (mf_ranges_add_units(&m->units, dwarf, &m->code))
 			mf_ranges_free(&m->units); /* (out of memory: none found) */
 		mf_ranges_sort(&m->units);
 	}
-	return mf_ranges_find(&m->units, addr - *bias);
+	struct mf_range *r = mf_ranges_find(&m->units, addr - *bias);
+	if (!r)
+		return NULL;
+	*low = r->low;
+	return &r->die;
 }
 
 /*
@@ -513,27 +571,22 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 {
 	struct mf_sym_frame at = {0}; /* where the frame now being found calls from */
 	Dwarf_Die *scopes = NULL, *cudie;
-	Dwarf_Addr bias = 0;
-	Dwfl_Line *dline;
+	Dwarf_Addr bias = 0, low = 0, line_addr;
 	int n = 0, i, lang = MF_LANG_C;
 
-	dline = dwfl_module_getsrc(m->mod, addr);
-	if (dline) {
-		at.file = mf_sym_file(sym, dwfl_linecu(dline),
-				      dwfl_lineinfo(dline, NULL, &at.line, &at.column, NULL, NULL));
-		if (!at.file)
-			at.line = at.column = 0;
-	}
-
-	cudie = dwfl_module_addrdie(m->mod, addr, &bias);
-	if (!cudie && (cudie = mf_sym_unit(m, addr, &bias)) && !dline) {
+	/* No unit holds code without debug info: it gets the symbol table's name, no line. */
+	cudie = mf_sym_unit(m, addr, &bias, &low);
+	if (cudie) {
 		Dwarf_Line *line = dwarf_getsrc_die(cudie, addr - bias);
-		if (line && (at.file = mf_sym_file(sym, cudie, dwarf_linesrc(line, NULL, NULL)))) {
+		/* A row before the range is another code's: libdw gives the row GCC puts at a
+		 * function's end address (after its end_sequence) to the code after it. */
+		if (line && !dwarf_lineaddr(line, &line_addr) && line_addr >= low &&
+		    (at.file = mf_sym_file(sym, cudie, dwarf_linesrc(line, NULL, NULL)))) {
 			dwarf_lineno(line, &at.line);
 			dwarf_linecol(line, &at.column);
 		}
 	}
-	if (cudie && !m->inlines && !(m->inlines = mf_inlines_new())) {
+	if (cudie && !m->inlines && !(m->inlines = mf_inlines_new(&m->code))) {
 		vec->failed = true;
 		return;
 	}
