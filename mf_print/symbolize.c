@@ -40,6 +40,7 @@ struct mf_sym_module {
 	int build_id_len;
 	bool dwarf_checked;
 	bool warned_build_id;
+	bool warned_split; /* its split units (-gsplit-dwarf) were not found */
 	bool symtab_built;
 	struct mf_elfsym *symtab;   /* sorted, made on first use */
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
@@ -563,6 +564,34 @@ static Dwarf_Die *mf_sym_unit(struct mf_sym_module *m, Dwarf_Addr addr, Dwarf_Ad
 }
 
 /*
+ * The unit that holds the DIEs of cudie's code: cudie, or the split unit of a skeleton
+ * (-gsplit-dwarf: in a .dwo, or a .dwp). NULL when it cannot be found (elfutils 0.188 reads no
+ * .dwp; a .dwo moved or deleted), said once for the module: the skeleton's line table then has
+ * inlined functions' lines with nothing to tell them from their caller's.
+ */
+static Dwarf_Die *mf_sym_split_unit(struct mf_symbolizer *sym, struct mf_sym_module *m,
+				    Dwarf_Die *cudie, Dwarf_Die *split)
+{
+	uint8_t type;
+
+	memset(split, 0, sizeof(*split));
+	if (dwarf_cu_info(cudie->cu, NULL, &type, NULL, split, NULL, NULL, NULL) ||
+	    type != DW_UT_skeleton)
+		return cudie;
+	if (split->cu && dwarf_tag(split) == DW_TAG_compile_unit)
+		return split;
+	if (!m->warned_split) {
+		m->warned_split = true;
+		mf_sym_warn(
+		    sym, MF_SYM_WARN_SPLIT_DWARF, m->path,
+		    "%s: its split debug info (-gsplit-dwarf: .dwo or .dwp) cannot be read; "
+		    "its frames have no file:line and no inlined functions",
+		    m->path);
+	}
+	return NULL;
+}
+
+/*
  * Like addr2line -i: the innermost frame gets the line table's file:line, and each frame
  * further out gets the call site recorded on the inlined_subroutine DIE inside it.
  */
@@ -570,13 +599,15 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 			   uint64_t rel_pc, struct mf_sym_vec *vec)
 {
 	struct mf_sym_frame at = {0}; /* where the frame now being found calls from */
-	Dwarf_Die *scopes = NULL, *cudie;
+	Dwarf_Die *scopes = NULL, *cudie, *unit = NULL, split;
 	Dwarf_Addr bias = 0, low = 0, line_addr;
 	int n = 0, i, lang = MF_LANG_C;
 
 	/* No unit holds code without debug info: it gets the symbol table's name, no line. */
 	cudie = mf_sym_unit(m, addr, &bias, &low);
-	if (cudie) {
+	if (cudie)
+		unit = mf_sym_split_unit(sym, m, cudie, &split);
+	if (unit) {
 		Dwarf_Line *line = dwarf_getsrc_die(cudie, addr - bias);
 		/* A row before the range is another code's: libdw gives the row GCC puts at a
 		 * function's end address (after its end_sequence) to the code after it. */
@@ -586,12 +617,12 @@ static void mf_sym_resolve(struct mf_symbolizer *sym, struct mf_sym_module *m, D
 			dwarf_linecol(line, &at.column);
 		}
 	}
-	if (cudie && !m->inlines && !(m->inlines = mf_inlines_new(&m->code))) {
+	if (unit && !m->inlines && !(m->inlines = mf_inlines_new(&m->code))) {
 		vec->failed = true;
 		return;
 	}
-	if (cudie)
-		n = mf_inlines_find(m->inlines, cudie, addr - bias, &scopes);
+	if (unit)
+		n = mf_inlines_find(m->inlines, unit, addr - bias, &scopes);
 	if (n < 0) {
 		vec->failed = true;
 		return;

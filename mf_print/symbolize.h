@@ -56,6 +56,7 @@ enum {
 	MF_SYM_WARN_CANNOT_OPEN,   /* the module's file cannot be opened */
 	MF_SYM_WARN_BUILD_ID,	   /* the file is not the one the process had */
 	MF_SYM_WARN_NO_DEBUG_INFO, /* no debug info found: functions only, no file:line */
+	MF_SYM_WARN_SPLIT_DWARF,   /* its split units not found: functions only, no file:line */
 };
 /* Calls fn once for each warning collected so far, in order (its kind, the module's path and a
  * message naming it), then forgets them. */
