@@ -43,7 +43,7 @@ static void mf_frame_text(char *buf, size_t size, const struct mf_model *m,
 		return;
 	}
 	if (!full_names && fn[0] != '[' &&
-	    (f->lang != MF_LANG_C || strchr(fn, '<') || strchr(fn, '('))) {
+	    (f->lang != MF_LANG_C || strchr(fn, '<') || strchr(fn, '(') || strchr(fn, '.'))) {
 		mf_name_simplify(fn, f->lang, name, sizeof(name));
 		if (name[0])
 			fn = name;

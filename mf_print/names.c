@@ -341,6 +341,38 @@ static void mf_rust_path(struct mf_out *o, const char *s, size_t len)
 		o->buf[o->len] = 0;
 }
 
+/*
+ * Where GCC's suffixes for the local copies it makes of a C function start, in a symbol table's
+ * name ("f.cold", "f.part.0", "f.isra.0", "f.constprop.0", "f.constprop.0.isra.0"): the debug
+ * info names each copy as the function. len when the name has none (a C name has no '.').
+ */
+static size_t mf_c_clone_start(const char *s, size_t len)
+{
+	static const char *const kinds[] = {".cold", ".part.", ".isra.", ".constprop."};
+	const char *dot = memchr(s, '.', len);
+	if (!dot || dot == s)
+		return len;
+	for (size_t i = (size_t)(dot - s); i < len;) {
+		size_t k = 0, n = 0;
+		for (; k < sizeof(kinds) / sizeof(kinds[0]); k++)
+			if (!strncmp(s + i, kinds[k], n = strlen(kinds[k])))
+				break;
+		if (k == sizeof(kinds) / sizeof(kinds[0]))
+			return len;
+		i += n;
+		if (k == 0 && i + 1 < len && s[i] == '.' && isdigit((unsigned char)s[i + 1]))
+			i++; /* an older GCC's "f.cold.3" */
+		else if (k == 0)
+			continue;
+		size_t digits = i;
+		while (i < len && isdigit((unsigned char)s[i]))
+			i++;
+		if (i == digits)
+			return len;
+	}
+	return (size_t)(dot - s);
+}
+
 void mf_name_simplify(const char *in, enum mf_lang lang, char *out, size_t size)
 {
 	if (!size)
@@ -354,4 +386,6 @@ void mf_name_simplify(const char *in, enum mf_lang lang, char *out, size_t size)
 	mf_cxx_simplify(in, out, size);
 	size_t start = mf_cxx_name_start(out);
 	memmove(out, out + start, strlen(out + start) + 1);
+	if (lang == MF_LANG_C)
+		out[mf_c_clone_start(out, strlen(out))] = 0;
 }

@@ -21,7 +21,9 @@ char *mf_name_demangle(const char *name, enum mf_lang *lang);
  * "std::vector::_M_realloc_insert"; operators, "(anonymous namespace)" and lambdas stay.
  * Rust: generic arguments go, a generic type loses its module path, qualified parts keep their
  * types: "<alloc::string::String as core::clone::Clone>::clone" -> "<String as Clone>::clone",
- * "<alloc::raw_vec::RawVec<u8>>::reserve" -> "RawVec::reserve". */
+ * "<alloc::raw_vec::RawVec<u8>>::reserve" -> "RawVec::reserve".
+ * C: GCC's suffixes of a function's local copies go ("f.cold", "f.isra.0" -> "f"), as the
+ * debug info names them. */
 void mf_name_simplify(const char *in, enum mf_lang lang, char *out, size_t size);
 
 #endif

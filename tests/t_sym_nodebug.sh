@@ -62,6 +62,43 @@ else
 	skip "no clang and lld for the same with lld"
 fi
 
+# GCC moves a function's cold part to a symbol of its own (f7.cold), and copies it (.part.N,
+# .isra.N, .constprop.N): the report names each as the function, with debug info and without
+cat > cold.c << 'EOF'
+#include <stdio.h>
+#include <stdlib.h>
+void *volatile sink;
+__attribute__((cold, noinline)) void report(int c) { fprintf(stderr, "rare %d\n", c); }
+__attribute__((noinline)) void f7(int c)
+{
+	sink = malloc(8);
+	if (c > 5) {
+		report(c);
+		for (int i = 0; i < 7; i++)
+			sink = malloc(32);
+	}
+	sink = malloc(8);
+}
+int main(int argc, char **argv)
+{
+	(void)argv;
+	f7(argc);
+	f7(argc + 8);
+	return 0;
+}
+EOF
+for g in -g ""; do
+	rm -rf malloc_freq.*
+	if ! gcc -O2 $g -o cold cold.c 2> build.err; then
+		fail "gcc -O2 $g builds cold.c"
+		continue
+	fi
+	profile ./cold 2> /dev/null
+	"$MF_PRINT" --collapsed malloc_freq.* > c.txt 2> /dev/null
+	is "$(calls c.txt ';main;f7;malloc$'):$(grep -c '[.]cold' c.txt)" "11:0" \
+		"gcc -O2${g:+ $g}: f7 and f7.cold are one function: 11 calls"
+done
+
 # g++ -O2 -g: the row at main's end address is not _start's line
 if command -v g++ > /dev/null; then
 	cat > start.cc << 'EOF'

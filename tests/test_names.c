@@ -60,6 +60,19 @@ static const struct {
      "RawVec::grow_one"},
     {"_RNCNvCs6GmmlP4bgsG_1r9clone_all0B3_", "r::clone_all::{closure#0}"},
     {"_RNvCs6GmmlP4bgsG_1r11build_words", "r::build_words"},
+    /* GCC's local copies of a C function, as a symbol table names them (debug info names
+     * them as the function); a C++ one's suffix is demangled as " [clone .cold]" */
+    {"f7.cold", "f7"},
+    {"parse.part.0", "parse"},
+    {"hash.isra.12", "hash"},
+    {"copy.constprop.0", "copy"},
+    {"f.constprop.0.isra.0", "f"},
+    {"f.part.1.cold", "f"},
+    {"f.cold.3", "f"},
+    {"_Z3food.cold", "foo"},
+    {"f.coldx", "f.coldx"},
+    {"f.part", "f.part"},
+    {"f.lto_priv.0", "f.lto_priv.0"},
 };
 
 int main(void)
