@@ -200,6 +200,9 @@ MF_NOINLINE uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *
 
 void mf_unwind_forget(void)
 {
+	/* (libunwind first: a thread that sees the new epoch learns its rules from libunwind's
+	 * new cache generation) */
+	mf_libunwind_forget();
 	mf_rule_table_forget();
 }
 

@@ -138,8 +138,12 @@ void mf_libunwind_load(void);
  * loaded in this run. */
 int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *rule);
 /* unw_backtrace into pcs (at most max, innermost first); -1 if libunwind was not loaded in this
- * run (then the rule cache hears that the next run needs it). */
+ * run (then the rule cache hears that the next run needs it). In a thread that used it before
+ * an unload (mf_unwind_forget), the same stack by unw_step. */
 int mf_libunwind_backtrace(void **pcs, int max);
+/* Code may be unloaded: libunwind forgets what it cached of frames (but unw_backtrace's trace
+ * cache: see mf_libunwind_backtrace). Any thread, a signal handler, inside malloc. */
+void mf_libunwind_forget(void);
 
 /* got_patch.c: libunwind's calls for its validation pipe and the signal mask, redirected in
  * its own GOT. */

@@ -22,7 +22,9 @@ static struct {
 	int (*step)(unw_cursor_t *);
 	int (*get_reg)(unw_cursor_t *, unw_regnum_t, unw_word_t *);
 	int (*backtrace)(void **, int);
+	int (*getcontext)(unw_context_t *);
 	int (*set_caching_policy)(unw_addr_space_t, unw_caching_policy_t);
+	void (*flush_cache)(unw_addr_space_t, unw_word_t, unw_word_t);
 	unw_addr_space_t *local_addr_space;
 } mf_unw;
 static int mf_unw_state; /* 1: loaded; 0: not in this run */
@@ -39,7 +41,9 @@ static int mf_libunwind_open(void)
 	MF_UNW_RESOLVE(step, unw_step)
 	MF_UNW_RESOLVE(get_reg, unw_get_reg)
 	MF_UNW_RESOLVE(backtrace, unw_backtrace)
+	MF_UNW_RESOLVE(getcontext, unw_tdep_getcontext) /* (unw_getcontext is a macro of it) */
 	MF_UNW_RESOLVE(set_caching_policy, unw_set_caching_policy)
+	MF_UNW_RESOLVE(flush_cache, unw_flush_cache)
 	MF_UNW_RESOLVE(local_addr_space, unw_local_addr_space)
 #undef MF_UNW_RESOLVE
 	if (!h || missing) {
@@ -106,9 +110,53 @@ static int mf_libunwind_ready(void)
 	return 1;
 }
 
+/* 1 + the walk's epoch when this thread first gave unw_backtrace a stack; 0: not yet. */
+static MF_TLS uint64_t mf_unw_traced_in;
+
+/* unw_backtrace's answer, by unw_step from a fresh cursor, as unw_backtrace itself does when
+ * its trace fails: each frame found through the register-state cache, which
+ * mf_libunwind_forget empties. (Out of line: its context and cursor stay off the stack of
+ * mf_libunwind_backtrace's usual path.) */
+static MF_NOINLINE int mf_libunwind_step_all(void **pcs, int max)
+{
+	unw_context_t uc;
+	unw_cursor_t c;
+	unw_word_t ip;
+	int n = 0;
+	if (mf_unw.getcontext(&uc) < 0 || mf_unw.init_local(&c, &uc) < 0)
+		return 0;
+	while (n < max && mf_unw.step(&c) > 0 && !mf_unw.get_reg(&c, UNW_REG_IP, &ip))
+		pcs[n++] = (void *)ip;
+	return n;
+}
+
 int mf_libunwind_backtrace(void **pcs, int max)
 {
-	return mf_libunwind_ready() ? mf_unw.backtrace(pcs, max) : -1;
+	if (!mf_libunwind_ready())
+		return -1;
+	/* unw_backtrace answers from a per-thread trace cache, by return address, that nothing
+	 * empties: not unw_flush_cache (libunwind 1.6.2: after dlclose, then dlopen of another
+	 * library at the same address, it kept describing the first library's frame, and gave
+	 * stacks without their outer frames or crashed reading through them). So once code may
+	 * have been unloaded since this thread first used it, its stacks are stepped instead.
+	 * (The warming call traced only our own frames, which stay.) */
+	uint64_t now = 1 + (uint64_t)mf_walk_epoch_now();
+	if (mf_unlikely(!mf_unw_traced_in))
+		mf_unw_traced_in = now;
+	if (mf_likely(mf_unw_traced_in == now))
+		return mf_unw.backtrace(pcs, max);
+	return mf_libunwind_step_all(pcs, max);
+}
+
+void mf_libunwind_forget(void)
+{
+	/* libunwind's register-state caches (one per thread: UNW_CACHE_PER_THREAD), by address,
+	 * would describe the unloaded code's frames to unw_step, which confirms rules: the flush
+	 * starts a new cache generation, and each thread empties its cache when it next finds
+	 * it of an older one. Documented as thread-safe and safe in a signal handler; it does
+	 * not allocate (1.6.2: it unmaps what it read of .debug_frame sections). */
+	if (__atomic_load_n(&mf_unw_state, __ATOMIC_ACQUIRE))
+		mf_unw.flush_cache(*mf_unw.local_addr_space, 0, 0);
 }
 
 int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_cfi_rule *r)
