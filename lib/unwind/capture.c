@@ -102,6 +102,8 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 		if (mf_stack_bounds(ws->bounds_sp, &ws->stack_lo, &ws->stack_hi))
 			ws->stack_lo = ws->stack_hi = MF_WALK_NO_BOUNDS;
 		n = mf_walk(ws, max, from->pc, from->sp, from->bp);
+		if (ws->stack_lo != MF_WALK_NO_BOUNDS && !mf_stack_own(ws->stack_lo, ws->stack_hi))
+			ws->stack_lo = ws->stack_hi = 0; /* (this walk's only) */
 	}
 	walked = n >= 0;
 	void **pcs = (void **)ws->pc;

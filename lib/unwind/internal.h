@@ -92,6 +92,10 @@ int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int
 
 /* stack.c: the mapping [*lo, *hi) that holds sp, from /proc/self/maps; 0, or -1 if none. */
 int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi);
+/* Is [lo, hi) the calling thread's own stack, which stays mapped while it runs? Another (a
+ * coroutine's) may be unmapped, and a smaller one mapped at its place: its bounds serve one walk
+ * only. */
+int mf_stack_own(uintptr_t lo, uintptr_t hi);
 
 /* hot.c: a call from one of a thread's hot stacks again is counted at its leaf once its words
  * are seen unchanged, without a walk or the trie. Filled only from complete walks. */

@@ -1,6 +1,7 @@
 /* The bounds of the mapping that holds a stack pointer, from /proc/self/maps: what the walk
  * may read when it steps a frame by a guess (code no unwind table covers). Read once per
- * thread that meets such code, on the slow path. No malloc; a small buffer on the stack. */
+ * thread that meets such code on its own stack, on the slow path; once per walk on another
+ * stack. No malloc; a small buffer on the stack. */
 #include "config.h"
 
 #include <errno.h>
@@ -91,4 +92,15 @@ int mf_stack_bounds(uintptr_t sp, uintptr_t *lo, uintptr_t *hi)
 {
 	struct mf_stack_call c = {sp, lo, hi};
 	return (int)mf_fds_apart(mf_stack_bounds_apart, &c);
+}
+
+/* (ld.so's: where the main thread's stack began) */
+extern void *__libc_stack_end;
+
+int mf_stack_own(uintptr_t lo, uintptr_t hi)
+{
+	/* glibc maps a thread's descriptor, where the thread pointer points, with its stack; the
+	 * main thread's descriptor lies elsewhere, but its stack holds __libc_stack_end */
+	uintptr_t tp = (uintptr_t)__builtin_thread_pointer(), start = (uintptr_t)__libc_stack_end;
+	return (lo <= tp && tp < hi) || (lo <= start && start < hi);
 }
