@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "option_error.h"
 #include "parse.h"
 #include "process_end.h"
 #include "reader.h"
@@ -150,27 +151,6 @@ static int mf_number(const char *s, unsigned long min, unsigned long max)
 	return mf_parse_uint(s, min, max, &v) == 0;
 }
 
-/* What is wrong with the option arg that getopt_long refused. (Its optopt is a short option's
- * letter, or the value of a long option given a value it does not take, which may be no
- * letter at all.) */
-static int mf_option_error(const char *arg, const struct option *opts)
-{
-	if (arg[0] == '-' && arg[1] != '-' && optopt > 0 && optopt < 128)
-		return mf_usage_error("unknown option '-%c'", optopt);
-	const char *eq = strchr(arg, '=');
-	size_t len = eq ? (size_t)(eq - arg) : strlen(arg);
-	if (strncmp(arg, "--", 2))
-		return mf_usage_error("unknown option '%s'", arg);
-	if (eq && optopt)
-		return mf_usage_error("%.*s takes no value", (int)len, arg);
-	int matches = 0;
-	for (const struct option *o = opts; o->name; o++)
-		matches += len > 2 && !strncmp(o->name, arg + 2, len - 2);
-	if (matches > 1)
-		return mf_usage_error("'%.*s' is the start of more than one option", (int)len, arg);
-	return mf_usage_error("unknown option '%s'", arg);
-}
-
 static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 {
 	enum {
@@ -290,8 +270,12 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 			exit(0);
 		case ':':
 			return mf_usage_error("%s needs a value", argv[optind - 1]);
-		default:
-			return mf_option_error(argv[optind - 1], opts);
+		default: {
+			char why[256];
+			return mf_usage_error(
+			    "%s",
+			    mf_option_error(why, sizeof(why), argv[optind - 1], optopt, opts));
+		}
 		}
 	}
 	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)

@@ -17,6 +17,7 @@
 #include "discover.h"
 #include "load.h"
 #include "model.h"
+#include "option_error.h"
 #include "report.h"
 #include "snapshots.h"
 #include "symbolize.h"
@@ -460,10 +461,12 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			exit(MF_EXIT_OK);
 		case ':':
 			return mf_usage_error("%s needs a value", argv[optind - 1]);
-		default:
-			if (optopt)
-				return mf_usage_error("unknown option '-%c'", optopt);
-			return mf_usage_error("unknown option '%s'", argv[optind - 1]);
+		default: {
+			char why[256];
+			return mf_usage_error(
+			    "%s",
+			    mf_option_error(why, sizeof(why), argv[optind - 1], optopt, opts));
+		}
 		}
 	}
 	for (int i = optind; i < argc; i++)

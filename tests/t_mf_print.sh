@@ -131,6 +131,11 @@ check "--threshold not a number" 2 "^mf_print: --threshold 'abc': give a percent
 check "--threshold out of range" 2 "^mf_print: --threshold '101'" --threshold 101 "$good"
 check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls', 'bytes', 'time', 'temporary', 'leaked', 'leaked-blocks', 'peak', 'peak-blocks' or 'short'" --sort size "$good"
 check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate "$good"
+# a long option given a value it takes none of is named as given (it read "unknown option '-c'"
+# for --caller=1, and a control byte for --json=1); a prefix of several options says so
+check "--caller=1: --caller takes no value" 2 "^mf_print: --caller takes no value$" --caller=1 "$good"
+check "--json=1: named, not a byte" 2 "^mf_print: --json takes no value$" --json=1 "$good"
+check "--thr: the start of more than one option" 2 "^mf_print: '--thr' is the start of more than one option$" --thr 1 "$good"
 check "missing option value" 2 "^mf_print: --dir needs a value" --dir
 check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
 check "two reports at once" 2 "^mf_print: choose one of --collapsed, --threads, --processes, --json, --dot, --list, --tags and --html" --collapsed --threads "$good"
