@@ -101,8 +101,9 @@ static void mf_usage(FILE *out)
 	    "                        (alloc_calls/count, alloc_space/bytes, cpu/nanoseconds,\n"
 	    "                        temporaries/count, leaked_objects/count,\n"
 	    "                        leaked_space/bytes, peak_objects/count,\n"
-	    "                        peak_space/bytes), labels thread_id, thread_name, pid,\n"
-	    "                        program ('-': to stdout, in place of the report)\n"
+	    "                        peak_space/bytes, short_lived/count), labels\n"
+	    "                        thread_id, thread_name, pid, program ('-': to stdout,\n"
+	    "                        in place of the report; not with --list)\n"
 	    "      --html FILE       one self-contained page (no network): a zoomable flame\n"
 	    "                        graph with search, metric (each one held), process and\n"
 	    "                        thread choices,\n"
@@ -477,9 +478,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		    "--tags and --html");
 	if (a->windows > 1)
 		return mf_usage_error("choose one of --snapshot, --since and --between");
-	if (a->windows && a->mode == MF_MODE_LIST)
+	if ((a->windows || a->pprof) && a->mode == MF_MODE_LIST)
 		return mf_usage_error("--list names every snapshot; it does not go with "
-				      "--snapshot, --since or --between");
+				      "--snapshot, --since, --between or --pprof");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
 				      "--threads, --processes, --json, --dot, --list, --tags or "
@@ -606,9 +607,13 @@ static int mf_report_file(const struct mf_model *m, const struct mf_args *a, con
  * (--collapsed: alone). */
 static int mf_report(const struct mf_model *m, const struct mf_args *a)
 {
-	if (a->mode == MF_MODE_HTML) /* (1: said, with the file named) */
-		return mf_report_file(m, a, a->html, mf_report_html) ? 1 : 0;
-	if (a->pprof && !strcmp(a->pprof, "-"))
+	int to_stdout = a->pprof && !strcmp(a->pprof, "-"); /* (then it alone goes there) */
+	if (a->mode == MF_MODE_HTML) {			    /* (1: said, with the file named) */
+		if (mf_report_file(m, a, a->html, mf_report_html))
+			return 1;
+		return to_stdout ? mf_report_pprof(stdout, m, &a->report) : 0;
+	}
+	if (to_stdout)
 		return mf_report_pprof(stdout, m, &a->report);
 	/* (its lines have no room to say so: flamegraph.pl reads them) */
 	if (a->mode == MF_MODE_COLLAPSED &&

@@ -135,6 +135,13 @@ check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate
 # for --caller=1, and a control byte for --json=1); a prefix of several options says so
 check "--caller=1: --caller takes no value" 2 "^mf_print: --caller takes no value$" --caller=1 "$good"
 check "--json=1: named, not a byte" 2 "^mf_print: --json takes no value$" --json=1 "$good"
+check "--list with --pprof: refused (no pprof profile was written)" 2 "^mf_print: --list names every snapshot; it does not go with .*--pprof$" --list --pprof "$mf_work/l.pb.gz" "$good"
+# --pprof - with --html FILE: the page to its file, the pprof profile alone on stdout (it was
+# dropped: nothing on stdout)
+"$MF_PRINT" --pprof - "$good" > "$mf_work/alone.pb.gz" 2> /dev/null
+"$MF_PRINT" --html "$mf_work/p.html" --pprof - "$good" > "$mf_work/both.pb.gz" 2> /dev/null; rc=$?
+[ "$rc" = 0 ] && [ -s "$mf_work/p.html" ] && [ -s "$mf_work/both.pb.gz" ] && cmp -s "$mf_work/alone.pb.gz" "$mf_work/both.pb.gz"
+ok $? "--html FILE --pprof -: the page written, and stdout holds the pprof profile --pprof - alone gives"
 check "--thr: the start of more than one option" 2 "^mf_print: '--thr' is the start of more than one option$" --thr 1 "$good"
 check "missing option value" 2 "^mf_print: --dir needs a value" --dir
 check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
