@@ -86,13 +86,16 @@ static void mf_usage(FILE *out)
 	      "                        [MALLOC_FREQ_START=off]\n"
 	      "      --snapshot-signal SIG  a snapshot of every thread's counts when a process\n"
 	      "                        gets SIG (USR1, USR2, RTMIN+N, a number; not KILL,\n"
-	      "                        STOP, nor a fault's: SEGV, BUS, FPE, ILL, TRAP, SYS)\n"
+	      "                        STOP, nor a fault's: SEGV, BUS, FPE, ILL, TRAP, SYS;\n"
+	      "                        nor 32 or 33, glibc's own)\n"
 	      "                        [MALLOC_FREQ_SNAPSHOT_SIGNAL]\n"
 	      "      --toggle-signal SIG  recording off and on again at each SIG\n"
 	      "                        [MALLOC_FREQ_TOGGLE_SIGNAL]\n"
-	      "      --snapshot-interval SECS  a snapshot every SECS seconds (0.001 to 86400)\n"
+	      "      --snapshot-interval SECS  a snapshot every SECS seconds (0.001 to 86400,\n"
+	      "                        three decimals at most)\n"
 	      "                        [MALLOC_FREQ_SNAPSHOT_INTERVAL]\n"
-	      "  -q, --quiet           no summary line\n"
+	      "  -q, --quiet           no summary at the end (a run that recorded nothing\n"
+	      "                        is still said)\n"
 	      "  -h, --help            this text\n"
 	      "  -V, --version         the version\n"
 	      "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A\n"
@@ -246,7 +249,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 				return mf_usage_error(
 				    "%s '%s': give a signal a handler may take (USR1, "
 				    "USR2, RTMIN+N, a number; not KILL, STOP, nor a fault's: "
-				    "SEGV, BUS, FPE, ILL, TRAP, SYS)",
+				    "SEGV, BUS, FPE, ILL, TRAP, SYS; nor 32 or 33, glibc's own)",
 				    c == OPT_SNAPSHOT_SIGNAL ? "--snapshot-signal"
 							     : "--toggle-signal",
 				    optarg);
@@ -664,7 +667,9 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 			"allocator under the profiler (one that does not allocate, or a static or "
 			"setuid program, or one started without LD_PRELOAD, leaves nothing)\n",
 			dir);
-	else
+	if (l->quiet) /* (a run that recorded nothing is said still: something is wrong) */
+		return;
+	if (t.threads)
 		fprintf(stderr,
 			"malloc_freq: %s%s%" PRIu64 " calls, %s requested; %zu process%s, %zu "
 			"thread%s%s%s\n",
@@ -836,8 +841,9 @@ int main(int argc, char **argv)
 		snprintf(said.dir, sizeof(said.dir), "%s", l.out);
 	}
 	if (said.stage == 0 && !said.dir[0]) {
-		mf_say("cannot make the directory malloc_freq.%d here: %s", (int)child,
-		       strerror(said.err));
+		const char *base = getenv("MALLOC_FREQ_DIR");
+		mf_say("cannot make the directory malloc_freq.%d in %s: %s", (int)child,
+		       base && *base ? base : "the current directory", strerror(said.err));
 		return MF_EXIT_FAILED;
 	}
 	if (said.stage == 1) {
@@ -846,8 +852,7 @@ int main(int argc, char **argv)
 			rmdir(said.dir);
 		return WEXITSTATUS(st);
 	}
-	if (!l.quiet)
-		mf_summary(&l, said.dir);
+	mf_summary(&l, said.dir);
 	if (l.report)
 		mf_run_report(&l, said.dir);
 	return mf_pass_status(st);

@@ -112,7 +112,7 @@ static void mf_config_control(void)
 		if (!(*sigs[i] = mf_parse_signal(s)))
 			mf_log("%s=\"%s\" is not a signal a handler may take (USR1, USR2, "
 			       "RTMIN+N, a number; not KILL, STOP, nor a fault's: SEGV, BUS, FPE, "
-			       "ILL, TRAP, SYS) or off; using off",
+			       "ILL, TRAP, SYS; nor 32 or 33, glibc's own) or off; using off",
 			       vars[i], s);
 	}
 	if (mf_config.snapshot_signal && mf_config.snapshot_signal == mf_config.toggle_signal) {

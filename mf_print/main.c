@@ -165,7 +165,9 @@ static void mf_usage(FILE *out)
 	    "  mf_print --diff before/malloc_freq.1234 after/malloc_freq.5678\n"
 	    "\n"
 	    "Exit status: 0 ok; 1 a file or directory could not be read (the rest is still\n"
-	    "reported) or held no profile; 2 usage error; 3 --thread or --process chose nothing.\n",
+	    "reported), held no profile, or lacks what was asked (--leaks, --sort time, ...\n"
+	    "on profiles that did not record it); 2 usage error; 3 --thread or --process\n"
+	    "chose nothing.\n",
 	    out);
 }
 

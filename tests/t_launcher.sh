@@ -147,6 +147,8 @@ printf '#include <stdlib.h>\nint main(void) { free(malloc(8)); return 4; }\n' > 
 if ${CC:-cc} -static -o static static.c 2> /dev/null; then
 	"$launcher" -o static.prof ./static 2> err; is "$?" 4 "a static program: its status"
 	like "$(sed -n 1p err)" "^malloc_freq: nothing recorded in $mf_work/static.prof: .*static" "a static program: nothing recorded, and why"
+	"$launcher" -q -o static.q ./static 2> err
+	is "$(grep -c '^malloc_freq: nothing recorded' err):$(wc -l < err)" "1:1" "... said under -q too, and nothing else"
 else
 	echo "# no static C library: the static program is not tried"
 fi
