@@ -332,7 +332,11 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 	ld->files++;
 	int rp = mf_read_profile(path, &p, err, sizeof(err));
 	if (rp > 0) {
-		fprintf(stderr, "mf_print: warning: %s: %s\n", path, err);
+		/* (a process still running may be making it now: nothing is lost, nothing said) */
+		if (d->info.end == MF_END_RUNNING)
+			ld->files--;
+		else
+			fprintf(stderr, "mf_print: warning: %s: %s\n", path, err);
 		return 0;
 	}
 	if (rp < 0) {

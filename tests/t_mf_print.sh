@@ -81,6 +81,15 @@ check "an empty file (killed while it was made): a warning, the rest reported" 0
 d=$(bad nohdr); f=$(ls "$d"/*.prof); head -c 12288 /dev/zero > "$f"; cp "$prof" "$d/77777.prof"
 check "a file with no header yet: the same" 0 "^mf_print: warning: $f: no header: the thread was stopped" "$d"
 d=$(bad onlyzero); f=$(ls "$d"/*.prof); : > "$f"
+# in the directory of a process still running, such a file is one being made: not a loss (a
+# live read warned that its thread was stopped)
+env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_kill" 0 > /dev/null &
+live=$!; sleep 0.3
+head -c 12288 /dev/zero > "$mf_work/malloc_freq.$live/99998.prof"
+"$MF_PRINT" "$mf_work/malloc_freq.$live" > /dev/null 2> "$mf_work/err"; rc=$?
+kill -9 $live; wait $live 2> /dev/null
+is "$rc:$(cat "$mf_work/err")" "0:" "a running process's file with no header yet: being made, no warning"
+check "... once it has ended, the warning" 0 "^mf_print: warning: $mf_work/malloc_freq.$live/99998.prof: no header: the thread was stopped" "$mf_work/malloc_freq.$live"
 check "only such files: nothing to report, exit 1" 1 "warning: $f: empty" "$d"
 # node_count is the header's 8 bytes at 56: 0 nodes, and the calls it counts (a thread killed
 # while its file was made has neither)
