@@ -15,11 +15,11 @@
 #define MF_JSON_VERSION 2
 
 static const char *const mf_json_kinds[] = {
-    [MF_FRAME_CODE] = "code",
-    [MF_FRAME_ENTRY] = "entry",
-    [MF_FRAME_TRUNCATED] = "truncated",
-    [MF_FRAME_JIT] = "jit",
+    [MF_FRAME_CODE] = "code", [MF_FRAME_ENTRY] = "entry", [MF_FRAME_TRUNCATED] = "truncated",
+    [MF_FRAME_JIT] = "jit",   [MF_FRAME_TAG] = "tag",
 };
+_Static_assert(sizeof(mf_json_kinds) / sizeof(*mf_json_kinds) == MF_FRAME_TAG + 1,
+	       "a name for every frame kind");
 
 static const char *const mf_json_ends[] = {
     [MF_END_UNKNOWN] = "unknown", [MF_END_RUNNING] = "running",	 [MF_END_UNRECORDED] = "unrecorded",

@@ -47,6 +47,18 @@ is "$(calls "$mf_work/since" '^\[tag\] late;.*;site_e;malloc$')" $k "--since mid
 is "$(calls "$mf_work/mid" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')" $((2 * k * s)) \
 	"--snapshot mid: parse's calls, exact"
 
+# --json: a tag scope is a frame of kind "tag" named by the tag (the kind was read past the end
+# of the table of kinds)
+if command -v python3 > /dev/null 2>&1; then
+	"$MF_PRINT" --json "$dir" > "$mf_work/j" 2> /dev/null
+	is "$(python3 -c 'import json, sys
+fr = json.load(open(sys.argv[1]))["frames"]
+kinds = {f["kind"] for f in fr}
+print(sorted(f["function"] for f in fr if f["kind"] == "tag")[:3], kinds <= {"code", "entry", "truncated", "jit", "tag"})' "$mf_work/j")" \
+		"['late', 'parse', 'render'] True" "--json: tag frames of kind tag, named by their tags; no other kind"
+else
+	skip "--json's tag frames: no python3"
+fi
 # with sampling: estimates near the truth (k = 2000: 20,000 calls per tag path at least)
 # pprof: each sample labelled with its tag path, for -tagfocus
 if command -v go > /dev/null 2>&1; then
