@@ -676,10 +676,15 @@ static void mf_nothing_chosen(const struct mf_args *a)
 static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct mf_symbolizer *sym)
 {
 	struct mf_found_list found = {0};
+	/* (the same choice, and the same window: --since one compares what came after
+	 * snapshot one in each) */
 	struct mf_load ld = {.have_thread = a->load.have_thread,
 			     .thread = a->load.thread,
 			     .process = a->load.process,
-			     .nprocess = a->load.nprocess};
+			     .nprocess = a->load.nprocess,
+			     .top = a->load.top,
+			     .base = a->load.base,
+			     .whole = a->load.whole};
 	int r = mf_model_init(base, sym);
 	base->short_buckets = a->short_buckets;
 	if (!r) {

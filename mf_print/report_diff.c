@@ -424,6 +424,8 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 		o->base->estimated ? "~" : "", d.total_base[MF_METRIC_CALLS],
 		m->estimated ? "~" : "", d.total_now[MF_METRIC_CALLS], dc, b0, b1, db,
 		mf_text_escape(o->base_name, text, sizeof(text)));
+	if (o->window && o->window[0])
+		fprintf(out, "  counts %s (the base's alike)\n", o->window);
 	/* With sampling on either side, a change within twice its sampling noise's standard
 	 * deviation is marked: it says nothing of a change in the program. */
 	uint64_t rate_base = mf_model_rate(o->base), rate_now = mf_model_rate(m);

@@ -47,6 +47,11 @@ is "$(calls "$mf_work/since" '^\[tag\] late;.*;site_e;malloc$')" $k "--since mid
 is "$(calls "$mf_work/mid" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')" $((2 * k * s)) \
 	"--snapshot mid: parse's calls, exact"
 
+# --diff with a window takes it in the base too: a profile against itself since "mid" has no
+# change (the base was read whole, and the diff said most calls were gone)
+"$MF_PRINT" --since mid --diff "$dir" "$dir" > "$mf_work/d" 2> /dev/null
+like "$(sed -n 1p "$mf_work/d")" "^malloc_freq diff: ([0-9]+) -> \\1 calls \\(0\\)" "--since mid --diff DIR DIR: no change"
+like "$(sed -n 3p "$mf_work/d")" "^  counts since snapshot mid \\(the base's alike\\)$" "... and the window is said"
 # --json: a tag scope is a frame of kind "tag" named by the tag (the kind was read past the end
 # of the table of kinds)
 if command -v python3 > /dev/null 2>&1; then
