@@ -2,6 +2,7 @@
  * column per thread, the busiest first; the rest summed in one column. */
 #include "config.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <inttypes.h>
 #include <stdlib.h>
@@ -130,13 +131,13 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 	if (!r) {
 		uint64_t total = mf_model_total(m, metric, NULL);
 		mf_fold_sort(&f, metric, total, o->threshold, l.rank);
-		fprintf(out,
-			"\n%s per thread, by the function that called the allocator; sites below "
-			"%g%% are folded (--threshold)\n\n",
-			metric == MF_METRIC_BYTES	? "Bytes"
-			: metric == MF_METRIC_TEMPORARY ? "Temporaries"
-							: "Calls",
-			o->threshold);
+		const char *what = mf_metric_info[metric].plural;
+		fprintf(
+		    out,
+		    "\n%c%s%s per thread, by the function that called the allocator; sites below "
+		    "%g%% are folded (--threshold)\n\n",
+		    toupper((unsigned char)what[0]), what + 1,
+		    metric == MF_METRIC_TIME ? " (ns)" : "", o->threshold);
 		mf_threads_header(out, m, order, ncols, n - ncols);
 		uint64_t fold_cols[MF_THREAD_COLUMNS + 1] = {0};
 		int flag = 0;

@@ -18,6 +18,16 @@ for k in $metrics; do want="$want $k=$(total $k)"; done
 like "$want" " leaked-blocks=[1-9][0-9]* leaked=[1-9][0-9]* peak-blocks=[1-9][0-9]* peak=[1-9]" \
 	"the text report's totals:$want"
 
+# --threads --sort METRIC: the table is headed by that metric (it said "Calls per thread" over
+# leaked bytes and nanoseconds)
+heads=""
+for k in $metrics; do
+	"$MF_PRINT" --threads --sort $k --threshold 0 "$d" > "$mf_work/th" 2> /dev/null
+	heads="$heads$(grep -o '^[A-Z][a-zA-Z() -]* per thread' "$mf_work/th");"
+done
+is "$heads" "Calls per thread;Bytes per thread;CPU time (ns) per thread;Temporaries per thread;Leaked blocks per thread;Leaked bytes per thread;Blocks live at the peak per thread;Bytes live at the peak per thread;" \
+	"--threads --sort METRIC: headed by the metric it shows"
+
 # --pprof: a sample type per metric, -sample_index=TYPE totals the text report's
 if ! command -v go > /dev/null 2>&1 || ! go tool pprof -h > /dev/null 2>&1; then
 	for i in 1 2 3 4; do skip "no go tool pprof (apt-get install golang-go)"; done
