@@ -480,9 +480,15 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		    "--tags and --html");
 	if (a->windows > 1)
 		return mf_usage_error("choose one of --snapshot, --since and --between");
-	if ((a->windows || a->pprof) && a->mode == MF_MODE_LIST)
-		return mf_usage_error("--list names every snapshot; it does not go with "
-				      "--snapshot, --since, --between or --pprof");
+	if (a->mode == MF_MODE_HTML && a->pprof && !strcmp(a->html, "-") && !strcmp(a->pprof, "-"))
+		return mf_usage_error("--html - and --pprof - would both go to stdout: give one a "
+				      "file");
+	if ((a->windows || a->pprof || a->load.have_thread || a->load.nprocess) &&
+	    a->mode == MF_MODE_LIST)
+		return mf_usage_error(
+		    "--list names every snapshot of every process; it does not go "
+		    "with --snapshot, --since, --between, --pprof, --thread or "
+		    "--process");
 	if (a->caller && a->mode != MF_MODE_TREE)
 		return mf_usage_error("--caller shapes the tree; it does not go with --collapsed, "
 				      "--threads, --processes, --json, --dot, --list, --tags or "

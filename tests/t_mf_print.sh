@@ -144,7 +144,9 @@ check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate
 # for --caller=1, and a control byte for --json=1); a prefix of several options says so
 check "--caller=1: --caller takes no value" 2 "^mf_print: --caller takes no value$" --caller=1 "$good"
 check "--json=1: named, not a byte" 2 "^mf_print: --json takes no value$" --json=1 "$good"
-check "--list with --pprof: refused (no pprof profile was written)" 2 "^mf_print: --list names every snapshot; it does not go with .*--pprof$" --list --pprof "$mf_work/l.pb.gz" "$good"
+check "--list with --pprof: refused (no pprof profile was written)" 2 "^mf_print: --list names every snapshot of every process; it does not go with .*--pprof" --list --pprof "$mf_work/l.pb.gz" "$good"
+check "--list with --process: refused (it listed every process)" 2 "^mf_print: --list .* does not go with .*--process$" --list --process nosuch "$good"
+check "--html - with --pprof -: refused (one stdout)" 2 "^mf_print: --html - and --pprof - would both go to stdout" --html - --pprof - "$good"
 # --pprof - with --html FILE: the page to its file, the pprof profile alone on stdout (it was
 # dropped: nothing on stdout)
 "$MF_PRINT" --pprof - "$good" > "$mf_work/alone.pb.gz" 2> /dev/null
