@@ -506,8 +506,10 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 	if (d->info.pid && !(r = mf_dir_decide(ld, d, d->info.pid)) && d->chosen &&
 	    !ld->have_thread)
 		r = mf_dir_add(m, d);
+	size_t had = ld->threads;
 	for (size_t i = 0; i < n && !r && (!d->decided || d->chosen); i++)
 		r = mf_dir_profile(m, ld, d, names[i]);
+	ld->dirs_used += ld->threads > had;
 	mf_dir_names_free(names, n, own);
 	mf_modmap_free(&d->map);
 	free(d->tags);

@@ -23,11 +23,12 @@ struct mf_load {
 	int whole;	  /* --since 0: nothing subtracted */
 	/* what was read */
 	size_t files, dirs;
-	size_t threads;	 /* thread files added to the model */
-	size_t passed;	 /* thread files of chosen processes left out by --thread */
-	size_t chosen;	 /* processes chosen by --process (all, without it) */
-	size_t unchosen; /* processes left out by --process */
-	char **programs; /* the programs met, chosen or not (for a message when none is) */
+	size_t dirs_used; /* of them, those with a thread added to the model */
+	size_t threads;	  /* thread files added to the model */
+	size_t passed;	  /* thread files of chosen processes left out by --thread */
+	size_t chosen;	  /* processes chosen by --process (all, without it) */
+	size_t unchosen;  /* processes left out by --process */
+	char **programs;  /* the programs met, chosen or not (for a message when none is) */
 	size_t nprograms, cap_programs;
 	size_t resets;		  /* processes whose counts start at their last malloc_freq_reset */
 	size_t lacking;		  /* processes left out: they have no snapshot asked for */

@@ -803,7 +803,8 @@ int main(int argc, char **argv)
 		mf_sym_warnings(sym, mf_print_warning, &warnings);
 		mf_print_nodebug(&warnings);
 		a.report.files = a.load.files;
-		a.report.dirs = a.load.dirs - a.load.lacking;
+		a.report.dirs = a.load.dirs_used; /* (not those --process, --thread or a window
+						     left out) */
 		if (a.pprof && strcmp(a.pprof, "-") &&
 		    mf_report_file(&m, &a, a.pprof, mf_report_pprof))
 			status = MF_EXIT_INPUT; /* (said; the report on stdout is still made) */

@@ -51,6 +51,9 @@ fe=$(line 'prog_tree forkexit 300 40' | sed -E 's/.*\] ([0-9]+), .*/\1/' | tr '\
 set -- $fe
 is "$(count 300 --process "$1"):$(count 40 --process "$2")" "300:40" "--process: the forkexit parent's 300 calls, its child's 40"
 is "$(count 200 --process other_prog)" 200 "--process other_prog: its 200 calls"
+# the summary counts the directories of the processes chosen (it counted every one read)
+like "$("$MF_PRINT" --process other_prog "$mf_work" 2> /dev/null | sed -n 1p)" \
+	"^malloc_freq: 200 calls, .*; 1 thread in 1 file from 1 directory$" "--process other_prog: the summary counts its one directory"
 is "$(count 620 --process prog_tree)" 620 "--process prog_tree: its six processes' 620 calls"
 is "$(count 820 --process prog_tree --process other_prog)" 820 "--process twice: both programs"
 # --thread: the one process whose thread it is (its main thread's id is its pid)
