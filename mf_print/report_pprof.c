@@ -298,7 +298,8 @@ static void mf_pprof_label_tag(struct mf_pprof *pp, const struct mf_model *m, co
 		const struct mf_frame *f = &m->frames[fr[k]];
 		if (f->kind != MF_FRAME_TAG || !f->function)
 			continue;
-		int w = snprintf(path + len, sizeof(path) - len, "%s%s", len ? "/" : "", f->function);
+		int w =
+		    snprintf(path + len, sizeof(path) - len, "%s%s", len ? "/" : "", f->function);
 		if (w < 0 || (size_t)w >= sizeof(path) - len)
 			break; /* (16 tags of 63 bytes fit) */
 		len += (size_t)w;
