@@ -292,6 +292,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 	if (!a->dirs || !a->load.process)
 		return mf_usage_error("out of memory");
 	int modes = 0, c;
+	char text[128]; /* (a snapshot named in the window, made printable) */
 	char *end;
 	opterr = 0;
 	while ((c = getopt_long(argc, argv, ":d:t:s:cvhV", opts, NULL)) != -1) {
@@ -422,7 +423,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 						      optarg);
 			a->load.top = optarg;
 			a->windows++;
-			snprintf(a->window, sizeof(a->window), "as of snapshot %s", optarg);
+			snprintf(a->window, sizeof(a->window), "as of snapshot %s",
+				 mf_text_escape(optarg, text, sizeof(text)));
 			break;
 		case OPT_SINCE:
 			if (!optarg[0])
@@ -434,7 +436,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 				break;
 			}
 			a->load.base = optarg;
-			snprintf(a->window, sizeof(a->window), "since snapshot %s", optarg);
+			snprintf(a->window, sizeof(a->window), "since snapshot %s",
+				 mf_text_escape(optarg, text, sizeof(text)));
 			break;
 		case OPT_BETWEEN:
 			if (optind >= argc || !optarg[0] || !argv[optind][0] ||
@@ -445,8 +448,11 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 			a->load.base = optarg;
 			a->load.top = argv[optind++];
 			a->windows++;
-			snprintf(a->window, sizeof(a->window),
-				 "after snapshot %s up to snapshot %s", a->load.base, a->load.top);
+			snprintf(a->window, sizeof(a->window), "after snapshot %s up to snapshot ",
+				 mf_text_escape(a->load.base, text, sizeof(text)));
+			snprintf(a->window + strlen(a->window),
+				 sizeof(a->window) - strlen(a->window), "%s",
+				 mf_text_escape(a->load.top, text, sizeof(text)));
 			break;
 		case OPT_PPROF:
 			if (!optarg[0])

@@ -160,12 +160,18 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 	mf_dot_values(out, NULL, total, total);
 	fprintf(out,
 		" requested%s; nodes and edges below %g%% of all %s left out; self: calls "
-		"made to the allocator itself, total: made under it\", labelloc=t];\n"
-		"  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
+		"made to the allocator itself, total: made under it",
 		m->estimated ? " (estimates: sampled, scaled by the sampling rate; every count "
 			       "below too)"
 			     : "",
 		o->threshold, mf_metric_info[k].name);
+	if (o->window && o->window[0]) {
+		fputs("; counts ", out);
+		mf_dot_text(out, o->window);
+	}
+	fputs("\", labelloc=t];\n"
+	      "  node [shape=box, style=filled, fontname=\"sans-serif\"];\n",
+	      out);
 	for (size_t i = 0; i < 2 * l->count; i++) {
 		const struct mf_dot_node *n = &d->node[i];
 		/* (the tree's rule: below the threshold's share, or in no stack read) */

@@ -140,7 +140,8 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 		if (held[k] == (int)o->metric)
 			chosen = k;
 	}
-	fprintf(out, "],\"metric\":%d,\"threshold\":%g", chosen, o->threshold);
+	fprintf(out, "],\"metric\":%d,\"threshold\":%g,\"window\":", chosen, o->threshold);
+	mf_html_string(out, o->window ? o->window : "");
 	fputs(",\n\"functions\":[", out);
 	for (size_t i = 0; i < fns->count; i++) {
 		fputs(i ? "," : "", out);

@@ -117,8 +117,10 @@ static void mf_json_summary(FILE *out, const struct mf_model *m, const struct mf
 	int saturated = 0;
 	for (int k = 0; k < mf_json_nheld; k++)
 		saturated |= mf_model_saturated(m, mf_json_held[k], total[mf_json_held[k]]);
-	fprintf(out, "}, \"estimated\": %s, \"saturated\": %s,\n", m->estimated ? "true" : "false",
-		saturated ? "true" : "false");
+	fprintf(out, "}, \"estimated\": %s, \"saturated\": %s, \"window\": ",
+		m->estimated ? "true" : "false", saturated ? "true" : "false");
+	mf_json_str(out, o->window && o->window[0] ? o->window : NULL);
+	fputs(",\n", out);
 	fprintf(out,
 		"    \"processes\": %zu, \"threads\": %zu, \"files\": %zu, \"directories\": %zu, "
 		"\"lost_calls\": %" PRIu64 ", \"nested_calls\": %" PRIu64

@@ -395,8 +395,12 @@ static void mf_pprof_header(struct mf_pprof *pp, const struct mf_model *m,
 	if (m->estimated || (o->base && o->base->estimated))
 		mf_pprof_comment(pp, "estimates: sampled threads' counts are scaled by their "
 				     "sampling rate (label sample_rate)");
+	char text[4096];
+	if (o->window && o->window[0]) {
+		snprintf(text, sizeof(text), "counts %s", o->window);
+		mf_pprof_comment(pp, text);
+	}
 	if (o->base) {
-		char text[4096];
 		snprintf(text, sizeof(text),
 			 "diff: the samples labelled diff=base are %s's, negated", o->base_name);
 		mf_pprof_comment(pp, text);

@@ -52,6 +52,24 @@ is "$(calls "$mf_work/mid" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')" 
 "$MF_PRINT" --since mid --diff "$dir" "$dir" > "$mf_work/d" 2> /dev/null
 like "$(sed -n 1p "$mf_work/d")" "^malloc_freq diff: ([0-9]+) -> \\1 calls \\(0\\)" "--since mid --diff DIR DIR: no change"
 like "$(sed -n 3p "$mf_work/d")" "^  counts since snapshot mid \\(the base's alike\\)$" "... and the window is said"
+# the machine outputs say the window too (only the text reports did)
+"$MF_PRINT" --dot --since mid "$dir" > "$mf_work/w.dot" 2> /dev/null
+like "$(sed -n 2p "$mf_work/w.dot")" "; counts since snapshot mid\", labelloc=t\];$" "--dot --since mid: the title says the window"
+"$MF_PRINT" --html "$mf_work/w.html" --since mid "$dir" 2> /dev/null
+is "$(grep -c '"window":"since snapshot mid"' "$mf_work/w.html")" 1 "--html --since mid: the page's data holds the window"
+if command -v python3 > /dev/null 2>&1; then
+	is "$("$MF_PRINT" --json --since mid "$dir" 2> /dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["window"])'):$("$MF_PRINT" --json "$dir" 2> /dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["summary"]["window"])')" \
+		"since snapshot mid:None" "--json: summary.window, null without one"
+else
+	skip "--json's window: no python3"
+fi
+if command -v go > /dev/null 2>&1; then
+	"$MF_PRINT" --pprof "$mf_work/w.pb.gz" --since mid "$dir" > /dev/null 2>&1
+	is "$(HOME="$mf_work" GOCACHE="$mf_work/gocache" PPROF_TMPDIR="$mf_work" go tool pprof -raw "$mf_work/w.pb.gz" 2> /dev/null | grep -c '^Comment: counts since snapshot mid$')" 1 \
+		"--pprof --since mid: a comment says the window (go tool pprof)"
+else
+	skip "--pprof's window comment: no go (apt-get install golang-go)"
+fi
 # --json: a tag scope is a frame of kind "tag" named by the tag (the kind was read past the end
 # of the table of kinds)
 if command -v python3 > /dev/null 2>&1; then
