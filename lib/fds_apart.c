@@ -66,7 +66,8 @@ static int mf_apart_is_kept(int fd)
 /* fn opens at most MF_APART_FDS descriptors at once. A copy of a table without that many free
  * slots (the program near RLIMIT_NOFILE) gets them: its highest descriptors, not ours, are
  * closed in the copy only. The program's files stay open in its own table (and its POSIX locks
- * held: they belong to that table); a FUSE or NFS file among them sees a flush. */
+ * held: they belong to that table). (Every file in the copy, closed here or when the task
+ * ends, sees a flush: a FUSE, NFS or CIFS file may answer it with a write-back; README.) */
 enum { MF_APART_FDS = 3 };
 
 static void mf_apart_room(void)
