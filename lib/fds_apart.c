@@ -9,9 +9,11 @@
  * it runs on the caller's thread-local storage (errno included) and on a stack of ours. Where
  * such a task cannot be made (a seccomp filter the profiler knows of, RLIMIT_NPROC, a kernel
  * that refuses, Valgrind), fn runs in place and its descriptors are briefly the program's, as
- * README says. Runs inside malloc: no malloc. */
+ * README says. While it lives the task is one of its user's under RLIMIT_NPROC: the program's
+ * pthread_create and fork never fail for it. Runs inside malloc: no malloc. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -109,10 +111,13 @@ static int mf_apart_in_place(void)
  * task is waited for where it matters: before the next task (by then it is gone: one system
  * call), and before the program's unshare() and setns(). */
 static int mf_apart_last; /* the last task's thread id, while it may not have left */
+/* For the program's thread starts: the tasks made (counted before clone) and those known to
+ * have left the process (or not made); a task is alive while they differ. */
+static unsigned mf_apart_made, mf_apart_gone;
 
 void mf_fds_apart_settle(void)
 {
-	int tid = __atomic_exchange_n(&mf_apart_last, 0, __ATOMIC_ACQ_REL);
+	int tid = __atomic_load_n(&mf_apart_last, __ATOMIC_ACQUIRE);
 	if (!tid)
 		return;
 	int saved = errno;
@@ -120,6 +125,9 @@ void mf_fds_apart_settle(void)
 	/* (bounded: a number reused by a new thread of the program must not hold the caller) */
 	for (int i = 0; i < 100000 && syscall(SYS_tgkill, pid, tid, 0) == 0; i++)
 		sched_yield();
+	if (__atomic_compare_exchange_n(&mf_apart_last, &tid, 0, 0, __ATOMIC_ACQ_REL,
+					__ATOMIC_RELAXED))
+		__atomic_add_fetch(&mf_apart_gone, 1, __ATOMIC_ACQ_REL); /* (once for each task) */
 	errno = saved;
 }
 
@@ -131,6 +139,42 @@ MF_EXPORT int unshare(int flags)
 MF_EXPORT int setns(int fd, int nstype)
 {
 	return (int)syscall(SYS_setns, fd, nstype);
+}
+
+static int mf_apart_alive(void)
+{
+	return __atomic_load_n(&mf_apart_made, __ATOMIC_ACQUIRE) !=
+	       __atomic_load_n(&mf_apart_gone, __ATOMIC_ACQUIRE);
+}
+
+/* A task is one of its user's tasks under RLIMIT_NPROC from clone() until it has left: the
+ * program's own thread start, one short of the limit, fails meanwhile with EAGAIN. Waiting for
+ * each task before its caller goes on would not help a thread start in another thread while
+ * the task runs, and no count of the user's tasks is cheap enough to tell when the limit is
+ * near; so a thread start that fails while a task of ours was alive is made again once the
+ * task has left, as if it had come that much later (at most 100 times). fork() waits for the
+ * last task in its prepare handler (thread.c), and no task is made during a fork. */
+MF_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
+			     void *arg)
+{
+	static int (*next)(pthread_t *, const pthread_attr_t *, void *(*)(void *), void *);
+	if (!__atomic_load_n(&next, __ATOMIC_ACQUIRE)) {
+		int saved = errno;
+		__atomic_store_n(&next, dlsym(RTLD_NEXT, "pthread_create"), __ATOMIC_RELEASE);
+		errno = saved;
+	}
+	for (int i = 0;; i++) {
+		unsigned gone = __atomic_load_n(&mf_apart_gone, __ATOMIC_ACQUIRE);
+		unsigned made = __atomic_load_n(&mf_apart_made, __ATOMIC_ACQUIRE);
+		int r = next(thread, attr, start, arg);
+		if (r != EAGAIN || i == 100 ||
+		    (made == gone && __atomic_load_n(&mf_apart_made, __ATOMIC_ACQUIRE) == made))
+			return r;
+		for (int j = 0; j < 100000 && mf_apart_alive(); j++) {
+			mf_fds_apart_settle();
+			sched_yield();
+		}
+	}
 }
 
 static int mf_apart_task(void *p)
@@ -185,12 +229,15 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 	pthread_mutex_lock(&mf_apart_lock);
 	mf_fds_apart_settle(); /* (at most one task has not left) */
 	mf_apart_inside = 1;
+	__atomic_add_fetch(&mf_apart_made, 1, __ATOMIC_ACQ_REL);
 	int tid = clone(
 	    mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
 	    CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_VFORK, &c);
 	int err = errno;
 	if (tid > 0)
 		__atomic_store_n(&mf_apart_last, tid, __ATOMIC_RELEASE);
+	else
+		__atomic_add_fetch(&mf_apart_gone, 1, __ATOMIC_ACQ_REL);
 	mf_apart_inside = 0;
 	pthread_mutex_unlock(&mf_apart_lock);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
@@ -205,9 +252,23 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 	return c.ret;
 }
 
+/* A fork waits for the last task to leave (the child is a task of the user's too), and no task
+ * is made until it is done: the lock is held across it. */
+void mf_fds_apart_prefork(void)
+{
+	pthread_mutex_lock(&mf_apart_lock);
+	mf_fds_apart_settle();
+}
+
+void mf_fds_apart_postfork_parent(void)
+{
+	pthread_mutex_unlock(&mf_apart_lock);
+}
+
 void mf_fds_apart_postfork_child(void)
 {
 	mf_apart_last = 0; /* (a thread of the parent's) */
+	mf_apart_gone = mf_apart_made;
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&mf_apart_lock, &fresh, sizeof(fresh));
 	mf_apart_inside = 0;

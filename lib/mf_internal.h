@@ -469,6 +469,8 @@ void mf_fds_apart_init(void); /* at start: in place if the process came with a s
  * first time. */
 int mf_fds_apart_close(void);
 void mf_fds_apart_off(void); /* from now on in place (a seccomp filter may forbid clone) */
+void mf_fds_apart_prefork(void); /* (after mf_modules_prefork) */
+void mf_fds_apart_postfork_parent(void);
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
 /* Waits until the last task has left the process (before the program's unshare and setns). */

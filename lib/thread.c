@@ -303,6 +303,7 @@ static void mf_thread_prefork(void)
 	pthread_rwlock_wrlock(&mf_fork_lock);
 	mf_process_prefork();
 	mf_modules_prefork();
+	mf_fds_apart_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
 	mf_seed_forks++; /* (forks one at a time: the lock is held for writing) */
 	if (mf_life_on)
@@ -318,6 +319,7 @@ static void mf_thread_postfork_parent(void)
 	if (mf_life_on)
 		mf_life_postfork_parent();
 	pthread_mutex_unlock(&mf_threads_lock);
+	mf_fds_apart_postfork_parent();
 	mf_modules_postfork();
 	pthread_rwlock_unlock(&mf_fork_lock);
 	mf_busy_leave();
