@@ -292,6 +292,9 @@ void mf_prof_dir_forget(void); /* in a forked child: the next file goes into a n
 int mf_prof_open(struct mf_prof_file *f, pid_t tid); /* 0 or -errno */
 /* 0 if a file may grow to size without the kernel sending SIGXFSZ (RLIMIT_FSIZE); -EFBIG. */
 int mf_prof_size_allowed(off_t size);
+/* A 256th of RLIMIT_AS, in whole pages (SIZE_MAX without a limit): the most address space one
+ * part of the profiler takes where the program's is limited. */
+size_t mf_prof_as_share(void);
 /* Makes room in the file for twice its nodes: 0, or -1 (it cannot grow: said once). Outside
  * the thread's grow lock: the descriptor task (mf_fds_apart) takes a lock of its own, which a
  * snapshot holds while it takes each thread's grow lock. */

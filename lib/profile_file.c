@@ -310,8 +310,7 @@ static int mf_prof_reserve(int fd, off_t size)
 	return -err;
 }
 
-/* A 256th of RLIMIT_AS, in whole pages; SIZE_MAX without a limit. */
-static size_t mf_prof_as_share(void)
+size_t mf_prof_as_share(void)
 {
 	struct rlimit r;
 	if (getrlimit(RLIMIT_AS, &r) || r.rlim_cur == RLIM_INFINITY)

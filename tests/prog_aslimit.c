@@ -1,10 +1,15 @@
 /* Under a limited address space (RLIMIT_AS), tests/t_settings.sh: ROUNDS times (1), 4 threads
  * each call site_small 100 times and end; then main asks for one block of MIB MiB and prints
  * whether it got it ("block ok" or "block failed"), as the program would without the
- * profiler. Usage: prog_aslimit MIB [ROUNDS] */
+ * profiler. Usage: prog_aslimit MIB [ROUNDS]
+ * With "blocks": blocks of 64 KiB are asked for until one is refused, and their count printed;
+ * the heap grows by what each needs (M_TOP_PAD 0), so every 64 KiB of address space taken
+ * from the program is a block fewer. Usage: prog_aslimit blocks */
+#include <malloc.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 static __thread void *volatile sink;
 
@@ -23,6 +28,14 @@ static void *worker(void *arg)
 
 int main(int argc, char **argv)
 {
+	if (argc > 1 && !strcmp(argv[1], "blocks")) {
+		long n = 0;
+		mallopt(M_TOP_PAD, 0);
+		while (malloc(64 << 10))
+			n++;
+		printf("%ld\n", n);
+		return 0;
+	}
 	size_t mib = argc > 1 ? (size_t)atol(argv[1]) : 1;
 	long rounds = argc > 2 ? atol(argv[2]) : 1;
 	pthread_t t[4];

@@ -82,8 +82,13 @@ void mf_life_init(void)
 }
 
 int mf_life_on;
-static struct mf_node *mf_life_files[MF_LIFE_FILES]; /* [0]: none */
-static uint32_t mf_life_nfiles = 1;
+/* The files by number ([0]: none), made as threads start: a page of numbers at first, then
+ * twice as many each time (an array taken up front took 512 KiB of RLIMIT_AS from every
+ * profiled program). A bigger one is a copy; the ones before are kept, for a free may still
+ * read a number there, which stays right. mf_life_ncap is stored after the array it counts. */
+static struct mf_node **mf_life_files;
+static uint32_t mf_life_ncap, mf_life_nfiles = 1;
+static int mf_life_files_lock;
 /* (apart: live changes at every call; the others at each new maximum) */
 static _Alignas(64) uint64_t mf_life_live;
 static _Alignas(64) uint64_t mf_life_max;
@@ -118,9 +123,11 @@ static inline void mf_life_see(struct mf_life *l)
 void mf_life_settle(void)
 {
 	uint32_t files = __atomic_load_n(&mf_life_nfiles, __ATOMIC_RELAXED);
+	uint32_t cap = __atomic_load_n(&mf_life_ncap, __ATOMIC_ACQUIRE);
+	struct mf_node **all = __atomic_load_n(&mf_life_files, __ATOMIC_ACQUIRE);
 	uint64_t live_blocks = 0;
-	for (uint32_t id = 1; id < files && id < MF_LIFE_FILES; id++) {
-		struct mf_node *nodes = __atomic_load_n(&mf_life_files[id], __ATOMIC_ACQUIRE);
+	for (uint32_t id = 1; id < files && id < cap; id++) {
+		struct mf_node *nodes = __atomic_load_n(&all[id], __ATOMIC_ACQUIRE);
 		if (!nodes)
 			continue;
 		const struct mf_prof_header *h =
@@ -248,24 +255,49 @@ void mf_life_exit(void)
 	mf_life_settle();
 }
 
+/* Room for number id in mf_life_files (under its lock): 0, or -1 without memory. */
+static int mf_life_files_room(uint32_t id)
+{
+	if (id < mf_life_ncap)
+		return 0;
+	uint32_t cap = mf_life_ncap ? mf_life_ncap * 2 : 4096 / sizeof(*mf_life_files);
+	struct mf_node **all = mmap(NULL, cap * sizeof(*all), PROT_READ | PROT_WRITE,
+				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (all == MAP_FAILED)
+		return -1;
+	if (mf_life_ncap)
+		memcpy(all, mf_life_files, mf_life_ncap * sizeof(*all));
+	__atomic_store_n(&mf_life_files, all, __ATOMIC_RELEASE);
+	__atomic_store_n(&mf_life_ncap, cap, __ATOMIC_RELEASE);
+	return 0;
+}
+
 uint32_t mf_life_file_new(struct mf_node *nodes)
 {
-	uint32_t id = __atomic_fetch_add(&mf_life_nfiles, 1, __ATOMIC_RELAXED);
-	if (id >= MF_LIFE_FILES) {
-		MF_LOG_ONCE("more than %d threads: the blocks of the later ones are not tracked "
-			    "(their frees count as frees of unknown blocks)",
-			    MF_LIFE_FILES - 1);
-		return 0;
+	int saved = errno;
+	mf_spin_take(&mf_life_files_lock);
+	uint32_t id = mf_life_nfiles;
+	int room = id < MF_LIFE_FILES && mf_life_files_room(id) == 0;
+	if (room) {
+		__atomic_store_n(&mf_life_files[id], nodes, __ATOMIC_RELEASE);
+		__atomic_store_n(&mf_life_nfiles, id + 1, __ATOMIC_RELEASE);
 	}
-	__atomic_store_n(&mf_life_files[id], nodes, __ATOMIC_RELEASE);
-	return id;
+	mf_spin_give(&mf_life_files_lock);
+	errno = saved;
+	if (!room)
+		MF_LOG_ONCE("no number for thread file %u of lifetimes (at most %d, as memory "
+			    "allows): the blocks of this thread and later ones are not tracked "
+			    "(their frees count as frees of unknown blocks)",
+			    id, MF_LIFE_FILES - 1);
+	return room ? id : 0;
 }
 
 /* A block of leaf node of file, freed at now (0: found replaced, freed where we did not see
  * it, when is not known): its leaf's record (NULL: none). */
-static inline struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
+static MF_INLINE struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
 {
-	struct mf_node *nodes = __atomic_load_n(&mf_life_files[slot->file], __ATOMIC_ACQUIRE);
+	struct mf_node *nodes = __atomic_load_n(
+	    &__atomic_load_n(&mf_life_files, __ATOMIC_ACQUIRE)[slot->file], __ATOMIC_ACQUIRE);
 	if (!nodes)
 		return NULL;
 	struct mf_life *l = (struct mf_life *)(nodes + slot->node + 1 + MF_LEAF_SLOTS);
@@ -296,8 +328,10 @@ static inline struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uin
 static void mf_life_forget(uint32_t first)
 {
 	mf_life_map_postfork_child();
-	memset(mf_life_files, 0,
-	       sizeof(mf_life_files[0]) * (first < MF_LIFE_FILES ? first : MF_LIFE_FILES));
+	if (mf_life_files)
+		memset(mf_life_files, 0,
+		       sizeof(mf_life_files[0]) * (first < mf_life_ncap ? first : mf_life_ncap));
+	mf_life_files_lock = 0;
 	if (mf_life_nfiles == first)
 		mf_life_nfiles = 1;
 	mf_life_live = mf_life_max = mf_life_peak_id = 0;
@@ -317,7 +351,7 @@ static uint32_t mf_life_forked;
  * is private. */
 static void mf_life_files_private(void)
 {
-	for (uint32_t id = 1; id < mf_life_nfiles && id < MF_LIFE_FILES; id++) {
+	for (uint32_t id = 1; id < mf_life_nfiles && id < mf_life_ncap; id++) {
 		struct mf_node *nodes = mf_life_files[id];
 		if (!nodes)
 			continue;
@@ -356,8 +390,8 @@ static MF_NOINLINE void mf_life_later(void *p)
 	mf_life_late[n].addr = (uintptr_t)p;
 }
 
-static inline void mf_life_charge(const struct mf_life_slot *slot, uint64_t replaced_by,
-				  uint64_t now);
+static MF_INLINE void mf_life_charge(const struct mf_life_slot *slot, uint64_t replaced_by,
+				     uint64_t now);
 
 /* The thread has left the map: a child forked meanwhile forgets its parent, and the frees
  * its handlers left for later are taken out (with no entry taken while the thread is in the
@@ -459,8 +493,8 @@ static inline int mf_life_may_take(void *p, int later)
 
 /* A block out of the map was freed at tick now, or (realloc) replaced by one of replaced_by
  * bytes: charged to its leaf. In the map (life_busy). */
-static inline void mf_life_charge(const struct mf_life_slot *slot, uint64_t replaced_by,
-				  uint64_t now)
+static MF_INLINE void mf_life_charge(const struct mf_life_slot *slot, uint64_t replaced_by,
+				     uint64_t now)
 {
 	struct mf_life *l = mf_life_freed(slot, now);
 	if (slot->size > replaced_by)

@@ -13,26 +13,113 @@
  *
  * Under sampling only the sampled calls' blocks enter the map, and a free learns from the
  * filter (mf_life_maybe: a hash and a byte read) that its block is not one of them. The heap
- * is the host's, so a block cannot carry a mark of its own; the filter is 1 MiB of counts. */
+ * is the host's, so a block cannot carry a mark of its own; the filter is 1 MiB of counts.
+ *
+ * Address space is taken as blocks come (it counts against RLIMIT_AS, which the program may
+ * live close to): a shard's first tables are pieces of pages that all shards share, and the
+ * filter is made with the first table, only if 1 MiB is within a 256th of RLIMIT_AS. */
 #include "config.h"
 
 #include <errno.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <sys/single_threaded.h>
 
 #include "life/internal.h"
 
 #define MF_LIFE_SHARDS	  64
-#define MF_LIFE_SLOTS_MIN 512
+#define MF_LIFE_SLOTS_MIN 16
+/* Tables of 16, 32 and 64 slots (512 B to 2 KiB) are pieces of pages that hold pieces of one
+ * size; a page is unmapped when its last piece is given back. At most two tables a shard are
+ * that small at once (the old and the new, in a grow), each on a page at worst. */
+#define MF_LIFE_SMALL 3
+#define MF_LIFE_PAGES (2 * MF_LIFE_SHARDS)
 
 uint8_t *mf_life_filter;
 
+/* The pages of small tables, and the filter's making: under a lock of their own, taken in a
+ * shard's grow (which holds the shard's lock, if any). */
+static struct {
+	int lock;
+	int filter_wanted, filter_tried; /* sampling; the filter's making was tried */
+	struct {
+		char *at;      /* NULL: none */
+		uint8_t shift; /* the pieces' size, 1 << shift */
+		uint8_t used;  /* a bit for each piece */
+	} page[MF_LIFE_PAGES];
+} mf_life_pages;
+
 void mf_life_map_sampled(void)
 {
-	/* (without it, every free is looked up: slower, as exact) */
-	void *f = mmap(NULL, (size_t)1 << MF_LIFE_FILTER_BITS, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	mf_life_filter = f == MAP_FAILED ? NULL : f;
+	mf_life_pages.filter_wanted = 1;
+}
+
+/* (with the first table, before any block enters the map: without it, every free is looked
+ * up, slower and as exact; so it is never made later, once a block may have gone in) */
+static void mf_life_filter_make(void)
+{
+	mf_life_pages.filter_tried = 1;
+	size_t size = (size_t)1 << MF_LIFE_FILTER_BITS;
+	if (!mf_life_pages.filter_wanted || mf_prof_as_share() < size)
+		return;
+	void *f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (f != MAP_FAILED)
+		__atomic_store_n(&mf_life_filter, (uint8_t *)f, __ATOMIC_RELEASE);
+}
+
+/* A table of n slots, zeroed; NULL without memory. */
+static struct mf_life_slot *mf_life_table_new(uint64_t n)
+{
+	size_t size = n * sizeof(struct mf_life_slot);
+	if (n >= MF_LIFE_SLOTS_MIN << MF_LIFE_SMALL) {
+		void *t =
+		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		return t == MAP_FAILED ? NULL : t;
+	}
+	unsigned shift = (unsigned)__builtin_ctzll(size), pieces = 4096u >> shift;
+	int spare = -1;
+	for (int i = 0; i < MF_LIFE_PAGES; i++) {
+		if (!mf_life_pages.page[i].at) {
+			spare = spare < 0 ? i : spare;
+			continue;
+		}
+		unsigned used = mf_life_pages.page[i].used;
+		if (mf_life_pages.page[i].shift != shift || used == (1u << pieces) - 1)
+			continue;
+		unsigned k = (unsigned)__builtin_ctz(~used);
+		mf_life_pages.page[i].used = (uint8_t)(used | 1u << k);
+		return memset(mf_life_pages.page[i].at + ((size_t)k << shift), 0, size);
+	}
+	void *page = spare < 0 ? MAP_FAILED
+			       : mmap(NULL, 4096, PROT_READ | PROT_WRITE,
+				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (page == MAP_FAILED)
+		return NULL;
+	mf_life_pages.page[spare].at = page;
+	mf_life_pages.page[spare].shift = (uint8_t)shift;
+	mf_life_pages.page[spare].used = 1;
+	return page;
+}
+
+static void mf_life_table_free(struct mf_life_slot *t, uint64_t n)
+{
+	size_t size = n * sizeof(*t);
+	if (n >= MF_LIFE_SLOTS_MIN << MF_LIFE_SMALL) {
+		munmap(t, size);
+		return;
+	}
+	char *at = (char *)((uintptr_t)t & ~(uintptr_t)4095);
+	for (int i = 0; i < MF_LIFE_PAGES; i++) {
+		if (mf_life_pages.page[i].at != at)
+			continue;
+		mf_life_pages.page[i].used &=
+		    (uint8_t) ~(1u << (((char *)t - at) >> __builtin_ctzll(size)));
+		if (!mf_life_pages.page[i].used) {
+			munmap(at, 4096);
+			mf_life_pages.page[i].at = NULL;
+		}
+		return;
+	}
 }
 
 /* The filter's count for addr: one more, or one less. Counts are shared by blocks of any
@@ -119,9 +206,12 @@ static MF_NOINLINE int mf_life_grow(struct mf_life_shard *s)
 {
 	uint64_t n = s->slot ? (s->mask + 1) * 2 : MF_LIFE_SLOTS_MIN;
 	int saved = errno;
-	struct mf_life_slot *slot = mmap(NULL, n * sizeof(*slot), PROT_READ | PROT_WRITE,
-					 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (slot == MAP_FAILED) {
+	mf_spin_take(&mf_life_pages.lock);
+	if (!mf_life_pages.filter_tried)
+		mf_life_filter_make();
+	struct mf_life_slot *slot = mf_life_table_new(n);
+	mf_spin_give(&mf_life_pages.lock);
+	if (!slot) {
 		errno = saved;
 		return -1;
 	}
@@ -129,7 +219,9 @@ static MF_NOINLINE int mf_life_grow(struct mf_life_shard *s)
 		for (uint64_t i = 0; i <= s->mask; i++)
 			if (s->slot[i].addr)
 				mf_life_put(slot, n - 1, &s->slot[i]);
-		munmap(s->slot, (s->mask + 1) * sizeof(*slot));
+		mf_spin_take(&mf_life_pages.lock);
+		mf_life_table_free(s->slot, s->mask + 1);
+		mf_spin_give(&mf_life_pages.lock);
 	}
 	errno = saved;
 	s->slot = slot;
@@ -236,6 +328,7 @@ void mf_life_map_postfork_parent(void)
 void mf_life_map_unlock_all(void)
 {
 	mf_life_held = 0;
+	mf_life_pages.lock = 0;
 	for (int i = 0; i < MF_LIFE_SHARDS; i++)
 		mf_life_shards[i].lock = 0;
 }
@@ -243,10 +336,11 @@ void mf_life_map_unlock_all(void)
 void mf_life_map_postfork_child(void)
 {
 	mf_life_held = 0;
+	mf_life_pages.lock = 0;
 	for (int i = 0; i < MF_LIFE_SHARDS; i++) {
 		struct mf_life_shard *s = &mf_life_shards[i];
 		if (s->slot)
-			munmap(s->slot, (s->mask + 1) * sizeof(*s->slot));
+			mf_life_table_free(s->slot, s->mask + 1);
 		*s = (struct mf_life_shard){0};
 	}
 	if (mf_life_filter) /* (its pages read as zeros again) */
