@@ -255,7 +255,8 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		pid_t pid = getpid();
 		if (mf_snap_pid != pid) /* (a forked child numbers its own from 1) */
 			mf_snap_pid = pid, mf_snap_taken = 0, mf_snap_exiting = 0;
-		if ((flags & MF_SNAPSHOT_BACKGROUND) && mf_snap_exiting) {
+		uint32_t background = flags & MF_SNAPSHOT_BACKGROUND;
+		if (background && mf_snap_exiting) {
 			pthread_mutex_unlock(&mf_snap_lock);
 			r = -ECANCELED;
 			goto out;
@@ -277,6 +278,13 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		r = mf_fds_apart(mf_snap_apart, &c);
 		if (!r)
 			r = (long)(mf_snap_taken = c.n);
+		/* (the program hears of its own snapshot's failure; no one asks for these) A full
+		 * disk, say: each later one is tried as usual, so they come again with room. */
+		if (r < 0 && background)
+			MF_LOG_ONCE(
+			    "cannot write snapshot %s in %s: %s; nothing of it is left, and "
+			    "later ones are tried as usual (said once)",
+			    c.name, mf_prof_dir(), strerrordesc_np((int)-r));
 		pthread_mutex_unlock(&mf_snap_lock);
 	}
 out:

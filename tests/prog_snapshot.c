@@ -13,9 +13,10 @@
  * pre-forking server. "growing N": N snapshots taken by main, back to back, while 2 threads
  * each start short threads one after another, each of which calls site_grown from 300
  * distinct stacks (its file grows as it goes); prints "snapshots N" and the short threads'
- * calls ("grown CALLS"). "ended N" (see ended). Exits 1 if a call fails.
+ * calls ("grown CALLS"). "ended N" (see ended). "until FILE": main calls site_p1 100 times a
+ * millisecond until FILE exists, and prints "calls N". Exits 1 if a call fails.
  * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
- *        exact N | mixed N | workers N W SECONDS | growing N | ended N */
+ *        exact N | mixed N | workers N W SECONDS | growing N | ended N | until FILE */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -391,8 +392,19 @@ int main(int argc, char **argv)
 		return growing(atol(argv[2]));
 	if (argc == 3 && !strcmp(argv[1], "ended"))
 		return ended(atol(argv[2]));
+	if (argc == 3 && !strcmp(argv[1], "until")) {
+		long calls = 0;
+		struct timespec ms = {0, 1000000};
+		for (; access(argv[2], F_OK) != 0; calls += 100) {
+			for (int i = 0; i < 100; i++)
+				site_p1();
+			nanosleep(&ms, NULL);
+		}
+		say("calls", calls);
+		return 0;
+	}
 	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
 			"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS | "
-			"growing N | ended N\n");
+			"growing N | ended N | until FILE\n");
 	return 2;
 }

@@ -5,7 +5,8 @@
 # directory while 4 threads allocate and snapshot signals arrive every few ms never fails and
 # never sees a total go down; snapshots while threads end (slowly, in a test build) that
 # never decrease; interval snapshots that never decrease, the last within one interval of the
-# end.
+# end; and interval snapshots on a disk that fills: the first that cannot be written is said
+# once, none is left half made, and they come again when there is room.
 . "$srcdir/tests/tap.sh"
 P="$MF_TESTS/prog_snapshot"
 # busy_signalled LIB SECONDS: prog_snapshot's 4 busy threads under LIB, snapshots on SIGUSR2,
@@ -101,4 +102,44 @@ lastsnap=$(awk 'END { print $4 }' "$mf_work/list")
 since=$("$MF_PRINT" --since 6 "$dir" 2> /dev/null | awk 'NR == 1 { print $2 }')
 [ "$lastsnap" -le "$total" ] && [ $((total - lastsnap)) -eq "$since" ]
 ok $? "the last one ($lastsnap) is the final profile ($total) less what --since 6 shows ($since)"
+
+# a disk that fills (a tmpfs of 8 MiB, filled to the last byte while the program runs)
+full="$mf_work/full"
+mkdir "$full"
+if ! mount -t tmpfs -o size=8m malloc_freq_test "$full" 2> /dev/null; then
+	for n in 1 2 3 4 5 6 7; do skip "a disk that fills: cannot mount a small tmpfs here (needs root)"; done
+	done_testing
+	exit 0
+fi
+trap 'umount "$full" 2> /dev/null; rm -rf "$mf_work"' EXIT
+# within_30 COND: waits until the shell condition COND holds (30 s at most); its status
+within_30() {
+	i=0
+	until eval "$1" || [ $i -ge 300 ]; do sleep 0.1; i=$((i + 1)); done
+	eval "$1"
+}
+snaps() { ls -d "$full"/malloc_freq.*/snap.* 2> /dev/null | wc -l; }
+timeout -k 5 120 env MALLOC_FREQ_SNAPSHOT_INTERVAL=0.05 MALLOC_FREQ_DIR="$full" LD_PRELOAD="$MF_LIB" \
+	"$P" until "$mf_work/stop" > "$mf_work/out" 2> "$mf_work/err" &
+pid=$!
+within_30 '[ "$(snaps)" -ge 2 ]'
+dd if=/dev/zero of="$full/filler" bs=64k 2> /dev/null # (until no byte is left)
+within_30 '[ -s "$mf_work/err" ]'
+ok $? "the disk full: a snapshot that cannot be written is said on stderr"
+within_30 '[ -z "$(ls -d "$full"/malloc_freq.*/.snap.* 2> /dev/null)" ]' # (one being made)
+before=$(snaps)
+sleep 0.5 # (10 intervals more, each tried on the full disk)
+is "$(snaps)" "$before" "... no snapshot is made meanwhile"
+rm "$full/filler"
+within_30 '[ "$(snaps)" -gt "$before" ]'
+ok $? "with room again, snapshots come again ($before before, $(snaps) now)"
+touch "$mf_work/stop"
+wait $pid
+is "$?:$(sed 's/[0-9]*$//' "$mf_work/out")" "0:calls " "the program exits 0, unharmed"
+like "$(cat "$mf_work/err")" "^malloc_freq: cannot write snapshot snap\.$((before + 1))\.interval in $full/malloc_freq\.[0-9]+: No space left on device; .*\(said once\)$" \
+	"... said once, in one line that names the snapshot, the directory and why"
+dir=$(ls -d "$full"/malloc_freq.*)
+is "$(ls -a "$dir" | grep -c '^\.snap')" 0 "... no snapshot is left half made"
+"$MF_PRINT" --collapsed "$dir" > "$mf_work/c" 2> /dev/null
+is "$(calls "$mf_work/c" ';site_p1;malloc$')" "$(sed 's/^calls //' "$mf_work/out")" "... and every call is in the profile"
 done_testing
