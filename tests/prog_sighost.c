@@ -6,7 +6,10 @@
  *                    on libunwind's locks
  *   fork N           a timer handler forks; the child returns from the handler into whatever
  *                    main was doing (allocating, maybe inside the profiler), allocates more
- *                    and exits 0; main reaps N children
+ *                    and exits 0; main reaps N children. The timer is one shot, armed again
+ *                    by the handler after its fork: a fork can take longer than the 500 us,
+ *                    and a periodic timer then had the next handler run as each returned,
+ *                    main never (no child reaped, thousands forked)
  * Prints what it saw. Usage: prog_sighost MODE N [PLUGIN] */
 #define UNW_LOCAL_ONLY
 #include <dlfcn.h>
@@ -47,17 +50,22 @@ static void on_prof(int sig)
 	handled++;
 }
 
+/* A timer every us microseconds (once if not every). */
+static void timer(int which, long us, int every)
+{
+	struct itimerval it = {{0, every ? us : 0}, {0, us}};
+	setitimer(which, &it, NULL);
+}
+
 static void on_alarm(int sig)
 {
 	(void)sig;
-	if (!in_child && fork() == 0)
+	if (in_child)
+		return;
+	if (fork() == 0)
 		in_child = 1;
-}
-
-static void timer(int which, long us)
-{
-	struct itimerval it = {{0, us}, {0, us}};
-	setitimer(which, &it, NULL);
+	else
+		timer(ITIMER_REAL, 500, 0);
 }
 
 static void handle(int sig, void (*fn)(int))
@@ -75,7 +83,7 @@ int main(int argc, char **argv)
 	long n = argc > 2 ? atol(argv[2]) : 100;
 	if (!strcmp(mode, "unwind") && argc > 3) {
 		handle(SIGPROF, on_prof);
-		timer(ITIMER_PROF, 100);
+		timer(ITIMER_PROF, 100, 1);
 		/* SIGPROF blocked around dlopen and dlclose: the handler's dl_iterate_phdr could
 		 * wait for ever on the loader's lock they hold, profiler or not (rarely: a signal
 		 * at the moment that lock is let go). The profiler's own walks block signals. */
@@ -91,14 +99,14 @@ int main(int argc, char **argv)
 			for (int k = 0; k < 20; k++)
 				down(k, k);
 		}
-		timer(ITIMER_PROF, 0);
+		timer(ITIMER_PROF, 0, 1);
 		printf("unwind done%s\n", handled >= 50 ? "" : " (fewer than 50 signals came)");
 		return 0;
 	}
 	if (!strcmp(mode, "fork")) {
 		int bad = 0, reaped = 0;
 		handle(SIGALRM, on_alarm);
-		timer(ITIMER_REAL, 500);
+		timer(ITIMER_REAL, 500, 0);
 		for (long i = 0; reaped < n; i++) {
 			down((int)(i % 30), (int)i);
 			if (in_child) {
@@ -116,7 +124,7 @@ int main(int argc, char **argv)
 		sigemptyset(&alarm);
 		sigaddset(&alarm, SIGALRM);
 		sigprocmask(SIG_BLOCK, &alarm, NULL); /* no fork after this point */
-		timer(ITIMER_REAL, 0);
+		timer(ITIMER_REAL, 0, 0);
 		if (in_child) /* forked after the last reap: says nothing */
 			_exit(0);
 		while (wait(NULL) > 0)

@@ -38,12 +38,16 @@ for run in 1 2 3 4 5; do
 		"$MF_TESTS/prog_sighost" unwind 300 "$plugin"
 done
 # (a child forked while the profiler was in a slow step says on stderr it is not recorded)
+# profiles_gone: every process directory in $mf_work removed, however many (each child makes
+# one: more than one command line may name)
+profiles_gone() { find "$mf_work" -mindepth 1 -maxdepth 1 -name 'malloc_freq.*' -exec rm -rf {} +; }
 for run in 1 2 3; do
+	profiles_gone
 	timeout -k 10 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_sighost" fork 200 > "$mf_work/prof.out" 2> "$mf_work/prof.err"; rc=$?
 	is "$rc:$(cat "$mf_work/prof.out")" "0:fork done: 0 children did not exit 0" "a signal handler that forks, 200 children, run $run: each exits 0, none hangs"
 	is "$(grep -v 'forked by a signal handler that interrupted the profiler; it is not recorded' "$mf_work/prof.err" | head -3)" "" "... and stderr has nothing else"
 done
-rm -rf "$mf_work"/malloc_freq.*
+profiles_gone
 same "key destructors that allocate after ours: the program is unchanged" "$MF_TESTS/prog_hazard" keys 200
 files=$(ls "$mf_work"/malloc_freq.*/ | grep -c '\.prof$')
 is "$files" 201 "... and no thread leaves a second file (or mappings) behind"
