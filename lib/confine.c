@@ -1,10 +1,16 @@
-/* A program that confines itself: a seccomp filter, installed by prctl(PR_SET_SECCOMP) or by
- * the seccomp system call (through syscall(), glibc having no wrapper). Before it is installed
- * the filter is run here on each system call the profiler's slow steps make: if one would be
- * killed, trapped or traced (or its fate depends on its arguments, which are not known in
- * advance), the profiler stops touching files for good: what it recorded stays in the files
- * already mapped; threads started later and stacks beyond their file's room are counted as not
- * recorded. Calls a filter answers with an errno simply fail, as the profiler expects of them.
+/* A program that confines itself with seccomp, through prctl(PR_SET_SECCOMP) or the seccomp
+ * system call (through syscall(), glibc having no wrapper, or syscall(SYS_prctl)).
+ *
+ * A filter: before it is installed, it is read (safely: a pointer the kernel would refuse with
+ * EFAULT is the kernel's to refuse) and run here on each system call the profiler's slow steps
+ * make: if one would be killed, trapped or traced (or its fate depends on its arguments, which
+ * are not known in advance), or the filter cannot be read, the profiler stops touching files
+ * once the kernel has installed it: what it recorded stays in the files already mapped;
+ * threads started later and stacks beyond their file's room are counted as not recorded. An
+ * install the kernel refuses changes nothing. Calls a filter answers with an errno simply
+ * fail, as the profiler expects of them. Strict mode, which allows no file step, is met the
+ * same way.
+ *
  * Both entry points pass every call straight to the kernel (syscall() after unshare's and
  * setns's wait for the descriptor task, fds_apart.c). */
 #include "config.h"
@@ -17,6 +23,7 @@
 #include <stdarg.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 
 #include "mf_internal.h"
 
@@ -38,6 +45,8 @@ static long mf_raw_syscall(long n, long a, long b, long c, long d, long e, long 
 	return r;
 }
 
+/* ---- The filter's reader: a classic BPF program, copied from the program and run here ---- */
+
 /* The system calls the profiler's slow steps make once the program runs. */
 static const int mf_confine_calls[] = {
     SYS_clone,	       SYS_exit,	   SYS_open,	  SYS_openat,
@@ -53,13 +62,14 @@ static const int mf_confine_calls[] = {
     SYS_clock_gettime, SYS_fcntl,	   SYS_dup,	  SYS_process_vm_readv,
 };
 
-/* Runs a classic BPF seccomp program on system call nr; its action, or SECCOMP_RET_KILL_PROCESS
- * if it looks at the arguments or the instruction pointer, or is malformed. */
-static uint32_t mf_confine_run(const struct sock_fprog *prog, int nr)
+/* Runs the classic BPF seccomp program filter[0..len) on system call nr; its action, or
+ * SECCOMP_RET_KILL_PROCESS if it looks at the arguments or the instruction pointer, or is
+ * malformed. */
+static uint32_t mf_confine_run(const struct sock_filter *filter, unsigned len, int nr)
 {
 	uint32_t a = 0, x = 0, mem[BPF_MEMWORDS] = {0};
-	for (unsigned pc = 0; pc < prog->len; pc++) {
-		const struct sock_filter *f = &prog->filter[pc];
+	for (unsigned pc = 0; pc < len; pc++) {
+		const struct sock_filter *f = &filter[pc];
 		uint32_t src = BPF_SRC(f->code) == BPF_X ? x : f->k;
 		switch (f->code) {
 		case BPF_LD | BPF_W | BPF_ABS:
@@ -171,13 +181,11 @@ static uint32_t mf_confine_run(const struct sock_fprog *prog, int nr)
 }
 
 /* Would the filter let every slow step's system call run or fail with an errno? */
-static int mf_confine_allows(const struct sock_fprog *prog)
+static int mf_confine_allows(const struct sock_filter *filter, unsigned len)
 {
-	if (!prog || !prog->filter || prog->len == 0 || prog->len > BPF_MAXINSNS)
-		return 0;
 	for (size_t i = 0; i < sizeof(mf_confine_calls) / sizeof(mf_confine_calls[0]); i++) {
 		uint32_t action =
-		    mf_confine_run(prog, mf_confine_calls[i]) & SECCOMP_RET_ACTION_FULL;
+		    mf_confine_run(filter, len, mf_confine_calls[i]) & SECCOMP_RET_ACTION_FULL;
 		if (action != SECCOMP_RET_ALLOW && action != SECCOMP_RET_ERRNO &&
 		    action != SECCOMP_RET_LOG)
 			return 0;
@@ -185,16 +193,82 @@ static int mf_confine_allows(const struct sock_fprog *prog)
 	return 1;
 }
 
-static void mf_confine(const char *how, int strict, const struct sock_fprog *prog)
+/* n bytes of the program's memory at p into buf, copied by the kernel as it will copy them for
+ * the install: 0, or an errno (EFAULT where the kernel's copy would fail too, not a fault
+ * here). From this thread by its own id: once the main thread has exited, the process's id
+ * names a zombie that has no memory left to read. */
+static int mf_confine_copy(void *buf, const void *p, size_t n)
 {
-	int saved = errno;
-	if ((strict || !mf_confine_allows(prog)) && mf_fds_apart_close())
-		MF_LOG_ONCE("the program installs a seccomp filter (%s) that could kill the "
-			    "profiler's file steps: from now on it makes no file; threads started "
-			    "later and new stacks beyond their file's room are counted as not "
+	struct iovec local = {buf, n}, remote = {(void *)p, n};
+	ssize_t r = process_vm_readv(gettid(), &local, 1, &remote, 1, 0);
+	return r == (ssize_t)n ? 0 : r >= 0 ? EFAULT : errno;
+}
+
+/* Would the filter at fprog (the program's struct sock_fprog) let every slow step's system
+ * call run or fail with an errno? 0 also when it cannot be read: *err is then what reading
+ * it met (EFAULT: the kernel refuses it so too). */
+static int mf_confine_filter_allows(const void *fprog, int *err)
+{
+	struct sock_fprog prog;
+	if ((*err = mf_confine_copy(&prog, fprog, sizeof(prog))))
+		return 0;
+	if (prog.len == 0 || prog.len > BPF_MAXINSNS)
+		return 0; /* (the kernel refuses it: EINVAL) */
+	size_t size = prog.len * sizeof(struct sock_filter);
+	struct sock_filter *f = mmap(NULL, size, PROT_READ | PROT_WRITE,
+				     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0); /* (up to 32 KiB) */
+	if (f == MAP_FAILED) {
+		*err = errno;
+		return 0;
+	}
+	int ok = !(*err = mf_confine_copy(f, prog.filter, size)) && mf_confine_allows(f, prog.len);
+	munmap(f, size);
+	return ok;
+}
+
+/* ---- The wrappers ---- */
+
+/* Did the kernel install the filter? (A seccomp() with TSYNC returns the id of a thread that
+ * it could not synchronise, unless TSYNC_ESRCH; with NEW_LISTENER, a descriptor.) */
+static int mf_confine_installed(long r, unsigned long flags)
+{
+#ifndef SECCOMP_FILTER_FLAG_NEW_LISTENER
+#define SECCOMP_FILTER_FLAG_NEW_LISTENER (1ul << 3)
+#endif
+#ifndef SECCOMP_FILTER_FLAG_TSYNC_ESRCH
+#define SECCOMP_FILTER_FLAG_TSYNC_ESRCH (1ul << 4)
+#endif
+	return r == 0 || (r > 0 && (flags & SECCOMP_FILTER_FLAG_NEW_LISTENER) &&
+			  (!(flags & SECCOMP_FILTER_FLAG_TSYNC) ||
+			   (flags & SECCOMP_FILTER_FLAG_TSYNC_ESRCH)));
+}
+
+/* System call nr (a to f), which asks for strict mode (strict) or installs the filter at fprog
+ * with flags; how: the program's way. */
+static long mf_confine_call(const char *how, int strict, const void *fprog, unsigned long flags,
+			    long nr, long a, long b, long c, long d, long e, long f)
+{
+	int saved = errno, err = 0, closing = 0;
+	if (strict || !mf_confine_filter_allows(fprog, &err)) {
+		mf_fds_apart_close_begin();
+		closing = 1;
+		if (err != EFAULT) /* (one the kernel refuses changes nothing: not said) */
+			MF_LOG_ONCE(
+			    "the program installs a seccomp filter (%s) that %s: once it is "
+			    "in place, the profiler makes no file; threads started later "
+			    "and new stacks beyond their file's room are counted as not "
 			    "recorded",
-			    how);
+			    how,
+			    err ? "the profiler cannot read"
+				: "could kill the profiler's file steps");
+	}
 	errno = saved;
+	long r = mf_raw_syscall(nr, a, b, c, d, e, f);
+	saved = errno;
+	if (closing)
+		mf_fds_apart_close_end(mf_confine_installed(r, flags));
+	errno = saved;
+	return r;
 }
 
 MF_EXPORT int prctl(int option, ...)
@@ -204,8 +278,10 @@ MF_EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
 		      a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (option == PR_SET_SECCOMP)
-		mf_confine("prctl", a2 != SECCOMP_MODE_FILTER, (const void *)a3);
+	if (option == PR_SET_SECCOMP && (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
+		return (int)mf_confine_call("prctl", a2 == SECCOMP_MODE_STRICT, (const void *)a3, 0,
+					    SYS_prctl, option, (long)a2, (long)a3, (long)a4,
+					    (long)a5, 0);
 	return (int)mf_raw_syscall(SYS_prctl, option, (long)a2, (long)a3, (long)a4, (long)a5, 0);
 }
 
@@ -216,8 +292,17 @@ MF_EXPORT long syscall(long number, ...)
 	long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long),
 	     e = va_arg(ap, long), f = va_arg(ap, long);
 	va_end(ap);
-	if (number == SYS_seccomp && (a == SECCOMP_SET_MODE_FILTER || a == SECCOMP_SET_MODE_STRICT))
-		mf_confine("seccomp", a == SECCOMP_SET_MODE_STRICT, (const void *)c);
+	/* (strict mode as the kernel grants it: SECCOMP_SET_MODE_STRICT with no flags and no
+	 * argument; prctl's ignores its third) */
+	if (number == SYS_seccomp && a == SECCOMP_SET_MODE_STRICT && !b && !c)
+		return mf_confine_call("seccomp", 1, NULL, 0, number, a, b, c, d, e, f);
+	if (number == SYS_seccomp && a == SECCOMP_SET_MODE_FILTER)
+		return mf_confine_call("seccomp", 0, (const void *)c, (unsigned long)b, number, a,
+				       b, c, d, e, f);
+	if (number == SYS_prctl && a == PR_SET_SECCOMP &&
+	    (b == SECCOMP_MODE_STRICT || b == SECCOMP_MODE_FILTER))
+		return mf_confine_call("prctl", b == SECCOMP_MODE_STRICT, (const void *)c, 0,
+				       number, a, b, c, d, e, f);
 	if (number == SYS_unshare || number == SYS_setns)
 		mf_fds_apart_settle(); /* (they may need the process to be one thread) */
 	return mf_raw_syscall(number, a, b, c, d, e, f);

@@ -34,8 +34,10 @@ enum { MF_APART_STACK = 32 << 10 };
 
 static _Alignas(64) unsigned char mf_apart_stack[MF_APART_STACK];
 static pthread_mutex_t mf_apart_lock = PTHREAD_MUTEX_INITIALIZER;
-static int mf_apart_off;    /* a task could not be made: fn runs in place from now on */
-static int mf_apart_closed; /* a seccomp filter may forbid what fn does: it never runs */
+static int mf_apart_off;     /* a task could not be made: fn runs in place from now on */
+static int mf_apart_closed;  /* a seccomp filter may forbid what fn does: it never runs */
+static int mf_apart_closing; /* filters being installed that may forbid it (their answer waited) */
+static MF_TLS int mf_apart_installing; /* (by this thread) */
 /* this thread's fn is running (in a task or in place); volatile, for the task reads it on the
  * caller's thread-local storage behind clone(), where the compiler sees no reader */
 static MF_TLS volatile int mf_apart_inside;
@@ -203,13 +205,36 @@ void mf_fds_apart_init(void)
 	errno = saved;
 }
 
-int mf_fds_apart_close(void)
+void mf_fds_apart_close_begin(void)
 {
-	return !__atomic_exchange_n(&mf_apart_closed, 1, __ATOMIC_SEQ_CST);
+	mf_apart_installing++;
+	__atomic_add_fetch(&mf_apart_closing, 1, __ATOMIC_SEQ_CST);
+}
+
+void mf_fds_apart_close_end(int installed)
+{
+	if (installed)
+		__atomic_store_n(&mf_apart_closed, 1, __ATOMIC_SEQ_CST);
+	__atomic_sub_fetch(&mf_apart_closing, 1, __ATOMIC_SEQ_CST);
+	mf_apart_installing--;
+}
+
+/* While a filter is being installed: the installing thread's own fn (a signal handler's step)
+ * does not run, as it may come after the filter is in place; another thread's waits for the
+ * kernel's answer (bounded: a handler of the installing thread may wait for a lock it holds). */
+static int mf_apart_wait_closing(void)
+{
+	if (mf_apart_installing)
+		return -1;
+	for (int i = 0; i < 100000 && __atomic_load_n(&mf_apart_closing, __ATOMIC_SEQ_CST); i++)
+		sched_yield();
+	return __atomic_load_n(&mf_apart_closing, __ATOMIC_SEQ_CST) ? -1 : 0;
 }
 
 long mf_fds_apart(long (*fn)(void *), void *arg)
 {
+	if (__atomic_load_n(&mf_apart_closing, __ATOMIC_SEQ_CST) && mf_apart_wait_closing())
+		return -EPERM;
 	if (__atomic_load_n(&mf_apart_closed, __ATOMIC_SEQ_CST))
 		return -EPERM;
 	if (mf_apart_inside || __atomic_load_n(&mf_apart_off, __ATOMIC_RELAXED))
@@ -269,6 +294,7 @@ void mf_fds_apart_postfork_child(void)
 {
 	mf_apart_last = 0; /* (a thread of the parent's) */
 	mf_apart_gone = mf_apart_made;
+	mf_apart_closing = mf_apart_installing; /* (the parent's other threads' are not here) */
 	pthread_mutex_t fresh = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&mf_apart_lock, &fresh, sizeof(fresh));
 	mf_apart_inside = 0;

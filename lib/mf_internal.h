@@ -468,9 +468,12 @@ void mf_control_child_start(void);
  * errno is kept. */
 long mf_fds_apart(long (*fn)(void *), void *arg);
 void mf_fds_apart_init(void); /* at start: in place if the process came with a seccomp filter */
-/* From now on fn never runs (a seccomp filter is coming): mf_fds_apart returns -EPERM. 1 the
- * first time. */
-int mf_fds_apart_close(void);
+/* A seccomp filter that may forbid what fn does is being installed by this thread: until
+ * mf_fds_apart_close_end, fn does not run here (mf_fds_apart returns -EPERM), and other threads'
+ * calls wait (a while at most: then -EPERM). */
+void mf_fds_apart_close_begin(void);
+/* The kernel answered: installed, fn never runs again; refused, it runs as before. */
+void mf_fds_apart_close_end(int installed);
 void mf_fds_apart_off(void); /* from now on in place (a seccomp filter may forbid clone) */
 void mf_fds_apart_prefork(void); /* (after mf_modules_prefork) */
 void mf_fds_apart_postfork_parent(void);

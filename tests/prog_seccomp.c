@@ -9,6 +9,12 @@
  *             profiler); exits 0
  *   eperm     the file calls of kill fail with EPERM instead; then 8 threads call
  *             site_thread 8000 times each (64000 calls); exits 0
+ * or with a filter the kernel refuses, then 4 threads call site_thread 1000 times each (exits
+ * 0, each refusal printed with its result and errno name):
+ *   badptr    at addresses it cannot read: (void *)8, a struct sock_fprog in a PROT_NONE page,
+ *             and one whose instructions lie there, through prctl and syscall (EFAULT)
+ *   einval    one that loads beyond struct seccomp_data (EINVAL), through both
+ *   eacces    the kill filter without PR_SET_NO_NEW_PRIVS (EACCES unless CAP_SYS_ADMIN)
  * Prints what it did. Usage: prog_seccomp MODE */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -19,6 +25,7 @@
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -33,10 +40,10 @@ static const int file_calls[] = {SYS_open,	SYS_openat, SYS_openat2,  SYS_mkdir,	
 				 SYS_fallocate, SYS_rename, SYS_renameat, SYS_renameat2};
 static const int vm_calls[] = {SYS_process_vm_readv};
 
-/* A filter that answers the n system calls in nr with action, and allows all others. */
-static int confine(const int *nr, int n, unsigned action, int with_syscall)
+/* A filter that answers the n system calls in nr with action, and allows all others, in f;
+ * its length. */
+static int filter(struct sock_filter *f, const int *nr, int n, unsigned action)
 {
-	struct sock_filter f[64];
 	int k = 0;
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_LD | BPF_W | BPF_ABS,
 					      offsetof(struct seccomp_data, arch));
@@ -49,7 +56,13 @@ static int confine(const int *nr, int n, unsigned action, int with_syscall)
 						      (unsigned char)(n - i), 0);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW);
 	f[k++] = (struct sock_filter)BPF_STMT(BPF_RET | BPF_K, action);
-	struct sock_fprog prog = {(unsigned short)k, f};
+	return k;
+}
+
+static int confine(const int *nr, int n, unsigned action, int with_syscall)
+{
+	struct sock_filter f[64];
+	struct sock_fprog prog = {(unsigned short)filter(f, nr, n, action), f};
 	if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
 		return -1;
 	if (with_syscall)
@@ -87,6 +100,45 @@ static int threads(int n, long calls, void *(*fn)(void *))
 	return 0;
 }
 
+/* ---- filters the kernel refuses ---- */
+
+/* One install through prctl (with_syscall 0) or syscall, printed as "how: result ERRNO". */
+static void refused(const char *how, const void *prog, int with_syscall)
+{
+	errno = 0;
+	long r = with_syscall ? syscall(SYS_seccomp, SECCOMP_SET_MODE_FILTER, 0, prog)
+			      : prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, prog, 0, 0);
+	printf("%s %s: %ld %s\n", how, with_syscall ? "syscall" : "prctl", r,
+	       r ? strerrorname_np(errno) : "");
+}
+
+static int refuse(const char *mode)
+{
+	const int nfile = sizeof(file_calls) / sizeof(file_calls[0]);
+	struct sock_filter f[64];
+	struct sock_fprog prog = {
+	    (unsigned short)filter(f, file_calls, nfile, SECCOMP_RET_KILL_PROCESS), f};
+	if (strcmp(mode, "eacces") && prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0))
+		return -1;
+	for (int sys = 0; sys < 2; sys++) {
+		if (!strcmp(mode, "badptr")) {
+			struct sock_fprog *none =
+			    mmap(NULL, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			struct sock_fprog unreadable = {prog.len, (struct sock_filter *)none};
+			refused("(void *)8", (void *)8, sys);
+			refused("fprog in PROT_NONE", none, sys);
+			refused("filter in PROT_NONE", &unreadable, sys);
+		} else if (!strcmp(mode, "einval")) {
+			f[0].k = 1000; /* (beyond struct seccomp_data) */
+			refused("load at 1000", &prog, sys);
+		} else {
+			refused("no NO_NEW_PRIVS", &prog, sys);
+		}
+	}
+	fflush(stdout);
+	return threads(4, 1000, worker);
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -112,6 +164,12 @@ int main(int argc, char **argv)
 		    threads(8, 8000, worker))
 			return 3;
 		puts("eperm: 8 threads done");
+		return 0;
+	}
+	if (!strcmp(mode, "badptr") || !strcmp(mode, "einval") || !strcmp(mode, "eacces")) {
+		if (refuse(mode))
+			return 3;
+		printf("%s: 4 threads done\n", mode);
 		return 0;
 	}
 	return 2;
