@@ -60,7 +60,8 @@ struct malloc_freq_stats {
  * the call, and may include calls made during it. Cost: one pass over the live threads' trie
  * nodes (a few nanoseconds each: 0.35 ms for 100,000; a thread ending pays one such pass over
  * its own). Returns 0;
- * -1 with errno EINVAL (s is NULL) or ENOSYS (the profiler is not loaded: *s is zeroed). */
+ * -1 with errno EINVAL (s is NULL), ENOSYS (the profiler is not loaded: *s is zeroed) or EPERM
+ * (the calling thread is in seccomp strict mode, where the profiler makes no system call). */
 int malloc_freq_stats(struct malloc_freq_stats *s);
 
 /* A snapshot: every thread's counts now, threads that ended included, written as a directory
@@ -73,8 +74,9 @@ int malloc_freq_stats(struct malloc_freq_stats *s);
  * never stopped. Threads that
  * start or end wait for it. Costs a copy of each running thread's file (a 100,000-node trie
  * is 3.2 MB: 2.6 ms) and a hard link for each ended one. Returns its number (1, 2, ... in this
- * process), or -1 with errno: ENOSYS (the stub), or what creating the files met (EACCES,
- * ENOSPC, EFBIG, ...: nothing of the snapshot is left). Not async-signal-safe (see
+ * process), or -1 with errno: ENOSYS (the stub), EPERM (from a thread in seccomp strict mode),
+ * or what creating the files met (EACCES, ENOSPC, EFBIG, ...: nothing of the snapshot is
+ * left). Not async-signal-safe (see
  * MALLOC_FREQ_SNAPSHOT_SIGNAL). */
 int malloc_freq_snapshot(const char *label);
 

@@ -8,8 +8,13 @@
  * once the kernel has installed it: what it recorded stays in the files already mapped;
  * threads started later and stacks beyond their file's room are counted as not recorded. An
  * install the kernel refuses changes nothing. Calls a filter answers with an errno simply
- * fail, as the profiler expects of them. Strict mode, which allows no file step, is met the
- * same way.
+ * fail, as the profiler expects of them.
+ *
+ * Strict mode (the calling thread only; it can make no thread or child): from then on the
+ * thread may make no system call but read, write, exit and sigreturn, and may not read a clock
+ * (the kernel may disable the time-stamp counter, which the vDSO reads). The profiler makes
+ * none there: the thread's calls are counted as not recorded in the process record, its file
+ * is left as it was, and ended in memory when the thread ends by exit(2) or by returning.
  *
  * Both entry points pass every call straight to the kernel (syscall() after unshare's and
  * setns's wait for the descriptor task, fds_apart.c). */
@@ -21,9 +26,12 @@
 #include <linux/seccomp.h>
 #include <stddef.h>
 #include <stdarg.h>
+#include <string.h>
 #include <sys/prctl.h>
+#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <time.h>
 
 #include "mf_internal.h"
 
@@ -226,6 +234,102 @@ static int mf_confine_filter_allows(const void *fprog, int *err)
 	return ok;
 }
 
+/* ---- Strict mode: the calling thread's state ---- */
+
+MF_TLS int mf_confined;
+static MF_TLS pid_t mf_confined_pid;
+static MF_TLS uint64_t mf_confined_ns; /* CLOCK_REALTIME as it entered strict mode */
+static MF_TLS char mf_confined_name[MF_THREAD_NAME_LEN];
+static MF_TLS struct mf_prof_header *mf_confined_file; /* the thread's, or NULL */
+
+pid_t mf_confine_pid(void)
+{
+	return mf_unlikely(mf_confined) ? mf_confined_pid : getpid();
+}
+
+void mf_confine_count(size_t bytes)
+{
+	mf_tls.last_record = &mf_leaf_none; /* (counted at no leaf) */
+	mf_process_unrecorded(bytes);
+}
+
+void mf_confine_end(void)
+{
+	struct mf_prof_header *h = mf_confined_file;
+	mf_confined_file = NULL;
+	if (!h || __atomic_load_n(&h->state, __ATOMIC_ACQUIRE) != MF_STATE_RECORDING)
+		return;
+	memcpy(h->thread_name, mf_confined_name, sizeof(h->thread_name));
+	h->end_ns = mf_confined_ns; /* (the last time it could read a clock) */
+	__atomic_store_n(&h->state, MF_STATE_THREAD_EXIT, __ATOMIC_RELEASE);
+}
+
+/* Before the thread asks for strict mode (how: the program's way), while it may still make
+ * system calls: what it cannot learn afterwards, and the process record that its calls will be
+ * counted in (made now if no thread has recorded yet). Then it is taken to be in strict mode,
+ * so that a signal handler's call as the kernel returns from granting it makes no system call
+ * (mf_confine_strict_end undoes this if the kernel refuses). */
+static void mf_confine_strict_begin(const char *how)
+{
+	int saved = errno;
+	mf_confined_pid = getpid();
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	mf_confined_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+	memset(mf_confined_name, 0, sizeof(mf_confined_name));
+	mf_raw_syscall(SYS_prctl, PR_GET_NAME, (long)mf_confined_name, 0, 0, 0, 0);
+	/* (the file as profile_file.c maps it: one page of header, then the nodes; in a child made
+	 * without fork()'s handlers, none: the thread's state is its parent's until then) */
+	mf_thread_current();
+	mf_confined_file = mf_tls.thread && mf_tls.nodes
+			       ? (struct mf_prof_header *)((char *)mf_tls.nodes - MF_HEADER_SIZE)
+			       : NULL;
+	if (mf_config.dir[0] && !mf_tls.fork_held && !mf_tls.recording && !mf_thread_refused()) {
+		int cancel = mf_nocancel_begin();
+		mf_busy_enter();
+		mf_fork_hold();
+		mf_prof_dir_ensure(); /* (a failure is said there) */
+		mf_fork_release();
+		mf_busy_leave();
+		mf_nocancel_end(cancel);
+	}
+	MF_LOG_ONCE("thread %d asks for seccomp strict mode (%s), where the profiler may make no "
+		    "system call: once in it, its calls are counted as not recorded, and its file "
+		    "ends with it (said once)",
+		    (int)gettid(), how);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_confined = 1;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	errno = saved;
+}
+
+/* The kernel granted strict mode, or refused it. Granted: the thread's state is dropped from
+ * its calls (they take the slow path, which counts them), and a snapshot finds its file idle
+ * from now on. No system call. */
+static void mf_confine_strict_end(int granted)
+{
+	if (!granted) {
+		mf_confined = 0;
+		mf_confined_file = NULL;
+		return;
+	}
+	mf_thread_quiet(1);
+	mf_tls.thread = NULL;
+	mf_tls.countdown = 0; /* (under sampling too, every call is counted) */
+	mf_tls.last_block = NULL;
+	mf_tls.last_record = &mf_leaf_none;
+}
+
+/* exit(2) in strict mode, the thread's one way out but being killed: its file ends, and the
+ * process record with it if this was the process's only thread (glibc's flag: no thread was
+ * ever made). */
+static void mf_confine_exit(int status)
+{
+	mf_confine_end();
+	if (__libc_single_threaded)
+		mf_process_confined_exit(status & 0xff, mf_confined_ns);
+}
+
 /* ---- The wrappers ---- */
 
 /* Did the kernel install the filter? (A seccomp() with TSYNC returns the id of a thread that
@@ -249,7 +353,9 @@ static long mf_confine_call(const char *how, int strict, const void *fprog, unsi
 			    long nr, long a, long b, long c, long d, long e, long f)
 {
 	int saved = errno, err = 0, closing = 0;
-	if (strict || !mf_confine_filter_allows(fprog, &err)) {
+	if (strict) {
+		mf_confine_strict_begin(how);
+	} else if (!mf_confine_filter_allows(fprog, &err)) {
 		mf_fds_apart_close_begin();
 		closing = 1;
 		if (err != EFAULT) /* (one the kernel refuses changes nothing: not said) */
@@ -265,7 +371,9 @@ static long mf_confine_call(const char *how, int strict, const void *fprog, unsi
 	errno = saved;
 	long r = mf_raw_syscall(nr, a, b, c, d, e, f);
 	saved = errno;
-	if (closing)
+	if (strict)
+		mf_confine_strict_end(r == 0);
+	else if (closing)
 		mf_fds_apart_close_end(mf_confine_installed(r, flags));
 	errno = saved;
 	return r;
@@ -278,7 +386,8 @@ MF_EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
 		      a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
-	if (option == PR_SET_SECCOMP && (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
+	if (option == PR_SET_SECCOMP && !mf_confined &&
+	    (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
 		return (int)mf_confine_call("prctl", a2 == SECCOMP_MODE_STRICT, (const void *)a3, 0,
 					    SYS_prctl, option, (long)a2, (long)a3, (long)a4,
 					    (long)a5, 0);
@@ -292,6 +401,11 @@ MF_EXPORT long syscall(long number, ...)
 	long a = va_arg(ap, long), b = va_arg(ap, long), c = va_arg(ap, long), d = va_arg(ap, long),
 	     e = va_arg(ap, long), f = va_arg(ap, long);
 	va_end(ap);
+	if (mf_unlikely(mf_confined)) { /* (strict mode: nothing but the call) */
+		if (number == SYS_exit)
+			mf_confine_exit((int)a);
+		return mf_raw_syscall(number, a, b, c, d, e, f);
+	}
 	/* (strict mode as the kernel grants it: SECCOMP_SET_MODE_STRICT with no flags and no
 	 * argument; prctl's ignores its third) */
 	if (number == SYS_seccomp && a == SECCOMP_SET_MODE_STRICT && !b && !c)

@@ -65,7 +65,8 @@ static void mf_control_on_signal(int sig)
 		mf_gate_toggle(MF_GATE_OFF);
 	} else {
 		__atomic_add_fetch(&mf_control_asked, 1, __ATOMIC_RELEASE);
-		syscall(SYS_futex, &mf_control_asked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+		if (!mf_confined) /* (strict mode: taken at the next signal or interval) */
+			syscall(SYS_futex, &mf_control_asked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
 	}
 	errno = saved;
 }
@@ -267,8 +268,8 @@ static uint64_t mf_control_less(uint64_t a, uint64_t b)
 
 MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
 {
-	if (!s) {
-		errno = EINVAL;
+	if (!s || mf_confined) { /* (seccomp strict mode: no system call) */
+		errno = s ? EPERM : EINVAL;
 		return -1;
 	}
 	int saved = errno;
@@ -298,6 +299,10 @@ static void mf_control_tags_changed(void)
 
 MF_EXPORT void malloc_freq_tag_push(const char *name)
 {
+	if (mf_confined) { /* (strict mode: nothing is recorded, the name not needed) */
+		mf_tls.tag_depth++;
+		return;
+	}
 	int saved = errno;
 	unsigned id = mf_tags_intern(name);
 	if (mf_tls.tag_depth < MF_TAG_DEPTH) {
@@ -319,7 +324,7 @@ MF_EXPORT void malloc_freq_tag_pop(void)
 
 MF_EXPORT int malloc_freq_snapshot(const char *label)
 {
-	long r = mf_snapshot_take(label, 0);
+	long r = mf_confined ? -EPERM : mf_snapshot_take(label, 0);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -329,6 +334,10 @@ MF_EXPORT int malloc_freq_snapshot(const char *label)
 
 MF_EXPORT int malloc_freq_reset(void)
 {
+	if (mf_confined) {
+		errno = EPERM;
+		return -1;
+	}
 	pthread_mutex_lock(&mf_control_lock);
 	long r = mf_snapshot_take("reset", MF_SNAPSHOT_RESET);
 	if (r > 0) {

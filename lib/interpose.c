@@ -96,6 +96,10 @@ static long mf_sample_record(void *arg)
 static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes, enum mf_entry e)
 {
 	uint64_t cancel = MF_SIGNAL_CANCEL, mask;
+	if (mf_unlikely(mf_confined)) { /* (seccomp strict mode: no system call) */
+		mf_confine_count(bytes);
+		return;
+	}
 	if (mf_unlikely(mf_tls.cancel_async)) /* (its slow steps change the trie and the memo) */
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancel, &mask, 8);
 	struct mf_thread *t = mf_thread_current();
@@ -178,10 +182,12 @@ static int mf_entry_running(void)
  * mid-update (counted apart, then served as usual). Returns 1 for the profiler's own, 0 for a
  * handler's. If the recorded call was left for good, the thread records again, from this
  * call on: -1. */
-static MF_NOINLINE int mf_enter_nested(void)
+static MF_NOINLINE int mf_enter_nested(size_t bytes)
 {
 	if (mf_tls.own)
 		return 1;
+	if (mf_unlikely(mf_confined)) /* (seccomp strict mode: no sigaltstack) */
+		return mf_confine_count(bytes), 0;
 	if (!mf_entry_running()) {
 		mf_tls.recording = 0;
 		mf_tls.entry = NULL;
@@ -208,7 +214,7 @@ static inline __attribute__((always_inline)) int mf_count_down(long *n)
 static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_t bytes)
 {
 	int nested;
-	if (mf_unlikely(mf_nonzero(mf_tls.recording)) && (nested = mf_enter_nested()) >= 0)
+	if (mf_unlikely(mf_nonzero(mf_tls.recording)) && (nested = mf_enter_nested(bytes)) >= 0)
 		return nested;
 	/* sampled out: one subtract in memory and a branch */
 	if (mf_unlikely(mf_count_down(&mf_tls.countdown)))
@@ -477,6 +483,8 @@ MF_EXPORT int pthread_setcanceltype(int type, int *old)
 
 MF_EXPORT int dlclose(void *handle)
 {
+	if (mf_unlikely(mf_confined)) /* (one that unloads is killed at its munmap anyway) */
+		return mf_real.dlclose(handle);
 	mf_dl_begin();
 	mf_unwind_forget(); /* its code may be unmapped, and other code mapped there */
 	int r = mf_real.dlclose(handle);
@@ -639,7 +647,8 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 
 __attribute__((destructor)) static void mf_destructor(void)
 {
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE)
+	/* (exit() in seccomp strict mode: the kernel kills the thread at exit_group) */
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE || mf_confined)
 		return;
 	mf_busy_enter();
 	mf_snapshot_exit();

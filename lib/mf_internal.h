@@ -323,6 +323,9 @@ void mf_process_init(int argc, char **argv);
 void mf_process_created(pid_t pid, unsigned n); /* pid's n-th directory made (fds apart) */
 void mf_process_exit(void);		/* exit(): ended (its status: the on_exit handler) */
 void mf_process_quick_exit(int status); /* _exit(), _Exit() */
+/* exit(2) of the process's last thread, in seccomp strict mode (no clock there: ns is when the
+ * end is taken to be). */
+void mf_process_confined_exit(int status, uint64_t ns);
 /* A call of a thread that has no file (none could be made, or recording stopped): counted in the
  * process record, if this process has one. */
 void mf_process_unrecorded(size_t bytes);
@@ -335,6 +338,17 @@ void mf_process_prefork(void); /* fork(): the child will know its parent by it *
 void mf_process_forget(void);  /* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
 void mf_process_reaped_info(const siginfo_t *info); /* waitid's */
+
+/* confine.c: seccomp. A thread in strict mode (asked for through prctl or syscall) may make no
+ * system call but read, write, exit and sigreturn, nor read a clock: from then on the
+ * profiler makes none in it (every path that could checks mf_confined first), and counts its
+ * calls as not recorded. */
+extern MF_TLS int mf_confined;
+pid_t mf_confine_pid(void);	     /* getpid(), without the system call in strict mode */
+void mf_confine_count(size_t bytes); /* a call of a thread in strict mode (slow path) */
+/* The thread in strict mode ends (returns from its start function; its key destructors run):
+ * its file is finalized in memory. */
+void mf_confine_end(void);
 
 /* tags.c: the process's tag names, by id, and the directory's `tags` file that names them. */
 #define MF_TAG_DEPTH 16 /* tags a call's path keeps; deeper pushes are counted, not kept */

@@ -189,12 +189,12 @@ void mf_process_created(pid_t pid, unsigned n)
 static struct mf_process_record *mf_process_mine(void)
 {
 	pid_t owner = __atomic_load_n(&mf_proc_pid, __ATOMIC_ACQUIRE);
-	return owner && owner == getpid() ? mf_proc : NULL;
+	return owner && owner == mf_confine_pid() ? mf_proc : NULL;
 }
 
-/* Writes this process's end; an end already written with a status is kept (unless this one
- * has one too). */
-static void mf_process_end(int state, int status, uint32_t flags)
+/* Writes this process's end, at ns; an end already written with a status is kept (unless this
+ * one has one too). */
+static void mf_process_end_at(int state, int status, uint32_t flags, uint64_t ns)
 {
 	struct mf_process_record *r = mf_process_mine();
 	if (!r || (r->state != MF_PROCESS_RUNNING && (r->flags & MF_PROCESS_STATUS) &&
@@ -202,8 +202,16 @@ static void mf_process_end(int state, int status, uint32_t flags)
 		return;
 	r->status = status;
 	r->flags = (r->flags & MF_PROCESS_CMDLINE_CUT) | flags;
-	r->end_ns = mf_process_now_ns();
+	r->end_ns = ns;
 	__atomic_store_n(&r->state, (uint32_t)state, __ATOMIC_RELEASE);
+}
+
+/* ... now. Not from a thread in seccomp strict mode: its exit() and _exit() end in exit_group,
+ * which the kernel answers by killing the thread (a parent's wait then tells how). */
+static void mf_process_end(int state, int status, uint32_t flags)
+{
+	if (!mf_confined)
+		mf_process_end_at(state, status, flags, mf_process_now_ns());
 }
 
 /* exit()'s status. The handler may run before or after the destructor (mf_process_exit):
@@ -241,6 +249,11 @@ void mf_process_quick_exit(int status)
 	int saved = errno;
 	mf_process_end(MF_PROCESS_QUICK_EXIT, status, MF_PROCESS_STATUS);
 	errno = saved;
+}
+
+void mf_process_confined_exit(int status, uint64_t ns)
+{
+	mf_process_end_at(MF_PROCESS_QUICK_EXIT, status, MF_PROCESS_STATUS, ns);
 }
 
 void mf_process_unrecorded(size_t bytes)

@@ -220,6 +220,8 @@ static int mf_prof_keep(const char *path)
 void mf_prof_dir_keep(void)
 {
 	struct stat st;
+	if (mf_confined) /* (seccomp strict mode: chroot is killed, and so would this be) */
+		return;
 	if (mf_base_kept < 0 && (mf_base_kept = mf_prof_keep(mf_config.dir)) >= 0) {
 		if (fstat(mf_base_kept, &st) == 0) {
 			mf_base_dev = st.st_dev;
@@ -282,7 +284,7 @@ static long mf_prof_give_apart(void *arg)
 
 void mf_prof_give_to(uid_t uid)
 {
-	if (uid == (uid_t)-1 || uid == geteuid() || !mf_prof_dir_mine())
+	if (mf_confined || uid == (uid_t)-1 || uid == geteuid() || !mf_prof_dir_mine())
 		return;
 	mf_fds_apart(mf_prof_give_apart, &uid);
 }

@@ -248,6 +248,10 @@ static void mf_thread_stats_add(const struct mf_thread *t, struct malloc_freq_st
 static void mf_thread_key_destructor(void *arg)
 {
 	struct mf_thread *t = arg;
+	if (mf_unlikely(mf_confined)) { /* (no system call: t stays listed, its file mapped) */
+		mf_confine_end();
+		return;
+	}
 	if (mf_unlikely(mf_wiped_marked && !mf_wiped.owner)) {
 		mf_thread_after_raw_fork(); /* (t was the parent's: its file is not ours to end) */
 		return;
@@ -277,8 +281,9 @@ static void mf_thread_key_destructor(void *arg)
 
 /* fork() from a signal handler that interrupted this thread in one of the profiler's slow
  * steps: it holds mf_fork_lock (or is taking or giving it back; maybe more), so fork cannot
- * wait for the others. */
-static int mf_fork_in_slow_step;
+ * wait for the others. Or from a thread in seccomp strict mode, where the clone kills it (the
+ * flag goes with it: the forking thread's own), or about to enter it. */
+static MF_TLS int mf_fork_in_slow_step;
 /* In a child of such a fork: the lock's state is not known; later forks leave it alone. */
 static int mf_fork_inert;
 /* In a child forked by a signal handler that interrupted a recorded call: that call's
@@ -291,7 +296,7 @@ static struct mf_thread *mf_thread_orphan;
  * for that to end, so the child can unwind; the child checks what it inherited (loader.c). */
 static void mf_thread_prefork(void)
 {
-	if (mf_tls.fork_held || mf_fork_inert) {
+	if (mf_tls.fork_held || mf_fork_inert || mf_confined) {
 		mf_fork_in_slow_step = 1;
 		return;
 	}
@@ -658,8 +663,10 @@ void mf_thread_stats(struct malloc_freq_stats *s)
 /* Does t write nothing to its file now: outside any recorded call, or waiting for our lock? */
 static int mf_thread_idle(const struct mf_thread *t)
 {
-	return !__atomic_load_n(t->recording, __ATOMIC_ACQUIRE) ||
-	       __atomic_load_n(&t->quiet, __ATOMIC_ACQUIRE);
+	/* (quiet first: a thread in seccomp strict mode is quiet for good, and may have ended
+	 * without a word, its thread-local storage reused) */
+	return __atomic_load_n(&t->quiet, __ATOMIC_ACQUIRE) ||
+	       !__atomic_load_n(t->recording, __ATOMIC_ACQUIRE);
 }
 
 /* One copy of t's file by fn. Exact if t was idle when it began and when it ended, and its

@@ -15,13 +15,30 @@
  *             and one whose instructions lie there, through prctl and syscall (EFAULT)
  *   einval    one that loads beyond struct seccomp_data (EINVAL), through both
  *   eacces    the kill filter without PR_SET_NO_NEW_PRIVS (EACCES unless CAP_SYS_ADMIN)
+ * or in seccomp strict mode (no system call but read, write, exit and sigreturn), after
+ * site_main's 100 calls and site_keep's 50 blocks (kept), making STRICT_CALLS calls of every
+ * entry point there, then freeing the kept blocks:
+ *   strict       the main thread, by prctl(PR_SET_SECCOMP); ends with exit(2), status 0
+ *   strictsys    the same by syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, NULL)
+ *   strictexit   by prctl, then exit(0): stdout is flushed, then the kernel kills the
+ *                process at exit_group (status 137)
+ *   strictthread a second thread, named "confined", after site_thread's 100 calls: by prctl,
+ *                on a signal stack the main thread's SIGNALS signals' handler allocates
+ *                (each once), the thread allocates until they are handled (N calls), and
+ *                returns (the kernel kills it as glibc ends it); then site_main 100 more
+ *                times, exits 0. Says on stderr "prog_seccomp: M calls in strict mode"
+ *                (STRICT_CALLS + N + SIGNALS).
  * Prints what it did. Usage: prog_seccomp MODE */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <linux/audit.h>
 #include <linux/filter.h>
 #include <linux/seccomp.h>
+#include <malloc.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <string.h>
@@ -139,6 +156,126 @@ static int refuse(const char *mode)
 	return threads(4, 1000, worker);
 }
 
+/* ---- seccomp strict mode ---- */
+
+#define KEPT	      50
+#define STRICT_ROUNDS 10
+#define STRICT_CALLS  (9 * STRICT_ROUNDS + 1)
+#define SIGNALS	      200
+
+static void *kept[KEPT];
+
+__attribute__((noinline)) static void site_keep(int i)
+{
+	kept[i] = malloc(32);
+}
+
+static int strict_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)info, (void)size, (void)arg;
+	prog_sink = malloc(56);
+	free(prog_sink);
+	return 1; /* (the first object only: profiled, there are more) */
+}
+
+/* In strict mode: STRICT_CALLS calls, every entry point's, their blocks freed (all small: the
+ * heap has room, and no free gives it back), one of them in a dl_iterate_phdr callback, and a
+ * dlclose of a library opened twice (it unloads nothing); then the kept blocks freed. */
+static void strict_calls(void *lib)
+{
+	for (int r = 0; r < STRICT_ROUNDS; r++) {
+		void *p = malloc(24), *q = calloc(3, 40), *a, *b, *c, *d, *e;
+		p = realloc(p, 200);
+		q = reallocarray(q, 10, 40);
+		if (posix_memalign(&a, 64, 100))
+			a = NULL;
+		b = aligned_alloc(256, 512);
+		c = memalign(4096, 100);
+		d = valloc(300);
+		e = pvalloc(100);
+		free(p), free(q), free(a), free(b), free(c), free(d), free(e);
+	}
+	dl_iterate_phdr(strict_cb, NULL);
+	dlclose(lib);
+	for (int i = 0; i < KEPT; i++)
+		free(kept[i]);
+}
+
+static void say(const char *s)
+{
+	(void)!write(1, s, strlen(s));
+}
+
+/* Enters strict mode with prctl or (with_syscall) syscall: 0, or -1. */
+static int strict(int with_syscall)
+{
+	void *lib = dlopen("libm.so.6", RTLD_NOW);
+	if (!lib || !dlopen("libm.so.6", RTLD_NOW))
+		return -1;
+	for (int i = 0; i < KEPT; i++)
+		site_keep(i);
+	if (with_syscall ? syscall(SYS_seccomp, SECCOMP_SET_MODE_STRICT, 0, NULL)
+			 : prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
+		return -1;
+	strict_calls(lib);
+	return 0;
+}
+
+static volatile int strict_ready, strict_handled;
+static long strict_loops;
+
+static void strict_handler(int sig)
+{
+	(void)sig;
+	void *p = malloc(100); /* (not 8's bin: the loop's allocation it interrupts is not there) */
+	free(p);
+	strict_handled++;
+}
+
+static void *strict_thread(void *stack)
+{
+	for (int i = 0; i < 100; i++)
+		site_thread();
+	free(malloc(100)); /* (the handler's bin holds a block: it takes no arena lock) */
+	stack_t ss = {.ss_sp = stack, .ss_size = 64 << 10};
+	struct sigaction sa = {.sa_handler = strict_handler, .sa_flags = SA_ONSTACK};
+	if (sigaltstack(&ss, NULL) || sigaction(SIGUSR1, &sa, NULL) || strict(0))
+		return (void *)1;
+	strict_ready = 1;
+	while (strict_handled < SIGNALS) {
+		prog_sink = malloc(8);
+		free(prog_sink);
+		strict_loops++;
+	}
+	return NULL; /* (glibc's end of the thread makes a system call: the kernel kills it) */
+}
+
+/* The second thread's strict mode, on a signal stack above its own (mapped first), so that a
+ * handler's call inside the profiler's lies above the call it interrupted. */
+static int strict_in_thread(void)
+{
+	void *stack =
+	    mmap(NULL, 64 << 10, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	pthread_t t;
+	if (stack == MAP_FAILED || pthread_create(&t, NULL, strict_thread, stack))
+		return -1;
+	pthread_setname_np(t, "confined");
+	while (!strict_ready)
+		sched_yield();
+	for (int i = 0; i < SIGNALS; i++) {
+		pthread_kill(t, SIGUSR1);
+		while (strict_handled == i)
+			sched_yield();
+	}
+	pthread_join(t, NULL);
+	for (int i = 0; i < 100; i++)
+		site_main();
+	printf("strictthread: %d signals handled\n", SIGNALS);
+	fprintf(stderr, "prog_seccomp: %ld calls in strict mode\n",
+		STRICT_CALLS + strict_loops + SIGNALS);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "";
@@ -172,5 +309,19 @@ int main(int argc, char **argv)
 		printf("%s: 4 threads done\n", mode);
 		return 0;
 	}
+	if (!strcmp(mode, "strict") || !strcmp(mode, "strictsys")) {
+		if (strict(mode[6] == 's'))
+			return 3;
+		say(mode[6] == 's' ? "strictsys: done\n" : "strict: done\n");
+		syscall(SYS_exit, 0); /* (exit_group, _exit's, is not allowed) */
+	}
+	if (!strcmp(mode, "strictexit")) {
+		printf("strictexit: done\n"); /* (left in stdio's buffer) */
+		if (strict(0))
+			return 3;
+		exit(0);
+	}
+	if (!strcmp(mode, "strictthread"))
+		return strict_in_thread() ? 3 : 0;
 	return 2;
 }

@@ -19,6 +19,12 @@ void mf_unwind_forget(void) {}
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 int mf_life_on; /* (lifetimes off: lib/life/ is not linked) */
+/* (no seccomp strict mode here: lib/confine.c is not linked) */
+MF_TLS int mf_confined;
+pid_t mf_confine_pid(void)
+{
+	return getpid();
+}
 
 static int empty_dir(const char *path)
 {

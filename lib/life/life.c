@@ -45,7 +45,8 @@ static uint64_t mf_life_real0, mf_life_tick0;	  /* CLOCK_REALTIME ns and the cou
 
 static inline uint64_t mf_life_now(void)
 {
-	return __builtin_ia32_rdtsc();
+	/* (seccomp strict mode may disable the counter: 0, a time not known) */
+	return mf_unlikely(mf_confined) ? 0 : __builtin_ia32_rdtsc();
 }
 
 /* ticks of the counter in nanoseconds */
@@ -385,7 +386,7 @@ static MF_NOINLINE void mf_life_later(void *p)
 		return;
 	}
 	__builtin_ia32_lfence(); /* (the counter read after what came before, before the free) */
-	mf_life_late[n].at = __builtin_ia32_rdtsc();
+	mf_life_late[n].at = mf_life_now();
 	__builtin_ia32_lfence();
 	mf_life_late[n].addr = (uintptr_t)p;
 }
@@ -506,8 +507,9 @@ static MF_INLINE void mf_life_charge(const struct mf_life_slot *slot, uint64_t r
 /* A free of a block the map does not have. */
 static void mf_life_unknown(void)
 {
-	/* (while recording is off, blocks are not seen allocated: not counted then) */
-	if (!mf_life_sampled && !mf_control_off())
+	/* (while recording is off, or in seccomp strict mode, blocks are not seen allocated: not
+	 * counted then) */
+	if (!mf_life_sampled && !mf_control_off() && !mf_confined)
 		mf_process_count(MF_PROCESS_UNKNOWN_FREES, 1);
 }
 
