@@ -34,6 +34,7 @@ static MF_NOINLINE void mf_init(void)
 		mf_modules_init();
 		mf_unwind_init();
 		mf_thread_init();
+		mf_real_say_shadowed();
 	}
 	__atomic_store_n(&mf_init_state, ok ? MF_INIT_DONE : MF_INIT_FAILED, __ATOMIC_RELEASE);
 }
@@ -288,11 +289,12 @@ static inline __attribute__((always_inline)) void *mf_reallocated(void *old, siz
 /* realloc with lifetimes on: the old block leaves the map before the real call (which may
  * free it, and another thread be given its address and put it there at once), and comes
  * back if the call fails. */
-static MF_NOINLINE void *mf_realloc_life(void *old, size_t n, struct mf_last last)
+static MF_NOINLINE void *mf_realloc_life(void *(*real)(void *, size_t), void *old, size_t n,
+					 struct mf_last last)
 {
 	struct mf_life_slot held;
 	int taken = old ? mf_life_realloc_take(old, &held) : -1;
-	void *p = mf_reallocated(old, n, mf_real.realloc(old, n), last);
+	void *p = mf_reallocated(old, n, real(old, n), last);
 	mf_life_realloc_done(taken, &held, p, n);
 	return p;
 }
@@ -355,12 +357,13 @@ MF_EXPORT void *realloc(void *old, size_t n)
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
 		return mf_returned(mf_real_move_bootstrap(old, n), n);
 	if (mf_unlikely(mf_nonzero(mf_life_on)))
-		return mf_realloc_life(old, n, last);
+		return mf_realloc_life(mf_real.realloc, old, n, last);
 	return mf_reallocated(old, n, mf_real.realloc(old, n), last);
 }
 
-/* As glibc does it, overflow check then realloc; calling the real reallocarray instead would
- * come back through our realloc. */
+/* As glibc does it, overflow check then realloc, the one glibc's would call (the first in the
+ * lookup order: see mf_real.realloc_first); calling the real reallocarray instead would come
+ * back through our realloc. */
 MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 {
 	struct mf_last last = mf_last_now();
@@ -375,8 +378,8 @@ MF_EXPORT void *reallocarray(void *old, size_t n, size_t m)
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
 		return mf_returned(mf_real_move_bootstrap(old, total), total);
 	if (mf_unlikely(mf_nonzero(mf_life_on)))
-		return mf_realloc_life(old, total, last);
-	return mf_reallocated(old, total, mf_real.realloc(old, total), last);
+		return mf_realloc_life(mf_real.realloc_first, old, total, last);
+	return mf_reallocated(old, total, mf_real.realloc_first(old, total), last);
 }
 
 MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)

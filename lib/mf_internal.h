@@ -99,6 +99,7 @@ struct mf_real {
 	void *(*malloc)(size_t);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
+	void *(*realloc_first)(void *, size_t); /* the first in the lookup order (reallocarray's) */
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
@@ -120,6 +121,9 @@ extern struct mf_real mf_real;
 /* Returns 0, or -1 when an allocation function could not be found (then the bootstrap arena
  * keeps serving and recording stays off). */
 int mf_real_init(void);
+/* Says on stderr which entry points another object defines before the profiler (the program's
+ * calls to them never reach it), naming the object. */
+void mf_real_say_shadowed(void);
 int mf_real_is_bootstrap(const void *p);
 /* The blocks free() does not hand to the real free at once, but to mf_free_apart: those at p
  * where p - lo < span (unsigned), the bootstrap arena's; all of them once

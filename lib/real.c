@@ -1,10 +1,12 @@
 /* Finding the next allocator: dlsym(RTLD_NEXT) for each entry point, so an allocator preloaded
- * after us (jemalloc, tcmalloc) still serves the memory. While dlsym itself allocates, a small
- * static arena serves; its blocks are never freed. No malloc of our own. */
+ * after us (jemalloc, tcmalloc) still serves the memory; and what comes before us in the
+ * lookup order (a program's own allocator, one preloaded before us). While dlsym itself
+ * allocates, a small static arena serves; its blocks are never freed. No malloc of our own. */
 #include "config.h"
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <link.h>
 #include <stdint.h>
 #include <string.h>
 
@@ -93,6 +95,7 @@ struct mf_real mf_real = {
     .malloc = mf_boot_malloc,
     .calloc = mf_boot_calloc,
     .realloc = mf_boot_realloc,
+    .realloc_first = mf_boot_realloc,
     .posix_memalign = mf_boot_posix_memalign,
     .aligned_alloc = mf_boot_aligned_alloc,
     .memalign = mf_boot_aligned_alloc,
@@ -196,6 +199,67 @@ void *mf_real_own_realloc(void *old, size_t n)
 	return old ? mf_real_move_bootstrap(old, n) : mf_real.malloc(n);
 }
 
+int mf_real_ours(void *fn)
+{
+	Dl_info self, it;
+	return fn && dladdr((void *)mf_real_ours, &self) && dladdr(fn, &it) &&
+	       self.dli_fbase == it.dli_fbase;
+}
+
+/* The first definition of name in the lookup order that is not the profiler's: what a call of
+ * the program reaches, also where the profiler's is never reached (the program's own, or an
+ * allocator's preloaded before it); else the next after the profiler. */
+static void *mf_real_first(const char *name)
+{
+	void *fn = dlsym(RTLD_DEFAULT, name);
+	return fn && !mf_real_ours(fn) ? fn : dlsym(RTLD_NEXT, name);
+}
+
+/* The entry points whose first definition in the lookup order is another object's: the
+ * program's calls to them go there, and the profiler never sees them. Said once per object. */
+void mf_real_say_shadowed(void)
+{
+	static const char *const names[] = {
+	    "malloc",	      "calloc",	       "realloc",  "reallocarray", "free",
+	    "posix_memalign", "aligned_alloc", "memalign", "valloc",	   "pvalloc"};
+	enum { N = sizeof(names) / sizeof(names[0]) };
+	struct link_map *by[N];
+	for (int i = 0; i < N; i++) {
+		void *fn = dlsym(RTLD_DEFAULT, names[i]), *map = NULL;
+		Dl_info info;
+		by[i] = fn && !mf_real_ours(fn) && dladdr1(fn, &info, &map, RTLD_DL_LINKMAP) ? map
+											     : NULL;
+	}
+	for (int i = 0; i < N; i++) {
+		if (!by[i])
+			continue;
+		struct link_map *l = by[i];
+		char list[256];
+		size_t at = 0;
+		int count = 0, last = 0;
+		for (int k = i; k < N; k++)
+			if (by[k] == l)
+				last = k, count++;
+		for (int k = i; k < N; k++) {
+			if (by[k] != l)
+				continue;
+			const char *sep = k == i ? "" : k == last ? " and " : ", ";
+			int n = mf_format(list + at, sizeof(list) - at, "%s%s", sep, names[k]);
+			at = n < 0 || at + (size_t)n >= sizeof(list) ? sizeof(list) - 1
+								     : at + (size_t)n;
+			by[k] = NULL;
+		}
+		if (!l->l_prev) /* the first object: the program */
+			mf_log("the program defines %s itself: the profiler does not see %s calls",
+			       list, count > 1 ? "their" : "its");
+		else
+			mf_log(
+			    "%s, loaded before the profiler, defines %s: the profiler does not see "
+			    "%s calls (preload it after the profiler)",
+			    l->l_name, list, count > 1 ? "their" : "its");
+	}
+}
+
 int mf_real_init(void)
 {
 	struct mf_real r;
@@ -218,6 +282,12 @@ int mf_real_init(void)
 	MF_RESOLVE(dlclose);
 	MF_RESOLVE(dl_iterate_phdr);
 #undef MF_RESOLVE
+	/* reallocarray is glibc's realloc with an overflow check; glibc's calls realloc as the
+	 * program does, through the lookup order: a program's own realloc, or an allocator's
+	 * preloaded before the profiler, gets the call (and has the block). */
+	*(void **)&r.realloc_first = mf_real_first("realloc");
+	if (!r.realloc_first)
+		r.realloc_first = r.realloc;
 	/* The program's dlclose and dl_iterate_phdr must work even if we do not record; and so
 	 * must its set*uid and chroot. */
 	mf_real.dlclose = r.dlclose;

@@ -1,7 +1,9 @@
-/* Run with an allocator preloaded after the profiler: calls seven entry points a known number
- * of times from their own sites (SITE_CALLS(i) each), then asks the allocator itself whether
- * it served the memory (jemalloc's thread.allocated, tcmalloc's current_allocated_bytes) and
- * prints what it found. Usage: prog_allocator */
+/* Run with an allocator preloaded after the profiler, or before it: calls nine entry points a
+ * known number of times from their own sites (SITE_CALLS(i) each), then asks the allocator
+ * itself whether it served the memory (jemalloc's thread.allocated, tcmalloc's
+ * current_allocated_bytes, mimalloc's mi_is_in_heap_region) and prints what it found.
+ * pvalloc's blocks are kept: an allocator without pvalloc (jemalloc) leaves the call to
+ * glibc's, whose block it cannot free. Usage: prog_allocator */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <stdint.h>
@@ -46,10 +48,18 @@ __attribute__((noinline)) static void site_valloc(void)
 {
 	keep(valloc(100));
 }
+__attribute__((noinline)) static void site_reallocarray(void)
+{
+	keep(reallocarray(malloc(16), 10, 10)); /* (the allocator's block, moved) */
+}
+__attribute__((noinline)) static void site_pvalloc(void)
+{
+	sink = pvalloc(100);
+}
 
 static void (*const sites[])(void) = {site_malloc,	   site_calloc,	       site_realloc,
 				      site_posix_memalign, site_aligned_alloc, site_memalign,
-				      site_valloc};
+				      site_valloc,	   site_reallocarray,  site_pvalloc};
 
 /* Bytes the preloaded allocator says it has handed out, or -1 if it is not one we know. */
 static long long allocator_bytes(const char **name)
@@ -82,8 +92,14 @@ int main(void)
 	long long before = allocator_bytes(&name);
 	void *big = malloc(1 << 22);
 	long long after = allocator_bytes(&name);
-	printf("allocator %s served the memory: %s\n", name,
-	       before >= 0 && after - before >= (1 << 22) ? "yes" : "no");
+	int served = before >= 0 && after - before >= (1 << 22);
+	int (*mi_owns)(const void *) =
+	    (int (*)(const void *))dlsym(RTLD_DEFAULT, "mi_is_in_heap_region");
+	if (mi_owns) {
+		name = "mimalloc";
+		served = mi_owns(big);
+	}
+	printf("allocator %s served the memory: %s\n", name, served ? "yes" : "no");
 	free(big);
 	return 0;
 }
