@@ -138,7 +138,12 @@ void *mf_real_move_bootstrap(void *p, size_t size);
  * libunwind's per-thread block): from the bootstrap arena while it lasts, so that the program's
  * heap is laid out as it would be without the profiler. align: 0 for malloc's. */
 void *mf_real_own(size_t align, size_t n, int zero);
+/* The same from the bootstrap arena only: NULL (errno kept) when it cannot hold the block. */
+void *mf_real_arena(size_t align, size_t n, int zero);
 void mf_real_free_bootstrap(void *p); /* free() of a bootstrap block: kept for mf_real_own */
+size_t mf_real_bootstrap_size(const void *p); /* what a bootstrap block was asked to hold */
+/* Is fn a function of this copy of the library? (dladdr: not inside malloc.) */
+int mf_real_ours(void *fn);
 void *mf_real_own_realloc(void *old, size_t n);
 
 /* modules.c: the process's module map, in memory and in the file `modules`. */
@@ -169,6 +174,13 @@ extern volatile unsigned mf_modules_generation; /* bumped when an object is unlo
 void mf_modules_prefork(void);
 void mf_modules_postfork(void);
 void mf_modules_reset(void); /* in a child whose parent's threads may have held the lock */
+
+/* loader_alloc.c: where the loader's own allocator pointers lead not to the profiler's entry
+ * points (a program's own malloc, an allocator preloaded before the profiler), they are led
+ * through forwarders that serve the profiler's own allocations (mf_tls.own) from the bootstrap
+ * arena: the loader's work for the profiler stays out of the program's allocator. Once, before
+ * libunwind is loaded. */
+void mf_loader_alloc_take(void);
 
 /* loader.c: the dynamic loader's write lock, as a forked child inherited it. */
 void mf_loader_init(void);

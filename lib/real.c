@@ -140,6 +140,11 @@ static void *mf_bootstrap_given; /* pushed by free(); each links to the next */
 static void *mf_bootstrap_freed; /* mf_real_own's, under the lock */
 static int mf_bootstrap_freed_lock;
 
+size_t mf_real_bootstrap_size(const void *p)
+{
+	return ((const size_t *)p)[-1];
+}
+
 void mf_real_free_bootstrap(void *p)
 {
 	if (((size_t *)p)[-1] < sizeof(void *))
@@ -173,7 +178,7 @@ static void *mf_bootstrap_reuse(size_t align, size_t n)
 	return p;
 }
 
-void *mf_real_own(size_t align, size_t n, int zero)
+void *mf_real_arena(size_t align, size_t n, int zero)
 {
 	void *p = mf_bootstrap_reuse(align, n);
 	if (p) {
@@ -181,9 +186,21 @@ void *mf_real_own(size_t align, size_t n, int zero)
 			memset(p, 0, n);
 		return p;
 	}
+	int saved = errno;
 	p = mf_bootstrap_aligned(align, n); /* fresh static storage: zero */
-	if (p || align > 4096)
+	errno = saved;
+	return p;
+}
+
+void *mf_real_own(size_t align, size_t n, int zero)
+{
+	void *p = mf_real_arena(align, n, zero);
+	if (p)
 		return p;
+	if (align > 4096) {
+		errno = ENOMEM;
+		return NULL;
+	}
 	if (align <= MF_BOOTSTRAP_ALIGN)
 		return zero ? mf_real.calloc(1, n) : mf_real.malloc(n);
 	return mf_real.posix_memalign(&p, align, n) ? NULL : p;
