@@ -6,6 +6,7 @@
 
 #include <dlfcn.h>
 #include <errno.h>
+#include <limits.h>
 #include <sched.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -15,7 +16,9 @@
 #include "malloc_freq.h"
 #include "mf_internal.h"
 
-enum { MF_INIT_NONE, MF_INIT_RUNNING, MF_INIT_DONE, MF_INIT_FAILED };
+/* MF_INIT_ASIDE: another copy of the library was loaded first and records; this one only
+ * passes every call on (no file, no thread, no handler, no line on stderr). */
+enum { MF_INIT_NONE, MF_INIT_RUNNING, MF_INIT_DONE, MF_INIT_FAILED, MF_INIT_ASIDE };
 static int mf_init_state;
 
 static MF_NOINLINE void mf_init(void)
@@ -25,8 +28,10 @@ static MF_NOINLINE void mf_init(void)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return; /* another thread is initializing: this call is served but not recorded */
 	mf_log_init();
-	int ok = mf_real_init() == 0;
-	if (ok) {
+	int state = MF_INIT_FAILED;
+	if (mf_real_init() == 0)
+		state = mf_real_first_copy() ? MF_INIT_DONE : MF_INIT_ASIDE;
+	if (state == MF_INIT_DONE) {
 		mf_config_load();
 		mf_control_init();
 		mf_fds_apart_init();
@@ -36,7 +41,12 @@ static MF_NOINLINE void mf_init(void)
 		mf_thread_init();
 		mf_real_say_shadowed();
 	}
-	__atomic_store_n(&mf_init_state, ok ? MF_INIT_DONE : MF_INIT_FAILED, __ATOMIC_RELEASE);
+	__atomic_store_n(&mf_init_state, state, __ATOMIC_RELEASE);
+}
+
+static int mf_aside(void)
+{
+	return __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_ASIDE;
 }
 
 static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
@@ -54,7 +64,8 @@ static MF_NOINLINE struct mf_thread *mf_enter_slow(void)
 static int mf_sample_refused(void)
 {
 	int state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE);
-	return state == MF_INIT_FAILED || (state == MF_INIT_DONE && mf_thread_refused());
+	return state == MF_INIT_FAILED || state == MF_INIT_ASIDE ||
+	       (state == MF_INIT_DONE && mf_thread_refused());
 }
 
 /* A thread's first call (or a call of a thread that does not record). */
@@ -64,6 +75,8 @@ static MF_NOINLINE struct mf_thread *mf_sample_first(void)
 	if (mf_unlikely(mf_control_child))
 		mf_control_child_start();
 	if (mf_sample_refused()) {
+		if (mf_aside()) /* (the countdown never ends: each call passes by at once) */
+			mf_tls.countdown = LONG_MAX;
 		errno = saved;
 		return NULL;
 	}
@@ -524,27 +537,31 @@ MF_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), 
  * Before mf_real_init, the system calls (the process has one thread then). */
 MF_EXPORT int setuid(uid_t uid)
 {
-	mf_prof_give_to(uid);
+	if (!mf_aside())
+		mf_prof_give_to(uid);
 	return mf_real.setuid ? mf_real.setuid(uid) : (int)syscall(SYS_setuid, uid);
 }
 
 MF_EXPORT int seteuid(uid_t euid)
 {
-	mf_prof_give_to(euid);
+	if (!mf_aside())
+		mf_prof_give_to(euid);
 	return mf_real.seteuid ? mf_real.seteuid(euid)
 			       : (int)syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1);
 }
 
 MF_EXPORT int setreuid(uid_t ruid, uid_t euid)
 {
-	mf_prof_give_to(euid);
+	if (!mf_aside())
+		mf_prof_give_to(euid);
 	return mf_real.setreuid ? mf_real.setreuid(ruid, euid)
 				: (int)syscall(SYS_setreuid, ruid, euid);
 }
 
 MF_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
 {
-	mf_prof_give_to(euid);
+	if (!mf_aside())
+		mf_prof_give_to(euid);
 	return mf_real.setresuid ? mf_real.setresuid(ruid, euid, suid)
 				 : (int)syscall(SYS_setresuid, ruid, euid, suid);
 }
@@ -552,7 +569,8 @@ MF_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
 MF_EXPORT int chroot(const char *path)
 {
 	int saved = errno;
-	mf_prof_dir_keep();
+	if (!mf_aside())
+		mf_prof_dir_keep();
 	errno = saved;
 	return mf_real.chroot ? mf_real.chroot(path) : (int)syscall(SYS_chroot, path);
 }
@@ -641,7 +659,7 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
 		mf_init();
 	mf_tls.own++; /* what dlsym or on_exit allocate is the profiler's, not the program's */
-	mf_process_init(argc, argv);
+	mf_process_init(argc, argv, !mf_aside());
 	mf_tls.own--;
 	mf_busy_leave();
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE)

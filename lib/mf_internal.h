@@ -121,6 +121,9 @@ extern struct mf_real mf_real;
 /* Returns 0, or -1 when an allocation function could not be found (then the bootstrap arena
  * keeps serving and recording stays off). */
 int mf_real_init(void);
+/* Whether this is the first copy of the library in the loaded objects (the one the program's
+ * calls reach first), or the only one. Any other copy stays out of the way. */
+int mf_real_first_copy(void);
 /* Says on stderr which entry points another object defines before the profiler (the program's
  * calls to them never reach it), naming the object. */
 void mf_real_say_shadowed(void);
@@ -331,9 +334,10 @@ struct mf_process_real { /* the functions wrapped; NULL until mf_process_init */
 	int (*waitid)(idtype_t, id_t, siginfo_t *, int);
 };
 extern struct mf_process_real mf_process_real;
-/* At load: the functions wrapped, an on_exit handler, the program's arguments (the loader's,
- * as it gives them to constructors; argc 0: read /proc/self/cmdline instead). */
-void mf_process_init(int argc, char **argv);
+/* At load: the functions wrapped, an on_exit handler (unless record is 0: a copy that stays
+ * out of the way only passes the calls on), the program's arguments (the loader's, as it
+ * gives them to constructors; argc 0: read /proc/self/cmdline instead). */
+void mf_process_init(int argc, char **argv, int record);
 /* Directory number n of pid (mf_prof_dir_make's), dir, was just made: its record, and the
  * image this one replaced by exec (if any) marked so. */
 void mf_process_created(pid_t pid, unsigned n); /* pid's n-th directory made (fds apart) */

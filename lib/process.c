@@ -224,7 +224,7 @@ static void mf_process_on_exit(int status, void *arg)
 	errno = saved;
 }
 
-void mf_process_init(int argc, char **argv)
+void mf_process_init(int argc, char **argv, int record)
 {
 	mf_process_argc = argc;
 	mf_process_argv = argc > 0 ? argv : NULL;
@@ -234,7 +234,8 @@ void mf_process_init(int argc, char **argv)
 	*(void **)&mf_process_real.wait3 = dlsym(RTLD_NEXT, "wait3");
 	*(void **)&mf_process_real.wait4 = dlsym(RTLD_NEXT, "wait4");
 	*(void **)&mf_process_real.waitid = dlsym(RTLD_NEXT, "waitid");
-	on_exit(mf_process_on_exit, NULL);
+	if (record)
+		on_exit(mf_process_on_exit, NULL);
 }
 
 void mf_process_exit(void)

@@ -1,7 +1,8 @@
 /* Finding the next allocator: dlsym(RTLD_NEXT) for each entry point, so an allocator preloaded
  * after us (jemalloc, tcmalloc) still serves the memory; and what comes before us in the
- * lookup order (a program's own allocator, one preloaded before us). While dlsym itself
- * allocates, a small static arena serves; its blocks are never freed. No malloc of our own. */
+ * lookup order (a program's own allocator, one preloaded before us, another copy of this
+ * library). While dlsym itself allocates, a small static arena serves; its blocks are never
+ * freed. No malloc of our own. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -230,6 +231,47 @@ static void *mf_real_first(const char *name)
 {
 	void *fn = dlsym(RTLD_DEFAULT, name);
 	return fn && !mf_real_ours(fn) ? fn : dlsym(RTLD_NEXT, name);
+}
+
+/* Every copy of the library carries this note, so that each finds the others in the loaded
+ * objects: two paths to one file are loaded once, but a copy of it, or another build, is
+ * loaded again, and each copy would count every call the program makes. */
+#define MF_NOTE_NAME "malloc_freq"
+static const struct {
+	ElfW(Nhdr) head;
+	char name[sizeof(MF_NOTE_NAME)];
+} mf_real_note __attribute__((section(".note.malloc_freq"), aligned(4), used)) = {
+    {sizeof(MF_NOTE_NAME), 0, 1}, MF_NOTE_NAME};
+
+/* The first copy's note in the loaded objects, in the loader's order (that of the lookup). */
+static int mf_real_find_note(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
+		if (p->p_type != PT_NOTE)
+			continue;
+		const char *at = (const char *)(info->dlpi_addr + p->p_vaddr),
+			   *end = at + p->p_memsz;
+		while (at + sizeof(ElfW(Nhdr)) <= end) {
+			const ElfW(Nhdr) *n = (const void *)at;
+			const char *name = at + sizeof(*n);
+			if (n->n_namesz == sizeof(MF_NOTE_NAME) && name + n->n_namesz <= end &&
+			    !memcmp(name, MF_NOTE_NAME, sizeof(MF_NOTE_NAME))) {
+				*(const void **)arg = n;
+				return 1;
+			}
+			at = name + ((n->n_namesz + 3) & ~3u) + ((n->n_descsz + 3) & ~3u);
+		}
+	}
+	return 0;
+}
+
+int mf_real_first_copy(void)
+{
+	const void *first = NULL;
+	mf_objects_iterate(mf_real_find_note, &first);
+	return !first || first == &mf_real_note;
 }
 
 /* The entry points whose first definition in the lookup order is another object's: the
