@@ -1,16 +1,16 @@
 /* The dynamic loader's allocator. ld.so allocates through four pointers of its own (glibc
  * 2.32 on; a GOT before), set once at start to the first malloc, calloc, realloc and free in
- * the lookup order. When those are the profiler's, the loader's work for the profiler
- * (loading libunwind, each thread's block of libunwind's thread-local variables) comes back
- * through its entry points as its own (mf_tls.own) and is served by the bootstrap arena; when
- * the program defines malloc itself, or an allocator is preloaded before the profiler, that
- * work would go straight to the program's allocator, which would see calls that it does not
- * see without the profiler, and give out blocks the profiler asked for. So the pointers that
- * do not lead to the profiler are found in ld.so's data that is read-only after relocation
- * (each holds the address of its function, and nothing else there does) and led here: the
- * profiler's own calls are served from the arena, and every other goes on to the function the
- * loader had. Never an address the loader did not hold; nothing changed where a pointer is not
- * found exactly once. Runs inside malloc: no malloc, no stdio, errno preserved. */
+ * the lookup order. When those are the profiler's, the loader's work for the profiler (loading
+ * libunwind, each thread's block of libunwind's thread-local variables, the threads it starts)
+ * comes back through its entry points as its own (mf_tls.own) and is served by the bootstrap
+ * arena; when the program defines malloc itself, or an allocator is preloaded before the
+ * profiler, that work would go straight to the program's allocator, which would see calls
+ * that it does not see without the profiler, and give out blocks the profiler asked for. So
+ * the pointers that do not lead to the profiler are found in ld.so's data that is read-only
+ * after relocation (each holds the address of its function, and nothing else there does) and
+ * led here: the profiler's own calls are served from the arena, and every other goes on to the
+ * function the loader had. Never an address the loader did not hold; nothing changed where a
+ * pointer is not found exactly once. Runs inside malloc: no malloc, no stdio, errno kept. */
 #include "config.h"
 
 #include <dlfcn.h>

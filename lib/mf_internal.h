@@ -181,8 +181,8 @@ void mf_modules_reset(void); /* in a child whose parent's threads may have held 
 /* loader_alloc.c: where the loader's own allocator pointers lead not to the profiler's entry
  * points (a program's own malloc, an allocator preloaded before the profiler), they are led
  * through forwarders that serve the profiler's own allocations (mf_tls.own) from the bootstrap
- * arena: the loader's work for the profiler stays out of the program's allocator. Once, before
- * libunwind is loaded. */
+ * arena: the loader's work for the profiler (loading libunwind, the threads it starts) stays
+ * out of the program's allocator. Once, at start. */
 void mf_loader_alloc_take(void);
 
 /* loader.c: the dynamic loader's write lock, as a forked child inherited it. */

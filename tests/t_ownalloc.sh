@@ -5,23 +5,28 @@
 # the aligned ones: glibc's own blocks, which the program does not free), so the program runs
 # as without the profiler and prints the same; its allocator sees the same calls (none of the
 # loader's work for the profiler: loading libunwind, each thread's block of libunwind's
-# thread-local variables); the calls that reach the profiler are counted exactly, and it says
-# which entry points it cannot see.
+# thread-local variables, the snapshot thread's table of thread-local blocks, with and without
+# libunwind loaded); the calls that reach the profiler are counted exactly, and it says which
+# entry points it cannot see.
 . "$srcdir/tests/tap.sh"
 prog="$MF_TESTS/prog_ownalloc"
 want=$(within 60 "$prog"); want_rc=$?
 is "$want_rc" 0 "without the profiler: exits 0"
 own_line() { printf '%s\n' "$1" | grep '^own allocator:'; }
-for life in 0 1; do
-	# (a fresh rule cache: the profiler loads libunwind)
-	rm -rf "$mf_work"/malloc_freq.* "$MALLOC_FREQ_CACHE"
-	got=$(MALLOC_FREQ_LIFETIMES=$life profile_within 60 "$prog" 2> "$mf_work/err"); rc=$?
-	is "$rc" "$want_rc" "lifetimes $life: exit status $want_rc, as without the profiler"
+# lifetimes off and on with a fresh rule cache (the profiler loads libunwind); then with the
+# cache the first run left (no libunwind) and a snapshot thread
+for run in "lifetimes 0:0:" "lifetimes 1:1:" "a snapshot thread:0:600"; do
+	life=${run#*:} interval=${life#*:} life=${life%%:*} what=${run%%:*}
+	rm -rf "$mf_work"/malloc_freq.*
+	[ "$what" = "a snapshot thread" ] || rm -rf "$MALLOC_FREQ_CACHE"
+	got=$(MALLOC_FREQ_LIFETIMES=$life MALLOC_FREQ_SNAPSHOT_INTERVAL=${interval:-off} \
+		profile_within 60 "$prog" 2> "$mf_work/err"); rc=$?
+	is "$rc" "$want_rc" "$what: exit status $want_rc, as without the profiler"
 	is "$(own_line "$got")" "$(own_line "$want")" \
-		"lifetimes $life: the program's allocator counts the same calls"
-	is "$got" "$want" "lifetimes $life: the same output"
+		"$what: the program's allocator counts the same calls"
+	is "$got" "$want" "$what: the same output"
 	is "$(cat "$mf_work/err")" "malloc_freq: the program defines malloc, calloc, realloc and free itself: the profiler does not see their calls" \
-		"lifetimes $life: says which entry points it cannot see"
+		"$what: says which entry points it cannot see"
 	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
 	i=0 bad=""
 	for e in reallocarray posix_memalign aligned_alloc memalign valloc pvalloc; do
@@ -29,10 +34,10 @@ for life in 0 1; do
 		[ "$n" = $((10 * (i + 1))) ] || bad="$bad $e=$n"
 		i=$((i + 1))
 	done
-	is "${bad:-}" "" "lifetimes $life: exact counts at the six sites"
+	is "${bad:-}" "" "$what: exact counts at the six sites"
 	is "$(calls "$mf_work/c.txt" ';thread_main;posix_memalign$')" 40 \
-		"lifetimes $life: the threads' 40 calls"
+		"$what: the threads' 40 calls"
 	is "$(calls "$mf_work/c.txt" ';(malloc|calloc|realloc)$')" 0 \
-		"lifetimes $life: none of the program's own malloc, calloc, realloc"
+		"$what: none of the program's own malloc, calloc, realloc"
 done
 done_testing

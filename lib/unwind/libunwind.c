@@ -68,7 +68,6 @@ void mf_libunwind_load(void)
 	 * thread's dlopen holds the loader's lock and waits for a lock that this thread holds. */
 	if (__atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT)
 		return; /* the loader is mid-change: a dlopen inside would fail its assertions */
-	mf_loader_alloc_take(); /* (where ld.so's allocator is not the profiler's) */
 	sigset_t all, old;
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
