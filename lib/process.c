@@ -34,6 +34,9 @@ static char **mf_process_argv;
  * child's first allocation, which may come later). mf_proc_forker: this process, while it
  * forks with fork()'s handlers. */
 static pid_t mf_proc_parent, mf_proc_forker;
+/* When the library was loaded into this image: a forked child keeps it, as the image that
+ * forked it, and its record names its parent's image by it. */
+static uint64_t mf_process_image_ns;
 
 /* Reads up to size bytes of a /proc file into buf; how many, or -1. */
 static ssize_t mf_process_slurp(const char *path, char *buf, size_t size, int *more)
@@ -135,6 +138,9 @@ void mf_process_created(pid_t pid, unsigned n)
 	r->ppid = (uint64_t)(mf_proc_parent ? mf_proc_parent : getppid());
 	r->start_ticks = mf_process_start_ticks();
 	r->start_ns = mf_process_now_ns();
+	if (!mf_process_image_ns) /* (a call before the constructor's) */
+		mf_process_image_ns = r->start_ns;
+	r->image_ns = mf_process_image_ns;
 	ssize_t len = readlink("/proc/self/exe", r->exe, sizeof(r->exe) - 1);
 	r->exe_len = len > 0 ? (uint32_t)len : 0;
 	int more = 0;
@@ -226,6 +232,8 @@ static void mf_process_on_exit(int status, void *arg)
 
 void mf_process_init(int argc, char **argv, int record)
 {
+	if (!mf_process_image_ns)
+		mf_process_image_ns = mf_process_now_ns();
 	mf_process_argc = argc;
 	mf_process_argv = argc > 0 ? argv : NULL;
 	*(void **)&mf_process_real.exit = dlsym(RTLD_NEXT, "_exit");

@@ -77,6 +77,7 @@ void mf_load_process_info(struct mf_process *info, const struct mf_process_recor
 	info->exe = rec->exe;
 	info->start_ticks = rec->start_ticks;
 	info->start_ns = rec->start_ns;
+	info->image_ns = rec->image_ns;
 	info->end_ns = rec->end_ns;
 	info->exec_from_dir = rec->exec_from;
 	info->unrecorded_calls = rec->counters[MF_PROCESS_UNRECORDED_CALLS];

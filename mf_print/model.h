@@ -119,9 +119,11 @@ struct mf_process {
 	int cmdline_cut;	   /* the record held only the start of it */
 	const char *exec_from_dir; /* the name of the directory of the image it replaced, "" */
 	uint64_t start_ticks;	   /* start time (clock ticks after boot), 0 when not known */
-	uint64_t start_ns, end_ns;
-	int end;    /* enum mf_end */
-	int status; /* exit status or signal, by end */
+	uint64_t start_ns, end_ns; /* its record made (its first allocation), its end written */
+	uint64_t image_ns; /* the profiler loaded into its image (a forked child: its parent's
+			      image's); 0: not known */
+	int end;	   /* enum mf_end */
+	int status;	   /* exit status or signal, by end */
 	int status_known, by_parent, core;
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
 	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */

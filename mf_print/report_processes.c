@@ -197,28 +197,57 @@ struct mf_ptree {
 };
 
 static const struct mf_model *mf_ptree_model;
+/* By when they started: the processes by their start times (clock ticks), then the records
+ * (first allocations). */
 static int mf_start_cmp(const void *a, const void *b)
 {
 	const struct mf_process *x = &mf_ptree_model->processes[*(const uint32_t *)a];
 	const struct mf_process *y = &mf_ptree_model->processes[*(const uint32_t *)b];
+	if (x->start_ticks != y->start_ticks)
+		return x->start_ticks < y->start_ticks ? -1 : 1;
 	if (x->start_ns != y->start_ns)
 		return x->start_ns < y->start_ns ? -1 : 1;
 	return x->pid < y->pid ? -1 : x->pid > y->pid;
 }
 
-/* The process that started p: its parent's last image that started before it, or the image
- * p's own exec replaced. */
+/* When image q began, to compare with c's: the profiler's load into it where both records
+ * say (a forked child has its parent's image's), else its record's making. */
+static uint64_t mf_image_time(const struct mf_process *q, const struct mf_process *c)
+{
+	return q->image_ns && c->image_ns ? q->image_ns : q->start_ns;
+}
+
+/* The process that started p: the image p's own exec replaced; else, of its parent's pid,
+ * the process that started no later than p (by start time: a parent that forked before its
+ * own first allocation has a later record than its child's), and of that one's images the
+ * one p was forked from: the last that began no later than p's image, else the first. */
 static uint32_t mf_parent_of(const struct mf_model *m, uint32_t p)
 {
 	const struct mf_process *c = &m->processes[p];
 	if (c->exec_from != MF_NONE)
 		return c->exec_from;
 	uint32_t best = MF_NONE;
+	int best_fits = 0;
 	for (size_t i = 0; c->ppid && i < m->nprocesses; i++) {
 		const struct mf_process *q = &m->processes[i];
-		if (q->pid == c->ppid && q->start_ns <= c->start_ns &&
-		    (best == MF_NONE || q->start_ns >= m->processes[best].start_ns))
-			best = (uint32_t)i;
+		if (q->pid != c->ppid || i == p)
+			continue;
+		int ticks = q->start_ticks && c->start_ticks;
+		int fits = mf_image_time(q, c) <= mf_image_time(c, q);
+		if ((ticks && q->start_ticks > c->start_ticks) || (!ticks && !fits))
+			continue; /* (started after c: the pid's later process) */
+		const struct mf_process *b = best == MF_NONE ? NULL : &m->processes[best];
+		if (b && q->start_ticks != b->start_ticks) {
+			if (q->start_ticks < b->start_ticks)
+				continue;
+		} else if (b && (fits < best_fits ||
+				 (fits == best_fits &&
+				  (fits ? mf_image_time(q, c) < mf_image_time(b, c)
+					: mf_image_time(q, c) > mf_image_time(b, c))))) {
+			continue;
+		}
+		best = (uint32_t)i;
+		best_fits = fits;
 	}
 	return best;
 }

@@ -1,7 +1,10 @@
 /* A program of known counts for process-tree tests; each mode allocates from site_tree:
  *   alloc N STATUS       N calls, then returns STATUS from main
  *   forkexit N M         N calls; a child makes M calls and calls _exit(7); waits for it
+ *   forkfirst N M        forks before its first call; the child makes M calls (its record is
+ *                        made before its parent's) and exits 0; then N calls; waits for it
  *   exec N M             N calls, then execs itself as "alloc M 0"
+ *   execfork N M K       N calls, then execs itself as "forkfirst M K"
  *   execstatus N S       N calls, then execs itself as "alloc 0 S" (which allocates nothing:
  *                        no record of its own, as a static program)
  *   orphan N M           N calls; a child makes M calls, forks a grandchild and calls _exit(0);
@@ -34,6 +37,26 @@ static void calls(long n)
 		site_tree();
 }
 
+/* forkfirst: the parent allocates only once its child has (no stdio before: it allocates). */
+static int fork_first(long n, long m)
+{
+	int fds[2];
+	char c;
+	if (pipe(fds))
+		return 3;
+	pid_t child = fork();
+	if (child == 0) {
+		calls(m);
+		exit(write(fds[1], "x", 1) == 1 ? 0 : 3);
+	}
+	close(fds[1]);
+	int st;
+	if (child < 0 || read(fds[0], &c, 1) != 1)
+		return 3;
+	calls(n);
+	return waitpid(child, &st, 0) == child && WIFEXITED(st) && !WEXITSTATUS(st) ? 0 : 3;
+}
+
 int main(int argc, char **argv)
 {
 	if (argc < 3)
@@ -41,6 +64,8 @@ int main(int argc, char **argv)
 	const char *mode = argv[1];
 	long n = atol(argv[2]), m = argc > 3 ? atol(argv[3]) : 0;
 	volatile size_t huge = (size_t)1 << 63;
+	if (!strcmp(mode, "forkfirst"))
+		return fork_first(n, m);
 	if (!strcmp(mode, "huge"))
 		for (long i = 0; i < n; i++)
 			sink = malloc(huge); /* fails, but was requested */
@@ -66,6 +91,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "exec")) {
 		execl("/proc/self/exe", argv[0], "alloc", argv[3], "0", (char *)NULL);
+		return 3;
+	}
+	if (!strcmp(mode, "execfork") && argc > 4) {
+		execl("/proc/self/exe", argv[0], "forkfirst", argv[3], argv[4], (char *)NULL);
 		return 3;
 	}
 	if (!strcmp(mode, "execstatus")) {

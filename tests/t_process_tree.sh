@@ -133,4 +133,26 @@ got=$(json '[(p["end"], p["status"]) for p in ps if p["cmdline"].endswith("execs
 is "$got" "[('unrecorded', 8)]" "--json: that end, and the status"
 is "$(json 'levels("orphan 10 30")')" "[[10], [30], [30]]" \
 	"the orphaned grandchild is under its parent: 10, 30 and 30 calls down the tree"
+# A parent that forks before its first allocation: its child's record is made first (a
+# record's time is its first allocation's), and the child stood apart as a second top-level
+# process.
+tree="$mf_work/tree3"
+mkdir "$tree"
+MALLOC_FREQ_DIR="$tree" LD_PRELOAD="$MF_LIB" "$prog" forkfirst 30 20; rc=$?
+is "$rc" 0 "forkfirst: the parent forks before its first call, both allocate, exit 0"
+"$MF_PRINT" --processes "$tree" > "$mf_work/procs3" 2> /dev/null
+sed 's/^/# /' "$mf_work/procs3"
+# each process line as "CALLS MARK": the mark is "`-" for a child, "" for a top-level one
+# (the bytes take two fields)
+rows=$(grep -E '\] [0-9]+, ' "$mf_work/procs3" | awk '{ print $1, ($6 == "`-" ? "`-" : "") }' | tr '\n' ';')
+is "$rows" '30 ;20 `-;' "--processes: the child (20 calls) under its parent (30 calls), not beside it"
+# The same in an image started by exec: the child is under the new image, not the one it
+# replaced (whose record is earlier than the child's too).
+tree="$mf_work/tree4"
+mkdir "$tree"
+MALLOC_FREQ_DIR="$tree" LD_PRELOAD="$MF_LIB" "$prog" execfork 10 30 20; rc=$?
+"$MF_PRINT" --processes "$tree" > "$mf_work/procs4" 2> /dev/null
+sed 's/^/# /' "$mf_work/procs4"
+rows=$(grep -E '\] [0-9]+, ' "$mf_work/procs4" | sed -E 's/^ *([0-9]+) +[0-9.]+% +[0-9.]+ [KMG]?i?B +[0-9]+  (.*)\[prog_tree\].*/\1 \2/' | tr '\n' ';')
+is "$rc:$rows" '0:10 ;30 `- exec ;20    `- ;' "exec, then a fork before the new image's first call: the child under the new image"
 done_testing
