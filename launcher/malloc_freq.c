@@ -42,10 +42,13 @@ struct mf_launch {
 	const char *cache;
 	const char *weight;
 	const char *snapshot_interval;
+	const char *mode;  /* --mode, validated; NULL: not given */
+	unsigned dir_mode; /* of the output directory: --mode's, or MALLOC_FREQ_MODE's */
 	int start_off, lifetimes;
 	int snapshot_signal, toggle_signal; /* 0: not given */
 	int report, quiet;
-	char **argv; /* the program and its arguments */
+	char **argv;	     /* the program and its arguments */
+	char base[PATH_MAX]; /* without -o: where malloc_freq.<pid> is made */
 	char lib[PATH_MAX];
 	char print[PATH_MAX]; /* mf_print to run and to name */
 };
@@ -94,6 +97,10 @@ static void mf_usage(FILE *out)
 	      "      --snapshot-interval SECS  a snapshot every SECS seconds (0.001 to 86400,\n"
 	      "                        three decimals at most)\n"
 	      "                        [MALLOC_FREQ_SNAPSHOT_INTERVAL]\n"
+	      "      --mode MODE       the profile's files' mode: 600 (default: for their\n"
+	      "                        owner only), 640 or 644 (readable by the group, or\n"
+	      "                        by all); directories get search where read\n"
+	      "                        [MALLOC_FREQ_MODE]\n"
 	      "  -q, --quiet           no summary at the end (a run that recorded nothing\n"
 	      "                        is still said)\n"
 	      "  -h, --help            this text\n"
@@ -101,9 +108,10 @@ static void mf_usage(FILE *out)
 	      "The variable each option sets is in brackets; -o sets MALLOC_FREQ_DIR. A\n"
 	      "setting already in the environment is kept unless an option gives it; without\n"
 	      "-o, the output directory malloc_freq.<pid> is made in MALLOC_FREQ_DIR if it is\n"
-	      "set, else in the current directory. The\n"
-	      "snapshot and toggle signals sent to malloc_freq are passed on to PROGRAM (to\n"
-	      "reach the processes it starts, send them to those).\n"
+	      "set, else in the current directory. The directory the profiles are made in\n"
+	      "must be this user's or root's, and others may write in it only if it is sticky.\n"
+	      "The snapshot and toggle signals sent to malloc_freq are passed on to PROGRAM\n"
+	      "(to reach the processes it starts, send them to those).\n"
 	      "\n"
 	      "Examples:\n"
 	      "  malloc_freq ./app --its-args          profile in malloc_freq.<pid>/\n"
@@ -117,8 +125,8 @@ static void mf_usage(FILE *out)
 	      "                                        prof/ is there: malloc_freq is up)\n"
 	      "\n"
 	      "Exit status: PROGRAM's; 2 usage error; 125 malloc_freq could not start PROGRAM\n"
-	      "(no library, an output directory not empty); 126 PROGRAM cannot be run; 127\n"
-	      "PROGRAM was not found.\n",
+	      "(no library, an output directory not empty or another user's); 126 PROGRAM\n"
+	      "cannot be run; 127 PROGRAM was not found.\n",
 	      out);
 }
 
@@ -165,7 +173,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		OPT_LIFETIMES,
 		OPT_SNAPSHOT_SIGNAL,
 		OPT_TOGGLE_SIGNAL,
-		OPT_SNAPSHOT_INTERVAL
+		OPT_SNAPSHOT_INTERVAL,
+		OPT_MODE
 	};
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -181,6 +190,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	    {"snapshot-signal", required_argument, NULL, OPT_SNAPSHOT_SIGNAL},
 	    {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
 	    {"snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL},
+	    {"mode", required_argument, NULL, OPT_MODE},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -261,6 +271,14 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 				    "to 86400, three decimals at most",
 				    optarg);
 			l->snapshot_interval = optarg;
+			break;
+		case OPT_MODE:
+			if (mf_parse_mode(optarg) < 0)
+				return mf_usage_error(
+				    "--mode '%s': give 600, 640 or 644 (the owner "
+				    "reads and writes, others at most read)",
+				    optarg);
+			l->mode = optarg;
 			break;
 		case 'q':
 			l->quiet = 1;
@@ -368,9 +386,22 @@ static char *mf_preload(const char *lib)
 	return v;
 }
 
-/* Makes dir (and the directories it lies in, as mkdir -p), or takes it as it is when it
- * exists empty. 1 when made, 0 when taken, or -1 after saying why not. */
-static int mf_make_out(const char *dir)
+/* Whether dir, where profiles are to be made, keeps them from other users (parse.h:
+ * mf_dir_unsafe). 0, or -1 after saying why not, and then what to do. */
+static int mf_check_dir(const char *dir, const char *then)
+{
+	struct stat st;
+	char why[256];
+	if (stat(dir, &st) || !mf_dir_unsafe(&st, geteuid(), getegid(), why, sizeof(why)))
+		return 0; /* (one that cannot be used is said when it is used) */
+	mf_say("%s: %s; %s", dir, why, then);
+	return -1;
+}
+
+/* Makes dir (and the directories it lies in, as mkdir -p) of mode mode, or takes it as it is
+ * when it exists empty and keeps the profiles from other users. 1 when made, 0 when taken,
+ * or -1 after saying why not. */
+static int mf_make_out(const char *dir, unsigned mode)
 {
 	char up[PATH_MAX];
 	snprintf(up, sizeof(up), "%s", dir);
@@ -379,9 +410,11 @@ static int mf_make_out(const char *dir)
 		(void)mkdir(up, 0777); /* (one that cannot be made fails the last mkdir) */
 		*slash = '/';
 	}
-	if (!mkdir(dir, 0777))
+	if (!mkdir(dir, mode))
 		return 1;
 	int err = errno;
+	if (err == EEXIST && mf_check_dir(dir, "give -o a directory of your own"))
+		return -1;
 	DIR *d = err == EEXIST ? opendir(dir) : NULL;
 	if (!d) {
 		mf_say("%s: cannot make the output directory: %s", dir,
@@ -401,6 +434,23 @@ static int mf_make_out(const char *dir)
 		return -1;
 	}
 	return 0;
+}
+
+/* Without -o: the directory malloc_freq.<pid> is made in, l->base: MALLOC_FREQ_DIR (taken
+ * from here if relative, as the library takes it), else here. 0, or -1 after saying that it
+ * does not keep the profiles from other users. */
+static int mf_default_base(struct mf_launch *l)
+{
+	const char *in = getenv("MALLOC_FREQ_DIR");
+	if (!getcwd(l->base, sizeof(l->base)))
+		strcpy(l->base, ".");
+	if (in && in[0] == '/')
+		snprintf(l->base, sizeof(l->base), "%s", in);
+	else if (in && in[0] && strlen(l->base) + strlen(in) + 2 < sizeof(l->base))
+		strcat(strcat(l->base, "/"), in);
+	return mf_check_dir(l->base, in && in[0]
+					 ? "give MALLOC_FREQ_DIR or -o a directory of your own"
+					 : "run it in a directory of your own, or give -o one");
 }
 
 /* SIGINT's and SIGQUIT's dispositions as the launcher found them: its children get them
@@ -430,24 +480,15 @@ struct mf_child_msg {
 static void mf_child(struct mf_launch *l, const char *preload, int fd)
 {
 	struct mf_child_msg msg = {0};
-	char cwd[PATH_MAX];
 	if (!l->out) {
-		/* (where MALLOC_FREQ_DIR says, as the library would put it, else here) */
-		const char *in = getenv("MALLOC_FREQ_DIR");
-		if (!getcwd(cwd, sizeof(cwd)))
-			strcpy(cwd, ".");
-		if (in && in[0] == '/')
-			snprintf(cwd, sizeof(cwd), "%s", in);
-		else if (in && in[0] && strlen(cwd) + strlen(in) + 2 < sizeof(cwd))
-			strcat(strcat(cwd, "/"), in);
 		for (int n = 0;; n++) {
 			if (n)
-				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d.%d", cwd,
+				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d.%d", l->base,
 					 (int)getpid(), n);
 			else
-				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d", cwd,
+				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d", l->base,
 					 (int)getpid());
-			if (!mkdir(msg.dir, 0777))
+			if (!mkdir(msg.dir, l->dir_mode))
 				break;
 			if (errno != EEXIST || n == 1000) {
 				msg.stage = 0, msg.err = errno;
@@ -491,6 +532,8 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 	}
 	if (l->snapshot_interval)
 		setenv("MALLOC_FREQ_SNAPSHOT_INTERVAL", l->snapshot_interval, 1);
+	if (l->mode)
+		setenv("MALLOC_FREQ_MODE", l->mode, 1);
 	mf_restore_signals();
 	execvp(l->argv[0], l->argv);
 	msg.stage = 1, msg.err = errno;
@@ -748,7 +791,11 @@ int main(int argc, char **argv)
 		mf_say("out of memory");
 		return MF_EXIT_FAILED;
 	}
-	int made = l.out ? mf_make_out(l.out) : 0, fds[2];
+	/* (the library's mode, given or in the environment, is the output directory's too) */
+	const char *mode = l.mode ? l.mode : getenv("MALLOC_FREQ_MODE");
+	int file_mode = mode ? mf_parse_mode(mode) : -1;
+	l.dir_mode = mf_dir_mode(file_mode < 0 ? 0600 : (unsigned)file_mode);
+	int made = l.out ? mf_make_out(l.out, l.dir_mode) : mf_default_base(&l), fds[2];
 	if (made >= 0 && pipe2(fds, O_CLOEXEC)) {
 		mf_say("cannot make a pipe: %s", strerror(errno));
 		made = -1;

@@ -14,7 +14,8 @@
 
 #define MF_SAMPLE_MAX 1000000000ul
 
-struct mf_config mf_config = {.depth = MF_DEPTH_DEFAULT, .sample = 1};
+struct mf_config mf_config = {
+    .depth = MF_DEPTH_DEFAULT, .sample = 1, .file_mode = 0600, .dir_mode = 0700};
 
 /* ln(1 + x) for |x| <= 1/2, to within a few units in the last place, as 2 atanh(x / (2 + x)):
  * its series gains at least a factor 9 per term. (libm would be one more library for every
@@ -177,6 +178,15 @@ void mf_config_load(void)
 	mf_config.hot = mf_config.sample == 1 && mf_config.unwind == MF_UNWIND_CACHED &&
 			!mf_config.weight_time; /* (time is read on the slow path) */
 	mf_config_control();
+	s = secure_getenv("MALLOC_FREQ_MODE");
+	int mode = s ? mf_parse_mode(s) : 0600;
+	if (mode < 0)
+		mf_log(
+		    "MALLOC_FREQ_MODE=\"%s\" is not a mode that lets the owner read and write and "
+		    "others at most read (600, 640, 644); using 600",
+		    s);
+	mf_config.file_mode = mode < 0 ? 0600 : (unsigned)mode;
+	mf_config.dir_mode = mf_dir_mode(mf_config.file_mode);
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {
 		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {

@@ -71,6 +71,7 @@ struct mf_config {
 	uint64_t snapshot_interval_ms; /* MALLOC_FREQ_SNAPSHOT_INTERVAL; 0: none */
 	int weight_time; /* MALLOC_FREQ_WEIGHT=time: CPU time between recorded calls, per stack */
 	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
+	unsigned file_mode, dir_mode; /* MALLOC_FREQ_MODE: the profile's files and directories */
 };
 enum mf_unwind_mode {
 	MF_UNWIND_CACHED,    /* rules confirmed by libunwind, walked without it */

@@ -354,7 +354,7 @@ static long mf_modules_write_apart(void *unused)
 	if (dfd < 0)
 		return 0;
 	const int flags = O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC;
-	int fd = openat(dfd, "modules", flags, 0644);
+	int fd = openat(dfd, "modules", flags, mf_config.file_mode);
 	if (fd >= 0) {
 		err = mf_modules_put(fd);
 		close(fd);
@@ -372,7 +372,7 @@ static long mf_modules_write_apart(void *unused)
 		return 0;
 	}
 	unlinkat(dfd, tmp, 0);
-	if ((fd = openat(dfd, tmp, flags, 0644)) < 0) {
+	if ((fd = openat(dfd, tmp, flags, mf_config.file_mode)) < 0) {
 		MF_LOG_ONCE("cannot create %s/%s: %s; frames will show as module numbers", dir, tmp,
 			    strerrordesc_np(errno));
 		mf_prof_dir_close(dfd);

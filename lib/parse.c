@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "format.h"
 #include "parse.h"
 
 int mf_parse_uint(const char *s, unsigned long min, unsigned long max, unsigned long *out)
@@ -79,4 +80,42 @@ uint64_t mf_parse_ms(const char *s)
 	}
 	uint64_t ms = (uint64_t)w * 1000 + f;
 	return ms > 86400000u ? 0 : ms;
+}
+
+int mf_parse_mode(const char *s)
+{
+	unsigned v = 0, n = 0;
+	for (; s[n]; n++) {
+		if (s[n] < '0' || s[n] > '7' || n == 4)
+			return -1;
+		v = v * 8 + (unsigned)(s[n] - '0');
+	}
+	return n && (v & 0600) == 0600 && !(v & ~0644u) ? (int)v : -1;
+}
+
+int mf_dir_unsafe(const struct stat *st, uid_t uid, gid_t gid, char *why, size_t size)
+{
+	if (st->st_uid != uid && st->st_uid != 0) {
+		mf_format(why, size,
+			  "it belongs to another user (uid %u), who could remove or replace the "
+			  "profiles",
+			  (unsigned)st->st_uid);
+		return -1;
+	}
+	if (st->st_mode & S_ISVTX)
+		return 0;
+	if (st->st_mode & S_IWOTH) {
+		mf_format(why, size,
+			  "any user may write in it (it is not sticky), and so remove or replace "
+			  "the profiles");
+		return -1;
+	}
+	if ((st->st_mode & S_IWGRP) && st->st_gid != gid) {
+		mf_format(why, size,
+			  "the users of its group (gid %u) may write in it (it is not sticky), and "
+			  "so remove or replace the profiles",
+			  (unsigned)st->st_gid);
+		return -1;
+	}
+	return 0;
 }

@@ -164,7 +164,8 @@ void mf_process_created(pid_t pid, unsigned n)
 	int dfd = mf_prof_dir_open();
 	if (dfd < 0)
 		return;
-	int fd = openat(dfd, "process", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd = openat(dfd, "process", O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			mf_config.file_mode);
 	mf_prof_dir_close(dfd);
 	if (fd < 0)
 		return;

@@ -1,5 +1,6 @@
 /* The process directory malloc_freq.<pid>[.<n>] and the per-thread files <tid>[.<n>].prof:
- * created exclusively (never overwriting, never through a symlink), space reserved with
+ * created exclusively (never overwriting, never through a symlink), in a directory no other
+ * user can replace them in, with MALLOC_FREQ_MODE (the owner's only), space reserved with
  * posix_fallocate so a full disk cannot SIGBUS the host, mapped shared, no descriptor kept.
  * Every file is created and reopened relative to the directory as it was made (opened without
  * following a link, its device and inode checked), never by walking its path again: another
@@ -21,6 +22,7 @@
 #include <unistd.h>
 
 #include "mf_internal.h"
+#include "parse.h"
 
 #define MF_NODES_INITIAL 256
 /* Address space a thread's file is mapped in, header and nodes at once, at first: the file
@@ -94,22 +96,39 @@ int mf_prof_dir_ensure(void)
 static int mf_prof_dir_mkdir(const char *name, struct stat *st)
 {
 	if (mf_prof_kept(&mf_base_kept, mf_base_dev, mf_base_ino) >= 0) {
-		if (mkdirat(mf_base_kept, name, 0755) ||
+		if (mkdirat(mf_base_kept, name, mf_config.dir_mode) ||
 		    fstatat(mf_base_kept, name, st, AT_SYMLINK_NOFOLLOW))
 			return errno;
 	} else if (mf_kept_lost) {
 		return EBADF;
-	} else if (mkdir(mf_dir, 0755) || lstat(mf_dir, st)) {
+	} else if (mkdir(mf_dir, mf_config.dir_mode) || lstat(mf_dir, st)) {
 		return errno;
 	}
 	return S_ISDIR(st->st_mode) ? 0 : ENOTDIR; /* (replaced at once: not ours) */
+}
+
+/* The directory the process directories go in must keep them from other users (parse.h:
+ * mf_dir_unsafe): else nothing is made there. 0, or EPERM after saying why. */
+static int mf_prof_base_check(void)
+{
+	static char why[256]; /* under mf_dir_lock */
+	struct stat st;
+	int kept = mf_prof_kept(&mf_base_kept, mf_base_dev, mf_base_ino);
+	if ((kept >= 0 ? fstat(kept, &st) : stat(mf_config.dir, &st)) || !S_ISDIR(st.st_mode) ||
+	    !mf_dir_unsafe(&st, geteuid(), getegid(), why, sizeof(why)))
+		return 0; /* (what is not a directory, mkdir names) */
+	mf_log("cannot create a profile directory in %s: %s; not recording", mf_config.dir, why);
+	return EPERM;
 }
 
 static int mf_prof_dir_make(pid_t pid)
 {
 	static char name[64]; /* under mf_dir_lock: off the caller's stack */
 	struct stat st;
-	int err = EEXIST;
+	int err = mf_prof_base_check();
+	if (err)
+		return -err;
+	err = EEXIST;
 	for (unsigned n = 0; n < MF_SUFFIX_MAX && err == EEXIST; n++) {
 		if (n == 0)
 			mf_format(name, sizeof(name), "malloc_freq.%d", (int)pid);
@@ -355,7 +374,8 @@ static long mf_prof_open_apart(void *arg)
 			mf_format(f->name, sizeof(f->name), "%d.prof", (int)tid);
 		else
 			mf_format(f->name, sizeof(f->name), "%d.%u.prof", (int)tid, n);
-		fd = openat(dir, f->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0644);
+		fd = openat(dir, f->name, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC,
+			    mf_config.file_mode);
 		if (fd < 0 && errno != EEXIST)
 			break;
 	}

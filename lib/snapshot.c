@@ -79,7 +79,8 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 	int err = mf_prof_size_allowed((off_t)(MF_HEADER_SIZE + nodes));
 	int fd = err ? -1
 		     : openat(c->tmp, f->name,
-			      O_WRONLY | O_CREAT | (pass ? O_TRUNC : O_EXCL) | O_CLOEXEC, 0644);
+			      O_WRONLY | O_CREAT | (pass ? O_TRUNC : O_EXCL) | O_CLOEXEC,
+			      mf_config.file_mode);
 	if (!err && fd < 0)
 		err = -errno;
 	if (!err)
@@ -98,7 +99,9 @@ static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name)
 	if (fstat(fd, &st))
 		return -errno;
 	int err = mf_prof_size_allowed(st.st_size);
-	int to = err ? -1 : openat(c->tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+	int to = err ? -1
+		     : openat(c->tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+			      mf_config.file_mode);
 	if (!err && to < 0)
 		err = -errno;
 	off_t at = 0;
@@ -203,7 +206,7 @@ static long mf_snap_apart(void *arg)
 		return c->dir;
 	mf_format(c->tmp_name, sizeof(c->tmp_name), ".snap.%lu.tmp", c->n);
 	int err = 0;
-	if (mkdirat(c->dir, c->tmp_name, 0755))
+	if (mkdirat(c->dir, c->tmp_name, mf_config.dir_mode))
 		err = -errno;
 	c->tmp = err ? -1 : openat(c->dir, c->tmp_name, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 	if (!err && c->tmp < 0)
@@ -218,7 +221,8 @@ static long mf_snap_apart(void *arg)
 		err = c->err;
 	}
 	if (!err) {
-		int fd = openat(c->tmp, "snapshot", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+		int fd = openat(c->tmp, "snapshot", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				mf_config.file_mode);
 		err = fd < 0 ? -errno : mf_snap_write(fd, &c->rec, sizeof(c->rec));
 		if (fd >= 0)
 			close(fd);

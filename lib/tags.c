@@ -86,7 +86,8 @@ static long mf_tags_write_apart(void *arg)
 	int dir = mf_prof_dir_open();
 	if (dir < 0)
 		return dir;
-	int fd = openat(dir, "tags", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, 0644);
+	int fd =
+	    openat(dir, "tags", O_RDWR | O_CREAT | O_NOFOLLOW | O_CLOEXEC, mf_config.file_mode);
 	int err = fd < 0 ? -errno : 0;
 	mf_prof_dir_close(dir);
 	if (err)

@@ -1,13 +1,14 @@
 #!/bin/sh
-# The profile directory in a world-writable directory without the sticky bit: someone moves it
-# away while the program runs and puts a symlink to a victim directory in its place. The
-# profiler goes on in the directory it created (found by what it holds, not by re-walking its
-# path): the victim is untouched, and the thread started afterwards is recorded there.
+# The profile directory moved away while the program runs, and a symlink to a victim directory
+# put in its place (by the directory's owner, or by anyone in a shared sticky one: the profiler
+# refuses a directory others may write in without the sticky bit). The profiler goes on in the
+# directory it created (found by what it holds, not by re-walking its path): the victim is
+# untouched, and the thread started afterwards is recorded there.
 . "$srcdir/tests/tap.sh"
 plugin="$MF_TESTS/.libs/plugin.so"
 [ -f "$plugin" ] || bail "no $plugin"
 shared="$mf_work/shared" victim="$mf_work/victim"
-mkdir "$shared" "$victim" && chmod 0777 "$shared" || bail "cannot make directories"
+mkdir "$shared" "$victim" && chmod 1777 "$shared" || bail "cannot make directories"
 printf 'the victim'"'"'s own file\n' > "$victim/modules"
 before=$(ls -l "$victim"; cat "$victim/modules")
 timeout -k 5 30 env MALLOC_FREQ_DIR="$shared" LD_PRELOAD="$MF_LIB" \

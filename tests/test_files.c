@@ -1,6 +1,6 @@
 /* Where the profiler writes: symlinks planted at the names it would use are never followed
- * (the directory and the thread file take the next free name), nothing it creates is
- * world-writable, and existing files are never overwritten. */
+ * (the directory and the thread file take the next free name), what it creates is its
+ * owner's only, and existing files are never overwritten. */
 #include "config.h"
 
 #include <fcntl.h>
@@ -90,11 +90,10 @@ int main(void)
 
 	struct stat sd, sf;
 	int okd = stat(mf_prof_dir(), &sd) == 0, okf = stat(f.path, &sf) == 0;
-	tap_ok(okd && !(sd.st_mode & S_IWOTH) && !(sd.st_mode & S_IWGRP),
-	       "with umask 0 the directory is not group- or world-writable (%o)",
-	       sd.st_mode & 0777);
-	tap_ok(okf && !(sf.st_mode & S_IWOTH) && !(sf.st_mode & S_IWGRP),
-	       "nor is the thread file (%o)", sf.st_mode & 0777);
+	tap_ok(okd && (sd.st_mode & 07777) == 0700,
+	       "with umask 0 the directory is its owner's only (%o)", sd.st_mode & 07777);
+	tap_ok(okf && (sf.st_mode & 07777) == 0600, "and so is the thread file (%o)",
+	       sf.st_mode & 07777);
 	mf_prof_close(&f);
 	mf_prof_close(&g);
 	char cmd[4300];
