@@ -747,15 +747,53 @@ static void mf_run_report(const struct mf_launch *l, const char *dir)
 	}
 }
 
-/* Ends as the program ended: its exit status, or its death by the same signal (with no core
- * of the launcher: the program's is the one that matters). */
-static int mf_pass_status(int st)
+/* Whether the launcher's own core can go where it replaces no core of the program's (a
+ * core_pattern of a pipe; of a file named by the pid or the program, or relative: the core
+ * then goes in dir, the output directory, where the launcher moves, unless it is where the
+ * program started, and its core went). */
+static int mf_core_apart(const char *dir)
+{
+	struct stat here, there;
+	char pattern[256] = "core", uses_pid[8] = "0";
+	FILE *f = fopen("/proc/sys/kernel/core_pattern", "re");
+	if (f && !fgets(pattern, sizeof(pattern), f))
+		strcpy(pattern, "core");
+	if (f)
+		fclose(f);
+	if ((f = fopen("/proc/sys/kernel/core_uses_pid", "re"))) {
+		if (!fgets(uses_pid, sizeof(uses_pid), f))
+			strcpy(uses_pid, "0");
+		fclose(f);
+	}
+	if (pattern[0] == '|')
+		return 1;
+	if (pattern[0] != '/')
+		return dir && !stat(".", &here) && !stat(dir, &there) &&
+		       (here.st_dev != there.st_dev || here.st_ino != there.st_ino) && !chdir(dir);
+	int pid = uses_pid[0] == '1' && !strstr(pattern, "%p");
+	for (const char *p = pattern; (p = strchr(p, '%')) && p[1]; p += 2)
+		pid |= strchr("pPiIeE", p[1]) != NULL;
+	return pid;
+}
+
+/* Ends as the program ended: its exit status, or its death by the same signal. A parent sees
+ * "core dumped" only where the kernel wrote a core: when the program's was, the launcher
+ * dumps one too, of none of its memory (coredump_filter 0), its core limit as it was, where
+ * it replaces none of the program's (mf_core_apart; else it dumps none). When the program's
+ * was not, no core (a parent must not see one the program did not dump). */
+static int mf_pass_status(int st, const char *dir)
 {
 	if (!WIFSIGNALED(st))
 		return WEXITSTATUS(st);
-	int sig = WTERMSIG(st);
+	int sig = WTERMSIG(st), core = WCOREDUMP(st) && mf_core_apart(dir);
 	struct rlimit none = {0, 0};
-	setrlimit(RLIMIT_CORE, &none);
+	if (!core)
+		setrlimit(RLIMIT_CORE, &none);
+	FILE *filter = core ? fopen("/proc/self/coredump_filter", "we") : NULL;
+	if (filter) {
+		fputs("0", filter);
+		fclose(filter);
+	}
 	signal(sig, SIG_DFL);
 	sigset_t set;
 	sigemptyset(&set);
@@ -884,7 +922,7 @@ int main(int argc, char **argv)
 		mf_process_end_by_parent(said.dir, child, st);
 	if (said.stage < 0) { /* (killed before it could say) */
 		if (!l.out)
-			return mf_pass_status(st);
+			return mf_pass_status(st, NULL);
 		snprintf(said.dir, sizeof(said.dir), "%s", l.out);
 	}
 	if (said.stage == 0 && !said.dir[0]) {
@@ -902,5 +940,5 @@ int main(int argc, char **argv)
 	mf_summary(&l, said.dir);
 	if (l.report)
 		mf_run_report(&l, said.dir);
-	return mf_pass_status(st);
+	return mf_pass_status(st, said.dir);
 }

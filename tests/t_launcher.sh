@@ -75,6 +75,31 @@ like "$("$MF_PRINT" --processes killed 2> /dev/null)" "\[prog_tree\] [0-9]+, kil
 is "$rc" 8 "an exec into a program with no record: the launcher exits 8"
 like "$("$MF_PRINT" --processes quiet 2> /dev/null)" \
 	"\[prog_tree\] [0-9]+, ended unrecorded \(then its pid exited 8\): " "and the record says so"
+# a program that dumps core: a parent of the launcher sees "core dumped" as it would plain
+# (the launcher dumps a core of its own, of none of its memory: into the output directory
+# when core_pattern is relative, as here, never over the program's), and no core where
+# plain has none (no core limit)
+pattern=$(cat /proc/sys/kernel/core_pattern 2> /dev/null)
+# fname CORE: the command name a core file names (NT_PRPSINFO's pr_fname)
+fname() { file "$1" 2> /dev/null | sed -n "s/.*core file.*from '\([^ ']*\).*/\1/p" | xargs -r basename; }
+case $pattern in
+'|'*) skip "core_pattern is a pipe ($pattern): the cores go to its program" ;;
+*)
+	for lim in unlimited 0; do
+		mkdir -p "core.$lim/plain" "core.$lim/launched"
+		plain=$(cd "core.$lim/plain" && ulimit -c $lim && "$MF_TESTS/run_status" -k "$MF_TESTS/prog_kill" 5 segv 2>&1)
+		got=$(cd "core.$lim/launched" && ulimit -c $lim && "$MF_TESTS/run_status" -k "$launcher" -q -o prof "$MF_TESTS/prog_kill" 5 segv 2>&1)
+		is "$got" "$plain" "ulimit -c $lim, a program killed by SIGSEGV: its launcher's parent sees what plain's sees ($plain)"
+	done
+	if [ "$pattern" = core ] && [ "$(cat /proc/sys/kernel/core_uses_pid)" = 0 ]; then
+		is "$(fname core.unlimited/plain/core):$(fname core.unlimited/launched/core):$(fname core.unlimited/launched/prof/core)" \
+			"prog_kill:prog_kill:malloc_freq" "... the program's core where it ran, the launcher's in its output directory"
+		is "$(find core.0 -type f -name 'core*' | wc -l)" 0 "... and with ulimit -c 0, no core at all"
+	else
+		skip "core_pattern is '$pattern': where the cores go is not looked at"
+	fi
+	;;
+esac
 sh -c '"$1" -o term sh -c "kill -TERM \$\$" 2> /dev/null; echo "status $?"' sh "$launcher" > st
 is "$(cat st)" "status $((128 + 15))" "program killed by SIGTERM: the launcher dies of SIGTERM (143)"
 # a SIGTERM sent to the launcher is passed on to the program
