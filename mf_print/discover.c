@@ -66,9 +66,29 @@ static int mf_list(const char *dir, const char *suffix, const char *prefix, char
 	return 0;
 }
 
-/* Takes names (n of them) as the .prof files of dir. */
-static int mf_found_add(struct mf_found_list *list, const char *dir, char **names, size_t n)
+/* Takes names (n of them) as the .prof files of dir (st: its stat; link: reached through a
+ * link), unless it is among those from list->v[from] on already (those found in the same
+ * directory): then the one reached without a link is kept, and the other named. */
+static int mf_found_add(struct mf_found_list *list, size_t from, const char *dir, char **names,
+			size_t n, const struct stat *st, int link)
 {
+	for (size_t i = from; i < list->count; i++) {
+		struct mf_found *f = &list->v[i];
+		if (f->dev != st->st_dev || f->ino != st->st_ino)
+			continue;
+		mf_free_names(names, n); /* (the same files as f's) */
+		char *kept = f->link && !link ? strdup(dir) : NULL;
+		if (f->link && !link && !kept)
+			return -ENOMEM;
+		fprintf(stderr, "mf_print: warning: %s: the same directory as %s; read once\n",
+			kept ? f->dir : dir, kept ? dir : f->dir);
+		if (kept) {
+			free(f->dir);
+			f->dir = kept;
+			f->link = 0;
+		}
+		return 0;
+	}
 	struct mf_found *v = mf_array_room(list->v, list->count, &list->capacity, sizeof(*v));
 	char *copy = v ? strdup(dir) : NULL;
 	if (!copy) {
@@ -78,7 +98,7 @@ static int mf_found_add(struct mf_found_list *list, const char *dir, char **name
 		return -ENOMEM;
 	}
 	list->v = v;
-	list->v[list->count++] = (struct mf_found){copy, names, n};
+	list->v[list->count++] = (struct mf_found){copy, names, n, st->st_dev, st->st_ino, link};
 	return 0;
 }
 
@@ -109,7 +129,7 @@ int mf_discover(struct mf_found_list *list, const char *arg)
 		return 1;
 	}
 	if (n)
-		return mf_found_add(list, arg, names, n);
+		return mf_found_add(list, list->count, arg, names, n, &st, 0);
 	free(names);
 	/* A directory of profile directories: a process tree, or several runs. */
 	char **subs = NULL;
@@ -121,7 +141,8 @@ int mf_discover(struct mf_found_list *list, const char *arg)
 	char path[PATH_MAX];
 	for (size_t i = 0; i < ns && r != -ENOMEM; i++) {
 		snprintf(path, sizeof(path), "%s/%s", arg, subs[i]);
-		if (stat(path, &st) || !S_ISDIR(st.st_mode))
+		struct stat lst;
+		if (lstat(path, &lst) || stat(path, &st) || !S_ISDIR(st.st_mode))
 			continue;
 		if ((r = mf_list(path, ".prof", NULL, &names, &n))) {
 			if (r != -ENOMEM)
@@ -130,7 +151,7 @@ int mf_discover(struct mf_found_list *list, const char *arg)
 			continue;
 		}
 		if (n)
-			r = mf_found_add(list, path, names, n);
+			r = mf_found_add(list, before, path, names, n, &st, S_ISLNK(lst.st_mode));
 		else
 			free(names);
 	}

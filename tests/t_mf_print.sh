@@ -76,6 +76,17 @@ PY
 else
 	skip "a file cut in its middle: no python3 to read it apart"
 fi
+# a link to a process directory beside it: read once, and said (it was counted twice)
+mkdir "$mf_work/linked" && cp -r "$good" "$mf_work/linked/"
+# (one named before it, one after: the directory is the one reached without a link)
+ln -s "$(basename "$good")" "$mf_work/linked/malloc_freq.1"
+ln -s "$(basename "$good")" "$mf_work/linked/malloc_freq.99999"
+"$MF_PRINT" "$mf_work/linked" > "$mf_work/out" 2> "$mf_work/err"; rc=$?
+is "$rc:$(sed -n 1p "$mf_work/out")" "0:$("$MF_PRINT" "$good" 2> /dev/null | sed -n 1p)" \
+	"links to a process directory beside it: the process read once (the summary of its directory alone)"
+is "$(cat "$mf_work/err")" "mf_print: warning: $mf_work/linked/malloc_freq.1: the same directory as $mf_work/linked/$(basename "$good"); read once
+mf_print: warning: $mf_work/linked/malloc_freq.99999: the same directory as $mf_work/linked/$(basename "$good"); read once" \
+	"... and each link is named"
 d=$(bad zero); f=$(ls "$d"/*.prof); : > "$f"; cp "$prof" "$d/77777.prof"
 check "an empty file (killed while it was made): a warning, the rest reported" 0 "^mf_print: warning: $f: empty: the thread was stopped while its file was being made" "$d"
 d=$(bad nohdr); f=$(ls "$d"/*.prof); head -c 12288 /dev/zero > "$f"; cp "$prof" "$d/77777.prof"
