@@ -345,7 +345,11 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 		ld->failed = 1;
 		return 0;
 	}
-	if (p.cut) {
+	if (p.cut && p.zeros) {
+		mf_error(path, "%s: the %llu before are read", err,
+			 (unsigned long long)p.node_count);
+		ld->failed = 1;
+	} else if (p.cut) {
 		mf_error(path,
 			 "%s: the %llu before the cut are read, the calls of the rest are lost",
 			 err, (unsigned long long)p.node_count);
@@ -354,9 +358,11 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 	int r = 0;
 	if (!d->have_map || d->map.cut) { /* (the modules it lacks: placeholders) */
 		uint32_t need = 0;
-		for (uint64_t k = 1; k < p.node_count; k++)
+		for (uint64_t k = 1, mark = 0; k < p.node_count; k++) {
+			mf_profile_release_behind(&p, &mark, k);
 			if (p.nodes[k].module < MF_MODULE_MAX && p.nodes[k].module >= need)
 				need = p.nodes[k].module + 1;
+		}
 		if (mf_placeholder_map(&d->map, need)) {
 			mf_error(path, "names module %u and there is no module map", need - 1);
 			ld->failed = 1;

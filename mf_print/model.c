@@ -485,16 +485,8 @@ struct mf_leaf_calls {
 };
 
 /* A thread's nodes are read in passes, each from first to last: a pass drops the pages of its
- * file's mapping behind it every MF_RELEASE_STEP nodes (8 MiB), so a large file is not held
- * in memory while the model grows. */
-#define MF_RELEASE_STEP (1u << 18)
-static void mf_release_behind(struct mf_profile *p, uint64_t *mark, uint64_t node)
-{
-	if (node - *mark >= MF_RELEASE_STEP) {
-		mf_profile_release(p, *mark, node);
-		*mark = node;
-	}
-}
+ * file's mapping behind it (mf_profile_release_behind), so a large file is not held in memory
+ * while the model grows. */
 
 /* The stack of a leaf under node parent: its frames appended to stack_frames, outermost
  * first, the entry last, and interned. up and loc give each node's parent and location. */
@@ -537,7 +529,7 @@ static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, st
 	size_t cap = 0;
 	int r = 0;
 	for (uint64_t i = 1, after = 0, mark = 0; !r && i < p->node_count; i += 1 + after) {
-		mf_release_behind(p, &mark, i);
+		mf_profile_release_behind(p, &mark, i);
 		const struct mf_node *node = &p->nodes[i];
 		up[i] = node->parent;
 		loc[i] = MF_NONE;
@@ -646,7 +638,7 @@ static int mf_dense_sizes(struct mf_model *m, struct mf_profile *p, const uint32
 {
 	int r = 0;
 	for (uint64_t i = 1, after = 0, mark = 0; !r && i < p->node_count; i += 1 + after) {
-		mf_release_behind(p, &mark, i);
+		mf_profile_release_behind(p, &mark, i);
 		const struct mf_node *node = &p->nodes[i];
 		after = mf_profile_slots_after(p, node);
 		if (node->module != MF_MODULE_SIZES || loc[node->parent] == MF_NONE)
@@ -686,7 +678,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack, sample;
 		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0}, shortl = 0;
-		mf_release_behind(p, &mark, leaves[i].node);
+		mf_profile_release_behind(p, &mark, leaves[i].node);
 		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
 		    (r = mf_sample_at(m, stack, thread, &sample)))
 			break;

@@ -128,8 +128,16 @@ static int mf_check_size(size_t size, size_t header_size, char *err, size_t errl
 		       header_size);
 }
 
-int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
-		     struct mf_profile *out, char *err, size_t errlen)
+/* Whether node x is all zeros: never written (only the root is so; a record's slots may be,
+ * but they are no nodes). */
+static int mf_node_unwritten(const struct mf_node *x)
+{
+	return !x->rel_pc && !x->parent && !x->module && !x->calls && !x->bytes;
+}
+
+/* mapped: data is a file's mapping, whose pages are let go once checked. */
+static int mf_parse_profile_in(const unsigned char *data, size_t size, const char *path,
+			       struct mf_profile *out, char *err, size_t errlen, int mapped)
 {
 	memset(out, 0, sizeof(*out));
 	struct mf_prof_header h; /* the header occupies a whole page */
@@ -210,8 +218,23 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 		mf_fail(err, errlen, "out of memory for %llu nodes", (unsigned long long)n);
 		goto bad_nodes;
 	}
-	for (uint64_t i = 1, after; i < n; i += 1 + after) {
+	struct mf_profile checked = {
+	    .nodes = nodes, .map = (void *)data, .map_len = mapped ? size : 0};
+	for (uint64_t i = 1, after, mark = 0; i < n; i += 1 + after) {
 		const struct mf_node *x = &nodes[i];
+		mf_profile_release_behind(&checked, &mark, i);
+		if (mf_node_unwritten(x)) {
+			mf_fail(
+			    err, errlen,
+			    "the header counts %llu nodes, the file holds %llu (node %llu on is "
+			    "zeros, never written)",
+			    (unsigned long long)h.node_count, (unsigned long long)i,
+			    (unsigned long long)i);
+			out->cut = h.node_count;
+			out->zeros = 1;
+			n = i;
+			break;
+		}
 		after = mf_profile_slots_after(out, x);
 		if (after > n - 1 - i && out->cut) {
 			n = i;
@@ -306,6 +329,7 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 	out->node_count = n;
 	out->nodes = nodes;
 	out->map = copy;
+	out->zeros = out->zeros && out->cut;
 	out->complete = h.state == MF_STATE_THREAD_EXIT || h.state == MF_STATE_PROCESS_EXIT ||
 			h.state == MF_STATE_SNAPSHOT; /* (a copy: complete as of its moment) */
 	return 0;
@@ -316,6 +340,12 @@ bad:
 	return -1;
 }
 
+int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
+		     struct mf_profile *out, char *err, size_t errlen)
+{
+	return mf_parse_profile_in(data, size, path, out, err, errlen, 0);
+}
+
 int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen)
 {
 	unsigned char *data;
@@ -324,7 +354,7 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
 	int r = mf_map_file(path, MF_FILE_MAX, &data, &size);
 	if (r)
 		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
-	r = mf_parse_profile(data, size, path, out, err, errlen);
+	r = mf_parse_profile_in(data, size, path, out, err, errlen, 1);
 	if (r || out->map) { /* (a mapping is page-aligned: nodes are never copied from it) */
 		if (data)
 			munmap(data, size);
@@ -348,9 +378,19 @@ void mf_profile_release(struct mf_profile *p, uint64_t from, uint64_t upto)
 		madvise((void *)start, end - start, MADV_DONTNEED);
 }
 
-int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen)
+void mf_profile_release_behind(struct mf_profile *p, uint64_t *mark, uint64_t node)
 {
+	if (node - *mark >= (1u << 18)) {
+		mf_profile_release(p, *mark, node);
+		*mark = node;
+	}
+}
+
+int mf_profile_check_modules(struct mf_profile *p, uint32_t count, char *err, size_t errlen)
+{
+	uint64_t mark = 0;
 	for (uint64_t i = 1; i < p->node_count; i += 1 + mf_profile_slots_after(p, &p->nodes[i])) {
+		mf_profile_release_behind(p, &mark, i);
 		uint32_t m = p->nodes[i].module;
 		if (m < MF_MODULE_MAX && m >= count)
 			return mf_fail(err, errlen,

@@ -25,6 +25,8 @@ struct mf_profile {
 	int complete;		     /* finalized at thread or process exit */
 	uint64_t cut;		     /* the header's node count, when the file holds fewer (cut
 					short): only the whole ones before the cut were read */
+	int zeros;		     /* with cut: the file is not short, node node_count is zeros
+					(never written: no node is all zeros but the root) */
 	void *map;		     /* the file's mapping, or the copy; NULL: nodes are the
 					caller's */
 	size_t map_len;		     /* of a mapping; 0 for a copy */
@@ -72,11 +74,12 @@ static inline uint64_t mf_profile_slots_after(const struct mf_profile *p, const 
 }
 
 /* Reads and validates one .prof file, mapped (not copied: a profile of millions of stacks is
- * read once, where it lies). Returns 0; 1 for a file its thread never got to write (empty or
- * no header: nothing recorded, not an error), with a message in err; or -1 with a message (no
- * file name) in err. A file cut short gives 0 with out->cut set and what is wrong in err: the
- * caller says so, and uses the nodes read or not. A file cut shorter while it is mapped raises
- * SIGBUS. */
+ * read once, where it lies; the pages checked are let go as the check goes on). Returns 0; 1
+ * for a file its thread never got to write (empty or no header: nothing recorded, not an
+ * error), with a message in err; or -1 with a message (no file name) in err. A file cut short,
+ * or whose header counts nodes it does not hold (zeros where they would be: a sparse file),
+ * gives 0 with out->cut set and what is wrong in err: the caller says so, and uses the nodes
+ * read or not. A file cut shorter while it is mapped raises SIGBUS. */
 int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t errlen);
 /* The same for a file's contents already in memory (path is only remembered); its nodes are
  * data's, which must outlive out, unless data is not aligned for them (then they are
@@ -86,6 +89,9 @@ int mf_parse_profile(const unsigned char *data, size_t size, const char *path,
 /* Says that nodes from .. upto are not needed now: a mapping's pages holding them go (read
  * again, they come back from the file). */
 void mf_profile_release(struct mf_profile *p, uint64_t from, uint64_t upto);
+/* For a pass over p's nodes, first to last, at node: the pages behind it go every 8 MiB of
+ * nodes past *mark (0 at the start), so that a large file is never held whole. */
+void mf_profile_release_behind(struct mf_profile *p, uint64_t *mark, uint64_t node);
 void mf_profile_free(struct mf_profile *p);
 
 /* Same for a module map; the map may then index frames of profiles of that directory. A map
@@ -102,7 +108,7 @@ int mf_parse_process(const unsigned char *data, size_t size, struct mf_process_r
 		     char *err, size_t errlen);
 
 /* Checks a profile's nodes against its module map (count modules). 0 or -1 with err. */
-int mf_profile_check_modules(const struct mf_profile *p, uint32_t count, char *err, size_t errlen);
+int mf_profile_check_modules(struct mf_profile *p, uint32_t count, char *err, size_t errlen);
 
 /* Reads a whole file into memory (at most max bytes). Returns 0 or -errno; *data is malloc'd. */
 int mf_read_file(const char *path, size_t max, unsigned char **data, size_t *size);

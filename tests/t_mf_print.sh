@@ -87,6 +87,31 @@ is "$rc:$(sed -n 1p "$mf_work/out")" "0:$("$MF_PRINT" "$good" 2> /dev/null | sed
 is "$(cat "$mf_work/err")" "mf_print: warning: $mf_work/linked/malloc_freq.1: the same directory as $mf_work/linked/$(basename "$good"); read once
 mf_print: warning: $mf_work/linked/malloc_freq.99999: the same directory as $mf_work/linked/$(basename "$good"); read once" \
 	"... and each link is named"
+# A sparse 4 GiB thread file whose header counts the 134 million nodes its size has room
+# for, of which the file holds a few (the rest are holes: zeros, never written). It was read
+# silently, at 4.1 GB of memory: the count is refused as more than the file holds, the
+# nodes it does hold are read, and memory stays small.
+if command -v python3 > /dev/null 2>&1 && [ -x /usr/bin/time ]; then
+	d=$(bad sparse); f=$(ls "$d"/*.prof)
+	python3 - "$f" <<'PY'
+import os, struct, sys
+f = sys.argv[1]
+size = 4 << 30
+with open(f, "r+b") as out:
+    out.seek(56)
+    out.write(struct.pack("<Q", (size - 4096) // 32))
+os.truncate(f, size)
+PY
+	within 120 /usr/bin/time -f '%M' -o "$mf_work/rss" "$MF_PRINT" --collapsed "$d" > "$mf_work/c.txt" 2> "$mf_work/err"; rc=$?
+	rss=$(tail -1 "$mf_work/rss")
+	like "$rc $(cat "$mf_work/err")" "^1 mf_print: $f: the header counts 134217600 nodes, the file holds [0-9]+ \(node [0-9]+ on is zeros, never written\): the [0-9]+ before are read$" \
+		"a sparse file counting 134 million nodes: exit 1, and the count named as more than the file holds"
+	is "$(awk '{ s += $NF } END { print s + 0 }' "$mf_work/c.txt")" "$("$MF_PRINT" --collapsed "$good" 2> /dev/null | awk '{ s += $NF } END { print s + 0 }')" \
+		"... the calls of the nodes it holds are read"
+	[ "${rss:-999999}" -lt 100000 ]; ok $? "... in little memory (${rss:-?} KiB at most, not the file's 4 GiB)"
+else
+	skip "a sparse file of 4 GiB: no python3 or /usr/bin/time"
+fi
 d=$(bad zero); f=$(ls "$d"/*.prof); : > "$f"; cp "$prof" "$d/77777.prof"
 check "an empty file (killed while it was made): a warning, the rest reported" 0 "^mf_print: warning: $f: empty: the thread was stopped while its file was being made" "$d"
 d=$(bad nohdr); f=$(ls "$d"/*.prof); head -c 12288 /dev/zero > "$f"; cp "$prof" "$d/77777.prof"
