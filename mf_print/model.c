@@ -13,6 +13,7 @@
 #include "array.h"
 #include "idset.h"
 #include "model.h"
+#include "symbolize.h"
 
 const char *const mf_entry_names[MF_ENTRY_COUNT] = MF_ENTRY_NAMES;
 
@@ -87,7 +88,9 @@ static int mf_model_module(struct mf_model *m, const struct mf_module *in, uint3
 	}
 	mod->path = path;
 	const char *slash = strrchr(path, '/');
-	mod->base = path[0] ? (slash ? slash + 1 : path) : "[unknown]";
+	mod->base = mf_sym_is_vdso(path) ? "[vdso]"
+		    : path[0]		 ? (slash ? slash + 1 : path)
+					 : "[unknown]";
 	mod->build_id_len = len;
 	memcpy(mod->build_id, in->build_id, len);
 	mod->span = in->end > in->start ? in->end - in->start : 0;

@@ -9,7 +9,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/auxv.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <dwarf.h>
 #include <elfutils/libdw.h>
@@ -46,6 +49,7 @@ struct mf_sym_module {
 	struct mf_inlines *inlines; /* each unit's subprograms, indexed on first use */
 	bool units_built;
 	bool file_checked, stale; /* stale: its file is not the one the process loaded */
+	bool vdso;		  /* the kernel's vdso: read from this process's, said nothing of */
 	struct mf_ranges units;	  /* by their code, made when .debug_aranges names no unit */
 	bool code_built;
 	struct mf_code code; /* its executable sections, in DWARF addresses; made on first use */
@@ -230,17 +234,41 @@ void mf_sym_warnings(struct mf_symbolizer *sym,
 	sym->nwarnings = 0;
 }
 
+/* This process's vdso image as a file (a memfd), for libdwfl to read: the kernel maps one
+ * image into every process, so the profiled process's is this one where their build-ids
+ * agree (mf_sym_build_id_ok checks). -1 when there is none. */
+static int mf_sym_vdso_fd(void)
+{
+	unsigned long at = getauxval(AT_SYSINFO_EHDR), lo, hi, size = 0;
+	char line[512];
+	FILE *maps = at ? fopen("/proc/self/maps", "re") : NULL;
+	while (maps && !size && fgets(line, sizeof(line), maps))
+		if (strstr(line, "[vdso]") && sscanf(line, "%lx-%lx", &lo, &hi) == 2 && lo == at)
+			size = hi - lo;
+	if (maps)
+		fclose(maps);
+	int fd = size ? memfd_create("vdso", MFD_CLOEXEC) : -1;
+	if (fd >= 0 && write(fd, (const void *)at, size) != (ssize_t)size) {
+		close(fd);
+		fd = -1;
+	}
+	return fd;
+}
+
 static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 {
 	GElf_Addr vaddr;
 	Dwfl *dwfl;
+	int fd = -1;
 
-	/* No file to open: anonymous code, or a pseudo-module like "[vdso]". */
-	if (!m->path[0] || m->path[0] == '[')
+	if (m->vdso && (fd = mf_sym_vdso_fd()) < 0)
+		return;
+	/* No file to open: anonymous code, or a pseudo-module like "[heap]". */
+	if (!m->vdso && (!m->path[0] || m->path[0] == '['))
 		return;
 	/* A FIFO or device under a module's name would block or feed us garbage. */
 	struct stat st;
-	if (stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
+	if (!m->vdso && stat(m->path, &st) == 0 && !S_ISREG(st.st_mode)) {
 		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path,
 			    "%s: cannot open: not a regular file", m->path);
 		return;
@@ -248,8 +276,11 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 
 	dwfl = dwfl_begin(&mf_sym_callbacks);
 	if (!dwfl) {
-		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s", m->path,
-			    dwfl_errmsg(-1));
+		if (fd >= 0)
+			close(fd);
+		else
+			mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s",
+				    m->path, dwfl_errmsg(-1));
 		return;
 	}
 	dwfl_report_begin(dwfl);
@@ -257,10 +288,13 @@ static void mf_sym_open(struct mf_symbolizer *sym, struct mf_sym_module *m)
 	 * add_p_vaddr = true gives a bias of 0, so Dwfl addresses are the ELF virtual addresses
 	 * (rel_pc) even for an ET_DYN whose first PT_LOAD is not at 0; ET_EXEC ignores it.
 	 */
-	m->mod = dwfl_report_elf(dwfl, m->path, m->path, -1, 0, true);
+	m->mod = dwfl_report_elf(dwfl, m->path, m->path, fd, 0, true); /* (fd: taken) */
 	if (!m->mod) {
-		mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s", m->path,
-			    dwfl_errmsg(-1));
+		if (fd >= 0)
+			close(fd);
+		else
+			mf_sym_warn(sym, MF_SYM_WARN_CANNOT_OPEN, m->path, "%s: cannot open: %s",
+				    m->path, dwfl_errmsg(-1));
 		dwfl_end(dwfl);
 		return;
 	}
@@ -284,7 +318,10 @@ struct mf_sym_module *mf_sym_module_get(struct mf_symbolizer *sym, const char *p
 		return NULL;
 	m->path = strdup(path);
 	slash = strrchr(path, '/');
-	m->base = mf_sym_intern(sym, path[0] ? (slash ? slash + 1 : path) : "[unknown]");
+	m->vdso = mf_sym_is_vdso(path);
+	m->base = mf_sym_intern(sym, m->vdso   ? "[vdso]"
+				     : path[0] ? (slash ? slash + 1 : path)
+					       : "[unknown]");
 	if (!m->path || !m->base) {
 		free(m->path);
 		free(m);
@@ -311,7 +348,7 @@ static bool mf_sym_build_id_ok(struct mf_symbolizer *sym, struct mf_sym_module *
 		return true;
 	if ((size_t)m->build_id_len >= build_id_len && !memcmp(m->build_id, build_id, build_id_len))
 		return true;
-	if (!m->warned_build_id) {
+	if (!m->warned_build_id && !m->vdso) { /* (another kernel's: named [vdso]+0xOFF) */
 		m->warned_build_id = true;
 		mf_sym_warn(sym, MF_SYM_WARN_BUILD_ID, m->path,
 			    "%s: build-id differs from the profiled one (file changed since "
@@ -351,9 +388,12 @@ void mf_sym_module_expect(struct mf_symbolizer *sym, struct mf_sym_module *m, ui
 	uint64_t written = !stat(m->path, &st) ? (uint64_t)st.st_mtim.tv_sec * 1000000000u +
 						     (uint64_t)st.st_mtim.tv_nsec
 					       : 0;
-	if ((!file_span || file_span == span) && (!ended_ns || written <= ended_ns))
+	if (m->vdso ? !file_span || file_span == span
+		    : (!file_span || file_span == span) && (!ended_ns || written <= ended_ns))
 		return;
 	m->stale = true;
+	if (m->vdso)
+		return;
 	mf_sym_warn(sym, MF_SYM_WARN_BUILD_ID, m->path,
 		    "%s: %s (it has no build-id to tell by: changed since the run?); its frames "
 		    "are shown as module+offset",
@@ -370,7 +410,7 @@ static void mf_sym_check_dwarf(struct mf_symbolizer *sym, struct mf_sym_module *
 	if (m->dwarf_checked)
 		return;
 	m->dwarf_checked = true;
-	if (!dwfl_module_getdwarf(m->mod, &bias))
+	if (!dwfl_module_getdwarf(m->mod, &bias) && !m->vdso)
 		mf_sym_warn(sym, MF_SYM_WARN_NO_DEBUG_INFO, m->path,
 			    "%s: no debug info; install its -dbgsym package or rebuild with "
 			    "-g for file:line",

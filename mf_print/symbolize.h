@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 struct mf_sym_frame {
 	const char *function; /* demangled name; never NULL: "BASENAME+0xOFF" when unknown */
@@ -19,6 +20,17 @@ struct mf_sym_frame {
 
 struct mf_symbolizer;
 struct mf_sym_module;
+
+/* Whether a module's path names the kernel's vdso: "[vdso]", or the name the loader gives it
+ * (linux-vdso.so.1, linux-gate.so.1 and the like: no file has it). Its frames are read from
+ * mf_print's own vdso where the build-ids agree, else named "[vdso]+0xOFF", and nothing is
+ * said of it. */
+static inline int mf_sym_is_vdso(const char *path)
+{
+	return !strcmp(path, "[vdso]") ||
+	       (!strchr(path, '/') &&
+		(!strncmp(path, "linux-vdso", 10) || !strncmp(path, "linux-gate", 10)));
+}
 
 /* Returns NULL only when out of memory. */
 struct mf_symbolizer *mf_sym_new(void);

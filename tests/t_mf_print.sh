@@ -112,6 +112,87 @@ PY
 else
 	skip "a sparse file of 4 GiB: no python3 or /usr/bin/time"
 fi
+# Frames in the vdso (a signal handler that allocates, having interrupted clock_gettime
+# there): named by the vdso's own functions when the kernel's vdso is this one's (read from
+# mf_print's own memory), and never a warning that "linux-vdso.so.1" cannot be opened.
+cat > "$mf_work/vdso.c" <<'C'
+#define _GNU_SOURCE /* REG_RIP */
+#include <elf.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/auxv.h>
+#include <sys/time.h>
+#include <time.h>
+#include <ucontext.h>
+static void *volatile sink;
+static volatile sig_atomic_t in_vdso, elsewhere;
+static unsigned long lo, hi;
+__attribute__((noinline)) static void site_vdso(void) { sink = malloc(24); free(sink); }
+__attribute__((noinline)) static void site_other(void) { sink = malloc(40); free(sink); }
+static void on_alarm(int sig, siginfo_t *si, void *uc)
+{
+	unsigned long pc = (unsigned long)((ucontext_t *)uc)->uc_mcontext.gregs[REG_RIP];
+	(void)sig, (void)si;
+	if (pc >= lo && pc < hi && in_vdso < 50)
+		site_vdso(), in_vdso++;
+	else
+		site_other(), elsewhere++;
+}
+int main(void)
+{
+	const Elf64_Ehdr *e = (const void *)getauxval(AT_SYSINFO_EHDR);
+	if (!e)
+		return 77;
+	const Elf64_Phdr *ph = (const void *)((const char *)e + e->e_phoff);
+	lo = (unsigned long)e;
+	for (int i = 0; i < e->e_phnum; i++)
+		if (ph[i].p_type == PT_LOAD && lo + ph[i].p_vaddr + ph[i].p_memsz > hi)
+			hi = lo + ph[i].p_vaddr + ph[i].p_memsz;
+	free(malloc(24)), free(malloc(40));
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_alarm;
+	sa.sa_flags = SA_RESTART | SA_SIGINFO;
+	sigaction(SIGALRM, &sa, NULL);
+	struct itimerval it = {{0, 200}, {0, 200}};
+	setitimer(ITIMER_REAL, &it, NULL);
+	struct timespec ts;
+	while (in_vdso < 50)
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+	struct itimerval off = {{0, 0}, {0, 0}};
+	setitimer(ITIMER_REAL, &off, NULL);
+	printf("in the vdso %d\n", (int)in_vdso);
+	return 0;
+}
+C
+if $CC -O1 -g -o "$mf_work/vdsoclock" "$mf_work/vdso.c" 2> /dev/null; then
+	mkdir "$mf_work/vdsop"
+	out=$(within 60 env MALLOC_FREQ_DIR="$mf_work/vdsop" LD_PRELOAD="$MF_LIB" "$mf_work/vdsoclock"); rc=$?
+	"$MF_PRINT" --collapsed "$mf_work/vdsop" > "$mf_work/c.txt" 2> "$mf_work/err"
+	is "$rc:$out:$(grep -ci vdso "$mf_work/err")" "0:in the vdso 50:0" "a handler's 50 calls from inside the vdso: no warning about it"
+	is "$(calls "$mf_work/c.txt" ';(__vdso_)?clock_gettime;([^;]*;)*on_alarm;site_vdso;malloc$')" 50 \
+		"... and its frames named by the vdso's function, clock_gettime"
+	# another kernel's vdso (its build-id changed in the module map: a module record is 56
+	# bytes, its build-id 32 bytes in, its path after it)
+	if command -v python3 > /dev/null 2>&1; then
+		python3 - "$mf_work"/vdsop/malloc_freq.*/modules <<'PY'
+import sys
+data = bytearray(open(sys.argv[1], "rb").read())
+at = data.index(b"linux-vdso") - 56 + 32
+data[at:at + 4] = bytes(b ^ 0xff for b in data[at:at + 4])
+open(sys.argv[1], "wb").write(data)
+PY
+		"$MF_PRINT" --collapsed "$mf_work/vdsop" > "$mf_work/c.txt" 2> "$mf_work/err"; rc=$?
+		is "$rc:$(grep -ci vdso "$mf_work/err"):$(calls "$mf_work/c.txt" ';[[]vdso[]][+]0x[0-9a-f]+;([^;]*;)*on_alarm;site_vdso;malloc$')" "0:0:50" \
+			"another kernel's vdso: its frames [vdso]+0xOFF, and nothing said"
+	else
+		skip "another kernel's vdso: no python3 to change its build-id"
+	fi
+else
+	skip "no $CC to build the vdso program"
+fi
 d=$(bad zero); f=$(ls "$d"/*.prof); : > "$f"; cp "$prof" "$d/77777.prof"
 check "an empty file (killed while it was made): a warning, the rest reported" 0 "^mf_print: warning: $f: empty: the thread was stopped while its file was being made" "$d"
 d=$(bad nohdr); f=$(ls "$d"/*.prof); head -c 12288 /dev/zero > "$f"; cp "$prof" "$d/77777.prof"
