@@ -270,6 +270,10 @@ enum mf_process_counter {
 #define MF_PROCESS_BY_PARENT   2u /* the end was written by the parent, from its wait */
 #define MF_PROCESS_CORE	       4u /* killed with a core dump */
 #define MF_PROCESS_CMDLINE_CUT 8u /* the command line was longer than cmdline holds */
+/* The program's runtime ends the process by a system call of its own (Go's exit_group), past
+ * exit() and _exit(): it writes no end of its own; a parent's is its exit. Zero in older
+ * records. */
+#define MF_PROCESS_RAW_EXIT 16u
 
 struct mf_process_record {
 	char magic[8];

@@ -7,12 +7,15 @@
 #include "config.h"
 
 #include <dlfcn.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <link.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/auxv.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -94,6 +97,39 @@ static uint64_t mf_process_start_ticks(void)
 	return v;
 }
 
+/* Whether the program is Go's: its executable has a note of owner "Go" (its build id). Go's
+ * runtime ends the process with exit_group itself, past exit() and _exit(). Read from the
+ * program headers the kernel gave (no loader lock, no file). */
+static int mf_process_is_go(void)
+{
+	const ElfW(Phdr) *ph = (const void *)getauxval(AT_PHDR);
+	size_t n = getauxval(AT_PHNUM);
+	uintptr_t bias = 0; /* (an executable without PT_PHDR is not position-independent) */
+	for (size_t i = 0; ph && i < n; i++)
+		if (ph[i].p_type == PT_PHDR)
+			bias = (uintptr_t)ph - ph[i].p_vaddr;
+	for (size_t i = 0; ph && i < n; i++) {
+		if (ph[i].p_type != PT_NOTE)
+			continue;
+		size_t align = ph[i].p_align == 8 ? 8 : 4;
+		const char *p = (const char *)(bias + ph[i].p_vaddr), *end = p + ph[i].p_memsz;
+		while ((size_t)(end - p) >= sizeof(ElfW(Nhdr))) {
+			const ElfW(Nhdr) *note = (const void *)p;
+			const char *name = p + sizeof(*note);
+			size_t name_len = (note->n_namesz + align - 1) & ~(align - 1);
+			size_t desc_len = (note->n_descsz + align - 1) & ~(align - 1);
+			if ((size_t)(end - name) < name_len)
+				break;
+			if ((note->n_namesz == 3 || note->n_namesz == 4) && !memcmp(name, "Go", 3))
+				return 1;
+			if ((size_t)(end - name) - name_len < desc_len)
+				break;
+			p = name + name_len + desc_len;
+		}
+	}
+	return 0;
+}
+
 /* The image this one replaced by exec: the latest directory of this pid before dir n whose
  * record has this process's start time and no end. It is marked replaced, and named in r. */
 static void mf_process_find_exec(struct mf_process_record *r, pid_t pid, unsigned n)
@@ -154,7 +190,8 @@ void mf_process_created(pid_t pid, unsigned n)
 	r->cmdline_len = len > 0 ? (uint32_t)len : 0;
 	for (uint32_t i = 0; i < r->cmdline_len; i++)
 		r->argc += r->cmdline[i] == 0;
-	r->flags = more ? MF_PROCESS_CMDLINE_CUT : 0;
+	r->flags =
+	    (more ? MF_PROCESS_CMDLINE_CUT : 0) | (mf_process_is_go() ? MF_PROCESS_RAW_EXIT : 0);
 	mf_process_find_exec(r, pid, n);
 
 	/* Written whole (its blocks are then the file's: the mapping cannot fault on a full disk),
@@ -208,7 +245,7 @@ static void mf_process_end_at(int state, int status, uint32_t flags, uint64_t ns
 		   !(flags & MF_PROCESS_STATUS)))
 		return;
 	r->status = status;
-	r->flags = (r->flags & MF_PROCESS_CMDLINE_CUT) | flags;
+	r->flags = (r->flags & MF_PROCESS_KEPT) | flags;
 	r->end_ns = ns;
 	__atomic_store_n(&r->state, (uint32_t)state, __ATOMIC_RELEASE);
 }

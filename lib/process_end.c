@@ -51,6 +51,7 @@ void mf_process_end_by_parent(const char *dir, pid_t pid, int wstatus)
 		return;
 	char path[MF_PATH_LEN + 32];
 	int last = -1;
+	uint32_t kept = 0; /* (its record's MF_PROCESS_KEPT flags) */
 	for (unsigned n = 0; n < MF_PROCESS_IMAGES_MAX; n++) {
 		size_t at = mf_process_dir_path(path, sizeof(path) - 9, dir, pid, n);
 		memcpy(path + at, "/process", 9);
@@ -63,6 +64,7 @@ void mf_process_end_by_parent(const char *dir, pid_t pid, int wstatus)
 			if (last >= 0)
 				close(last);
 			last = fd;
+			kept = r.flags & MF_PROCESS_KEPT;
 		} else {
 			close(fd);
 		}
@@ -74,7 +76,7 @@ void mf_process_end_by_parent(const char *dir, pid_t pid, int wstatus)
 	    .state = exited ? MF_PROCESS_EXITED : MF_PROCESS_SIGNALED,
 	    .status = exited ? WEXITSTATUS(wstatus) : WTERMSIG(wstatus),
 	    .flags = (!exited && WCOREDUMP(wstatus) ? MF_PROCESS_CORE : 0) | MF_PROCESS_STATUS |
-		     MF_PROCESS_BY_PARENT,
+		     MF_PROCESS_BY_PARENT | kept,
 	    .end_ns = mf_process_now_ns(),
 	};
 	mf_process_poke_end(last, &end);

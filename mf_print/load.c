@@ -101,12 +101,14 @@ void mf_load_process_info(struct mf_process *info, const struct mf_process_recor
 	info->status_known = !!(rec->flags & MF_PROCESS_STATUS);
 	info->by_parent = !!(rec->flags & MF_PROCESS_BY_PARENT);
 	info->core = !!(rec->flags & MF_PROCESS_CORE);
+	info->raw_exit = !!(rec->flags & MF_PROCESS_RAW_EXIT);
 	switch (rec->state) {
 	case MF_PROCESS_EXITED:
 		/* An image that exits writes its end itself; one its parent's wait wrote is not
 		 * this image's exit, but its pid's after it: an exec'd program not recorded
-		 * (static, setuid, LD_PRELOAD dropped, no allocation), or a raw exit_group. */
-		info->end = info->by_parent ? MF_END_UNRECORDED : MF_END_EXIT;
+		 * (static, setuid, LD_PRELOAD dropped, no allocation), or a raw exit_group; but
+		 * for a program whose runtime exits so (Go), it is its exit. */
+		info->end = info->by_parent && !info->raw_exit ? MF_END_UNRECORDED : MF_END_EXIT;
 		break;
 	case MF_PROCESS_QUICK_EXIT:
 		info->end = MF_END_QUICK_EXIT;

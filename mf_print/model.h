@@ -125,6 +125,7 @@ struct mf_process {
 	int end;	   /* enum mf_end */
 	int status;	   /* exit status or signal, by end */
 	int status_known, by_parent, core;
+	int raw_exit; /* its runtime ends it past exit() (Go's): only a parent sees its end */
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
 	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
 	uint64_t peak_bytes, peak_blocks, peak_ns; /* (lifetimes) its peak of live bytes, and

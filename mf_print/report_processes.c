@@ -24,6 +24,8 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size)
 	case MF_END_UNRECORDED:
 		if (p->status_known) /* (seen by its parent: see mf_load_process_info) */
 			snprintf(buf, size, "ended unrecorded (then its pid exited %d)", p->status);
+		else if (p->raw_exit) /* (Go's runtime exits past the profiler) */
+			snprintf(buf, size, "ended unrecorded (a Go program)");
 		else
 			snprintf(buf, size, "ended unrecorded");
 		break;

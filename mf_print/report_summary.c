@@ -10,9 +10,10 @@
 #include "report.h"
 #include "text.h"
 
-/* The processes whose end is `end` and that have files not finalized: "1234 (sh), 1240 (cc1)"
- * (five at most), and how many files. Returns how many processes. */
-static size_t mf_unfinished(const struct mf_model *m, int end, char *list, size_t size,
+/* The processes whose end is `end` (and, unless raw is -1, whose raw_exit is raw) and that
+ * have files not finalized: "1234 (sh), 1240 (cc1)" (five at most), and how many files.
+ * Returns how many processes. */
+static size_t mf_unfinished(const struct mf_model *m, int end, int raw, char *list, size_t size,
 			    size_t *files)
 {
 	size_t *open = calloc(m->nprocesses ? m->nprocesses : 1, sizeof(*open));
@@ -24,7 +25,8 @@ static size_t mf_unfinished(const struct mf_model *m, int end, char *list, size_
 	for (size_t i = 0; i < m->nthreads; i++)
 		open[m->threads[i].process] += !m->threads[i].complete;
 	for (size_t p = 0; p < m->nprocesses; p++) {
-		if (!open[p] || m->processes[p].end != end)
+		if (!open[p] || m->processes[p].end != end ||
+		    (raw >= 0 && m->processes[p].raw_exit != raw))
 			continue;
 		*files += open[p];
 		if (procs++ < 5 && at < size) {
@@ -53,22 +55,28 @@ static size_t mf_unfinished(const struct mf_model *m, int end, char *list, size_
 static void mf_summary_unfinished(FILE *out, const struct mf_model *m)
 {
 	static const struct {
-		int end;
+		int end, raw; /* raw: of programs whose runtime exits past exit() (-1: any) */
 		const char *what;
 	} ends[] = {
-	    {MF_END_RUNNING, "still running: the counts are those at the time of reading"},
-	    {MF_END_SIGNAL, "everything recorded until then is included"},
-	    {MF_END_UNRECORDED, "ended without saying how (killed with no profiled parent to "
-				"see it, crashed, or exec'd into a program not profiled); "
-				"everything recorded until then is included"},
-	    {MF_END_UNKNOWN, "profiled by a malloc_freq that kept no process record (killed, "
-			     "crashed, exec'd or called _exit while their threads ran); everything "
-			     "recorded until then is included"},
+	    {MF_END_RUNNING, -1, "still running: the counts are those at the time of reading"},
+	    {MF_END_SIGNAL, -1, "everything recorded until then is included"},
+	    {MF_END_UNRECORDED, 0,
+	     "ended without saying how (killed with no profiled parent to see it, crashed, or "
+	     "exec'd into a program not profiled); everything recorded until then is included"},
+	    {MF_END_UNRECORDED, 1,
+	     "ended without saying how: a Go program ends by a system call of its own, which only "
+	     "a profiled parent's wait sees (run it under malloc_freq to know how it ended); "
+	     "everything recorded until then is included"},
+	    {MF_END_UNKNOWN, -1,
+	     "profiled by a malloc_freq that kept no process record (killed, crashed, exec'd or "
+	     "called _exit while their threads ran); everything recorded until then is "
+	     "included"},
 	};
 	char list[512];
 	size_t files;
 	for (size_t k = 0; k < sizeof(ends) / sizeof(ends[0]); k++) {
-		size_t procs = mf_unfinished(m, ends[k].end, list, sizeof(list), &files);
+		size_t procs =
+		    mf_unfinished(m, ends[k].end, ends[k].raw, list, sizeof(list), &files);
 		if (procs)
 			fprintf(out, "  %zu file%s not finalized, of process%s %s: %s\n", files,
 				files == 1 ? "" : "s", procs == 1 ? "" : "es", list, ends[k].what);
