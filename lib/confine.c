@@ -68,6 +68,7 @@ static const int mf_confine_calls[] = {
     SYS_prlimit64,     SYS_rt_sigprocmask, SYS_futex,	  SYS_membarrier,
     SYS_sched_yield,   SYS_getpid,	   SYS_gettid,	  SYS_getppid,
     SYS_clock_gettime, SYS_fcntl,	   SYS_dup,	  SYS_process_vm_readv,
+    SYS_geteuid,       SYS_getegid,
 };
 
 /* Runs the classic BPF seccomp program filter[0..len) on system call nr; its action, or
