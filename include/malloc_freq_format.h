@@ -52,7 +52,7 @@
 /* 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
  * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
  * record; 2: module records of any size */
-#define MF_FORMAT_VERSION  6u
+#define MF_FORMAT_VERSION  7u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -271,8 +271,8 @@ enum mf_process_counter {
 #define MF_PROCESS_CORE	       4u /* killed with a core dump */
 #define MF_PROCESS_CMDLINE_CUT 8u /* the command line was longer than cmdline holds */
 /* The program's runtime ends the process by a system call of its own (Go's exit_group), past
- * exit() and _exit(): it writes no end of its own; a parent's is its exit. Zero in older
- * records. */
+ * exit() and _exit(): it writes no end of its own; a parent's is its exit. Since version 7;
+ * zero in older records. */
 #define MF_PROCESS_RAW_EXIT 16u
 
 struct mf_process_record {
@@ -298,7 +298,7 @@ struct mf_process_record {
 	uint64_t counters[192];		  /* enum mf_process_counter; the rest zero, reserved */
 	uint64_t image_ns;     /* CLOCK_REALTIME when the profiler was loaded into this image (its
 				  exec or start), which a forked child keeps: names the image that
-				  forked it among its parent's. 0: not known (older writers) */
+				  forked it among its parent's. Since version 7; 0: not known (older writers) */
 	uint64_t reserved[44]; /* zero */
 	char exe[MF_PATH_LEN]; /* the executable, /proc/<pid>/exe at start */
 	char cmdline[MF_CMDLINE_LEN];
