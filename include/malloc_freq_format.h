@@ -298,7 +298,8 @@ struct mf_process_record {
 	uint64_t counters[192];		  /* enum mf_process_counter; the rest zero, reserved */
 	uint64_t image_ns;     /* CLOCK_REALTIME when the profiler was loaded into this image (its
 				  exec or start), which a forked child keeps: names the image that
-				  forked it among its parent's. Since version 7; 0: not known (older writers) */
+				  forked it among its parent's. Since version 7; 0: not known (older
+				  writers) */
 	uint64_t reserved[44]; /* zero */
 	char exe[MF_PATH_LEN]; /* the executable, /proc/<pid>/exe at start */
 	char cmdline[MF_CMDLINE_LEN];
