@@ -90,8 +90,9 @@ void mf_loader_init(void)
 
 void mf_loader_postfork_child(void)
 {
-	if (mf_loader_lock)
-		mf_loader_stuck = __atomic_load_n(&mf_loader_lock->__owner, __ATOMIC_RELAXED) != 0;
+	if (mf_loader_lock) /* (by the lock word: a holder sets its owner only after taking it,
+			       and clears it before letting go) */
+		mf_loader_stuck = __atomic_load_n(&mf_loader_lock->__lock, __ATOMIC_RELAXED) != 0;
 	else /* not found: judge by the loader's debugger state, which misses some holders */
 		mf_loader_stuck = _r_debug.r_state != RT_CONSISTENT;
 }
