@@ -117,6 +117,7 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	}
 	if (mf_unlikely(mf_tls.cancel_async)) /* (its slow steps change the trie and the memo) */
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancel, &mask, 8);
+	mf_tls.loader_held = mf_loader_held(from->sp);
 	struct mf_thread *t = mf_thread_current();
 	mf_tls.last_record = &mf_leaf_none; /* (until the call is counted at a leaf) */
 	if (!t)
@@ -133,6 +134,7 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 	}
 	if (mf_unlikely(mf_tls.fork_held))
 		mf_fork_release();
+	mf_tls.loader_held = 0;
 	if (mf_unlikely(mf_tls.cancel_async))
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 }
@@ -519,17 +521,14 @@ MF_EXPORT int dlclose(void *handle)
 	return r;
 }
 
-/* While a thread is inside dl_iterate_phdr it holds the loader's lock; unwinding an allocation
- * made in its callback could wait for a lock (libunwind's) whose holder waits for the loader's.
- * Marked busy like the profiler's own work, such calls are counted, not unwound. */
+/* While a thread is inside dl_iterate_phdr it holds the loader's lock: its callback's calls are
+ * recorded by slow steps that know it (mf_loader_held), with nothing to undo when the callback
+ * is left by longjmp or a throw. */
 MF_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
 {
 	if (mf_unlikely(!mf_real.dl_iterate_phdr))
 		mf_dl_begin();
-	mf_busy_enter();
-	int r = mf_real.dl_iterate_phdr(cb, arg);
-	mf_busy_leave();
-	return r;
+	return mf_loader_iterate(mf_real.dl_iterate_phdr, cb, arg);
 }
 
 /* Who the process is and what its root is decide where the profile can be written: its files

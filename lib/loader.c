@@ -4,7 +4,8 @@
  * ever in dl_iterate_phdr, which unwinding needs. The lock is found once at start (finding it
  * at fork could wait for a thread that waits for the fork) as the one recursive mutex in
  * ld.so's data that a dl_iterate_phdr callback holds and that is released on return; a
- * child reads it to know whether it may look. */
+ * child reads it to know whether it may look, and a thread whether it holds it (a program's
+ * dl_iterate_phdr callback, or one it left by longjmp, which leaves the lock held). */
 #include "config.h"
 
 #include <link.h>
@@ -25,6 +26,10 @@ struct mf_loader_search {
 
 static struct __pthread_mutex_s *mf_loader_lock; /* NULL: not found */
 int mf_loader_stuck;
+static MF_TLS pid_t mf_loader_tid; /* the calling thread's id, once asked for (0: not yet) */
+/* Where the lock was not found: the frame of the program's dl_iterate_phdr running in this
+ * thread (the outermost, if several), or 0. */
+static MF_TLS uintptr_t mf_loader_mark;
 
 /* The writable segment of the object that holds _r_debug (ld.so's own data). */
 static int mf_loader_segment(const struct dl_phdr_info *info, char **lo, char **hi)
@@ -88,8 +93,38 @@ void mf_loader_init(void)
 	mf_loader_lock = lock;
 }
 
+int mf_loader_held(uintptr_t sp)
+{
+	const struct __pthread_mutex_s *m = mf_loader_lock;
+	if (mf_unlikely(!m)) /* (a callback runs below its dl_iterate_phdr's frame) */
+		return mf_loader_mark && sp < mf_loader_mark;
+	int owner = __atomic_load_n(&m->__owner, __ATOMIC_RELAXED);
+	if (mf_likely(!owner))
+		return 0;
+	if (!mf_loader_tid)
+		mf_loader_tid = gettid();
+	return owner == mf_loader_tid;
+}
+
+int mf_loader_iterate(mf_loader_iterate_fn *real, int (*cb)(struct dl_phdr_info *, size_t, void *),
+		      void *arg)
+{
+	if (mf_likely(mf_loader_lock))
+		return real(cb, arg);
+	/* A mark below this frame was left by a callback that never returned (longjmp, a
+	 * throw): it is gone. */
+	uintptr_t here = (uintptr_t)__builtin_frame_address(0), outer = mf_loader_mark;
+	if (outer <= here)
+		outer = 0;
+	mf_loader_mark = outer ? outer : here;
+	int r = real(cb, arg);
+	mf_loader_mark = outer;
+	return r;
+}
+
 void mf_loader_postfork_child(void)
 {
+	mf_loader_tid = 0;
 	if (mf_loader_lock) /* (by the lock word: a holder sets its owner only after taking it,
 			       and clears it before letting go) */
 		mf_loader_stuck = __atomic_load_n(&mf_loader_lock->__lock, __ATOMIC_RELAXED) != 0;

@@ -186,9 +186,22 @@ void mf_modules_reset(void); /* in a child whose parent's threads may have held 
  * out of the program's allocator. Once, at start. */
 void mf_loader_alloc_take(void);
 
-/* loader.c: the dynamic loader's write lock, as a forked child inherited it. */
+/* loader.c: the dynamic loader's write lock, as a forked child inherited it, and as the
+ * calling thread holds it. */
 void mf_loader_init(void);
 void mf_loader_postfork_child(void); /* sets mf_loader_stuck */
+/* Does the calling thread hold the loader's write lock (inside a program's dl_iterate_phdr
+ * callback, or after leaving one by longjmp)? sp: the program's stack pointer at the call
+ * (where the lock could not be found, a call below the program's dl_iterate_phdr is taken to
+ * be in its callback). Then another thread may wait for that lock while it holds libunwind's
+ * or the fork lock for reading: the thread's slow steps use neither libunwind nor wait for a
+ * fork (mf_tls.loader_held). Without a lock or a system call but the first time in a thread,
+ * and only while some thread holds the lock. */
+int mf_loader_held(uintptr_t sp);
+/* The program's dl_iterate_phdr, by real (the lock held meanwhile is watched). */
+typedef int mf_loader_iterate_fn(int (*)(struct dl_phdr_info *, size_t, void *), void *);
+int mf_loader_iterate(mf_loader_iterate_fn *real, int (*cb)(struct dl_phdr_info *, size_t, void *),
+		      void *arg);
 /* In a child forked while another thread held the loader's lock: dl_iterate_phdr (and so
  * unwinding, and looking at the loaded objects) would wait for ever. */
 extern int mf_loader_stuck;
@@ -393,6 +406,7 @@ struct mf_tls {
 	const struct mf_frame *entry; /* the frame of the call being recorded (kept in it) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
 	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
+	unsigned loader_held; /* this slow step's mf_loader_held */
 	/* The thread's last block, as the entry point returned it, and the record of the trie
 	 * leaf its call was counted at (&mf_leaf_none: not counted; NULL only in a thread that
 	 * has made no call yet): freed before the thread's next call, it is a temporary. The
@@ -412,8 +426,8 @@ struct mf_tls {
 	uint16_t tags[MF_TAG_DEPTH]; /* their ids (tags.c), outermost first */
 };
 extern MF_TLS struct mf_tls mf_tls;
-/* Brackets the profiler's own work outside an entry point (init, dlclose, exit), and the
- * program's dl_iterate_phdr: allocations in between are counted apart, not recorded. */
+/* Brackets the profiler's own work outside an entry point (init, dlclose, exit): allocations
+ * in between (a signal handler's) are counted apart, not recorded. */
 static inline void mf_busy_enter(void)
 {
 	mf_tls.recording++;
@@ -648,11 +662,15 @@ void mf_thread_process_exit(void);
 
 /* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes
  * one of its locks or creates or grows a file; for writing across fork(): so no thread holds
- * such a lock (its own, libunwind's, the loader's) when the child is made. Writer-preferring,
- * so a fork is not starved by allocating threads. A recorded call whose stack, rules and trie
- * nodes are all known takes none of those steps, and does not take this lock either: each
- * slow step calls mf_fork_hold() first, and the entry point releases it at the end. */
+ * such a lock (its own, libunwind's, the loader's) when the child is made. A recorded call
+ * whose stack, rules and trie nodes are all known takes none of those steps, and does not take
+ * this lock either: each slow step calls mf_fork_hold() first, and the entry point releases it
+ * at the end. A fork is not starved by allocating threads: while one is pending, a new reader
+ * waits (mf_fork_wait), but for a thread that holds the loader's lock (mf_tls.loader_held),
+ * which the fork may be waiting for (through a reader that waits for the loader's lock). */
 extern pthread_rwlock_t mf_fork_lock;
+extern unsigned mf_fork_pending; /* forks waiting for the lock or holding it */
+void mf_fork_wait(void);	 /* until none is */
 /* While it is held, every signal is blocked (but glibc's set*id broadcast) and cancellation is
  * off: nothing can interrupt a step that holds a lock of ours (every other lock of ours is
  * taken under it), neither a signal handler that jumps out with siglongjmp nor an
@@ -670,6 +688,9 @@ static inline void mf_fork_hold(void)
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &all, &mf_tls.fork_signals, 8);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &mf_tls.fork_cancel);
 		mf_tls.fork_held = 1;
+		if (mf_unlikely(__atomic_load_n(&mf_fork_pending, __ATOMIC_ACQUIRE)) &&
+		    !mf_tls.loader_held)
+			mf_fork_wait();
 		pthread_rwlock_rdlock(&mf_fork_lock);
 	}
 }

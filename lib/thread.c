@@ -82,7 +82,18 @@ long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg)
 }
 
 MF_TLS struct mf_tls mf_tls;
-pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+/* (Reader-preferring: a reader that holds the loader's lock gets in while a fork waits.) */
+pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+unsigned mf_fork_pending;
+
+void mf_fork_wait(void)
+{
+	int saved = errno;
+	unsigned n;
+	while ((n = __atomic_load_n(&mf_fork_pending, __ATOMIC_ACQUIRE)))
+		syscall(SYS_futex, &mf_fork_pending, FUTEX_WAIT_PRIVATE, n, NULL, NULL, 0);
+	errno = saved;
+}
 
 static pthread_mutex_t mf_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 /* mf_wiped is marked: a zero owner means a child made without fork()'s handlers. */
@@ -305,6 +316,7 @@ static void mf_thread_prefork(void)
 	     i < 100000 && __atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT;
 	     i++)
 		sched_yield();
+	__atomic_add_fetch(&mf_fork_pending, 1, __ATOMIC_SEQ_CST);
 	pthread_rwlock_wrlock(&mf_fork_lock);
 	mf_process_prefork();
 	mf_modules_prefork();
@@ -327,6 +339,8 @@ static void mf_thread_postfork_parent(void)
 	mf_fds_apart_postfork_parent();
 	mf_modules_postfork();
 	pthread_rwlock_unlock(&mf_fork_lock);
+	if (!__atomic_sub_fetch(&mf_fork_pending, 1, __ATOMIC_SEQ_CST))
+		syscall(SYS_futex, &mf_fork_pending, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
 	mf_busy_leave();
 }
 
@@ -371,6 +385,7 @@ static void mf_thread_postfork_child(void)
 		 * parent's thread states are left alone. */
 		mf_fork_in_slow_step = 0;
 		mf_fork_inert = 1;
+		mf_fork_pending = 0; /* (another thread's, in the parent) */
 		mf_stopped = 1;
 		mf_prof_dir_forget();
 		if (mf_tls.thread)
@@ -413,8 +428,9 @@ static void mf_thread_postfork_child(void)
 	mf_modules_postfork();
 	/* Not unlocked: the parent's waiting readers are registered in the lock word and do not
 	 * exist here. The child has one thread; a fresh lock is the honest state. */
-	pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
 	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
+	mf_fork_pending = 0;
 	mf_control_postfork_child();
 	mf_busy_leave();
 }
@@ -446,8 +462,9 @@ static void mf_thread_after_raw_fork(void)
 		pthread_setspecific(mf_thread_key, NULL);
 	pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
 	memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
-	pthread_rwlock_t fresh = PTHREAD_RWLOCK_WRITER_NONRECURSIVE_INITIALIZER_NP;
+	pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
 	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
+	mf_fork_pending = 0;
 	mf_modules_reset();
 	mf_prof_dir_forget();
 	mf_loader_postfork_child();

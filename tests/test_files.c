@@ -18,6 +18,8 @@
 void mf_unwind_forget(void) {}
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+unsigned mf_fork_pending;
+void mf_fork_wait(void) {}
 int mf_life_on; /* (lifetimes off: lib/life/ is not linked) */
 /* (no seccomp strict mode here: lib/confine.c is not linked) */
 MF_TLS int mf_confined;

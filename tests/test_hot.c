@@ -16,6 +16,8 @@
 /* What the walk and the rule table need from the rest of the library, unused here. */
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
+unsigned mf_fork_pending;
+void mf_fork_wait(void) {}
 volatile unsigned mf_modules_generation;
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule)
 {

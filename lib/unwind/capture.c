@@ -95,7 +95,7 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 	int n, walked = 0;
 	if (mf_unlikely(mf_config.unwind != MF_UNWIND_CACHED))
 		mf_fork_hold(); /* libunwind */
-	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND))
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND) && !mf_tls.loader_held)
 		n = MF_WALK_SLOW;
 	else if ((n = mf_walk(ws, max, from->pc, from->sp, from->bp)) == MF_WALK_BOUNDS) {
 		/* (once: where the mapping cannot be read, no guess is made) */
@@ -116,14 +116,16 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
 		walked = 0;
 		mf_fork_hold();
-		mf_rules_needed(); /* the next run cannot do without libunwind either */
+		if (!mf_tls.loader_held)
+			mf_rules_needed(); /* the next run cannot do without libunwind either */
 		n = mf_unwind_slow(*at, max);
-		/* Without libunwind in this run: the frames walked, marked as cut (a signal frame,
-		 * say, on a stack the rule cache had not seen). */
+		/* Without libunwind in this run, or while the thread holds the loader's lock: the
+		 * frames walked, marked as cut (a signal frame, say, on a stack the rule cache had
+		 * not seen). */
 		if (n == 0 && !walked && ws->cut > 0 && (n = mf_unwind_trim(*at, ws->cut)) > 0)
 			*cut = 1;
 	}
-	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK))
+	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK) && !mf_tls.loader_held)
 		mf_unwind_check(*at, n, u->check, max, walked);
 	return n;
 }

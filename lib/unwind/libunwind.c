@@ -96,10 +96,13 @@ static void mf_libunwind_warm_thread(void)
 	mf_unw_warm = 1;
 }
 
-/* Can libunwind be called now? (Then this thread's block exists.) If not, the rule cache
- * hears that this run needed it, so that the next one loads it. */
+/* Can libunwind be called now? (Then this thread's block exists.) If it was not loaded, the
+ * rule cache hears that this run needed it, so that the next one loads it. Never while the
+ * thread holds the loader's lock: another thread may hold libunwind's and wait for it. */
 static int mf_libunwind_ready(void)
 {
+	if (mf_unlikely(mf_tls.loader_held))
+		return 0;
 	if (mf_likely(mf_unw_warm))
 		return 1;
 	if (!__atomic_load_n(&mf_unw_state, __ATOMIC_ACQUIRE)) {

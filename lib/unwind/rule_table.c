@@ -150,6 +150,13 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 		 * one.) */
 		if (found)
 			r.kind = MF_CFI_END;
+		/* Holding the loader's lock, libunwind cannot be asked: the rule as read serves
+		 * this walk, and is kept once libunwind has confirmed it in a later one. */
+		if (mf_unlikely(mf_tls.loader_held)) {
+			if (found)
+				r.kind = MF_CFI_UNKNOWN;
+			return mf_rule_pack(&r, epoch);
+		}
 		mf_fork_hold(); /* libunwind */
 		int agrees = mf_unwind_agrees(ra, sp, bp, &r);
 		if (agrees == 0 || (agrees < 0 && found))
