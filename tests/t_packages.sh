@@ -44,18 +44,22 @@ deb() { echo "$mf_work/pkg/$1_${version}_$arch.deb"; }
 files() { dpkg-deb -c "$(deb "$1")" | awk '$1 !~ /^d/ { print $6 }' | sort; }
 doc() { printf './usr/share/doc/%s/changelog.Debian.gz\n./usr/share/doc/%s/copyright\n' "$1" "$1"; }
 lib="./usr/lib/$triplet"
-is "$(files malloc-freq)" "$( (printf '%s\n' ./usr/bin/malloc_freq ./usr/bin/mf_print \
-	./usr/share/doc/malloc-freq/README.md.gz ./usr/share/man/man1/malloc_freq.1.gz \
-	./usr/share/man/man1/mf_print.1.gz; doc malloc-freq) | sort)" "malloc-freq: the launcher, mf_print and their man pages"
+# (the documents as dh_compress leaves them: gzipped from 4 KiB on, which their length decides)
+is "$(files malloc-freq | sed 's,^\(./usr/share/doc/malloc-freq/.*\.md\)\.gz$,\1,' | sort)" \
+	"$( (printf '%s\n' ./usr/bin/malloc_freq ./usr/bin/mf_print \
+	./usr/share/doc/malloc-freq/README.md ./usr/share/man/man1/malloc_freq.1.gz \
+	./usr/share/man/man1/mf_print.1.gz ./usr/share/doc/malloc-freq/outputs.md \
+	./usr/share/doc/malloc-freq/json.md; doc malloc-freq) | sort)" \
+	"malloc-freq: the launcher, mf_print, their man pages and the guides to the outputs"
 is "$(files libmalloc-freq)" "$( (printf '%s\n' "$lib/libmalloc_freq.so" \
-	./usr/share/lintian/overrides/libmalloc-freq; doc libmalloc-freq) | sort)" \
-	"libmalloc-freq: the preloaded library, in the library directory the launcher was built with"
+	./usr/share/lintian/overrides/libmalloc-freq ./usr/share/man/man7/malloc_freq.7.gz; doc libmalloc-freq) | sort)" \
+	"libmalloc-freq: the preloaded library, in the library directory the launcher was built with, and its settings' man page"
 is "$(files libmalloc-freq-api0)" "$( (printf '%s\n' "$lib/libmalloc_freq_api.so.0" \
 	"$lib/libmalloc_freq_api.so.0.0.0"; doc libmalloc-freq-api0) | sort)" "libmalloc-freq-api0: the stub's shared library"
 is "$(files libmalloc-freq-dev)" "$( (printf '%s\n' ./usr/include/malloc_freq.h \
 	./usr/include/malloc_freq_format.h "$lib/libmalloc_freq_api.a" "$lib/libmalloc_freq_api.so" \
-	"$lib/pkgconfig/malloc_freq_api.pc"; doc libmalloc-freq-dev) | sort)" \
-	"libmalloc-freq-dev: the headers, the stub (static and the link) and the pkg-config file"
+	"$lib/pkgconfig/malloc_freq_api.pc" ./usr/share/man/man3/malloc_freq.3.gz; doc libmalloc-freq-dev) | sort)" \
+	"libmalloc-freq-dev: the headers, the stub (static and the link), the pkg-config file and the API's man page"
 dpkg-deb -f "$(deb libmalloc-freq)" Depends | grep -q 'libunwind'
 ok $? "libmalloc-freq depends on libunwind, which it loads with dlopen ($(dpkg-deb -f "$(deb libmalloc-freq)" Depends))"
 
