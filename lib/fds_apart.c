@@ -9,8 +9,8 @@
  * it runs on the caller's thread-local storage (errno included) and on a stack of ours. Where
  * such a task cannot be made (a seccomp filter the profiler knows of, RLIMIT_NPROC, a kernel
  * that refuses, Valgrind), fn runs in place and its descriptors are briefly the program's, as
- * README says. While it lives the task is one of its user's under RLIMIT_NPROC: the program's
- * pthread_create and fork never fail for it. Runs inside malloc: no malloc. */
+ * docs/internals.md says. While it lives the task is one of its user's under RLIMIT_NPROC: the
+ * program's pthread_create and fork never fail for it. Runs inside malloc: no malloc. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -71,7 +71,8 @@ static int mf_apart_is_kept(int fd)
  * slots (the program near RLIMIT_NOFILE) gets them: its highest descriptors, not ours, are
  * closed in the copy only. The program's files stay open in its own table (and its POSIX locks
  * held: they belong to that table). (Every file in the copy, closed here or when the task
- * ends, sees a flush: a FUSE, NFS or CIFS file may answer it with a write-back; README.) */
+ * ends, sees a flush: a FUSE, NFS or CIFS file may answer it with a write-back; docs/internals.md.)
+ */
 enum { MF_APART_FDS = 3 };
 
 static void mf_apart_room(void)
