@@ -16,6 +16,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "cpu_clock.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 
@@ -33,6 +34,7 @@ struct mf_thread {
 	unsigned tag_epoch; /* mf_tls.tag_epoch when trie.root was last set */
 	uint64_t cpu_left;  /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time when the profiler
 			       last returned from a recorded call (0: the thread's start) */
+	struct mf_cpu_clock cpu_clock;
 	struct mf_thread *prev, *next;
 	/* For snapshots (mf_thread_each_file): the thread's mf_tls.recording, read by the copier;
 	 * quiet: the thread, though busy, writes nothing to its file (it waits for a lock of ours);
@@ -887,31 +889,24 @@ static MF_NOINLINE void mf_thread_tag_root(struct mf_thread *t)
 	mf_unwind_hot_drop(&t->unwind);
 }
 
-static uint64_t mf_thread_cpu_ns(void)
-{
-	struct timespec ts;
-	if (clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts))
-		return 0;
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time from the profiler's return from its previous
  * recorded call to this call's entry, added to the time node under this call's leaf. */
 static MF_NOINLINE void mf_thread_weigh(struct mf_thread *t, uint32_t leaf, uint64_t came)
 {
 	uint32_t w = leaf ? mf_trie_child(&t->trie, leaf, MF_TRIE_KEY_WEIGHT) : 0;
-	if (w && came > t->cpu_left) {
+	uint64_t ran = mf_cpu_clock_charge(came, t->cpu_left);
+	if (w && ran) {
 		struct mf_node *x = &t->trie.nodes[w];
-		if (__builtin_add_overflow(x->bytes, came - t->cpu_left, &x->bytes))
+		if (__builtin_add_overflow(x->bytes, ran, &x->bytes))
 			x->bytes = UINT64_MAX;
 	}
-	t->cpu_left = mf_thread_cpu_ns();
+	t->cpu_left = mf_cpu_clock_read(&t->cpu_clock);
 }
 
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from)
 {
-	uint64_t came = mf_unlikely(mf_config.weight_time) ? mf_thread_cpu_ns() : 0;
+	uint64_t came = mf_unlikely(mf_config.weight_time) ? mf_cpu_clock_read(&t->cpu_clock) : 0;
 	if (mf_unlikely(t->tag_epoch != mf_tls.tag_epoch))
 		mf_thread_tag_root(t);
 	uint32_t leaf = mf_unwind_leaf(&t->unwind, &t->trie, e, from);
