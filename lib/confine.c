@@ -33,6 +33,7 @@
 #include <sys/uio.h>
 #include <time.h>
 
+#include "cpu_clock.h"
 #include "mf_internal.h"
 
 /* The system call as glibc's syscall() makes it: -1 and errno for an error. */
@@ -387,6 +388,8 @@ MF_EXPORT int prctl(int option, ...)
 	unsigned long a2 = va_arg(ap, unsigned long), a3 = va_arg(ap, unsigned long),
 		      a4 = va_arg(ap, unsigned long), a5 = va_arg(ap, unsigned long);
 	va_end(ap);
+	if (option == PR_SET_TSC && a2 == PR_TSC_SIGSEGV)
+		mf_cpu_clock_no_tsc(); /* (before: the clock reads the counter) */
 	if (option == PR_SET_SECCOMP && !mf_confined &&
 	    (a2 == SECCOMP_MODE_STRICT || a2 == SECCOMP_MODE_FILTER))
 		return (int)mf_confine_call("prctl", a2 == SECCOMP_MODE_STRICT, (const void *)a3, 0,
@@ -418,6 +421,8 @@ MF_EXPORT long syscall(long number, ...)
 	    (b == SECCOMP_MODE_STRICT || b == SECCOMP_MODE_FILTER))
 		return mf_confine_call("prctl", b == SECCOMP_MODE_STRICT, (const void *)c, 0,
 				       number, a, b, c, d, e, f);
+	if (number == SYS_prctl && a == PR_SET_TSC && b == PR_TSC_SIGSEGV)
+		mf_cpu_clock_no_tsc();
 	if (number == SYS_unshare || number == SYS_setns)
 		mf_fds_apart_settle(); /* (they may need the process to be one thread) */
 	return mf_raw_syscall(number, a, b, c, d, e, f);

@@ -1,22 +1,29 @@
-/* A thread's CPU time for MALLOC_FREQ_WEIGHT=time, read twice per recorded call: the wall clock
- * (CLOCK_MONOTONIC, read in the vDSO without a system call) since the thread's previous read,
- * while that gap is too short for the thread to have been off its CPU for much of it, and the
- * thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, a system call) after a longer one. A program
- * that allocates often pays no system call; one that allocates rarely pays one per call, which
- * is little beside the time between its calls.
- * Runs inside malloc: no malloc, no stdio, no lock; errno preserved. */
+/* A thread's CPU time for MALLOC_FREQ_WEIGHT=time, read twice per recorded call: wall time since
+ * the thread's previous read while that gap is too short for the thread to have been off its
+ * CPU for much of it, and the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, a system call) after
+ * a longer one. Wall time is the time-stamp counter where the CPU says it is invariant (scaled
+ * by its rate against CLOCK_MONOTONIC, measured once), else CLOCK_MONOTONIC (in the vDSO). A
+ * program that allocates often pays no system call; one that allocates rarely pays one per
+ * call, which is little beside the time between its calls.
+ * Runs inside malloc: no malloc, no stdio, no lock; errno preserved. Never reads the
+ * time-stamp counter once the program asked for rdtsc to fault (prctl PR_SET_TSC). */
 #include "config.h"
 
+#include <cpuid.h>
 #include <errno.h>
 #include <time.h>
+#include <x86intrin.h>
 
 #include "cpu_clock.h"
 #include "mf_internal.h"
 
-enum { MF_CPU_CLOCK_UNMEASURED, MF_CPU_CLOCK_WALL, MF_CPU_CLOCK_CPU_ONLY };
+enum { MF_CPU_CLOCK_UNMEASURED, MF_CPU_CLOCK_TSC, MF_CPU_CLOCK_WALL, MF_CPU_CLOCK_CPU_ONLY };
 
-static int mf_cpu_clock_mode;	  /* how threads read: one of the above */
-static uint64_t mf_cpu_clock_own; /* ns of the profiler's own per recorded call, outside */
+static int mf_cpu_clock_mode;	    /* how threads read: one of the above */
+static int mf_cpu_clock_tsc_off;    /* the program asked for rdtsc to fault */
+static uint64_t mf_cpu_clock_own;   /* ns of the profiler's own per recorded call, outside */
+static uint64_t mf_cpu_clock_scale; /* MF_CPU_CLOCK_TSC: ns per tick, << 32 */
+static uint64_t mf_cpu_clock_trust; /* MF_CPU_CLOCK_TRUST_NS in this mode's units */
 
 static uint64_t mf_cpu_clock_of(clockid_t id)
 {
@@ -29,10 +36,52 @@ static uint64_t mf_cpu_clock_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* The time-stamp counter's ns per tick << 32, if the CPU says it runs at one rate whatever the
+ * CPU's state (CPUID 0x80000007, EDX bit 8) and the program lets it be read; 0 if not. Its rate
+ * against CLOCK_MONOTONIC over a short spin (both count time the thread is preempted alike),
+ * and in *cost the ns a read of it takes. */
+static uint64_t mf_cpu_clock_tsc_rate(uint64_t *cost)
+{
+	unsigned a, b, c, d;
+	if (__atomic_load_n(&mf_cpu_clock_tsc_off, __ATOMIC_RELAXED) ||
+	    !__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+		return 0;
+	enum { SPIN_NS = 50000, READS = 16 };
+	uint64_t w0 = mf_cpu_clock_of(CLOCK_MONOTONIC), t0 = __rdtsc(), w1, t1;
+	do {
+		t1 = __rdtsc();
+		w1 = mf_cpu_clock_of(CLOCK_MONOTONIC);
+	} while (w1 - w0 < SPIN_NS);
+	if (t1 <= t0 || w1 <= w0)
+		return 0;
+	uint64_t least = UINT64_MAX;
+	for (int r = 0; r < 5; r++) {
+		volatile uint64_t sink = 0;
+		uint64_t a0 = __rdtsc();
+		for (int i = 0; i < READS - 1; i++)
+			sink += __rdtsc();
+		uint64_t a1 = __rdtsc();
+		(void)sink;
+		if (a1 - a0 < least)
+			least = a1 - a0;
+	}
+	uint64_t scale = ((w1 - w0) << 32) / (t1 - t0);
+	*cost = ((least * scale) >> 32) / READS;
+	return scale;
+}
+
 /* The clocks' costs, the least of a few rounds (a round the thread was preempted in is longer):
  * a wall clock read, and a read of the CPU clock. */
+void mf_cpu_clock_no_tsc(void)
+{
+	__atomic_store_n(&mf_cpu_clock_tsc_off, 1, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&mf_cpu_clock_mode, MF_CPU_CLOCK_CPU_ONLY, __ATOMIC_RELEASE);
+}
+
 static int mf_cpu_clock_measure(void)
 {
+	if (__atomic_load_n(&mf_cpu_clock_tsc_off, __ATOMIC_SEQ_CST))
+		return MF_CPU_CLOCK_CPU_ONLY; /* (the vDSO's clocks read the counter too) */
 	enum { ROUNDS = 5, READS = 16 };
 	uint64_t wall = UINT64_MAX, cpu = UINT64_MAX;
 	for (int r = 0; r < ROUNDS; r++) {
@@ -51,6 +100,16 @@ static int mf_cpu_clock_measure(void)
 	wall /= READS; /* (READS reads between the first and the last) */
 	cpu = cpu > wall ? cpu - wall : 0;
 	int mode = MF_CPU_CLOCK_WALL;
+	uint64_t own = wall, tsc = mf_cpu_clock_tsc_rate(&own);
+	if (tsc && own < wall) {
+		mode = MF_CPU_CLOCK_TSC;
+		__atomic_store_n(&mf_cpu_clock_scale, tsc, __ATOMIC_RELAXED);
+		__atomic_store_n(&mf_cpu_clock_trust, ((uint64_t)MF_CPU_CLOCK_TRUST_NS << 32) / tsc,
+				 __ATOMIC_RELAXED);
+	} else {
+		own = wall;
+		__atomic_store_n(&mf_cpu_clock_trust, MF_CPU_CLOCK_TRUST_NS, __ATOMIC_RELAXED);
+	}
 	if (!mf_cpu_clock_of(CLOCK_MONOTONIC) || wall * 4 > cpu) {
 		mode = MF_CPU_CLOCK_CPU_ONLY;
 		MF_LOG_ONCE(
@@ -61,10 +120,12 @@ static int mf_cpu_clock_measure(void)
 	}
 	/* Two reads per recorded call: the part of the one on the way out after its reading and
 	 * the part of the next one before its reading are the program's time to the clock. */
-	__atomic_store_n(&mf_cpu_clock_own, mode == MF_CPU_CLOCK_WALL ? wall : cpu,
+	__atomic_store_n(&mf_cpu_clock_own, mode == MF_CPU_CLOCK_CPU_ONLY ? cpu : own,
 			 __ATOMIC_RELAXED);
 	__atomic_store_n(&mf_cpu_clock_mode, mode, __ATOMIC_RELEASE);
-	return mode;
+	if (__atomic_load_n(&mf_cpu_clock_tsc_off, __ATOMIC_SEQ_CST)) /* (said meanwhile) */
+		mf_cpu_clock_no_tsc();
+	return __atomic_load_n(&mf_cpu_clock_mode, __ATOMIC_ACQUIRE);
 }
 
 uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c)
@@ -74,12 +135,14 @@ uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c)
 		mode = mf_cpu_clock_measure();
 	if (mf_unlikely(mode == MF_CPU_CLOCK_CPU_ONLY))
 		return mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
-	uint64_t wall = mf_cpu_clock_of(CLOCK_MONOTONIC);
-	if (mf_likely(c->wall && wall - c->wall < MF_CPU_CLOCK_TRUST_NS)) {
-		c->cpu += wall - c->wall;
+	int tsc = mode == MF_CPU_CLOCK_TSC;
+	uint64_t wall = tsc ? __rdtsc() : mf_cpu_clock_of(CLOCK_MONOTONIC);
+	if (mf_likely(c->wall && wall - c->wall < mf_cpu_clock_trust)) {
+		c->cpu += tsc ? ((wall - c->wall) * mf_cpu_clock_scale) >> 32 : wall - c->wall;
 	} else {
 		c->cpu = mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
-		wall = mf_cpu_clock_of(CLOCK_MONOTONIC); /* (as the CPU clock was read) */
+		/* (as the CPU clock was read) */
+		wall = tsc ? __rdtsc() : mf_cpu_clock_of(CLOCK_MONOTONIC);
 	}
 	c->wall = wall;
 	return c->cpu;

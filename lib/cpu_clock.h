@@ -13,7 +13,7 @@
 /* One thread's clock, zeroed at the thread's start (its first read is a system call). */
 struct mf_cpu_clock {
 	uint64_t cpu;  /* the thread's CPU time at its previous read, in ns */
-	uint64_t wall; /* CLOCK_MONOTONIC then; 0: no read yet */
+	uint64_t wall; /* wall time then (time-stamp counter or CLOCK_MONOTONIC); 0: no read yet */
 };
 
 /* The calling thread's CPU time in ns, c its clock (no other thread's); 0 if no clock can be
@@ -22,6 +22,10 @@ struct mf_cpu_clock {
  * the wall clock costs a system call too (no vDSO for the machine's clock source), says so
  * once on stderr and reads the CPU clock every time. */
 uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c);
+
+/* The program asks for rdtsc to fault (prctl PR_SET_TSC): from now on every read is of the
+ * CPU clock (the vDSO's wall clocks read the time-stamp counter too). */
+void mf_cpu_clock_no_tsc(void);
 
 /* The program's CPU time between the profiler's return from one recorded call (left) and its
  * entry into the next (came), both read by mf_cpu_clock_read: came - left less the profiler's

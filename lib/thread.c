@@ -890,7 +890,8 @@ static MF_NOINLINE void mf_thread_tag_root(struct mf_thread *t)
 }
 
 /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time from the profiler's return from its previous
- * recorded call to this call's entry, added to the time node under this call's leaf. */
+ * recorded call to this call's entry, added to the time node under this call's leaf (the
+ * return is read once the call is counted, in mf_thread_record). */
 static MF_NOINLINE void mf_thread_weigh(struct mf_thread *t, uint32_t leaf, uint64_t came)
 {
 	uint32_t w = leaf ? mf_trie_child(&t->trie, leaf, MF_TRIE_KEY_WEIGHT) : 0;
@@ -900,7 +901,6 @@ static MF_NOINLINE void mf_thread_weigh(struct mf_thread *t, uint32_t leaf, uint
 		if (__builtin_add_overflow(x->bytes, ran, &x->bytes))
 			x->bytes = UINT64_MAX;
 	}
-	t->cpu_left = mf_cpu_clock_read(&t->cpu_clock);
 }
 
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
@@ -915,6 +915,8 @@ void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 	if (mf_unlikely(mf_config.weight_time))
 		mf_thread_weigh(t, leaf, came);
 	mf_thread_count(t, leaf, bytes);
+	if (mf_unlikely(mf_config.weight_time))
+		t->cpu_left = mf_cpu_clock_read(&t->cpu_clock);
 }
 
 /* (in the descriptor task, which reads the threads' names, and takes the locks in a
