@@ -468,6 +468,135 @@ MF_EXPORT void free(void *p)
 		mf_real.free(p);
 }
 
+/* The entry points above by addresses that are this library's own (the lookup may find
+ * another object's first), in mf_entry_own's order. */
+#if __has_attribute(copy)
+#define MF_OWN(name)                                                                               \
+	extern __typeof(name) mf_alias_##name                                                      \
+	    __attribute__((alias(#name), visibility("hidden"), copy(name)))
+#else
+#define MF_OWN(name)                                                                               \
+	extern __typeof(name) mf_alias_##name __attribute__((alias(#name), visibility("hidden")))
+#endif
+MF_OWN(malloc);
+MF_OWN(calloc);
+MF_OWN(realloc);
+MF_OWN(reallocarray);
+MF_OWN(posix_memalign);
+MF_OWN(aligned_alloc);
+MF_OWN(memalign);
+MF_OWN(valloc);
+MF_OWN(pvalloc);
+MF_OWN(free);
+#undef MF_OWN
+void *const mf_entry_own[MF_ENTRY_OWN_COUNT] = {
+    (void *)mf_alias_malloc,	   (void *)mf_alias_calloc,	    (void *)mf_alias_realloc,
+    (void *)mf_alias_reallocarray, (void *)mf_alias_posix_memalign, (void *)mf_alias_aligned_alloc,
+    (void *)mf_alias_memalign,	   (void *)mf_alias_valloc,	    (void *)mf_alias_pvalloc,
+    (void *)mf_alias_free};
+
+/* The entry points of objects whose calls reach another allocator x (rebind.c: a library
+ * opened with RTLD_DEEPBIND, an object of another namespace): each records its call as the one
+ * above does, and forwards it to x, which serves every block of those objects. Entered only by
+ * a jump from a stub that puts x after the call's arguments, each stands where its entry point
+ * stood: its frame is the one recorded, the object's call the frame above it. A call of the
+ * profiler's own goes to x unrecorded. */
+#define MF_NEXT_ENTRY __attribute__((used, noinline, visibility("hidden")))
+
+MF_NEXT_ENTRY void *mf_next_malloc(size_t n, const struct mf_next *x)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
+		return x->malloc(n);
+	return mf_returned(x->malloc(n), n);
+}
+
+MF_NEXT_ENTRY void *mf_next_calloc(size_t n, size_t m, const struct mf_next *x)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
+		return x->calloc(n, m);
+	return mf_returned(x->calloc(n, m), mf_product(n, m));
+}
+
+static inline __attribute__((always_inline)) void *
+mf_next_realloc_as(enum mf_entry e, void *old, size_t n, const struct mf_next *x)
+{
+	struct mf_last last = mf_last_now();
+	if (mf_unlikely(mf_enter(e, n)))
+		return x->realloc(old, n);
+	if (mf_likely(!mf_nonzero(mf_life_on)))
+		return mf_reallocated(old, n, x->realloc(old, n), last);
+	struct mf_life_slot held; /* (as mf_realloc_life) */
+	int taken = old ? mf_life_realloc_take(old, &held) : -1;
+	void *p = mf_reallocated(old, n, x->realloc(old, n), last);
+	mf_life_realloc_done(taken, &held, p, n);
+	return p;
+}
+
+MF_NEXT_ENTRY void *mf_next_realloc(void *old, size_t n, const struct mf_next *x)
+{
+	return mf_next_realloc_as(MF_ENTRY_REALLOC, old, n, x);
+}
+
+MF_NEXT_ENTRY void *mf_next_reallocarray(void *old, size_t n, size_t m, const struct mf_next *x)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		(void)mf_enter(MF_ENTRY_REALLOCARRAY, 0);
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mf_next_realloc_as(MF_ENTRY_REALLOCARRAY, old, total, x);
+}
+
+MF_NEXT_ENTRY int mf_next_posix_memalign(void **out, size_t align, size_t n,
+					 const struct mf_next *x)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_POSIX_MEMALIGN, n)))
+		return x->posix_memalign(out, align, n);
+	int r = x->posix_memalign(out, align, n);
+	mf_returned(r ? NULL : *out, n);
+	return r;
+}
+
+MF_NEXT_ENTRY void *mf_next_aligned_alloc(size_t align, size_t n, const struct mf_next *x)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
+		return x->aligned_alloc(align, n);
+	return mf_returned(x->aligned_alloc(align, n), n);
+}
+
+MF_NEXT_ENTRY void *mf_next_memalign(size_t align, size_t n, const struct mf_next *x)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
+		return x->memalign(align, n);
+	return mf_returned(x->memalign(align, n), n);
+}
+
+MF_NEXT_ENTRY void *mf_next_valloc(size_t n, const struct mf_next *x)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
+		return x->valloc(n);
+	return mf_returned(x->valloc(n), n);
+}
+
+MF_NEXT_ENTRY void *mf_next_pvalloc(size_t n, const struct mf_next *x)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
+		return x->pvalloc(n);
+	return mf_returned(x->pvalloc(n), n);
+}
+
+MF_NEXT_ENTRY void mf_next_free(void *p, const struct mf_next *x)
+{
+	if (mf_unlikely(p == mf_tls.last_block) && p) {
+		mf_tls.last_block = NULL;
+		mf_thread_temporary(mf_tls.last_record);
+	}
+	if (mf_unlikely(mf_nonzero(mf_life_on)) && p && mf_life_maybe(p))
+		mf_life_free(p);
+	x->free(p);
+}
+
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc
  * takes its caller's RUNPATH and namespace from the return address, which would be ours; a
  * newly loaded object is found when one of its addresses is first met.) */
@@ -662,8 +791,10 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 	mf_process_init(argc, argv, !mf_aside());
 	mf_tls.own--;
 	mf_busy_leave();
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE)
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
 		mf_control_start();
+		mf_rebind_init();
+	}
 }
 
 __attribute__((destructor)) static void mf_destructor(void)

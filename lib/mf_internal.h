@@ -70,7 +70,7 @@ struct mf_config {
 	int toggle_signal;   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
 	uint64_t snapshot_interval_ms; /* MALLOC_FREQ_SNAPSHOT_INTERVAL; 0: none */
 	int weight_time; /* MALLOC_FREQ_WEIGHT=time: CPU time between recorded calls, per stack */
-	char cache[MF_PATH_LEN]; /* directory of the rule cache; empty: none */
+	char cache[MF_PATH_LEN];      /* directory of the rule cache; empty: none */
 	unsigned file_mode, dir_mode; /* MALLOC_FREQ_MODE: the profile's files and directories */
 };
 enum mf_unwind_mode {
@@ -205,6 +205,68 @@ int mf_loader_iterate(mf_loader_iterate_fn *real, int (*cb)(struct dl_phdr_info 
 /* In a child forked while another thread held the loader's lock: dl_iterate_phdr (and so
  * unwinding, and looking at the loaded objects) would wait for ever. */
 extern int mf_loader_stuck;
+
+/* got.c: an object's relocated references to named symbols: its GOT and PLT slots
+ * (R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT) and its absolute addresses (R_X86_64_64, addend 0). */
+struct mf_got_object {
+	uintptr_t bias;
+	const ElfW(Dyn) * dyn;
+	uintptr_t start, end;	      /* its loaded segments */
+	uintptr_t relro_lo, relro_hi; /* the pages the loader made read-only after relocating */
+};
+int mf_got_object(const struct dl_phdr_info *info, struct mf_got_object *o); /* 0, or -1 */
+/* fn(slot, name, sym, type, arg) for each such reference, until fn returns nonzero (that is
+ * returned); -1 if the object's tables cannot be found. */
+typedef int mf_got_fn(void **slot, const char *name, const ElfW(Sym) * sym, unsigned type,
+		      void *arg);
+int mf_got_each(const struct mf_got_object *o, mf_got_fn *fn, void *arg);
+/* *slot = value, through the read-only protection of RELRO (put back after); 0, or -1 (not
+ * written). Not from a dl_iterate_phdr callback: it takes the fork lock. */
+int mf_got_write(const struct mf_got_object *o, void **slot, void *value);
+
+/* namespaces.c: the loader's namespaces besides the base one (dlmopen), whose objects
+ * dl_iterate_phdr shows only to code loaded there. */
+#define MF_NAMESPACES_MAX 16	/* glibc's DL_NNS */
+int mf_namespaces_any(void);	/* another namespace was made (no lock) */
+int mf_namespaces_listed(void); /* glibc lists its namespaces (2.35 on): else none is seen */
+void mf_namespaces_init(void);	/* at start: finds _dl_find_object (glibc 2.35), if there is one */
+/* The mapping of the object that holds address at (any namespace's; no lock): 0; -1 when no
+ * object holds it; 1 when this glibc cannot tell (no _dl_find_object). */
+int mf_namespaces_mapped(const void *at, const void **start, const void **end);
+/* With the loader's lock held (in a dl_iterate_phdr callback): each namespace's first object
+ * (NULL: an emptied one), the base namespace's first; at most max; returns how many. */
+int mf_namespaces_heads(struct link_map **heads, int max);
+/* With the loader's lock held: object l as dl_iterate_phdr reports one (its program headers
+ * read from its ELF header; its thread-local storage left out); 0, or -1. */
+int mf_namespaces_info(const struct link_map *l, struct dl_phdr_info *info);
+/* With the loader's lock held: how many objects all namespaces hold. */
+unsigned long long mf_namespaces_loaded(void);
+/* As mf_objects_iterate, over the objects of every namespace, the base one's first. */
+int mf_objects_each(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg);
+
+/* rebind.c: objects that reach an allocator past the entry points (a library opened with
+ * RTLD_DEEPBIND, every object of a namespace made by dlmopen) have their GOT slots for it
+ * pointed at entry points that forward to it, once the loader has loaded them. */
+void mf_rebind_init(void); /* at start: watches the loader's dlopen */
+/* The frame of a dlopen of the calling thread's that is watched now (its slots rebound once the
+ * loader returns), or 0 (or, after the loader's error, the last, left by its longjmp). */
+extern MF_TLS uintptr_t mf_rebind_watched;
+/* interpose.c: the entry points by their own addresses: malloc, calloc, realloc, reallocarray,
+ * posix_memalign, aligned_alloc, memalign, valloc, pvalloc, free. */
+#define MF_ENTRY_OWN_COUNT 10
+extern void *const mf_entry_own[MF_ENTRY_OWN_COUNT];
+/* An allocator the entry points of interpose.c forward to (mf_next_malloc, ...). */
+struct mf_next {
+	void *(*malloc)(size_t);
+	void *(*calloc)(size_t, size_t);
+	void *(*realloc)(void *, size_t);
+	int (*posix_memalign)(void **, size_t, size_t);
+	void *(*aligned_alloc)(size_t, size_t);
+	void *(*memalign)(size_t, size_t);
+	void *(*valloc)(size_t);
+	void *(*pvalloc)(size_t);
+	void (*free)(void *);
+};
 
 /* The hash of a stack, folded from its outermost frame in: the trie's memo key. */
 #define MF_STACK_HASH_SEED 0x2545f4914f6cdd1dull
@@ -405,7 +467,7 @@ struct mf_tls {
 	unsigned cancel_async;	      /* the thread may be cancelled at any instruction */
 	const struct mf_frame *entry; /* the frame of the call being recorded (kept in it) */
 	struct mf_thread *thread;     /* NULL until the thread's first call */
-	unsigned own; /* > 0: allocations now are the profiler's own (mf_real_own) */
+	unsigned own;	      /* > 0: allocations now are the profiler's own (mf_real_own) */
 	unsigned loader_held; /* this slow step's mf_loader_held */
 	/* The thread's last block, as the entry point returned it, and the record of the trie
 	 * leaf its call was counted at (&mf_leaf_none: not counted; NULL only in a thread that
@@ -523,7 +585,7 @@ void mf_fds_apart_init(void); /* at start: in place if the process came with a s
 void mf_fds_apart_close_begin(void);
 /* The kernel answered: installed, fn never runs again; refused, it runs as before. */
 void mf_fds_apart_close_end(int installed);
-void mf_fds_apart_off(void); /* from now on in place (a seccomp filter may forbid clone) */
+void mf_fds_apart_off(void);	 /* from now on in place (a seccomp filter may forbid clone) */
 void mf_fds_apart_prefork(void); /* (after mf_modules_prefork) */
 void mf_fds_apart_postfork_parent(void);
 void mf_fds_apart_postfork_child(void);

@@ -1,7 +1,8 @@
 /* The process's module map: every object ever loaded (path, build-id, load bias, address range),
  * append-only so that frames of unloaded libraries still name their module; kept in anonymous
  * memory and rewritten to `modules` in the process directory after each change. A module
- * takes 64 bytes and its path's length, in memory and in the file. Called from
+ * takes 64 bytes and its path's length, in memory and in the file. Every namespace's objects
+ * are in it (those of dlmopen too). Called from
  * inside malloc on the slow path (new trie node): no malloc, no stdio. Our lock is never held
  * while the loader's is taken (dl_iterate_phdr): objects are collected first, merged after. */
 #include "config.h"
@@ -214,7 +215,8 @@ static int mf_scan_counters(struct dl_phdr_info *info, size_t size, void *arg)
 	(void)size;
 	unsigned long long *c = arg;
 	c[0] = info->dlpi_adds;
-	c[1] = info->dlpi_subs;
+	/* (glibc 2.36 counts the objects of other namespaces wrongly there: counted here) */
+	c[1] = mf_namespaces_any() ? c[0] - mf_namespaces_loaded() : info->dlpi_subs;
 	return 1;
 }
 
@@ -407,14 +409,14 @@ void mf_modules_refresh(void)
 	    c[1] == __atomic_load_n(&mf_seen_subs, __ATOMIC_RELAXED))
 		return;
 	uint32_t n = 0;
-	mf_objects_iterate(mf_scan_count, &n);
+	mf_objects_each(mf_scan_count, &n);
 	n += 16; /* objects loaded between the two passes */
 	struct mf_scan s = {.capacity = n};
 	s.mods = mmap(NULL, (size_t)n * sizeof(struct mf_mod), PROT_READ | PROT_WRITE,
 		      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (s.mods == MAP_FAILED)
 		return;
-	mf_objects_iterate(mf_scan_visit, &s);
+	mf_objects_each(mf_scan_visit, &s);
 	pthread_mutex_lock(&mf_modules_lock);
 	/* A scan older than the last merge (counters only grow) would bring back the unloaded;
 	 * an incomplete one would unload the objects it missed. */

@@ -1,4 +1,6 @@
-/* A library that allocates, loaded and unloaded by prog_dlopen. */
+/* A library that allocates, loaded and unloaded by prog_dlopen (and prog_dlbind). */
+#define _GNU_SOURCE
+#include <malloc.h>
 #include <stdlib.h>
 
 static void *volatile sink;
@@ -15,5 +17,23 @@ void plugin_run(long n)
 	for (long i = 0; i < n; i++) {
 		plugin_tls[i % 64] += i;
 		plugin_site();
+	}
+}
+
+/* n calls of each entry point but malloc, each block freed but pvalloc's: by prog_dlbind. */
+void plugin_entries(long n)
+{
+	for (long i = 0; i < n; i++) {
+		void *p;
+		free(sink = calloc(3, 24));
+		free(sink = realloc(NULL, 40));
+		free(sink = reallocarray(NULL, 5, 8));
+		if (posix_memalign(&p, 64, 100) == 0)
+			free(sink = p);
+		free(sink = aligned_alloc(64, 128));
+		free(sink = memalign(64, 100));
+		free(sink = valloc(100));
+		sink = pvalloc(
+		    100); /* (kept: jemalloc has no pvalloc, and glibc's block is not its) */
 	}
 }

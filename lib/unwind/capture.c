@@ -24,15 +24,23 @@ void mf_unwind_thread_init(struct mf_unwind_thread *u)
 	u->generation = mf_modules_generation;
 }
 
-/* Leaves out libmalloc_freq's own frames (innermost) and ends at the first address that
- * cannot be code; then puts the rest outermost first. Returns the new count. */
-static int mf_unwind_trim(void **pcs, int n)
+/* Is a dlopen of the program watched below its frame at sp (rebind.c)? That frame of ours
+ * stands in the stacks of the loader's allocations: it is left out, as the entry point's. */
+static inline int mf_unwind_watched(uintptr_t sp)
+{
+	return mf_unlikely(mf_rebind_watched) && sp < mf_rebind_watched;
+}
+
+/* Leaves out libmalloc_freq's own frames (innermost, and watched: all) and ends at the first
+ * address that cannot be code; then puts the rest outermost first. Returns the new count. */
+static int mf_unwind_trim(void **pcs, int n, int watched)
 {
 	int skip = 0, k = 0;
 	while (skip < n && mf_modules_is_self((uintptr_t)pcs[skip]))
 		skip++;
 	for (int i = skip; i < n && (uintptr_t)pcs[i] >= MF_TRIE_KEY_SPECIAL_MAX; i++)
-		pcs[k++] = pcs[i];
+		if (!watched || !mf_modules_is_self((uintptr_t)pcs[i]))
+			pcs[k++] = pcs[i];
 	for (int i = 0; i < k / 2; i++) {
 		void *x = pcs[i];
 		pcs[i] = pcs[k - 1 - i];
@@ -42,10 +50,10 @@ static int mf_unwind_trim(void **pcs, int n)
 }
 
 /* unw_backtrace's stack, as mf_unwind_trim leaves it; 0 frames without libunwind. */
-static int mf_unwind_slow(void **pcs, int max)
+static int mf_unwind_slow(void **pcs, int max, int watched)
 {
 	int n = mf_libunwind_backtrace(pcs, max);
-	return n < 0 ? 0 : mf_unwind_trim(pcs, n);
+	return n < 0 ? 0 : mf_unwind_trim(pcs, n, watched);
 }
 
 static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_hot;
@@ -53,9 +61,9 @@ static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checke
 /* MALLOC_FREQ_UNWIND=check: the stack (outermost first) must be unw_backtrace's, as far as
  * it is recorded: its innermost MALLOC_FREQ_DEPTH frames, and whether there are more.
  * (unw_backtrace spends more of max on our own frames, so it may see fewer beyond those.) */
-static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked)
+static void mf_unwind_check(void **pcs, int n, void **ref, int max, int walked, int watched)
 {
-	int m = mf_unwind_slow(ref, max);
+	int m = mf_unwind_slow(ref, max, watched);
 	int depth = (int)mf_config.depth, i = 0;
 	while (i < n && i < m && i < depth && pcs[n - 1 - i] == ref[m - 1 - i])
 		i++;
@@ -92,7 +100,7 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 	*at = (void **)ws->fresh_pc;
 	if (mf_unlikely(mf_loader_stuck))
 		return 0; /* libunwind would wait in dl_iterate_phdr for ever */
-	int n, walked = 0;
+	int n, walked = 0, watched = mf_unwind_watched(from->sp);
 	if (mf_unlikely(mf_config.unwind != MF_UNWIND_CACHED))
 		mf_fork_hold(); /* libunwind */
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_LIBUNWIND) && !mf_tls.loader_held)
@@ -113,20 +121,29 @@ static int mf_unwind_capture(struct mf_unwind_thread *u, int max, const struct m
 		*at = pcs;
 		*hash = ws->f[n - 2].hash;
 		n--;
+		if (mf_unlikely(watched)) { /* (into the scratch array: the walk keeps pcs) */
+			int k = 0;
+			for (int i = 0; i < n; i++)
+				if (!mf_modules_is_self((uintptr_t)pcs[i]))
+					ws->fresh_pc[k++] = (uintptr_t)pcs[i];
+			if (k < n)
+				*at = (void **)ws->fresh_pc, *hash = 0, n = k;
+		}
 	} else { /* (or a walk that ended oddly: libunwind then says what the stack is) */
 		walked = 0;
 		mf_fork_hold();
 		if (!mf_tls.loader_held)
 			mf_rules_needed(); /* the next run cannot do without libunwind either */
-		n = mf_unwind_slow(*at, max);
+		n = mf_unwind_slow(*at, max, watched);
 		/* Without libunwind in this run, or while the thread holds the loader's lock: the
 		 * frames walked, marked as cut (a signal frame, say, on a stack the rule cache had
 		 * not seen). */
-		if (n == 0 && !walked && ws->cut > 0 && (n = mf_unwind_trim(*at, ws->cut)) > 0)
+		if (n == 0 && !walked && ws->cut > 0 &&
+		    (n = mf_unwind_trim(*at, ws->cut, watched)) > 0)
 			*cut = 1;
 	}
 	if (mf_unlikely(mf_config.unwind == MF_UNWIND_CHECK) && !mf_tls.loader_held)
-		mf_unwind_check(*at, n, u->check, max, walked);
+		mf_unwind_check(*at, n, u->check, max, walked, watched);
 	return n;
 }
 

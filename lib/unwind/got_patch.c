@@ -1,5 +1,6 @@
-/* What libunwind calls for its validation pipe and for the signal mask, redirected in its own
- * GOT (nobody else's) to the functions here. Runs inside malloc: no malloc, no stdio.
+/* What libunwind calls for its validation pipe, for the signal mask and to find the loaded
+ * objects, redirected in its own GOT (nobody else's) to the functions here. Runs inside malloc:
+ * no malloc, no stdio.
  *
  * libunwind (1.6, as Debian builds it) validates memory by writing it to a pipe it opens in
  * the process, and when that pipe's descriptors look closed it closes them again and reopens:
@@ -13,7 +14,11 @@
  * objects): eight system calls per step. The blocking is needed, since a program's signal
  * handler may use libunwind too and would wait for ever on a lock its thread holds; but the
  * profiler calls libunwind only under its fork lock, with every signal blocked already (once
- * per slow step), so libunwind's own sigprocmask calls in that thread do nothing. */
+ * per slow step), so libunwind's own sigprocmask calls in that thread do nothing.
+ *
+ * libunwind finds the object of each frame with dl_iterate_phdr, which shows its caller only
+ * the objects of the caller's namespace: it is shown every namespace's, so that it steps the
+ * frames of code loaded with dlmopen too. */
 #include "config.h"
 
 #include <elf.h>
@@ -122,6 +127,11 @@ static int mf_unw_pthread_sigmask(int how, const sigset_t *set, sigset_t *old)
 				: pthread_sigmask(how, set, old);
 }
 
+static int mf_unw_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), void *arg)
+{
+	return mf_objects_each(cb, arg);
+}
+
 /* The pipe's five are needed; the signal mask's are what libunwind happens to call. */
 static const struct {
 	const char *name;
@@ -135,47 +145,32 @@ static const struct {
     {"syscall", (void *)mf_unw_syscall, 1},
     {"sigprocmask", (void *)mf_unw_sigprocmask, 0},
     {"pthread_sigmask", (void *)mf_unw_pthread_sigmask, 0},
+    {"dl_iterate_phdr", (void *)mf_unw_dl_iterate_phdr, 0},
 };
 
 struct mf_patch {
-	int found;   /* libunwind's object was seen */
+	int found; /* libunwind's objects seen (libunwind.so, libunwind-x86_64.so) */
+	struct mf_got_object object[2];
+	int now;     /* the one whose slots are being patched */
 	int patched; /* GOT slots of the pipe's calls rewritten */
 	int failed;
 };
 
-static uintptr_t mf_dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) v)
+/* A slot of libunwind's for one of the calls above: pointed at ours. */
+static int mf_patch_slot(void **slot, const char *name, const ElfW(Sym) * sym, unsigned type,
+			 void *arg)
 {
-	return v < info->dlpi_addr ? info->dlpi_addr + v : v; /* glibc relocates most in place */
-}
-
-/* Points one GOT slot at fn, lifting RELRO protection for the write if needed. */
-static int mf_patch_slot(void **slot, void *fn)
-{
-	uintptr_t page = (uintptr_t)slot & ~(uintptr_t)(getpagesize() - 1);
-	if (mprotect((void *)page, (size_t)getpagesize(), PROT_READ | PROT_WRITE))
-		return -1;
-	__atomic_store_n(slot, fn, __ATOMIC_RELEASE);
-	return 0; /* left writable: the slot must stay ours, and it is libunwind's page only */
-}
-
-static void mf_patch_relocs(const struct dl_phdr_info *info, const ElfW(Rela) * rel, size_t size,
-			    const ElfW(Sym) * symtab, const char *strtab, struct mf_patch *p)
-{
-	for (size_t i = 0; i < size / sizeof(*rel); i++) {
-		unsigned long type = ELF64_R_TYPE(rel[i].r_info);
-		if (type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT)
+	(void)sym, (void)type;
+	struct mf_patch *p = arg;
+	for (size_t h = 0; h < sizeof(mf_unw_hooks) / sizeof(mf_unw_hooks[0]); h++) {
+		if (strcmp(name, mf_unw_hooks[h].name))
 			continue;
-		const char *name = strtab + symtab[ELF64_R_SYM(rel[i].r_info)].st_name;
-		for (size_t h = 0; h < sizeof(mf_unw_hooks) / sizeof(mf_unw_hooks[0]); h++) {
-			if (strcmp(name, mf_unw_hooks[h].name))
-				continue;
-			void **slot = (void **)(info->dlpi_addr + rel[i].r_offset);
-			if (mf_patch_slot(slot, mf_unw_hooks[h].fn))
-				p->failed = 1;
-			else
-				p->patched += mf_unw_hooks[h].pipe;
-		}
+		if (mf_got_write(&p->object[p->now], slot, mf_unw_hooks[h].fn))
+			p->failed = 1;
+		else
+			p->patched += mf_unw_hooks[h].pipe;
 	}
+	return 0;
 }
 
 static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
@@ -186,56 +181,19 @@ static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 	base = base ? base + 1 : info->dlpi_name;
 	if (strncmp(base, "libunwind.so", 12) && strncmp(base, "libunwind-x86_64.so", 19))
 		return 0;
-	p->found = 1;
-	const ElfW(Dyn) *dyn = NULL;
-	for (int i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)(info->dlpi_addr + info->dlpi_phdr[i].p_vaddr);
-	if (!dyn) {
+	/* (the writes are made outside the loader's lock: they take the fork lock) */
+	if (mf_got_object(info, &p->object[p->found]))
 		p->failed = 1;
-		return 0;
-	}
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
-	const ElfW(Rela) *jmprel = NULL, *rela = NULL;
-	size_t jmprel_size = 0, rela_size = 0;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		switch (dyn->d_tag) {
-		case DT_SYMTAB:
-			symtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			strtab = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_JMPREL:
-			jmprel = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_PLTRELSZ:
-			jmprel_size = dyn->d_un.d_val;
-			break;
-		case DT_RELA:
-			rela = (const void *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
-			break;
-		case DT_RELASZ:
-			rela_size = dyn->d_un.d_val;
-			break;
-		}
-	}
-	if (!symtab || !strtab) {
-		p->failed = 1;
-		return 0;
-	}
-	if (jmprel)
-		mf_patch_relocs(info, jmprel, jmprel_size, symtab, strtab, p);
-	if (rela)
-		mf_patch_relocs(info, rela, rela_size, symtab, strtab, p);
-	return 0;
+	return ++p->found == 2;
 }
 
 void mf_got_patch_libunwind(void)
 {
 	struct mf_patch p = {0};
 	mf_objects_iterate(mf_patch_object, &p);
+	for (; !p.failed && p.now < p.found; p.now++)
+		if (mf_got_each(&p.object[p.now], mf_patch_slot, &p))
+			p.failed = 1;
 	if (!p.found || p.failed || p.patched < 5)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",

@@ -7,7 +7,8 @@
  *   rule_cache.c  the rules confirmed in earlier runs, kept in a file
  *   rule_cache_prune.c  the cache's directory kept to its most lately used files
  *   libunwind.c   libunwind: loaded, asked to confirm a rule, or to take a whole stack
- *   got_patch.c   what libunwind calls for a pipe and the signal mask, redirected
+ *   got_patch.c   what libunwind calls for a pipe, the signal mask and the loaded objects,
+ *                 redirected
  * Everything here runs inside malloc: no malloc, no stdio. */
 #ifndef MF_UNWIND_INTERNAL_H
 #define MF_UNWIND_INTERNAL_H
@@ -149,8 +150,8 @@ int mf_libunwind_backtrace(void **pcs, int max);
  * cache: see mf_libunwind_backtrace). Any thread, a signal handler, inside malloc. */
 void mf_libunwind_forget(void);
 
-/* got_patch.c: libunwind's calls for its validation pipe and the signal mask, redirected in
- * its own GOT. */
+/* got_patch.c: libunwind's calls for its validation pipe, the signal mask and the loaded
+ * objects, redirected in its own GOT. */
 /* Points them at ours; says on stderr when it cannot. */
 void mf_got_patch_libunwind(void);
 
