@@ -496,11 +496,12 @@ void *const mf_entry_own[MF_ENTRY_OWN_COUNT] = {
     (void *)mf_alias_free};
 
 /* The entry points of objects whose calls reach another allocator x (rebind.c: a library
- * opened with RTLD_DEEPBIND, an object of another namespace): each records its call as the one
- * above does, and forwards it to x, which serves every block of those objects. Entered only by
- * a jump from a stub that puts x after the call's arguments, each stands where its entry point
- * stood: its frame is the one recorded, the object's call the frame above it. A call of the
- * profiler's own goes to x unrecorded. */
+ * opened with RTLD_DEEPBIND, an object of another namespace, every object when an allocator
+ * is preloaded before the profiler): each records its call as the one above does, and
+ * forwards it to x, which serves every block of those objects. Entered only by a jump from a
+ * stub that puts x after the call's arguments, each stands where its entry point stood: its
+ * frame is the one recorded, the object's call the frame above it. The profiler's own calls
+ * (through libc's or libunwind's slots) go to x unrecorded, as they did before. */
 #define MF_NEXT_ENTRY __attribute__((used, noinline, visibility("hidden")))
 
 MF_NEXT_ENTRY void *mf_next_malloc(size_t n, const struct mf_next *x)

@@ -274,8 +274,9 @@ int mf_real_first_copy(void)
 	return !first || first == &mf_real_note;
 }
 
-/* The entry points whose first definition in the lookup order is another object's: the
- * program's calls to them go there, and the profiler never sees them. Said once per object. */
+/* The entry points the program defines itself: its calls to them go there, and the profiler
+ * never sees them. Said once. (Those of an allocator preloaded before the profiler are
+ * counted: see rebind.c.) */
 void mf_real_say_shadowed(void)
 {
 	static const char *const names[] = {
@@ -308,14 +309,9 @@ void mf_real_say_shadowed(void)
 								     : at + (size_t)n;
 			by[k] = NULL;
 		}
-		if (!l->l_prev) /* the first object: the program */
+		if (!l->l_prev) /* the first object: the program (a preloaded one: rebind.c) */
 			mf_log("the program defines %s itself: the profiler does not see %s calls",
 			       list, count > 1 ? "their" : "its");
-		else
-			mf_log(
-			    "%s, loaded before the profiler, defines %s: the profiler does not see "
-			    "%s calls (preload it after the profiler)",
-			    l->l_name, list, count > 1 ? "their" : "its");
 	}
 }
 

@@ -1,7 +1,10 @@
 /* Objects that reach an allocator past the entry points, pointed back at them. A library opened
  * with RTLD_DEEPBIND looks its symbols up in its own dependencies first, libc among them, so its
  * calls to malloc go to libc's and never through the preloaded entry points; a namespace
- * made by dlmopen has a libc of its own, which the preload never reaches. The loader's own
+ * made by dlmopen has a libc of its own, which the preload never reaches; and an allocator
+ * preloaded before the profiler comes first in every object's lookup. At start, the loaded
+ * objects whose slots lead to such an allocator are pointed back; for those loaded later, the
+ * loader's own
  * _dl_open (every dlopen and dlmopen, the program's or libc's, goes through it, with the
  * caller's address that decides the RUNPATH and the namespace) is watched, through its slot in
  * the loader's table of functions; once it has loaded such objects, their slots for the
@@ -188,12 +191,19 @@ static int mf_rebind_slot(void **slot, const char *name, const ElfW(Sym) * sym, 
 	return 0;
 }
 
+/* An allocator preloaded before the profiler: every object of the base namespace but the
+ * profiler's leads to it, and these are what their slots are pointed at. */
+static struct mf_rebind_group mf_rebind_first;
+static int mf_rebind_first_on;
+
 /* The objects to look at, collected with the loader's lock held. */
 enum { MF_REBIND_BATCH = 64 };
 struct mf_rebind_scan {
-	const struct link_map *handle; /* the object just opened */
+	const struct link_map *handle; /* the object just opened (NULL: at start, the base one) */
 	int deep;		       /* with RTLD_DEEPBIND */
-	const struct link_map *after;  /* then the base namespace's last object before */
+	int first;		       /* an allocator preloaded before the profiler */
+	const struct link_map *after;  /* then the base namespace's last object before (NULL:
+					* from its first) */
 	const struct link_map *root;   /* out: whose lookup finds the group's allocator */
 	int ns;			       /* out: its namespace (0: the base one) */
 	struct mf_got_object objects[MF_REBIND_BATCH];
@@ -221,7 +231,7 @@ static int mf_rebind_collect(struct dl_phdr_info *info, size_t size, void *arg)
 		return 1;
 	s->root = s->deep ? s->handle : heads[ns];
 	s->ns = ns;
-	if (ns == 0 && !s->deep)
+	if (ns == 0 && !s->deep && !s->first)
 		return 1;
 	if (ns == 0) { /* (after unloaded since: nothing is known of what came after it) */
 		for (l = heads[0]; l && s->after && l != s->after; l = l->l_next)
@@ -250,17 +260,23 @@ static int mf_rebind_collect(struct dl_phdr_info *info, size_t size, void *arg)
 
 /* The objects a dlopen of handle loaded that lead to an allocator past the entry points: their
  * slots pointed back at them. deep: it was opened with RTLD_DEEPBIND; after: the base
- * namespace's last object before it. The profiler's own object is left as it is. */
+ * namespace's last object before it (with an allocator preloaded before the profiler, the
+ * base namespace's objects from there on are looked at too; at start, handle and after NULL,
+ * all of them). The profiler's own object is left as it is. */
 static void mf_rebind_objects(const struct link_map *handle, int deep, const struct link_map *after)
 {
-	struct mf_rebind_scan s = {.handle = handle, .deep = deep, .after = after};
+	struct mf_rebind_scan s = {
+	    .handle = handle, .deep = deep, .first = mf_rebind_first_on, .after = after};
 	struct mf_rebind_group g;
 	const struct mf_rebind_group *to = &g;
 	int grouped = 0, failed = 0;
 	do {
 		s.count = s.more = 0;
 		mf_objects_iterate(mf_rebind_collect, &s);
-		if (s.count && !grouped++ && mf_rebind_forward((void *)s.root, &g))
+		/* (the base namespace without RTLD_DEEPBIND: the allocator preloaded first) */
+		if (s.count && !grouped++ && s.first && !s.deep && !s.ns)
+			to = &mf_rebind_first;
+		else if (s.count && grouped == 1 && mf_rebind_forward((void *)s.root, &g))
 			return;
 		for (int i = 0; i < s.count; i++) {
 			struct mf_rebind_slots slots = {&s.objects[i], to, 0};
@@ -294,7 +310,7 @@ static MF_NOINLINE void *mf_rebind_open_watched(const char *file, int mode, cons
 {
 	const struct link_map *last = NULL;
 	int deep = (mode & RTLD_DEEPBIND) != 0;
-	if (deep)
+	if (deep || mf_rebind_first_on)
 		mf_objects_iterate(mf_rebind_last, &last);
 	uintptr_t outer = mf_rebind_watched;
 	mf_rebind_watched = (uintptr_t)__builtin_frame_address(0);
@@ -315,13 +331,14 @@ static MF_NOINLINE void *mf_rebind_open_watched(const char *file, int mode, cons
 	return h;
 }
 
-/* An ordinary dlopen, into the base namespace while there is no other, goes on to the loader's
- * with a jump: nothing of ours stands in the stacks of its allocations. */
+/* An ordinary dlopen, into the base namespace while there is no other, and no allocator is
+ * preloaded before the profiler, goes on to the loader's with a jump: nothing of ours stands in
+ * the stacks of its allocations. */
 static void *mf_rebind_open(const char *file, int mode, const void *caller, Lmid_t nsid, int argc,
 			    char **argv, char **env)
 {
 	if (mf_unlikely(mode & RTLD_DEEPBIND) || mf_unlikely(nsid != MF_LM_ID_CALLER) ||
-	    mf_unlikely(mf_namespaces_any()))
+	    mf_unlikely(mf_rebind_first_on) || mf_unlikely(mf_namespaces_any()))
 		return mf_rebind_open_watched(file, mode, caller, nsid, argc, argv, env);
 	return mf_rebind_real(file, mode, caller, nsid, argc, argv, env);
 }
@@ -419,18 +436,40 @@ static int mf_rebind_heads(struct dl_phdr_info *info, size_t size, void *arg)
 	return mf_namespaces_heads(arg, MF_NAMESPACES_MAX);
 }
 
+/* An allocator preloaded before the profiler (not a program's own, whose calls of it inside
+ * the program go through no slot): its group, which every object of the base namespace leads
+ * to. 1 if there is one. */
+static int mf_rebind_first_find(void)
+{
+	void *fn = dlsym(RTLD_DEFAULT, "malloc");
+	struct link_map *map = NULL;
+	Dl_info info;
+	if (!fn || fn == mf_rebind_own[MF_REBIND_MALLOC] ||
+	    !dladdr1(fn, &info, (void **)&map, RTLD_DL_LINKMAP) || !map || !map->l_prev) {
+		dlerror();
+		return 0;
+	}
+	return mf_rebind_forward(RTLD_DEFAULT, &mf_rebind_first) == 0;
+}
+
 static void mf_rebind_start(void)
 {
 	mf_namespaces_init();
+	mf_rebind_first_on = mf_rebind_first_find();
 	struct mf_rebind_ldso l = {0};
 	void **slot = mf_rebind_slot_find(&l);
 	if (!slot || mf_rebind_watch(&l, slot)) {
 		dlerror();
 		mf_log("cannot watch the loader's dlopen in this C library (%s); the calls of "
-		       "libraries opened with RTLD_DEEPBIND or dlmopen will not be recorded",
+		       "libraries opened with RTLD_DEEPBIND or dlmopen%s will not be recorded",
 		       slot ? "its table is not laid out as known, or cannot be written"
-			    : "its table is not laid out as known");
+			    : "its table is not laid out as known",
+		       mf_rebind_first_on ? ", and of any loaded later that reach the allocator "
+					    "preloaded before the profiler,"
+					  : "");
 	}
+	if (mf_rebind_first_on)
+		mf_rebind_objects(NULL, 0, NULL);
 	struct link_map *heads[MF_NAMESPACES_MAX];
 	int n = mf_namespaces_any() ? mf_objects_iterate(mf_rebind_heads, heads) : 0;
 	for (int i = 1; i < n; i++)

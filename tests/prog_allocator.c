@@ -1,11 +1,13 @@
 /* Run with an allocator preloaded after the profiler, or before it: calls nine entry points a
- * known number of times from their own sites (SITE_CALLS(i) each), then asks the allocator
+ * known number of times from their own sites (SITE_CALLS(i) each), has THREADS threads call
+ * malloc THREAD_CALLS times each (site_thread), then asks the allocator
  * itself whether it served the memory (jemalloc's thread.allocated, tcmalloc's
  * current_allocated_bytes, mimalloc's mi_is_in_heap_region) and prints what it found.
  * pvalloc's blocks are kept: an allocator without pvalloc (jemalloc) leaves the call to
  * glibc's, whose block it cannot free. Usage: prog_allocator */
 #include <dlfcn.h>
 #include <malloc.h>
+#include <pthread.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -57,6 +59,19 @@ __attribute__((noinline)) static void site_pvalloc(void)
 	sink = pvalloc(100);
 }
 
+enum { THREADS = 4, THREAD_CALLS = 1000 };
+__attribute__((noinline)) static void site_thread(void)
+{
+	keep(malloc(48));
+}
+static void *thread_main(void *arg)
+{
+	(void)arg;
+	for (int k = 0; k < THREAD_CALLS; k++)
+		site_thread();
+	return NULL;
+}
+
 static void (*const sites[])(void) = {site_malloc,	   site_calloc,	       site_realloc,
 				      site_posix_memalign, site_aligned_alloc, site_memalign,
 				      site_valloc,	   site_reallocarray,  site_pvalloc};
@@ -88,6 +103,12 @@ int main(void)
 	for (unsigned i = 0; i < sizeof(sites) / sizeof(sites[0]); i++)
 		for (int k = 0; k < SITE_CALLS(i); k++)
 			sites[i]();
+	pthread_t t[THREADS];
+	for (int i = 0; i < THREADS; i++)
+		if (pthread_create(&t[i], NULL, thread_main, NULL))
+			return 1;
+	for (int i = 0; i < THREADS; i++)
+		pthread_join(t[i], NULL);
 	const char *name;
 	long long before = allocator_bytes(&name);
 	void *big = malloc(1 << 22);
