@@ -455,6 +455,16 @@ unsigned mf_tags_intern(const char *name);
  * tag node is made). 0 or -errno. */
 int mf_tags_sync(void);
 
+/* sampling.c: the sampling draw. A thread's random state from its seed (MALLOC_FREQ_SEED: by
+ * its start order; else the clock, its id and thread, the address of its state); never 0. */
+uint64_t mf_sampling_seed(pid_t tid, const void *thread);
+/* Calls until the thread's next recorded one, from its random state (1 without sampling). */
+long mf_sampling_draw(uint64_t *rng);
+void mf_sampling_prefork(void); /* the fork's number, that its child's seeds follow from */
+/* In a child: seeds apart from the parent's (by the fork's number if fork()'s handlers ran,
+ * else by the pid), and the thread's countdown at 0 (its first call draws). */
+void mf_sampling_postfork_child(int handlers);
+
 /* thread.c: per-thread state. */
 struct mf_thread;
 struct mf_tls {

@@ -107,74 +107,6 @@ static int mf_stopped; /* recording off for the whole process after a fatal setu
 /* The totals of the threads that ended (malloc_freq_stats), under mf_threads_lock. */
 static struct malloc_freq_stats mf_ended;
 
-static uint64_t mf_splitmix64(uint64_t x)
-{
-	x += 0x9e3779b97f4a7c15ull;
-	x = (x ^ (x >> 30)) * 0xbf58476d1ce4e5b9ull;
-	x = (x ^ (x >> 27)) * 0x94d049bb133111ebull;
-	return x ^ (x >> 31);
-}
-
-/* ln(x) for x > 0 (finite, normal): x = m 2^e with m in [sqrt(1/2), sqrt(2)), and ln(m) =
- * 2 atanh(s) = 2 (s + s^3 / 3 + s^5 / 5 + ...), s = (m - 1) / (m + 1), |s| < 0.172: to
- * s^21, the first term left out is below 2^-60 of the sum. Every sampled call draws one: one
- * division (a series summed until it converged took twelve, 290 instructions a draw). */
-static double mf_ln(double x)
-{
-	uint64_t bits;
-	memcpy(&bits, &x, sizeof(bits));
-	int e = (int)((bits >> 52) & 0x7ff) - 1023;
-	bits = (bits & ~(0x7ffull << 52)) | (1023ull << 52); /* m in [1, 2) */
-	double m;
-	memcpy(&m, &bits, sizeof(m));
-	if (m > 0x1.6a09e667f3bcdp+0) /* sqrt(2) */
-		m /= 2, e++;
-	double s = (m - 1) / (m + 1), z = s * s;
-	double p = ((((1.0 / 21 * z + 1.0 / 19) * z + 1.0 / 17) * z + 1.0 / 15) * z + 1.0 / 13) * z;
-	p = (((((p + 1.0 / 11) * z + 1.0 / 9) * z + 1.0 / 7) * z + 1.0 / 5) * z + 1.0 / 3) * z + 1;
-	return e * 0x1.62e42fefa39efp-1 + 2 * s * p; /* ln 2 */
-}
-
-/* Calls until the next recorded one: geometric with mean mf_config.sample, so each call is
- * recorded with probability 1/sample independently of the others (no aliasing with periodic
- * allocation patterns), and calls x sample is an unbiased estimate. */
-static long mf_thread_draw(struct mf_thread *t)
-{
-	if (mf_config.sample <= 1)
-		return 1;
-	uint64_t x = t->rng;
-	x ^= x >> 12;
-	x ^= x << 25;
-	x ^= x >> 27;
-	t->rng = x;
-	double u = (double)(((x * 0x2545f4914f6cdd1dull) >> 11) + 1) * 0x1.0p-53; /* (0, 1] */
-	double k = mf_ln(u) / mf_config.sample_log; /* >= 0: its integer part is its floor */
-	return k >= 1e12 ? 1000000000000l : 1 + (long)k;
-}
-
-/* With MALLOC_FREQ_SEED: the process's part of every thread's seed, and the threads and
- * forks it has started. A forked child's part follows from its parent's and the fork's number
- * there, so that children sample apart from each other and from their parent (they sampled
- * alike), and a run again samples as before. (A thread's seed is mixed twice: seed s's
- * thread k was seed s + k's first thread.) */
-static uint64_t mf_seed_salt, mf_seed_threads, mf_seed_forks;
-
-static void mf_thread_seed(struct mf_thread *t)
-{
-	uint64_t n = __atomic_fetch_add(&mf_seed_threads, 1, __ATOMIC_RELAXED);
-	if (mf_config.have_seed) {
-		/* threads in start order */
-		t->rng = mf_splitmix64(mf_splitmix64(mf_config.seed ^ mf_seed_salt) + n);
-	} else {
-		struct timespec ts;
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		t->rng = mf_splitmix64((uint64_t)ts.tv_nsec ^ ((uint64_t)ts.tv_sec << 30) ^
-				       ((uint64_t)t->tid << 20) ^ (uintptr_t)t ^ n);
-	}
-	if (!t->rng)
-		t->rng = 1;
-}
-
 static void mf_thread_resolve(uintptr_t pc, struct mf_node *node)
 {
 	uint64_t rel;
@@ -324,7 +256,7 @@ static void mf_thread_prefork(void)
 	mf_modules_prefork();
 	mf_fds_apart_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
-	mf_seed_forks++; /* (forks one at a time: the lock is held for writing) */
+	mf_sampling_prefork();
 	if (mf_life_on)
 		mf_life_prefork();
 }
@@ -359,21 +291,11 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
 	mf_thread_orphan = t;
 }
 
-/* A child's sampling seeds apart from its parent's: by the fork's number there, or (a fork
- * without the handlers) its pid. Its first call draws its first interval (the parent's
- * countdown, left in the forking thread's state, depends on where the parent had got to). */
-static void mf_thread_seed_child(uint64_t fork)
-{
-	mf_seed_salt = mf_splitmix64(mf_seed_salt + fork);
-	mf_seed_threads = mf_seed_forks = 0;
-	mf_tls.countdown = 0;
-}
-
 /* The child starts from zero in a directory of its own: drop the parent's files (shared
  * mappings: writing there would add the child's calls to the parent's profile). */
 static void mf_thread_postfork_child(void)
 {
-	mf_thread_seed_child(mf_seed_forks);
+	mf_sampling_postfork_child(1);
 	mf_gate_restore();
 	mf_wiped.owner = getpid();
 	if (mf_life_on)
@@ -444,7 +366,7 @@ static void mf_thread_postfork_child(void)
 static void mf_thread_after_raw_fork(void)
 {
 	int saved = errno;
-	mf_thread_seed_child((uint64_t)getpid() << 32);
+	mf_sampling_postfork_child(0);
 	if (mf_life_on)
 		mf_life_postfork_child();
 	mf_pool_reset();
@@ -562,8 +484,8 @@ struct mf_thread *mf_thread_start(void)
 		mf_tls.disabled = !mf_stopped;
 		return NULL;
 	}
-	mf_thread_seed(t);
-	t->interval = mf_thread_draw(t);
+	t->rng = mf_sampling_seed(t->tid, t);
+	t->interval = mf_sampling_draw(&t->rng);
 	mf_tls.countdown = t->interval;
 	pthread_mutex_lock(&mf_threads_lock);
 	/* A signal handler forked this process meanwhile: its file is the parent's. */
@@ -638,7 +560,7 @@ static void mf_thread_count_size(struct mf_thread *t, uint32_t node, size_t byte
 static inline void mf_thread_next(struct mf_thread *t)
 {
 	if (mf_unlikely(mf_config.sample > 1)) { /* (else the countdown stays <= 0: every call) */
-		t->interval = mf_thread_draw(t);
+		t->interval = mf_sampling_draw(&t->rng);
 		mf_tls.countdown = t->interval;
 	}
 }
