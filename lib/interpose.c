@@ -40,6 +40,7 @@ static MF_NOINLINE void mf_init(void)
 		mf_modules_init();
 		mf_unwind_init();
 		mf_thread_init();
+		mf_fork_init();
 		mf_real_say_shadowed();
 	}
 	__atomic_store_n(&mf_init_state, state, __ATOMIC_RELEASE);

@@ -84,22 +84,7 @@ long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg)
 }
 
 MF_TLS struct mf_tls mf_tls;
-/* (Reader-preferring: a reader that holds the loader's lock gets in while a fork waits.) */
-pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
-unsigned mf_fork_pending;
-
-void mf_fork_wait(void)
-{
-	int saved = errno;
-	unsigned n;
-	while ((n = __atomic_load_n(&mf_fork_pending, __ATOMIC_ACQUIRE)))
-		syscall(SYS_futex, &mf_fork_pending, FUTEX_WAIT_PRIVATE, n, NULL, NULL, 0);
-	errno = saved;
-}
-
 static pthread_mutex_t mf_threads_lock = PTHREAD_MUTEX_INITIALIZER;
-/* mf_wiped is marked: a zero owner means a child made without fork()'s handlers. */
-static int mf_wiped_marked;
 static struct mf_thread *mf_threads;
 static pthread_key_t mf_thread_key;
 static int mf_thread_key_ok;
@@ -148,8 +133,6 @@ static void mf_thread_free(struct mf_thread *t)
 	mf_pool_give(t);
 }
 
-static void mf_thread_after_raw_fork(void);
-
 /* The thread's last block and the record it points into go with the thread's file. */
 static void mf_thread_forget_last(void)
 {
@@ -197,8 +180,8 @@ static void mf_thread_key_destructor(void *arg)
 		mf_confine_end();
 		return;
 	}
-	if (mf_unlikely(mf_wiped_marked && !mf_wiped.owner)) {
-		mf_thread_after_raw_fork(); /* (t was the parent's: its file is not ours to end) */
+	if (mf_unlikely(mf_fork_raw_pending())) {
+		mf_fork_raw_child(); /* (t was the parent's: its file is not ours to end) */
 		return;
 	}
 	if (++t->exit_rounds < PTHREAD_DESTRUCTOR_ITERATIONS) {
@@ -224,58 +207,18 @@ static void mf_thread_key_destructor(void *arg)
 	mf_busy_leave();
 }
 
-/* fork() from a signal handler that interrupted this thread in one of the profiler's slow
- * steps: it holds mf_fork_lock (or is taking or giving it back; maybe more), so fork cannot
- * wait for the others. Or from a thread in seccomp strict mode, where the clone kills it (the
- * flag goes with it: the forking thread's own), or about to enter it. */
-static MF_TLS int mf_fork_in_slow_step;
-/* In a child of such a fork: the lock's state is not known; later forks leave it alone. */
-static int mf_fork_inert;
 /* In a child forked by a signal handler that interrupted a recorded call: that call's
  * thread state, still in use when the handler returns, freed once the call is done. */
 static struct mf_thread *mf_thread_orphan;
 
-/* No thread may be inside the profiler (libunwind, dl_iterate_phdr, our locks) at fork: the
- * child would inherit their locks held. The program's own dlopen/dlclose in another thread
- * holds the loader's lock too, with _r_debug.r_state away from RT_CONSISTENT: wait (bounded)
- * for that to end, so the child can unwind; the child checks what it inherited (loader.c). */
-static void mf_thread_prefork(void)
+void mf_thread_prefork(void)
 {
-	if (mf_tls.fork_held || mf_fork_inert || mf_confined) {
-		mf_fork_in_slow_step = 1;
-		return;
-	}
-	mf_busy_enter(); /* a signal handler's allocation here must not wait for our own lock */
-	for (int i = 0;
-	     i < 100000 && __atomic_load_n(&_r_debug.r_state, __ATOMIC_ACQUIRE) != RT_CONSISTENT;
-	     i++)
-		sched_yield();
-	__atomic_add_fetch(&mf_fork_pending, 1, __ATOMIC_SEQ_CST);
-	pthread_rwlock_wrlock(&mf_fork_lock);
-	mf_process_prefork();
-	mf_modules_prefork();
-	mf_fds_apart_prefork();
 	pthread_mutex_lock(&mf_threads_lock);
-	mf_sampling_prefork();
-	if (mf_life_on)
-		mf_life_prefork();
 }
 
-static void mf_thread_postfork_parent(void)
+void mf_thread_postfork_parent(void)
 {
-	if (mf_fork_in_slow_step) {
-		mf_fork_in_slow_step = 0;
-		return;
-	}
-	if (mf_life_on)
-		mf_life_postfork_parent();
 	pthread_mutex_unlock(&mf_threads_lock);
-	mf_fds_apart_postfork_parent();
-	mf_modules_postfork();
-	pthread_rwlock_unlock(&mf_fork_lock);
-	if (!__atomic_sub_fetch(&mf_fork_pending, 1, __ATOMIC_SEQ_CST))
-		syscall(SYS_futex, &mf_fork_pending, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
-	mf_busy_leave();
 }
 
 /* The child of a fork from a signal handler that interrupted a recorded call: the call goes
@@ -291,45 +234,22 @@ static void mf_thread_adopt_orphan(struct mf_thread *t)
 	mf_thread_orphan = t;
 }
 
-/* The child starts from zero in a directory of its own: drop the parent's files (shared
- * mappings: writing there would add the child's calls to the parent's profile). */
-static void mf_thread_postfork_child(void)
+/* The parent's thread states go (their files are the parent's), but for the one of a call
+ * that a signal handler interrupted to fork (MF_FORK_CHILD: the forking thread's, in use when
+ * the handler returns). MF_FORK_INERT: other threads may have been in slow steps too, their
+ * states are left alone, and the process is not recorded. */
+void mf_thread_postfork_child(enum mf_fork_child how)
 {
-	mf_sampling_postfork_child(1);
-	mf_gate_restore();
-	mf_wiped.owner = getpid();
-	if (mf_life_on)
-		mf_life_postfork_child();
-	mf_pool_reset();
-	mf_fds_apart_postfork_child();
-	if (mf_fork_in_slow_step) {
-		/* Other threads may have been in slow steps too: this process is not recorded,
-		 * its mutexes start afresh, mf_fork_lock is left as it is for the interrupted
-		 * step to finish with (and never taken for writing again here), and the
-		 * parent's thread states are left alone. */
-		mf_fork_in_slow_step = 0;
-		mf_fork_inert = 1;
-		mf_fork_pending = 0; /* (another thread's, in the parent) */
+	struct mf_thread *t = mf_threads;
+	if (how == MF_FORK_INERT) {
 		mf_stopped = 1;
-		mf_prof_dir_forget();
 		if (mf_tls.thread)
 			mf_thread_adopt_orphan(mf_tls.thread);
-		mf_tls.thread = NULL;
-		mf_thread_forget_last();
-		mf_threads = NULL;
-		pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
-		memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
-		mf_modules_reset();
-		mf_loader_postfork_child();
-		MF_LOG_ONCE("process %d was forked by a signal handler that interrupted the "
-			    "profiler; it is not recorded",
-			    (int)getpid());
-		return;
+		t = NULL;
 	}
-	struct mf_thread *t = mf_threads;
 	while (t) {
 		struct mf_thread *next = t->next;
-		if (t == mf_tls.thread && mf_tls.recording)
+		if (how == MF_FORK_CHILD && t == mf_tls.thread && mf_tls.recording)
 			mf_thread_adopt_orphan(t); /* the interrupted call still uses it */
 		else
 			mf_thread_free(t);
@@ -338,70 +258,21 @@ static void mf_thread_postfork_child(void)
 	mf_threads = NULL;
 	mf_tls.thread = NULL;
 	mf_thread_forget_last();
+	pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
+	memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
+	if (how == MF_FORK_INERT)
+		return;
+	if (how == MF_FORK_RAW)
+		mf_thread_orphan = NULL;
 	memset(&mf_ended, 0, sizeof(mf_ended)); /* (the child starts from zero) */
 	if (mf_thread_key_ok)
 		pthread_setspecific(mf_thread_key, NULL);
-	mf_prof_dir_forget();
-	mf_loader_postfork_child();
-	mf_unwind_postfork_child();
-	if (mf_loader_stuck)
-		MF_LOG_ONCE("process %d was forked while another thread held the loader's lock; "
-			    "its calls are counted without stacks (unwinding would wait for ever)",
-			    (int)getpid());
-	pthread_mutex_unlock(&mf_threads_lock);
-	mf_modules_postfork();
-	/* Not unlocked: the parent's waiting readers are registered in the lock word and do not
-	 * exist here. The child has one thread; a fresh lock is the honest state. */
-	pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
-	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
-	mf_fork_pending = 0;
-	mf_control_postfork_child();
-	mf_busy_leave();
-}
-
-/* In a child made without fork()'s handlers, at its first slow step: the parent's thread
- * states are dropped unused (their files are the parent's), every
- * lock of ours starts afresh (the child has one thread, which held none: it was running the
- * program's code), and the child records in a directory of its own. */
-static void mf_thread_after_raw_fork(void)
-{
-	int saved = errno;
-	mf_sampling_postfork_child(0);
-	if (mf_life_on)
-		mf_life_postfork_child();
-	mf_pool_reset();
-	mf_fds_apart_postfork_child();
-	struct mf_thread *t = mf_threads;
-	while (t) {
-		struct mf_thread *next = t->next;
-		mf_thread_free(t);
-		t = next;
-	}
-	mf_threads = NULL;
-	mf_tls.thread = NULL;
-	mf_thread_forget_last();
-	mf_thread_orphan = NULL;
-	memset(&mf_ended, 0, sizeof(mf_ended));
-	if (mf_thread_key_ok)
-		pthread_setspecific(mf_thread_key, NULL);
-	pthread_mutex_t fresh_mutex = PTHREAD_MUTEX_INITIALIZER;
-	memcpy(&mf_threads_lock, &fresh_mutex, sizeof(fresh_mutex));
-	pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
-	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
-	mf_fork_pending = 0;
-	mf_modules_reset();
-	mf_prof_dir_forget();
-	mf_loader_postfork_child();
-	mf_gate_restore(); /* (before the epoch: until then every call takes the slow path) */
-	mf_unwind_postfork_child();
-	mf_wiped.owner = getpid();
-	errno = saved;
 }
 
 struct mf_thread *mf_thread_current(void)
 {
-	if (mf_unlikely(mf_wiped_marked && !mf_wiped.owner))
-		mf_thread_after_raw_fork();
+	if (mf_unlikely(mf_fork_raw_pending()))
+		mf_fork_raw_child();
 	return mf_tls.thread;
 }
 
@@ -413,13 +284,10 @@ void mf_thread_init(void)
 		mf_life_init();
 		mf_real_free_all_apart();
 	}
-	mf_wiped.owner = getpid();
-	mf_wiped_marked = madvise(&mf_wiped, sizeof(mf_wiped), MADV_WIPEONFORK) == 0;
 	errno = saved;
 	mf_thread_key_ok = pthread_key_create(&mf_thread_key, mf_thread_key_destructor) == 0;
 	if (!mf_thread_key_ok)
 		mf_log("no pthread key left; thread files are finalized only at process exit");
-	pthread_atfork(mf_thread_prefork, mf_thread_postfork_parent, mf_thread_postfork_child);
 }
 
 static void mf_thread_drop_orphan(void)
@@ -510,8 +378,8 @@ struct mf_thread *mf_thread_start(void)
 void mf_thread_count_nested(void)
 {
 	struct mf_thread *t = mf_tls.thread;
-	mf_tls.last_record = &mf_leaf_none;	       /* (the call is not counted at a leaf) */
-	if (t && (mf_wiped.owner || !mf_wiped_marked)) /* (not a raw fork's child: the parent's) */
+	mf_tls.last_record = &mf_leaf_none; /* (the call is not counted at a leaf) */
+	if (t && !mf_fork_raw_pending())    /* (not a raw fork's child: the parent's) */
 		__atomic_add_fetch(&t->file.header->calls_nested, 1, __ATOMIC_RELAXED);
 }
 
