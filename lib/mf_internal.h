@@ -681,6 +681,22 @@ void mf_pool_give(void *slot);
 /* In a child: the pool's lock starts afresh (a thread that held it does not exist there). */
 void mf_pool_reset(void);
 
+/* fork.c: fork handling. pthread_atfork's handlers call each module's prefork and postfork in
+ * the one order fork.c fixes; a child, made with those handlers or without them, is reset by
+ * the one sequence there, each module's postfork_child in turn. */
+enum mf_fork_child {
+	MF_FORK_CHILD, /* fork()'s handlers ran */
+	MF_FORK_RAW,   /* a child made without them (a raw clone), at its first slow step */
+	MF_FORK_INERT, /* forked by a signal handler inside a slow step: not recorded */
+};
+void mf_fork_init(void); /* at start: the handlers, and mf_wiped marked to be wiped in a child */
+void mf_fork_raw_child(void); /* errno is kept */
+/* thread.c's part: the list of threads locked across fork; in a child, the parent's states
+ * dropped. */
+void mf_thread_prefork(void);
+void mf_thread_postfork_parent(void);
+void mf_thread_postfork_child(enum mf_fork_child how);
+
 /* A page of its own, wiped (zeroed) in a child made without fork()'s handlers (a raw clone,
  * syscall(SYS_fork)) where the kernel can (MADV_WIPEONFORK, Linux 4.14): the hot path checks
  * that its hot stacks are of the current epoch, so every call in such a child takes the slow
@@ -700,6 +716,13 @@ union mf_wiped {
 	unsigned char page[4096];
 };
 extern union mf_wiped mf_wiped;
+/* mf_wiped was marked (MADV_WIPEONFORK): a zero owner is a child made without the handlers. */
+extern int mf_wiped_marked;
+/* A child made without fork()'s handlers, not reset yet (mf_fork_raw_child resets it). */
+static inline int mf_fork_raw_pending(void)
+{
+	return mf_wiped_marked && !mf_wiped.owner;
+}
 
 /* Is recording off for this call (for the process, or for the calling thread)? */
 static inline int mf_control_off(void)
@@ -731,29 +754,6 @@ long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg);
 /* Does sp lie in that stack? (t may be NULL.) */
 int mf_thread_on_own_stack(const struct mf_thread *t, uintptr_t sp);
 void mf_thread_process_exit(void);
-
-/* fork.c: fork handling. pthread_atfork's handlers call each module's prefork and postfork in
- * the one order fork.c fixes; a child, made with those handlers or without them, is reset by
- * the one sequence there, each module's postfork_child in turn. */
-enum mf_fork_child {
-	MF_FORK_CHILD, /* fork()'s handlers ran */
-	MF_FORK_RAW,   /* a child made without them (a raw clone), at its first slow step */
-	MF_FORK_INERT, /* forked by a signal handler inside a slow step: not recorded */
-};
-void mf_fork_init(void); /* at start: the handlers, and mf_wiped marked to be wiped in a child */
-/* mf_wiped was marked (MADV_WIPEONFORK): a zero owner is a child made without the handlers. */
-extern int mf_wiped_marked;
-/* A child made without fork()'s handlers, not reset yet (mf_fork_raw_child resets it). */
-static inline int mf_fork_raw_pending(void)
-{
-	return mf_wiped_marked && !mf_wiped.owner;
-}
-void mf_fork_raw_child(void); /* errno is kept */
-/* thread.c's part: the list of threads locked across fork; in a child, the parent's states
- * dropped. */
-void mf_thread_prefork(void);
-void mf_thread_postfork_parent(void);
-void mf_thread_postfork_child(enum mf_fork_child how);
 
 /* Held for reading while the profiler calls libunwind, looks at the loaded objects, takes
  * one of its locks or creates or grows a file; for writing across fork(): so no thread holds

@@ -17,6 +17,7 @@
 MF_TLS struct mf_tls mf_tls;
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;
 unsigned mf_fork_pending;
+union mf_wiped mf_wiped;
 void mf_fork_wait(void) {}
 volatile unsigned mf_modules_generation;
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule)

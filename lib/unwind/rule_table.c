@@ -25,8 +25,6 @@ static struct mf_rule_slot mf_rule_first[MF_RULE_FIRST_SLOTS] __attribute__((ali
 static struct mf_rule_table mf_rule_tables[8] = {{MF_RULE_FIRST_SLOTS - 1, 0, mf_rule_first}};
 static struct mf_rule_table *mf_rule_current = &mf_rule_tables[0];
 static int mf_rule_growing;
-/* (In .bss: anonymous memory, which MADV_WIPEONFORK applies to; thread.c marks it.) */
-_Alignas(4096) union mf_wiped mf_wiped;
 static unsigned mf_epoch_kept;	 /* mf_wiped.epoch, where a raw fork's child finds it */
 static unsigned mf_rule_era = 0; /* epoch >> MF_RULE_EPOCH_BITS when rules were last cleared */
 
