@@ -446,6 +446,11 @@ void mf_confine_count(size_t bytes); /* a call of a thread in strict mode (slow 
  * its file is finalized in memory. */
 void mf_confine_end(void);
 
+/* bpf.c: would the seccomp filter at fprog (the program's struct sock_fprog) let every
+ * system call of the profiler's slow steps run, or fail with an errno? 0 also when it cannot
+ * be read: *err is then what reading it met (EFAULT: the kernel refuses it so too). */
+int mf_bpf_allows(const void *fprog, int *err);
+
 /* tags.c: the process's tag names, by id, and the directory's `tags` file that names them. */
 #define MF_TAG_DEPTH 16 /* tags a call's path keeps; deeper pushes are counted, not kept */
 /* The id of name (cut at MF_TAG_NAME_LEN - 1 bytes), added if new; MF_TAGS_MAX - 1 when the
