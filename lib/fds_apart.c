@@ -134,16 +134,6 @@ void mf_fds_apart_settle(void)
 	errno = saved;
 }
 
-MF_EXPORT int unshare(int flags)
-{
-	return (int)syscall(SYS_unshare, flags); /* (our syscall() settles) */
-}
-
-MF_EXPORT int setns(int fd, int nstype)
-{
-	return (int)syscall(SYS_setns, fd, nstype);
-}
-
 static int mf_apart_alive(void)
 {
 	return __atomic_load_n(&mf_apart_made, __ATOMIC_ACQUIRE) !=

@@ -662,48 +662,9 @@ MF_EXPORT int dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void *), 
 	return mf_loader_iterate(mf_real.dl_iterate_phdr, cb, arg);
 }
 
-/* Who the process is and what its root is decide where the profile can be written: its files
- * go to the user it becomes, before it becomes that user (who could not create or grow them in
- * a directory of root's), and the directory is kept open before a chroot hides its path.
- * Before mf_real_init, the system calls (the process has one thread then). */
-MF_EXPORT int setuid(uid_t uid)
+int mf_interpose_aside(void)
 {
-	if (!mf_aside())
-		mf_prof_give_to(uid);
-	return mf_real.setuid ? mf_real.setuid(uid) : (int)syscall(SYS_setuid, uid);
-}
-
-MF_EXPORT int seteuid(uid_t euid)
-{
-	if (!mf_aside())
-		mf_prof_give_to(euid);
-	return mf_real.seteuid ? mf_real.seteuid(euid)
-			       : (int)syscall(SYS_setresuid, (uid_t)-1, euid, (uid_t)-1);
-}
-
-MF_EXPORT int setreuid(uid_t ruid, uid_t euid)
-{
-	if (!mf_aside())
-		mf_prof_give_to(euid);
-	return mf_real.setreuid ? mf_real.setreuid(ruid, euid)
-				: (int)syscall(SYS_setreuid, ruid, euid);
-}
-
-MF_EXPORT int setresuid(uid_t ruid, uid_t euid, uid_t suid)
-{
-	if (!mf_aside())
-		mf_prof_give_to(euid);
-	return mf_real.setresuid ? mf_real.setresuid(ruid, euid, suid)
-				 : (int)syscall(SYS_setresuid, ruid, euid, suid);
-}
-
-MF_EXPORT int chroot(const char *path)
-{
-	int saved = errno;
-	if (!mf_aside())
-		mf_prof_dir_keep();
-	errno = saved;
-	return mf_real.chroot ? mf_real.chroot(path) : (int)syscall(SYS_chroot, path);
+	return mf_aside();
 }
 
 /* _exit and _Exit end the process without exit()'s handlers: the process record says so

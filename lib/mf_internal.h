@@ -81,6 +81,10 @@ enum mf_unwind_mode {
 extern struct mf_config mf_config;
 void mf_config_load(void);
 
+/* interpose.c: another copy of the library was loaded first and records; this one only passes
+ * every call on. */
+int mf_interpose_aside(void);
+
 /* log.c: one line on stderr, with write(2); never allocates. Nothing once descriptor 2 is no
  * longer the file mf_log_init (at start) found there. */
 void mf_log_init(void);
