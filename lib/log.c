@@ -65,16 +65,7 @@ static void mf_log_write(const char *line, size_t len)
 	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &pipe, &old, 8);
 	sigset_t was;
 	int pending = sigpending(&was) == 0 && sigismember(&was, SIGPIPE);
-	int epipe = 0;
-	for (size_t off = 0; off < len;) {
-		ssize_t w = write(STDERR_FILENO, line + off, len - off);
-		if (w <= 0 && errno != EINTR) {
-			epipe = w < 0 && errno == EPIPE;
-			break;
-		}
-		if (w > 0)
-			off += (size_t)w;
-	}
+	int epipe = mf_write_all(STDERR_FILENO, line, len) == -EPIPE;
 	if (epipe && !pending) {
 		sigset_t one;
 		sigemptyset(&one);

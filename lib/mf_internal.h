@@ -98,6 +98,10 @@ void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 	} while (0)
 #include "format.h" /* mf_format */
 
+/* write_all.c: buf[0..len) written to fd whole, again after EINTR and short writes: 0, or
+ * -errno (-EIO: a write wrote nothing). Async-signal-safe. */
+int mf_write_all(int fd, const void *buf, size_t len);
+
 /* real.c: the next allocator in the lookup order. Until mf_real_init() the pointers lead to a
  * small static bootstrap arena, so they are never NULL. */
 struct mf_real {

@@ -206,16 +206,7 @@ void mf_process_created(pid_t pid, unsigned n)
 	mf_prof_dir_close(dfd);
 	if (fd < 0)
 		return;
-	size_t done = 0;
-	while (done < sizeof(*r)) {
-		ssize_t w = write(fd, (const char *)r + done, sizeof(*r) - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
-	void *p = done == sizeof(*r)
+	void *p = mf_write_all(fd, r, sizeof(*r)) == 0
 		      ? mmap(NULL, sizeof(*r), PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0)
 		      : MAP_FAILED;
 	close(fd);

@@ -45,21 +45,6 @@ static uint64_t mf_snap_now(void)
 	return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
-static int mf_snap_write(int fd, const void *data, size_t len)
-{
-	const char *p = data;
-	while (len) {
-		ssize_t w = write(fd, p, len);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			return w < 0 ? -errno : -EIO;
-		p += w;
-		len -= (size_t)w;
-	}
-	return 0;
-}
-
 /* A running thread's file, copied: its header (the node count read first, the state saying it
  * is a copy), then that many nodes; a pass after the first writes the file over. */
 static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
@@ -84,9 +69,9 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 	if (!err && fd < 0)
 		err = -errno;
 	if (!err)
-		err = mf_snap_write(fd, mf_snap_page, MF_HEADER_SIZE);
+		err = mf_write_all(fd, mf_snap_page, MF_HEADER_SIZE);
 	if (!err)
-		err = mf_snap_write(fd, f->nodes, nodes);
+		err = mf_write_all(fd, f->nodes, nodes);
 	if (fd >= 0)
 		close(fd);
 	c->err = err;
@@ -120,7 +105,7 @@ static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name)
 			err = n < 0 ? -errno : 0;
 			break;
 		}
-		err = mf_snap_write(to, mf_snap_page, (size_t)n);
+		err = mf_write_all(to, mf_snap_page, (size_t)n);
 		at += n;
 	}
 	if (to >= 0)
@@ -223,7 +208,7 @@ static long mf_snap_apart(void *arg)
 	if (!err) {
 		int fd = openat(c->tmp, "snapshot", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 				mf_config.file_mode);
-		err = fd < 0 ? -errno : mf_snap_write(fd, &c->rec, sizeof(c->rec));
+		err = fd < 0 ? -errno : mf_write_all(fd, &c->rec, sizeof(c->rec));
 		if (fd >= 0)
 			close(fd);
 	}

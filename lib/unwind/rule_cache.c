@@ -345,16 +345,8 @@ static void mf_rules_replace(const unsigned char *buf, size_t len)
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return;
-	size_t done = 0;
-	while (done < len) {
-		ssize_t w = write(fd, buf + done, len - done);
-		if (w < 0 && errno == EINTR)
-			continue;
-		if (w <= 0)
-			break;
-		done += (size_t)w;
-	}
-	if (close(fd) | (done < len) || rename(tmp, mf_rules_path))
+	int written = mf_write_all(fd, buf, len) == 0;
+	if (close(fd) | !written || rename(tmp, mf_rules_path))
 		unlink(tmp);
 }
 
