@@ -146,7 +146,7 @@ static int mf_apart_alive(void)
  * the task runs, and no count of the user's tasks is cheap enough to tell when the limit is
  * near; so a thread start that fails while a task of ours was alive is made again once the
  * task has left, as if it had come that much later (at most 100 times). fork() waits for the
- * last task in its prepare handler (thread.c), and no task is made during a fork. */
+ * last task in its prepare handler (fork.c), and no task is made during a fork. */
 MF_EXPORT int pthread_create(pthread_t *thread, const pthread_attr_t *attr, void *(*start)(void *),
 			     void *arg)
 {

@@ -1,6 +1,29 @@
 /* Internal declarations of libmalloc_freq: attribute macros and the interfaces between the
  * library's modules. Everything here runs inside the host's allocation calls: no malloc, no
- * stdio, no exit; errno is the caller's to keep. */
+ * stdio, no exit; errno is the caller's to keep. The files of lib/, one concept each:
+ *   interpose.c   the allocation entry points, dlclose, dl_iterate_phdr, the constructor
+ *   exits.c       _exit, _Exit, the wait family: the process record told how a process ended
+ *   identity.c    set*uid, chroot, unshare, setns: the files readied for who the process becomes
+ *   real.c        the next allocator and the bootstrap arena
+ *   loader_alloc.c  the loader's allocations for the profiler, kept out of the program's heap
+ *   thread.c      thread state, start and exit, the snapshot copy protocol, the counters
+ *   sampling.c    the sampling draw: random numbers, the countdown's next value
+ *   fork.c        the fork lock, each module's prefork and postfork in order, a child's reset
+ *   cpu_clock.c   a thread's CPU time for MALLOC_FREQ_WEIGHT=time (own header, cpu_clock.h)
+ *   pool.c        the slots thread states live in
+ *   trie.c        the stack trie
+ *   profile_file.c  the process directory and the per-thread files
+ *   process.c     the process record; process_end.c: a child's end as its parent writes it
+ *   modules.c     the module map;  loader.c: the dynamic loader's lock, watched
+ *   rebind.c      slots that reach an allocator past the entry points, pointed at stubs
+ *   got.c         an object's GOT and PLT slots;  namespaces.c: dlmopen's namespaces
+ *   fds_apart.c   files opened in a descriptor table of their own
+ *   confine.c     prctl and syscall: seccomp strict mode;  bpf.c: a filter read and run
+ *   config.c, parse.c  the settings;  control.c: the public API, signals, the control thread
+ *   snapshot.c    snapshot directories;  tags.c: tag names and the `tags` file
+ *   log.c         lines on stderr;  write_all.c: a buffer written whole;  format.c: snprintf
+ *   spin.c        the spinlocks' wait
+ *   unwind/, life/  stack capture and lifetimes (maps in their internal.h) */
 #ifndef MF_INTERNAL_H
 #define MF_INTERNAL_H
 
