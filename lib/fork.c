@@ -114,9 +114,9 @@ static void mf_fork_child_reset(enum mf_fork_child how)
 	 * exist here. A fresh lock is the honest state. */
 	pthread_rwlock_t fresh = PTHREAD_RWLOCK_INITIALIZER;
 	memcpy(&mf_fork_lock, &fresh, sizeof(fresh));
+	/* (the gate before the epoch: until then every call takes the slow path) */
 	if (how == MF_FORK_RAW)
-		mf_gate_restore(); /* (before the epoch: until then every call takes the slow path)
-				    */
+		mf_gate_restore();
 	mf_unwind_postfork_child();
 	if (how == MF_FORK_RAW)
 		mf_wiped.owner = getpid();
