@@ -13,6 +13,7 @@
 #include "array.h"
 #include "idset.h"
 #include "labels.h"
+#include "pathtrie.h"
 #include "report.h"
 #include "text.h"
 
@@ -24,9 +25,9 @@ struct mf_diff_stack {
 	uint64_t base[MF_METRICS], now[MF_METRICS];
 };
 
-/* A node of the signed tree: a name under its parent, the allocation function at the root. */
+/* A node of the signed tree (its parent and name in mf_diff.tree), the allocation function at
+ * the root. */
 struct mf_diff_node {
-	uint32_t parent, name;
 	uint32_t child, next; /* first child, next sibling (MF_NONE: none) */
 	int64_t delta[MF_METRICS];
 	uint64_t base[MF_METRICS], now[MF_METRICS];
@@ -39,9 +40,9 @@ struct mf_diff {
 	struct mf_diff_stack *stacks;
 	size_t nstacks, cap_stacks;
 	struct mf_idset stack_set;
-	struct mf_diff_node *nodes;
-	size_t nnodes, cap_nodes;
-	struct mf_idset node_set;
+	struct mf_pathtrie tree;    /* the signed tree: names under names (MF_NONE: a root) */
+	struct mf_diff_node *nodes; /* by node of tree */
+	size_t cap_nodes;
 	uint64_t total_base[MF_METRICS], total_now[MF_METRICS];
 	int rooted; /* stacks start with their program */
 	int flag;
@@ -180,7 +181,7 @@ static int mf_diff_build(struct mf_diff *d, const struct mf_model *m,
 {
 	memset(d, 0, sizeof(*d));
 	if (mf_idset_init(&d->names.set, 1024) || mf_idset_init(&d->stack_set, 1024) ||
-	    mf_idset_init(&d->node_set, 1024))
+	    mf_pathtrie_init(&d->tree))
 		return -ENOMEM;
 	/* rooted when either profile has several programs (as the tree would be) */
 	const struct mf_model *both[2] = {m, o->base};
@@ -205,7 +206,7 @@ static void mf_diff_free(struct mf_diff *d)
 	free(d->stacks);
 	free(d->stack_set.slot);
 	free(d->nodes);
-	free(d->node_set.slot);
+	mf_pathtrie_free(&d->tree);
 }
 
 static enum mf_metric mf_diff_metric;
@@ -247,39 +248,21 @@ static void mf_diff_bytes(char *buf, size_t size, int64_t v)
 
 /* ---- the signed tree ---------------------------------------------------------------------- */
 
-static uint64_t mf_diff_node_hash(uint32_t parent, uint32_t name)
-{
-	return mf_hash_mix(mf_hash_mix(0x13198a2e03707344ull, parent), name);
-}
-
-static uint64_t mf_diff_node_rehash(const void *ctx, uint32_t id)
-{
-	const struct mf_diff_node *n = &((const struct mf_diff *)ctx)->nodes[id];
-	return mf_diff_node_hash(n->parent, n->name);
-}
-
 /* The child of parent (MF_NONE: a root) named name, made if new; MF_NONE when out of
  * memory. */
 static uint32_t mf_diff_child(struct mf_diff *d, uint32_t parent, uint32_t name)
 {
-	uint64_t hash = mf_diff_node_hash(parent, name);
-	for (size_t at = mf_idset_first(&d->node_set, hash); d->node_set.slot[at] != MF_IDSET_EMPTY;
-	     at = mf_idset_next(&d->node_set, at)) {
-		const struct mf_diff_node *n = &d->nodes[d->node_set.slot[at]];
-		if (n->parent == parent && n->name == name)
-			return d->node_set.slot[at];
-	}
-	if (mf_idset_room(&d->node_set, mf_diff_node_rehash, d))
+	uint32_t id;
+	size_t count = d->tree.count;
+	if (mf_pathtrie_child(&d->tree, parent, name, &id))
 		return MF_NONE;
-	struct mf_diff_node *n = mf_array_push(d->nodes, d->nnodes, d->cap_nodes);
+	if (d->tree.count == count)
+		return id;
+	struct mf_diff_node *n = mf_array_push(d->nodes, count, d->cap_nodes);
 	if (!n)
 		return MF_NONE;
-	uint32_t id = (uint32_t)d->nnodes - 1;
-	n->parent = parent;
-	n->name = name;
 	n->child = MF_NONE;
 	n->next = MF_NONE;
-	mf_idset_put(&d->node_set, hash, id);
 	return id;
 }
 
@@ -310,28 +293,30 @@ static int mf_diff_tree(struct mf_diff *d, int rooted)
 
 static int mf_diff_node_cmp(const void *pa, const void *pb)
 {
-	const struct mf_diff_node *a = &mf_diff_sorting->nodes[*(const uint32_t *)pa];
-	const struct mf_diff_node *b = &mf_diff_sorting->nodes[*(const uint32_t *)pb];
-	uint64_t x = mf_diff_abs(a->delta[mf_diff_metric]),
-		 y = mf_diff_abs(b->delta[mf_diff_metric]);
+	const struct mf_diff *d = mf_diff_sorting;
+	uint32_t ia = *(const uint32_t *)pa, ib = *(const uint32_t *)pb;
+	uint64_t x = mf_diff_abs(d->nodes[ia].delta[mf_diff_metric]),
+		 y = mf_diff_abs(d->nodes[ib].delta[mf_diff_metric]);
 	if (x != y)
 		return x > y ? -1 : 1;
-	return strcmp(mf_diff_sorting->names.text[a->name], mf_diff_sorting->names.text[b->name]);
+	return strcmp(d->names.text[d->tree.label[ia]], d->names.text[d->tree.label[ib]]);
 }
 
 /* Links each node's children, largest absolute change first. 0 or -ENOMEM. */
 static int mf_diff_link(struct mf_diff *d, uint32_t *roots)
 {
-	uint32_t *order = malloc((d->nnodes ? d->nnodes : 1) * sizeof(*order));
+	size_t count = d->tree.count;
+	uint32_t *order = malloc((count ? count : 1) * sizeof(*order));
 	if (!order)
 		return -ENOMEM;
-	for (size_t i = 0; i < d->nnodes; i++)
+	for (size_t i = 0; i < count; i++)
 		order[i] = (uint32_t)i;
-	qsort(order, d->nnodes, sizeof(*order), mf_diff_node_cmp);
+	qsort(order, count, sizeof(*order), mf_diff_node_cmp);
 	*roots = MF_NONE;
-	for (size_t i = d->nnodes; i-- > 0;) { /* (pushed front: the last pushed comes first) */
+	for (size_t i = count; i-- > 0;) { /* (pushed front: the last pushed comes first) */
 		struct mf_diff_node *n = &d->nodes[order[i]];
-		uint32_t *head = n->parent == MF_NONE ? roots : &d->nodes[n->parent].child;
+		uint32_t parent = d->tree.parent[order[i]];
+		uint32_t *head = parent == MF_NONE ? roots : &d->nodes[parent].child;
 		n->next = *head;
 		*head = order[i];
 	}
@@ -373,12 +358,12 @@ static int mf_diff_print_nodes(struct mf_diff_print *p, uint32_t first)
 			n->base[MF_METRIC_CALLS], n->now[MF_METRIC_CALLS]);
 		if (p->prefix.len)
 			fwrite(p->prefix.s, 1, p->prefix.len, p->out);
-		int root = n->parent == MF_NONE;
+		int root = d->tree.parent[c] == MF_NONE;
 		fprintf(p->out, "%s%s\n",
 			root	    ? ""
 			: c == last ? "`- "
 				    : "|- ",
-			d->names.text[n->name]);
+			d->names.text[d->tree.label[c]]);
 		size_t keep = p->prefix.len;
 		if (!root)
 			r = mf_strbuf_add(&p->prefix, c == last ? "   " : "|  ", 3);
@@ -394,7 +379,7 @@ static int mf_diff_print_nodes(struct mf_diff_print *p, uint32_t first)
 		if (p->prefix.len)
 			fwrite(p->prefix.s, 1, p->prefix.len, p->out);
 		fprintf(p->out, "%s(%zu more path%s changed by less than the threshold)\n",
-			first == MF_NONE || d->nodes[first].parent == MF_NONE ? "" : "`- ", nfolded,
+			first == MF_NONE || d->tree.parent[first] == MF_NONE ? "" : "`- ", nfolded,
 			nfolded == 1 ? "" : "s");
 	}
 	return r;

@@ -10,63 +10,11 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "array.h"
-#include "idset.h"
 #include "labels.h"
 #include "mf_print/report_html_page.h"
+#include "pathtrie.h"
 #include "report.h"
 #include "text.h"
-
-/* The stacks as one trie: node 0 the root, each other node a label under its parent
- * (parent < node, so the page sums a node's children in one backward pass). */
-struct mf_html_trie {
-	uint32_t *parent, *label;
-	size_t count, cap;
-	struct mf_idset set; /* nodes by (parent, label) */
-};
-
-static uint64_t mf_html_key(uint32_t parent, uint32_t label)
-{
-	return mf_hash_mix(mf_hash_mix(0x2545f4914f6cdd1dull, parent), label);
-}
-
-static uint64_t mf_html_rehash(const void *ctx, uint32_t id)
-{
-	const struct mf_html_trie *t = ctx;
-	return mf_html_key(t->parent[id], t->label[id]);
-}
-
-/* The child of parent labelled label, made if new, in *node. 0 or -ENOMEM. */
-static int mf_html_child(struct mf_html_trie *t, uint32_t parent, uint32_t label, uint32_t *node)
-{
-	uint64_t h = mf_html_key(parent, label);
-	for (size_t at = mf_idset_first(&t->set, h); t->set.slot[at] != MF_IDSET_EMPTY;
-	     at = mf_idset_next(&t->set, at)) {
-		uint32_t id = t->set.slot[at];
-		if (t->parent[id] == parent && t->label[id] == label) {
-			*node = id;
-			return 0;
-		}
-	}
-	size_t cap = t->cap;
-	uint32_t *p = mf_array_room(t->parent, t->count, &cap, sizeof(*p));
-	if (!p)
-		return -ENOMEM;
-	t->parent = p;
-	cap = t->cap;
-	uint32_t *l = mf_array_room(t->label, t->count, &cap, sizeof(*l));
-	if (!l)
-		return -ENOMEM;
-	t->label = l;
-	t->cap = cap;
-	if (mf_idset_room(&t->set, mf_html_rehash, t))
-		return -ENOMEM;
-	*node = (uint32_t)t->count;
-	t->parent[t->count] = parent;
-	t->label[t->count++] = label;
-	mf_idset_put(&t->set, h, *node);
-	return 0;
-}
 
 /* s as a JSON string that is safe inside a script element: '<' as \u003c (no "</script>"),
  * control characters escaped. Labels are already valid UTF-8 (mf_text_escape). */
@@ -93,9 +41,11 @@ static void mf_html_u32s(FILE *out, const char *name, const uint32_t *v, size_t 
 	fputc(']', out);
 }
 
-/* The labels of a stack's frames as the page shows them: its program first (when there are
- * several, as the text reports do), then its frames outermost first. */
-static int mf_html_stacks(struct mf_html_trie *t, const struct mf_model *m,
+/* Every sample's path into the trie t, its leaf in leaf[sample]: the labels of its frames as
+ * the page shows them, its program first (when there are several, as the text reports do),
+ * then its frames outermost first. Node 0 is the root; parent < node, so the page sums a
+ * node's children in one backward pass. */
+static int mf_html_stacks(struct mf_pathtrie *t, const struct mf_model *m,
 			  const struct mf_labels *l, int rooted, uint32_t *leaf)
 {
 	int r = 0;
@@ -103,10 +53,10 @@ static int mf_html_stacks(struct mf_html_trie *t, const struct mf_model *m,
 		uint32_t node = 0;
 		uint64_t view = mf_model_view(m, (uint32_t)s);
 		if (rooted)
-			r = mf_html_child(t, node, mf_labels_program(l, m, (uint32_t)s), &node);
+			r = mf_pathtrie_child(t, node, mf_labels_program(l, m, (uint32_t)s), &node);
 		for (uint32_t k = 0; k < MF_VIEW_DEPTH(view) && !r; k++)
-			r = mf_html_child(t, node, l->of_frame[mf_model_view_frame(m, view, k)],
-					  &node);
+			r = mf_pathtrie_child(t, node, l->of_frame[mf_model_view_frame(m, view, k)],
+					      &node);
 		leaf[s] = node;
 	}
 	return r;
@@ -125,7 +75,7 @@ static int mf_html_functions(const struct mf_model *m, const struct mf_labels *l
 	return r;
 }
 
-static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_html_trie *t,
+static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_pathtrie *t,
 			 const struct mf_labels *lines, const struct mf_labels *fns,
 			 const uint32_t *fn_of, const uint32_t *leaf,
 			 const struct mf_report_options *o)
@@ -204,9 +154,9 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_ht
 int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
 {
 	struct mf_labels lines = {0}, fns = {0};
-	struct mf_html_trie t = {0};
+	struct mf_pathtrie t = {0};
 	uint32_t *leaf = malloc((m->nsamples ? m->nsamples : 1) * sizeof(*leaf)), *fn_of = NULL;
-	int r = leaf ? mf_idset_init(&t.set, 1024) : -ENOMEM;
+	int r = leaf ? mf_pathtrie_init(&t) : -ENOMEM;
 	if (!r)
 		r = mf_labels_build(&lines, m, MF_LABEL_LINE, o->full_names, mf_text_clean);
 	if (!r && !(fn_of = malloc((lines.count ? lines.count : 1) * sizeof(*fn_of))))
@@ -215,7 +165,8 @@ int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_o
 		r = mf_html_functions(m, &lines, &fns, o->full_names, fn_of);
 	if (!r) {
 		uint32_t root;
-		r = mf_html_child(&t, 0, UINT32_MAX, &root); /* (node 0; its label is not shown) */
+		r = mf_pathtrie_child(&t, 0, UINT32_MAX,
+				      &root); /* (node 0; its label is not shown) */
 	}
 	if (!r)
 		r = mf_html_stacks(&t, m, &lines, mf_labels_rooted(&lines, o->merge_processes),
@@ -228,9 +179,7 @@ int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_o
 	}
 	mf_labels_free(&lines);
 	mf_labels_free(&fns);
-	free(t.parent);
-	free(t.label);
-	free(t.set.slot);
+	mf_pathtrie_free(&t);
 	free(fn_of);
 	free(leaf);
 	if (!r && ferror(out))
