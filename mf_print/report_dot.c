@@ -13,8 +13,8 @@
 #include <string.h>
 
 #include "array.h"
-#include "idset.h"
 #include "labels.h"
+#include "pathtrie.h"
 #include "report.h"
 #include "text.h"
 
@@ -23,50 +23,30 @@ struct mf_dot_node {
 	uint64_t last; /* the sample that last added to total, plus one */
 };
 
+/* An edge: its caller and callee nodes are its pair in mf_dot.edges. */
 struct mf_dot_edge {
-	uint32_t from, to;
 	uint64_t value[MF_METRICS];
 	uint64_t last;
 };
 
 struct mf_dot {
 	struct mf_dot_node *node; /* by label; then the allocation functions', by label */
-	struct mf_dot_edge *edge;
-	size_t nedges, cap_edges;
-	struct mf_idset edge_set;
+	struct mf_pathtrie edges; /* (from, to): the edges, each a pair of nodes */
+	struct mf_dot_edge *edge; /* by edge */
+	size_t cap_edges;
 	int flag;
 };
-
-static uint64_t mf_dot_edge_hash(uint32_t from, uint32_t to)
-{
-	return mf_hash_mix(mf_hash_mix(0x243f6a8885a308d3ull, from), to);
-}
-
-static uint64_t mf_dot_edge_rehash(const void *ctx, uint32_t id)
-{
-	const struct mf_dot_edge *e = &((const struct mf_dot *)ctx)->edge[id];
-	return mf_dot_edge_hash(e->from, e->to);
-}
 
 /* The edge from -> to, made if new; NULL when out of memory. */
 static struct mf_dot_edge *mf_dot_edge(struct mf_dot *d, uint32_t from, uint32_t to)
 {
-	uint64_t hash = mf_dot_edge_hash(from, to);
-	for (size_t at = mf_idset_first(&d->edge_set, hash); d->edge_set.slot[at] != MF_IDSET_EMPTY;
-	     at = mf_idset_next(&d->edge_set, at)) {
-		struct mf_dot_edge *e = &d->edge[d->edge_set.slot[at]];
-		if (e->from == from && e->to == to)
-			return e;
-	}
-	if (mf_idset_room(&d->edge_set, mf_dot_edge_rehash, d))
+	uint32_t id;
+	size_t count = d->edges.count;
+	if (mf_pathtrie_child(&d->edges, from, to, &id))
 		return NULL;
-	struct mf_dot_edge *e = mf_array_push(d->edge, d->nedges, d->cap_edges);
-	if (!e)
-		return NULL;
-	e->from = from;
-	e->to = to;
-	mf_idset_put(&d->edge_set, hash, (uint32_t)d->nedges - 1);
-	return e;
+	if (d->edges.count == count)
+		return &d->edge[id];
+	return mf_array_push(d->edge, count, d->cap_edges);
 }
 
 /* The node of frame f: its function's, or as the stack's last frame its allocation function's. */
@@ -194,17 +174,18 @@ static void mf_dot_write(FILE *out, const struct mf_model *m, const struct mf_do
 		double share = total[k] ? (double)n->self[k] / (double)total[k] : 0;
 		fprintf(out, "\", fillcolor=\"0.000 %.3f 1.000\"];\n", sqrt(share));
 	}
-	for (size_t i = 0; i < d->nedges; i++) {
+	for (size_t i = 0; i < d->edges.count; i++) {
 		const struct mf_dot_edge *e = &d->edge[i];
+		uint32_t from = d->edges.parent[i], to = d->edges.label[i];
 		if (mf_text_pct(e->value[k], total[k]) < t ||
-		    mf_text_pct(d->node[e->from].total[k], total[k]) < t ||
-		    mf_text_pct(d->node[e->to].total[k], total[k]) < t)
+		    mf_text_pct(d->node[from].total[k], total[k]) < t ||
+		    mf_text_pct(d->node[to].total[k], total[k]) < t)
 			continue;
 		double share = total[k] ? (double)e->value[k] / (double)total[k] : 0;
 		char b[32];
 		mf_dot_format(b, sizeof(b), k, e->value[k]);
 		fprintf(out, "  n%" PRIu32 " -> n%" PRIu32 " [label=\"%s\", penwidth=%.2f];\n",
-			e->from, e->to, b, 1 + 4 * share);
+			from, to, b, 1 + 4 * share);
 	}
 	fputs("}\n", out);
 }
@@ -215,7 +196,7 @@ int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_op
 	struct mf_labels l;
 	int r = mf_labels_build(&l, m, MF_LABEL_FUNCTION, o->full_names, mf_text_clean);
 	if (!r && (!(d.node = calloc(l.count ? 2 * l.count : 1, sizeof(*d.node))) ||
-		   mf_idset_init(&d.edge_set, 1024)))
+		   mf_pathtrie_init(&d.edges)))
 		r = -ENOMEM;
 	for (size_t s = 0; !r && s < m->nsamples; s++)
 		r = mf_dot_sample(&d, m, &l, (uint32_t)s);
@@ -228,7 +209,7 @@ int mf_report_dot(FILE *out, const struct mf_model *m, const struct mf_report_op
 	mf_labels_free(&l);
 	free(d.node);
 	free(d.edge);
-	free(d.edge_set.slot);
+	mf_pathtrie_free(&d.edges);
 	if (!r && ferror(out))
 		r = -EIO;
 	return r;
