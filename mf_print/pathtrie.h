@@ -1,8 +1,8 @@
 /* A trie of paths of labels: each node a label under a parent, found again by the pair
  * (parent, label) and numbered in the order made, so that a node's parent is made before it
- * (a pass from the last node to the first sums children into parents). --diff's signed tree
- * and --html's flame graph are such tries; --dot's edges are the same pairs, (caller, callee).
- * The caller's own arrays, indexed by node, carry the rest. Never prints. */
+ * (a pass from the last node to the first sums children into parents). --diff's signed tree,
+ * --html's flame graph and --tags' tag paths are such tries; --dot's edges are the same pairs,
+ * (caller, callee). The caller's own arrays, indexed by node, carry the rest. Never prints. */
 #ifndef MF_PATHTRIE_H
 #define MF_PATHTRIE_H
 

@@ -10,34 +10,35 @@
 #include <string.h>
 
 #include "array.h"
+#include "pathtrie.h"
 #include "report.h"
 #include "text.h"
 
 #define MF_TAG_NONE (MF_NONE - 1) /* the frame of the node of calls outside any tag */
 
+/* A node's counts; its tag's frame (MF_NONE for the root, every call) and its parent are its
+ * label and parent in mf_tag_tree.paths. */
 struct mf_tag_node {
-	uint32_t frame;	 /* the tag's frame; MF_NONE for the root (every call) */
-	uint32_t parent; /* node index */
 	uint64_t self[MF_METRICS], total[MF_METRICS];
 };
 
 struct mf_tag_tree {
-	struct mf_tag_node *v;
-	size_t count, cap;
+	struct mf_pathtrie paths; /* node 0 the root, its parent MF_NONE */
+	struct mf_tag_node *v;	  /* by node */
+	size_t cap;
 	int saturated;
 };
 
 /* The child of node parent for frame, made if new; MF_NONE when out of memory. */
 static uint32_t mf_tag_child(struct mf_tag_tree *t, uint32_t parent, uint32_t frame)
 {
-	for (size_t i = parent + 1; i < t->count; i++) /* (children come after their parent) */
-		if (t->v[i].parent == parent && t->v[i].frame == frame)
-			return (uint32_t)i;
-	struct mf_tag_node *n = mf_array_push(t->v, t->count, t->cap);
-	if (!n)
+	uint32_t id;
+	size_t count = t->paths.count;
+	if (mf_pathtrie_child(&t->paths, parent, frame, &id))
 		return MF_NONE;
-	*n = (struct mf_tag_node){.frame = frame, .parent = parent};
-	return (uint32_t)t->count - 1;
+	if (t->paths.count != count && !mf_array_push(t->v, count, t->cap))
+		return MF_NONE;
+	return id;
 }
 
 static const struct mf_tag_tree *mf_tag_sort_tree;
@@ -57,8 +58,8 @@ static int mf_tag_print(FILE *out, const struct mf_model *m, const struct mf_tag
 {
 	uint32_t *kids = NULL;
 	size_t n = 0, cap = 0;
-	for (size_t i = node + 1; i < t->count; i++)
-		if (t->v[i].parent == node) {
+	for (size_t i = node + 1; i < t->paths.count; i++)
+		if (t->paths.parent[i] == node) {
 			uint32_t *k = mf_array_push(kids, n, cap);
 			if (!k) {
 				free(kids);
@@ -74,16 +75,17 @@ static int mf_tag_print(FILE *out, const struct mf_model *m, const struct mf_tag
 	int r = 0;
 	for (size_t k = 0; k < n && !r; k++) {
 		const struct mf_tag_node *x = &t->v[kids[k]];
+		uint32_t frame = t->paths.label[kids[k]];
 		char bytes[32], name[3 * MF_TAG_NAME_LEN + 8];
 		mf_text_bytes(bytes, sizeof(bytes), x->total[MF_METRIC_BYTES]);
-		mf_text_escape(x->frame == MF_TAG_NONE ? "(no tag)" : m->frames[x->frame].function,
-			       name, sizeof(name));
+		mf_text_escape(frame == MF_TAG_NONE ? "(no tag)" : m->frames[frame].function, name,
+			       sizeof(name));
 		int last = k + 1 == n;
 		fprintf(out, "%12" PRIu64 " %6.2f%% %11s %11" PRIu64 " %6.2f%%  %s%s%s\n",
-			x->total[MF_METRIC_CALLS],
-			mf_text_pct(x->total[o->metric], all[o->metric]), bytes,
-			x->self[MF_METRIC_CALLS], mf_text_pct(x->self[o->metric], all[o->metric]),
-			prefix, depth ? (last ? "`- " : "|- ") : "", name);
+			x->total[MF_METRIC_CALLS], mf_text_pct(x->total[o->metric], all[o->metric]),
+			bytes, x->self[MF_METRIC_CALLS],
+			mf_text_pct(x->self[o->metric], all[o->metric]), prefix,
+			depth ? (last ? "`- " : "|- ") : "", name);
 		size_t at = strlen(prefix);
 		if (depth && at + 4 < 256)
 			strcpy(prefix + at, last ? "   " : "|  ");
@@ -97,8 +99,10 @@ static int mf_tag_print(FILE *out, const struct mf_model *m, const struct mf_tag
 int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
 {
 	struct mf_tag_tree t = {0};
-	if (mf_tag_child(&t, 0, MF_NONE) == MF_NONE) /* (the root: node 0, parent of itself) */
-		return -ENOMEM;
+	if (mf_pathtrie_init(&t.paths) || mf_tag_child(&t, MF_NONE, MF_NONE) == MF_NONE) {
+		mf_pathtrie_free(&t.paths);
+		return -ENOMEM; /* (the root: node 0) */
+	}
 	uint32_t none = MF_NONE; /* the "(no tag)" node: made when first needed */
 	for (size_t i = 0; i < m->nsamples; i++) {
 		const struct mf_stack *s = &m->stacks[m->samples[i].stack];
@@ -113,17 +117,20 @@ int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_o
 			node = none;
 		if (node == MF_NONE) {
 			free(t.v);
+			mf_pathtrie_free(&t.paths);
 			return -ENOMEM;
 		}
 		for (int k = 0; k < MF_METRICS; k++)
-			t.v[node].self[k] = mf_sat_add(t.v[node].self[k], m->values[k][i], &t.saturated);
+			t.v[node].self[k] =
+			    mf_sat_add(t.v[node].self[k], m->values[k][i], &t.saturated);
 	}
-	for (size_t i = t.count; i-- > 0;) { /* (children after their parent: totals upward) */
+	for (size_t i = t.paths.count; i-- > 0;) { /* (children after their parent: totals up) */
+		uint32_t up = t.paths.parent[i];
 		for (int k = 0; k < MF_METRICS; k++) {
 			t.v[i].total[k] = mf_sat_add(t.v[i].total[k], t.v[i].self[k], &t.saturated);
 			if (i)
-				t.v[t.v[i].parent].total[k] = mf_sat_add(
-				    t.v[t.v[i].parent].total[k], t.v[i].total[k], &t.saturated);
+				t.v[up].total[k] =
+				    mf_sat_add(t.v[up].total[k], t.v[i].total[k], &t.saturated);
 		}
 	}
 	fprintf(out, "\nTag paths (malloc_freq_tag_push), the busiest first: calls and bytes made "
@@ -132,5 +139,6 @@ int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_o
 	char prefix[256] = "";
 	int r = mf_tag_print(out, m, &t, o, 0, prefix, 0);
 	free(t.v);
+	mf_pathtrie_free(&t.paths);
 	return r ? r : ferror(out) ? -EIO : 0;
 }
