@@ -75,6 +75,7 @@ int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items,
 {
 	f->count = f->shown = 0;
 	memset(f->folded_value, 0, sizeof(f->folded_value));
+	memset(f->left_value, 0, sizeof(f->left_value));
 	int same = 1;
 	for (size_t i = 1; i < n && same; i++)
 		same = keys[i] == keys[0];
@@ -104,7 +105,8 @@ int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items,
 		return 0;
 	}
 	int flag = 0;
-	for (size_t i = 0; i < n && keys[i] != MF_NONE; i++) {
+	size_t i = 0;
+	for (; i < n && keys[i] != MF_NONE; i++) {
 		if ((!i || keys[i] != keys[i - 1]) && mf_group_push(f, keys[i], i))
 			return -ENOMEM;
 		struct mf_group *g = &f->groups[f->count - 1];
@@ -112,6 +114,9 @@ int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items,
 		for (int k = 0; k < MF_METRICS; k++)
 			g->value[k] = mf_sat_add(g->value[k], values[k][items[i]], &flag);
 	}
+	for (; i < n; i++)
+		for (int k = 0; k < MF_METRICS; k++)
+			f->left_value[k] = mf_sat_add(f->left_value[k], values[k][items[i]], &flag);
 	f->shown = f->count;
 	return 0;
 }
@@ -167,6 +172,31 @@ void mf_fold_sort_keys(struct mf_fold *f, const uint32_t *rank)
 	if (f->count > 1)
 		qsort(f->groups, f->count, sizeof(*f->groups), mf_rank_cmp);
 	f->shown = f->count;
+}
+
+int mf_fold_sums(const struct mf_model *m, enum mf_fold_by by, uint64_t *sums[MF_METRICS],
+		 int *flag)
+{
+	size_t n = by == MF_FOLD_BY_STACK    ? m->nstacks
+		   : by == MF_FOLD_BY_THREAD ? m->nthreads
+					     : m->nprocesses;
+	for (int k = 0; k < MF_METRICS; k++)
+		if (!(sums[k] = calloc(n ? n : 1, sizeof(uint64_t)))) {
+			while (k-- > 0) {
+				free(sums[k]);
+				sums[k] = NULL;
+			}
+			return -ENOMEM;
+		}
+	for (size_t s = 0; s < m->nsamples; s++) {
+		const struct mf_sample *x = &m->samples[s];
+		uint32_t key = by == MF_FOLD_BY_STACK	 ? x->stack
+			       : by == MF_FOLD_BY_THREAD ? x->thread
+							 : m->threads[x->thread].process;
+		for (int k = 0; k < MF_METRICS; k++)
+			sums[k][key] = mf_sat_add(sums[k][key], m->values[k][s], flag);
+	}
+	return 0;
 }
 
 void mf_fold_free(struct mf_fold *f)

@@ -21,6 +21,7 @@ struct mf_fold {
 	size_t count, cap;
 	size_t shown;			   /* groups[0 .. shown) are shown, in order */
 	uint64_t folded_value[MF_METRICS]; /* the sum of groups[shown .. count) */
+	uint64_t left_value[MF_METRICS];   /* the sum of the items left out (key MF_NONE) */
 };
 
 /* Working memory of mf_fold_group, shared by every level of a tree (each level has finished
@@ -35,8 +36,8 @@ struct mf_fold_scratch {
  * unless NULL: a word that goes with each item) so that the items of one key are adjacent, and
  * makes f one group per key, the sum of the items' values (values[metric][item]) in each;
  * groups come in key order, all shown. Items whose key is MF_NONE are left out of every group,
- * at the end. sum (may be NULL) is the sum of all n items' values, when the caller knows it.
- * 0 or -ENOMEM. */
+ * at the end, their sum in f->left_value. sum (may be NULL) is the sum of all n items' values, when
+ * the caller knows it. 0 or -ENOMEM. */
 int mf_fold_group(struct mf_fold *f, struct mf_fold_scratch *s, uint32_t *items, uint64_t *views,
 		  uint32_t *keys, size_t n, uint64_t *const values[MF_METRICS],
 		  const uint64_t *sum);
@@ -50,6 +51,40 @@ void mf_fold_sort(struct mf_fold *f, enum mf_metric metric, uint64_t total, doub
 void mf_fold_sort_keys(struct mf_fold *f, const uint32_t *rank);
 
 void mf_fold_free(struct mf_fold *f);
+
+/* Adds sample s's values (every metric) to row, each sum stopping at 2^64 - 1 (*flag set). */
+static inline void mf_fold_add(uint64_t row[MF_METRICS], const struct mf_model *m, size_t s,
+			       int *flag)
+{
+	for (int k = 0; k < MF_METRICS; k++)
+		row[k] = mf_sat_add(row[k], m->values[k][s], flag);
+}
+
+/* Adds the values of add to row, as mf_fold_add. */
+static inline void mf_fold_add_row(uint64_t row[MF_METRICS], const uint64_t add[MF_METRICS],
+				   int *flag)
+{
+	for (int k = 0; k < MF_METRICS; k++)
+		row[k] = mf_sat_add(row[k], add[k], flag);
+}
+
+/* The values of key in columns sums[metric][key] as one row. */
+static inline void mf_fold_row(uint64_t row[MF_METRICS], uint64_t *const sums[MF_METRICS],
+			       uint32_t key)
+{
+	for (int k = 0; k < MF_METRICS; k++)
+		row[k] = sums[k][key];
+}
+
+/* What mf_fold_sums sums the samples by. */
+enum mf_fold_by { MF_FOLD_BY_STACK, MF_FOLD_BY_THREAD, MF_FOLD_BY_PROCESS };
+
+/* Every sample's values summed by its stack, thread or process: sums[metric][key], one column
+ * per metric allocated here (free each), every key of the model in it (a key no sample has:
+ * zeros), sums stopping at 2^64 - 1 (*flag set). The columns serve mf_fold_group as the values
+ * of items that are those keys. 0 or -ENOMEM (then none is left allocated). */
+int mf_fold_sums(const struct mf_model *m, enum mf_fold_by by, uint64_t *sums[MF_METRICS],
+		 int *flag);
 
 /* One mf_fold per level of a tree, reused by each node of the level in turn. */
 struct mf_fold_levels {

@@ -94,12 +94,7 @@ static int mf_collapsed_level(struct mf_collapsed *c, uint32_t *items, uint64_t 
 	int r = mf_fold_group(f, &c->scratch, items, views, keys, n, m->values, sum);
 	if (r)
 		return r;
-	size_t grouped =
-	    f->count ? f->groups[f->count - 1].first + f->groups[f->count - 1].count : 0;
-	uint64_t ended = 0;
-	int flag = 0;
-	for (size_t i = grouped; i < n; i++)
-		ended = mf_sat_add(ended, m->values[c->metric][items[i]], &flag);
+	uint64_t ended = f->left_value[c->metric]; /* (the stacks that end here) */
 	if (ended && c->path.len)
 		mf_path_line(c, ended);
 	mf_fold_sort_keys(f, c->l.rank);

@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "fold.h"
 #include "idset.h"
 #include "labels.h"
 #include "pathtrie.h"
@@ -128,13 +129,8 @@ static int mf_diff_add(struct mf_diff *d, const struct mf_model *m, int now, int
 			r = -ENOMEM;
 			break;
 		}
-		for (int k = 0; k < MF_METRICS; k++) {
-			uint64_t v = m->values[k][s];
-			uint64_t *sum = now ? &ds->now[k] : &ds->base[k];
-			uint64_t *total = now ? &d->total_now[k] : &d->total_base[k];
-			*sum = mf_sat_add(*sum, v, &d->flag);
-			*total = mf_sat_add(*total, v, &d->flag);
-		}
+		mf_fold_add(now ? ds->now : ds->base, m, s, &d->flag);
+		mf_fold_add(now ? d->total_now : d->total_base, m, s, &d->flag);
 	}
 	free(name);
 	mf_labels_free(&l);
@@ -281,11 +277,10 @@ static int mf_diff_tree(struct mf_diff *d, int rooted)
 			if (node == MF_NONE)
 				return -ENOMEM;
 			struct mf_diff_node *n = &d->nodes[node];
-			for (int v = 0; v < MF_METRICS; v++) {
-				n->base[v] = mf_sat_add(n->base[v], st->base[v], &d->flag);
-				n->now[v] = mf_sat_add(n->now[v], st->now[v], &d->flag);
+			mf_fold_add_row(n->base, st->base, &d->flag);
+			mf_fold_add_row(n->now, st->now, &d->flag);
+			for (int v = 0; v < MF_METRICS; v++)
 				n->delta[v] = mf_diff_delta(n->base[v], n->now[v]);
-			}
 		}
 	}
 	return 0;

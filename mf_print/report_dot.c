@@ -13,6 +13,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "fold.h"
 #include "labels.h"
 #include "pathtrie.h"
 #include "report.h"
@@ -64,13 +65,10 @@ static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struc
 	for (uint32_t k = 0; k < st->depth; k++) {
 		uint32_t id = mf_dot_node_of(l, fr[k], k + 1 == st->depth);
 		struct mf_dot_node *n = &d->node[id];
-		for (int v = 0; v < MF_METRICS; v++) {
-			uint64_t x = m->values[v][s];
-			if (n->last != s + 1)
-				n->total[v] = mf_sat_add(n->total[v], x, &d->flag);
-			if (k + 2 == st->depth)
-				n->self[v] = mf_sat_add(n->self[v], x, &d->flag);
-		}
+		if (n->last != s + 1)
+			mf_fold_add(n->total, m, s, &d->flag);
+		if (k + 2 == st->depth)
+			mf_fold_add(n->self, m, s, &d->flag);
 		n->last = s + 1;
 		if (k + 1 == st->depth)
 			break;
@@ -81,8 +79,7 @@ static int mf_dot_sample(struct mf_dot *d, const struct mf_model *m, const struc
 		if (!e)
 			return -ENOMEM;
 		if (e->last != s + 1)
-			for (int v = 0; v < MF_METRICS; v++)
-				e->value[v] = mf_sat_add(e->value[v], m->values[v][s], &d->flag);
+			mf_fold_add(e->value, m, s, &d->flag);
 		e->last = s + 1;
 	}
 	return 0;

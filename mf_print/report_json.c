@@ -10,6 +10,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold.h"
 #include "report.h"
 
 #define MF_JSON_VERSION 2
@@ -188,21 +189,13 @@ static void mf_json_stacks(FILE *out, const struct mf_model *m)
 /* The processes and threads with their totals (sums of their samples). */
 static int mf_json_owners(FILE *out, const struct mf_model *m)
 {
-	size_t nt = m->nthreads ? m->nthreads : 1, np = m->nprocesses ? m->nprocesses : 1;
-	uint64_t(*tv)[MF_METRICS] = calloc(nt, sizeof(*tv));
-	uint64_t(*pv)[MF_METRICS] = calloc(np, sizeof(*pv));
-	if (!tv || !pv) {
-		free(tv);
-		free(pv);
-		return -ENOMEM;
-	}
+	uint64_t *tv[MF_METRICS] = {0}, *pv[MF_METRICS] = {0}, row[MF_METRICS];
 	int flag = 0;
-	for (size_t s = 0; s < m->nsamples; s++) {
-		uint32_t t = m->samples[s].thread, p = m->threads[t].process;
-		for (int k = 0; k < MF_METRICS; k++) {
-			tv[t][k] = mf_sat_add(tv[t][k], m->values[k][s], &flag);
-			pv[p][k] = mf_sat_add(pv[p][k], m->values[k][s], &flag);
-		}
+	if (mf_fold_sums(m, MF_FOLD_BY_THREAD, tv, &flag) ||
+	    mf_fold_sums(m, MF_FOLD_BY_PROCESS, pv, &flag)) {
+		for (int k = 0; k < MF_METRICS; k++)
+			free(tv[k]);
+		return -ENOMEM;
 	}
 	fputs("  \"processes\": [", out);
 	for (size_t i = 0; i < m->nprocesses; i++) {
@@ -221,7 +214,8 @@ static int mf_json_owners(FILE *out, const struct mf_model *m)
 			fprintf(out, "%d, ", p->status);
 		else
 			fputs("null, ", out);
-		mf_json_values(out, "total", pv[i]);
+		mf_fold_row(row, pv, (uint32_t)i);
+		mf_json_values(out, "total", row);
 		putc('}', out);
 	}
 	fputs("\n  ],\n  \"threads\": [", out);
@@ -239,12 +233,15 @@ static int mf_json_owners(FILE *out, const struct mf_model *m)
 			", \"sample_rate\": %" PRIu64 ", \"lost_calls\": %" PRIu64
 			", \"complete\": %s, ",
 			t->sample_rate, t->lost, t->complete ? "true" : "false");
-		mf_json_values(out, "total", tv[i]);
+		mf_fold_row(row, tv, (uint32_t)i);
+		mf_json_values(out, "total", row);
 		putc('}', out);
 	}
 	fputs("\n  ],\n", out);
-	free(tv);
-	free(pv);
+	for (int k = 0; k < MF_METRICS; k++) {
+		free(tv[k]);
+		free(pv[k]);
+	}
 	return 0;
 }
 

@@ -54,21 +54,6 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size)
 	}
 }
 
-/* Each process's totals, by metric: value[metric][process]. */
-static int mf_process_totals(const struct mf_model *m, uint64_t *value[MF_METRICS])
-{
-	int flag = 0;
-	for (int k = 0; k < MF_METRICS; k++)
-		if (!(value[k] = calloc(m->nprocesses ? m->nprocesses : 1, sizeof(uint64_t))))
-			return -ENOMEM;
-	for (size_t i = 0; i < m->nsamples; i++) {
-		uint32_t p = m->threads[m->samples[i].thread].process;
-		for (int k = 0; k < MF_METRICS; k++)
-			value[k][p] = mf_sat_add(value[k][p], m->values[k][i], &flag);
-	}
-	return 0;
-}
-
 /* The calls, share and bytes of a row; estimated: they are sampled estimates ("~", as the
  * summary marks them: in a tree of sampled and unsampled processes, which rows are which). */
 static void mf_process_columns(FILE *out, const uint64_t value[MF_METRICS], uint64_t total,
@@ -122,7 +107,8 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 	struct mf_labels l = {0};
 	struct mf_fold f = {0};
 	struct mf_fold_scratch scratch = {0};
-	int r = items && keys ? mf_process_totals(m, value) : -ENOMEM;
+	int flag = 0;
+	int r = items && keys ? mf_fold_sums(m, MF_FOLD_BY_PROCESS, value, &flag) : -ENOMEM;
 	if (!r)
 		r = mf_labels_build(&l, m, MF_LABEL_FUNCTION, 0, mf_text_clean);
 	if (!r)
@@ -268,8 +254,7 @@ static int mf_ptree_print(struct mf_ptree *t, uint32_t parent, int top)
 		const struct mf_process *q = &m->processes[p];
 		int last = ++shown == kids;
 		uint64_t value[MF_METRICS];
-		for (int k = 0; k < MF_METRICS; k++)
-			value[k] = t->value[k][p];
+		mf_fold_row(value, t->value, p);
 		char end[64], cmd[MF_COMMAND_SHOWN + 1], name[128];
 		mf_process_end_text(q, end, sizeof(end));
 		const char *line = q->cmdline[0] ? q->cmdline : q->exe;
@@ -298,7 +283,8 @@ int mf_report_processes(FILE *out, const struct mf_model *m, const struct mf_rep
 	struct mf_ptree t = {.out = out, .m = m, .metric = o->metric};
 	t.order = malloc((n ? n : 1) * sizeof(*t.order));
 	t.parent = malloc((n ? n : 1) * sizeof(*t.parent));
-	int r = t.order && t.parent ? mf_process_totals(m, t.value) : -ENOMEM;
+	int flag = 0;
+	int r = t.order && t.parent ? mf_fold_sums(m, MF_FOLD_BY_PROCESS, t.value, &flag) : -ENOMEM;
 	if (!r) {
 		for (size_t i = 0; i < n; i++) {
 			t.order[i] = (uint32_t)i;

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "fold.h"
 #include "labels.h"
 #include "report.h"
 #include "text.h"
@@ -141,18 +142,12 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m, const struct mf
 		r = mf_model_cells_by(m, m->sizes, m->nsizes, 1, &first, &cells);
 	if (!r)
 		r = mf_model_cells_by(m, m->lives, m->nlives, 1, &life_first, &life_cells);
-	for (int k = 0; !r && k < MF_METRICS; k++)
-		if (!(value[k] = calloc(n ? n : 1, sizeof(*value[k]))))
-			r = -ENOMEM;
+	int flag = 0;
+	if (!r)
+		r = mf_fold_sums(m, MF_FOLD_BY_STACK, value, &flag);
 	if (!r)
 		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, mf_text_clean);
 	if (!r) {
-		int flag = 0;
-		for (size_t i = 0; i < m->nsamples; i++)
-			for (int k = 0; k < MF_METRICS; k++) {
-				uint64_t *v = &value[k][m->samples[i].stack];
-				*v = mf_sat_add(*v, m->values[k][i], &flag);
-			}
 		for (size_t s = 0; s < n; s++)
 			order[s] = (uint32_t)s;
 		mf_hist_sort_value = value[o->metric];
@@ -178,13 +173,11 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m, const struct mf
 		for (size_t i = 0; !r && i < n; i++) {
 			uint32_t s = order[i];
 			uint64_t v[MF_METRICS];
-			for (int k = 0; k < MF_METRICS; k++)
-				v[k] = value[k][s];
+			mf_fold_row(v, value, s);
 			if (!v[o->metric] || (leaks && !v[MF_METRIC_LEAKED_BLOCKS]))
 				continue;
 			if (mf_text_pct(v[o->metric], total) < o->threshold) {
-				for (int k = 0; k < MF_METRICS; k++)
-					folded[k] = mf_sat_add(folded[k], v[k], &flag);
+				mf_fold_add_row(folded, v, &flag);
 				nfolded++;
 				continue;
 			}

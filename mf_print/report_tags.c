@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "array.h"
+#include "fold.h"
 #include "pathtrie.h"
 #include "report.h"
 #include "text.h"
@@ -120,18 +121,12 @@ int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_o
 			mf_pathtrie_free(&t.paths);
 			return -ENOMEM;
 		}
-		for (int k = 0; k < MF_METRICS; k++)
-			t.v[node].self[k] =
-			    mf_sat_add(t.v[node].self[k], m->values[k][i], &t.saturated);
+		mf_fold_add(t.v[node].self, m, i, &t.saturated);
 	}
 	for (size_t i = t.paths.count; i-- > 0;) { /* (children after their parent: totals up) */
-		uint32_t up = t.paths.parent[i];
-		for (int k = 0; k < MF_METRICS; k++) {
-			t.v[i].total[k] = mf_sat_add(t.v[i].total[k], t.v[i].self[k], &t.saturated);
-			if (i)
-				t.v[up].total[k] =
-				    mf_sat_add(t.v[up].total[k], t.v[i].total[k], &t.saturated);
-		}
+		mf_fold_add_row(t.v[i].total, t.v[i].self, &t.saturated);
+		if (i)
+			mf_fold_add_row(t.v[t.paths.parent[i]].total, t.v[i].total, &t.saturated);
 	}
 	fprintf(out, "\nTag paths (malloc_freq_tag_push), the busiest first: calls and bytes made "
 		     "inside each with the tags nested in it (total), and in it alone (self)\n\n");

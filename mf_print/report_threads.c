@@ -100,29 +100,28 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 	const enum mf_metric metric = o->metric;
 	uint32_t *order = malloc((n ? n : 1) * sizeof(*order));
 	size_t *column = malloc((n ? n : 1) * sizeof(*column));
-	uint64_t *calls = calloc(n ? n : 1, sizeof(*calls));
+	uint64_t *sums[MF_METRICS] = {0};
 	uint32_t *items = malloc((ns ? ns : 1) * sizeof(*items));
 	uint32_t *keys = malloc((ns ? ns : 1) * sizeof(*keys));
 	struct mf_labels l = {0};
 	struct mf_fold f = {0};
 	struct mf_fold_scratch scratch = {0};
-	int r = order && column && calls && items && keys ? 0 : -ENOMEM;
+	int flag = 0;
+	int r = order && column && items && keys ? mf_fold_sums(m, MF_FOLD_BY_THREAD, sums, &flag)
+						 : -ENOMEM;
 	if (!r)
 		r = mf_labels_build(&l, m, MF_LABEL_LINE, o->full_names, mf_text_clean);
 	if (!r)
 		r = mf_labels_rank(&l);
 	if (!r) {
-		int flag = 0;
 		for (size_t i = 0; i < ns; i++) {
-			uint32_t t = m->samples[i].thread;
-			calls[t] = mf_sat_add(calls[t], m->values[MF_METRIC_CALLS][i], &flag);
 			items[i] = (uint32_t)i;
 			keys[i] = mf_site(m, &l, (uint32_t)i);
 		}
 		for (size_t i = 0; i < n; i++)
 			order[i] = (uint32_t)i;
 		mf_thread_sort_model = m;
-		mf_thread_sort_calls = calls;
+		mf_thread_sort_calls = sums[MF_METRIC_CALLS];
 		qsort(order, n, sizeof(*order), mf_thread_cmp);
 		for (size_t i = 0; i < n; i++)
 			column[order[i]] = i < ncols ? i : MF_THREAD_COLUMNS;
@@ -140,7 +139,6 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 		    metric == MF_METRIC_TIME ? " (ns)" : "", o->threshold);
 		mf_threads_header(out, m, order, ncols, n - ncols);
 		uint64_t fold_cols[MF_THREAD_COLUMNS + 1] = {0};
-		int flag = 0;
 		for (size_t g = 0; g < f.count; g++) {
 			const struct mf_group *grp = &f.groups[g];
 			uint64_t cols[MF_THREAD_COLUMNS + 1] = {0};
@@ -166,7 +164,8 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 	mf_labels_free(&l);
 	free(keys);
 	free(items);
-	free(calls);
+	for (int k = 0; k < MF_METRICS; k++)
+		free(sums[k]);
 	free(order);
 	free(column);
 	if (!r && ferror(out))
