@@ -8,6 +8,7 @@
 #include <limits.h>
 #include <math.h>
 #include <signal.h>
+#include <stddef.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -52,6 +53,8 @@ struct mf_args {
 	size_t ndirs;
 	const char *html;	/* --html FILE */
 	uint32_t short_buckets; /* --short-lived: mf_model.short_buckets; 0: not given */
+	int argc;		/* the command line, for --between's second value */
+	char **argv;
 };
 
 static void mf_usage(FILE *out)
@@ -220,266 +223,254 @@ static int mf_usage_error(const char *fmt, ...)
 	return MF_EXIT_USAGE;
 }
 
-static int mf_parse_args(int argc, char **argv, struct mf_args *a)
+/* ---- options: each a row of mf_options, its value set by a small function ---------------- */
+
+static int mf_opt_dir(struct mf_args *a, char *arg)
 {
-	enum {
-		OPT_COLLAPSED = 256,
-		OPT_THREADS,
-		OPT_PROCESSES,
-		OPT_BYTES,
-		OPT_LINES,
-		OPT_THREAD,
-		OPT_PROCESS,
-		OPT_MERGE_PROCESSES,
-		OPT_DEBUGINFOD,
-		OPT_FULL_NAMES,
-		OPT_WEIGHT,
-		OPT_HISTOGRAM,
-		OPT_LEAKS,
-		OPT_LIST,
-		OPT_SNAPSHOT,
-		OPT_SINCE,
-		OPT_BETWEEN,
-		OPT_TAGS,
-		OPT_TIME,
-		OPT_PPROF,
-		OPT_JSON,
-		OPT_DOT,
-		OPT_DIFF,
-		OPT_HTML,
-		OPT_SHORT_LIVED
-	};
-	static const struct option opts[] = {
-	    {"dir", required_argument, NULL, 'd'},
-	    {"threshold", required_argument, NULL, 't'},
-	    {"sort", required_argument, NULL, 's'},
-	    {"caller", no_argument, NULL, 'c'},
-	    {"collapsed", no_argument, NULL, OPT_COLLAPSED},
-	    {"threads", no_argument, NULL, OPT_THREADS},
-	    {"processes", no_argument, NULL, OPT_PROCESSES},
-	    {"bytes", no_argument, NULL, OPT_BYTES},
-	    {"weight", required_argument, NULL, OPT_WEIGHT},
-	    {"histogram", no_argument, NULL, OPT_HISTOGRAM},
-	    {"leaks", no_argument, NULL, OPT_LEAKS},
-	    {"lines", no_argument, NULL, OPT_LINES},
-	    {"thread", required_argument, NULL, OPT_THREAD},
-	    {"process", required_argument, NULL, OPT_PROCESS},
-	    {"merge-processes", no_argument, NULL, OPT_MERGE_PROCESSES},
-	    {"debuginfod", no_argument, NULL, OPT_DEBUGINFOD},
-	    {"full-names", no_argument, NULL, OPT_FULL_NAMES},
-	    {"list", no_argument, NULL, OPT_LIST},
-	    {"tags", no_argument, NULL, OPT_TAGS},
-	    {"time", no_argument, NULL, OPT_TIME},
-	    {"snapshot", required_argument, NULL, OPT_SNAPSHOT},
-	    {"since", required_argument, NULL, OPT_SINCE},
-	    {"between", required_argument, NULL, OPT_BETWEEN},
-	    {"pprof", required_argument, NULL, OPT_PPROF},
-	    {"json", no_argument, NULL, OPT_JSON},
-	    {"dot", no_argument, NULL, OPT_DOT},
-	    {"diff", required_argument, NULL, OPT_DIFF},
-	    {"html", required_argument, NULL, OPT_HTML},
-	    {"short-lived", required_argument, NULL, OPT_SHORT_LIVED},
-	    {"verbose", no_argument, NULL, 'v'},
-	    {"help", no_argument, NULL, 'h'},
-	    {"version", no_argument, NULL, 'V'},
-	    {NULL, 0, NULL, 0},
-	};
-	memset(a, 0, sizeof(*a));
-	a->report.threshold = 1.0;
-	a->weight = a->sort = -1;
-	a->dirs = calloc((size_t)argc + 1, sizeof(char *));
-	a->load.process = calloc((size_t)argc + 1, sizeof(char *));
-	if (!a->dirs || !a->load.process)
-		return mf_usage_error("out of memory");
-	int modes = 0, c;
-	char text[128]; /* (a snapshot named in the window, made printable) */
+	a->dirs[a->ndirs++] = arg;
+	return 0;
+}
+
+static int mf_opt_threshold(struct mf_args *a, char *arg)
+{
 	char *end;
-	opterr = 0;
-	while ((c = getopt_long(argc, argv, ":d:t:s:cvhV", opts, NULL)) != -1) {
-		switch (c) {
-		case 'd':
-			a->dirs[a->ndirs++] = optarg;
-			break;
-		case 't':
-			errno = 0;
-			a->report.threshold = strtod(optarg, &end);
-			if (errno || end == optarg || *end || !isfinite(a->report.threshold) ||
-			    a->report.threshold < 0 || a->report.threshold > 100)
-				return mf_usage_error(
-				    "--threshold '%s': give a percentage from 0 to 100", optarg);
-			break;
-		case 's':
-			if ((a->sort = mf_metric_named(optarg)) < 0)
-				return mf_usage_error("--sort '%s': give 'calls', 'bytes', 'time', "
-						      "'temporary', 'leaked', 'leaked-blocks', "
-						      "'peak', 'peak-blocks' or 'short'",
-						      optarg);
-			break;
-		case OPT_WEIGHT:
-			if ((a->weight = mf_metric_named(optarg)) < 0)
-				return mf_usage_error(
-				    "--weight '%s': give 'calls', 'bytes', 'time', "
-				    "'temporary', 'leaked', 'leaked-blocks', "
-				    "'peak', 'peak-blocks' or 'short'",
-				    optarg);
-			a->weights++;
-			break;
-		case OPT_HISTOGRAM:
-			a->report.histogram = 1;
-			break;
-		case OPT_SHORT_LIVED:
-			if (mf_short_lived(optarg, &a->short_buckets))
-				return mf_usage_error(
-				    "--short-lived '%s': give a duration from 1ns to "
-				    "146 years as a number and ns, us, ms or s "
-				    "(10ms)",
-				    optarg);
-			a->report.short_lived = optarg;
-			break;
-		case OPT_LEAKS:
-			a->report.leaks = 1;
-			break;
-		case 'c':
-			a->caller = 1;
-			break;
-		case OPT_COLLAPSED:
-			a->mode = MF_MODE_COLLAPSED;
-			modes++;
-			break;
-		case OPT_THREADS:
-			a->mode = MF_MODE_THREADS;
-			modes++;
-			break;
-		case OPT_PROCESSES:
-			a->mode = MF_MODE_PROCESSES;
-			modes++;
-			break;
-		case OPT_JSON:
-			a->mode = MF_MODE_JSON;
-			modes++;
-			break;
-		case OPT_DOT:
-			a->mode = MF_MODE_DOT;
-			modes++;
-			break;
-		case OPT_DIFF:
-			if (!optarg[0])
-				return mf_usage_error(
-				    "--diff '': give the base's profile directory");
-			a->diff = optarg;
-			break;
-		case OPT_HTML:
-			if (!optarg[0])
-				return mf_usage_error("--html '': give the file to write");
-			a->html = optarg;
-			a->mode = MF_MODE_HTML;
-			modes++;
-			break;
-		case OPT_BYTES:
-			a->weight = MF_METRIC_BYTES;
-			a->weights++;
-			break;
-		case OPT_TIME:
-			a->weight = MF_METRIC_TIME;
-			a->weights++;
-			break;
-		case OPT_LINES:
-			a->report.lines = 1;
-			break;
-		case OPT_THREAD:
-			errno = 0;
-			a->load.thread = strtoull(optarg, &end, 10);
-			if (errno || end == optarg || *end || optarg[0] == '-')
-				return mf_usage_error("--thread '%s': give a thread id (a number)",
-						      optarg);
-			a->load.have_thread = 1;
-			break;
-		case OPT_PROCESS:
-			if (!optarg[0])
-				return mf_usage_error("--process '': give a pid or a program name");
-			a->load.process[a->load.nprocess++] = optarg;
-			break;
-		case OPT_MERGE_PROCESSES:
-			a->report.merge_processes = 1;
-			break;
-		case OPT_DEBUGINFOD:
-			a->debuginfod = 1;
-			break;
-		case OPT_FULL_NAMES:
-			a->report.full_names = 1;
-			break;
-		case OPT_LIST:
-			a->mode = MF_MODE_LIST;
-			modes++;
-			break;
-		case OPT_TAGS:
-			a->mode = MF_MODE_TAGS;
-			modes++;
-			break;
-		case OPT_SNAPSHOT:
-			if (!optarg[0] || !strcmp(optarg, "0"))
-				return mf_usage_error("--snapshot '%s': give a snapshot's number "
-						      "(from 1) or label",
-						      optarg);
-			a->load.top = optarg;
-			a->windows++;
-			snprintf(a->window, sizeof(a->window), "as of snapshot %s",
-				 mf_text_escape(optarg, text, sizeof(text)));
-			break;
-		case OPT_SINCE:
-			if (!optarg[0])
-				return mf_usage_error(
-				    "--since '': give a snapshot's number or label");
-			a->windows++;
-			if (!strcmp(optarg, "0")) {
-				a->load.whole = 1;
-				break;
-			}
-			a->load.base = optarg;
-			snprintf(a->window, sizeof(a->window), "since snapshot %s",
-				 mf_text_escape(optarg, text, sizeof(text)));
-			break;
-		case OPT_BETWEEN:
-			if (optind >= argc || !optarg[0] || !argv[optind][0] ||
-			    !strcmp(optarg, "0") || !strcmp(argv[optind], "0"))
-				return mf_usage_error(
-				    "--between needs two snapshots (numbers from 1 "
-				    "or labels): --between N M");
-			a->load.base = optarg;
-			a->load.top = argv[optind++];
-			a->windows++;
-			snprintf(a->window, sizeof(a->window), "after snapshot %s up to snapshot ",
-				 mf_text_escape(a->load.base, text, sizeof(text)));
-			snprintf(a->window + strlen(a->window),
-				 sizeof(a->window) - strlen(a->window), "%s",
-				 mf_text_escape(a->load.top, text, sizeof(text)));
-			break;
-		case OPT_PPROF:
-			if (!optarg[0])
-				return mf_usage_error("--pprof '': give a file name ('-': stdout)");
-			a->pprof = optarg;
-			break;
-		case 'v':
-			a->verbose = 1;
-			break;
-		case 'h':
-			mf_usage(stdout);
-			exit(MF_EXIT_OK);
-		case 'V':
-			printf("mf_print (malloc_freq) %s\n", PACKAGE_VERSION);
-			exit(MF_EXIT_OK);
-		case ':':
-			return mf_usage_error("%s needs a value", argv[optind - 1]);
-		default: {
-			char why[256];
-			return mf_usage_error(
-			    "%s",
-			    mf_option_error(why, sizeof(why), argv[optind - 1], optopt, opts));
-		}
-		}
+	errno = 0;
+	a->report.threshold = strtod(arg, &end);
+	if (errno || end == arg || *end || !isfinite(a->report.threshold) ||
+	    a->report.threshold < 0 || a->report.threshold > 100)
+		return mf_usage_error("--threshold '%s': give a percentage from 0 to 100", arg);
+	return 0;
+}
+
+#define MF_METRIC_NAMES                                                                            \
+	"give 'calls', 'bytes', 'time', 'temporary', 'leaked', 'leaked-blocks', 'peak', "          \
+	"'peak-blocks' or 'short'"
+
+static int mf_opt_sort(struct mf_args *a, char *arg)
+{
+	if ((a->sort = mf_metric_named(arg)) < 0)
+		return mf_usage_error("--sort '%s': " MF_METRIC_NAMES, arg);
+	return 0;
+}
+
+static int mf_opt_weight(struct mf_args *a, char *arg)
+{
+	if ((a->weight = mf_metric_named(arg)) < 0)
+		return mf_usage_error("--weight '%s': " MF_METRIC_NAMES, arg);
+	a->weights++;
+	return 0;
+}
+
+static int mf_opt_bytes(struct mf_args *a, char *arg)
+{
+	(void)arg;
+	a->weight = MF_METRIC_BYTES;
+	a->weights++;
+	return 0;
+}
+
+static int mf_opt_time(struct mf_args *a, char *arg)
+{
+	(void)arg;
+	a->weight = MF_METRIC_TIME;
+	a->weights++;
+	return 0;
+}
+
+static int mf_opt_short_lived(struct mf_args *a, char *arg)
+{
+	if (mf_short_lived(arg, &a->short_buckets))
+		return mf_usage_error("--short-lived '%s': give a duration from 1ns to 146 years "
+				      "as a number and ns, us, ms or s (10ms)",
+				      arg);
+	a->report.short_lived = arg;
+	return 0;
+}
+
+static int mf_opt_diff(struct mf_args *a, char *arg)
+{
+	if (!arg[0])
+		return mf_usage_error("--diff '': give the base's profile directory");
+	a->diff = arg;
+	return 0;
+}
+
+static int mf_opt_html(struct mf_args *a, char *arg)
+{
+	if (!arg[0])
+		return mf_usage_error("--html '': give the file to write");
+	a->html = arg;
+	return 0;
+}
+
+static int mf_opt_pprof(struct mf_args *a, char *arg)
+{
+	if (!arg[0])
+		return mf_usage_error("--pprof '': give a file name ('-': stdout)");
+	a->pprof = arg;
+	return 0;
+}
+
+static int mf_opt_thread(struct mf_args *a, char *arg)
+{
+	char *end;
+	errno = 0;
+	a->load.thread = strtoull(arg, &end, 10);
+	if (errno || end == arg || *end || arg[0] == '-')
+		return mf_usage_error("--thread '%s': give a thread id (a number)", arg);
+	a->load.have_thread = 1;
+	return 0;
+}
+
+static int mf_opt_process(struct mf_args *a, char *arg)
+{
+	if (!arg[0])
+		return mf_usage_error("--process '': give a pid or a program name");
+	a->load.process[a->load.nprocess++] = arg;
+	return 0;
+}
+
+/* The window's words in the report's heading: "WORDS snapshot NAME" (NAME made printable). */
+static void mf_window_text(struct mf_args *a, const char *words, const char *name)
+{
+	char text[128];
+	size_t at = strlen(a->window);
+	snprintf(a->window + at, sizeof(a->window) - at, "%s snapshot %s", words,
+		 mf_text_escape(name, text, sizeof(text)));
+}
+
+static int mf_opt_snapshot(struct mf_args *a, char *arg)
+{
+	if (!arg[0] || !strcmp(arg, "0"))
+		return mf_usage_error("--snapshot '%s': give a snapshot's number (from 1) or label",
+				      arg);
+	a->load.top = arg;
+	a->windows++;
+	a->window[0] = 0;
+	mf_window_text(a, "as of", arg);
+	return 0;
+}
+
+static int mf_opt_since(struct mf_args *a, char *arg)
+{
+	if (!arg[0])
+		return mf_usage_error("--since '': give a snapshot's number or label");
+	a->windows++;
+	if (!strcmp(arg, "0")) {
+		a->load.whole = 1;
+		return 0;
 	}
-	for (int i = optind; i < argc; i++)
-		a->dirs[a->ndirs++] = argv[i];
+	a->load.base = arg;
+	a->window[0] = 0;
+	mf_window_text(a, "since", arg);
+	return 0;
+}
+
+/* (--between takes its second value from the next argument) */
+static int mf_opt_between(struct mf_args *a, char *arg)
+{
+	if (optind >= a->argc || !arg[0] || !a->argv[optind][0] || !strcmp(arg, "0") ||
+	    !strcmp(a->argv[optind], "0"))
+		return mf_usage_error("--between needs two snapshots (numbers from 1 or labels): "
+				      "--between N M");
+	a->load.base = arg;
+	a->load.top = a->argv[optind++];
+	a->windows++;
+	a->window[0] = 0;
+	mf_window_text(a, "after", a->load.base);
+	mf_window_text(a, " up to", a->load.top);
+	return 0;
+}
+
+static int mf_opt_help(struct mf_args *a, char *arg)
+{
+	(void)a, (void)arg;
+	mf_usage(stdout);
+	exit(MF_EXIT_OK);
+}
+
+static int mf_opt_version(struct mf_args *a, char *arg)
+{
+	(void)a, (void)arg;
+	printf("mf_print (malloc_freq) %s\n", PACKAGE_VERSION);
+	exit(MF_EXIT_OK);
+}
+
+/* One option: its names, and what it does: a report of its own (mode), a flag of mf_args set
+ * to 1 (flag, an offset), or a function given its value. */
+struct mf_option {
+	const char *name;
+	char letter; /* its short form; 0: none */
+	int has_arg;
+	enum mf_mode mode; /* (0, the tree, for the options that choose no report) */
+	size_t flag;	   /* offsetof(struct mf_args, an int); 0: none */
+	int (*set)(struct mf_args *a, char *arg);
+};
+
+#define MF_MODE(n, m)                                                                              \
+	{                                                                                          \
+		n, 0, no_argument, m, 0, NULL                                                      \
+	}
+#define MF_FLAG(n, l, field)                                                                       \
+	{                                                                                          \
+		n, l, no_argument, 0, offsetof(struct mf_args, field), NULL                        \
+	}
+#define MF_VALUE(n, l, fn)                                                                         \
+	{                                                                                          \
+		n, l, required_argument, 0, 0, fn                                                  \
+	}
+
+static const struct mf_option mf_options[] = {
+    MF_VALUE("dir", 'd', mf_opt_dir),
+    MF_VALUE("threshold", 't', mf_opt_threshold),
+    MF_VALUE("sort", 's', mf_opt_sort),
+    MF_FLAG("caller", 'c', caller),
+    MF_MODE("collapsed", MF_MODE_COLLAPSED),
+    MF_MODE("threads", MF_MODE_THREADS),
+    MF_MODE("processes", MF_MODE_PROCESSES),
+    {"bytes", 0, no_argument, 0, 0, mf_opt_bytes},
+    MF_VALUE("weight", 0, mf_opt_weight),
+    MF_FLAG("histogram", 0, report.histogram),
+    MF_FLAG("leaks", 0, report.leaks),
+    MF_FLAG("lines", 0, report.lines),
+    MF_VALUE("thread", 0, mf_opt_thread),
+    MF_VALUE("process", 0, mf_opt_process),
+    MF_FLAG("merge-processes", 0, report.merge_processes),
+    MF_FLAG("debuginfod", 0, debuginfod),
+    MF_FLAG("full-names", 0, report.full_names),
+    MF_MODE("list", MF_MODE_LIST),
+    MF_MODE("tags", MF_MODE_TAGS),
+    {"time", 0, no_argument, 0, 0, mf_opt_time},
+    MF_VALUE("snapshot", 0, mf_opt_snapshot),
+    MF_VALUE("since", 0, mf_opt_since),
+    MF_VALUE("between", 0, mf_opt_between),
+    MF_VALUE("pprof", 0, mf_opt_pprof),
+    MF_MODE("json", MF_MODE_JSON),
+    MF_MODE("dot", MF_MODE_DOT),
+    MF_VALUE("diff", 0, mf_opt_diff),
+    {"html", 0, required_argument, MF_MODE_HTML, 0, mf_opt_html},
+    MF_VALUE("short-lived", 0, mf_opt_short_lived),
+    MF_FLAG("verbose", 'v', verbose),
+    {"help", 'h', no_argument, 0, 0, mf_opt_help},
+    {"version", 'V', no_argument, 0, 0, mf_opt_version},
+};
+#define MF_NOPTIONS (sizeof(mf_options) / sizeof(mf_options[0]))
+
+/* The option getopt_long returned as c (a letter, or 256 + its row), or NULL. */
+static const struct mf_option *mf_option_of(int c)
+{
+	if (c >= 256 && (size_t)(c - 256) < MF_NOPTIONS)
+		return &mf_options[c - 256];
+	for (size_t i = 0; i < MF_NOPTIONS; i++)
+		if (mf_options[i].letter && mf_options[i].letter == c)
+			return &mf_options[i];
+	return NULL;
+}
+
+/* What the options chose that do not go together, or lack what they need; said as a usage
+ * error. */
+static int mf_check_args(struct mf_args *a, int modes)
+{
 	if (modes > 1)
 		return mf_usage_error(
 		    "choose one of --collapsed, --threads, --processes, --json, --dot, --list, "
@@ -527,6 +518,55 @@ static int mf_parse_args(int argc, char **argv, struct mf_args *a)
 		return mf_usage_error("--%s short: give the threshold with --short-lived DURATION",
 				      a->sort == MF_METRIC_SHORT ? "sort" : "weight");
 	return 0;
+}
+
+static int mf_parse_args(int argc, char **argv, struct mf_args *a)
+{
+	static struct option opts[MF_NOPTIONS + 1];
+	char letters[2 * MF_NOPTIONS + 2] = ":";
+	for (size_t i = 0, at = 1; i < MF_NOPTIONS; i++) {
+		const struct mf_option *o = &mf_options[i];
+		opts[i] = (struct option){o->name, o->has_arg, NULL,
+					  o->letter ? o->letter : 256 + (int)i};
+		if (o->letter) {
+			letters[at++] = o->letter;
+			if (o->has_arg)
+				letters[at++] = ':';
+		}
+	}
+	memset(a, 0, sizeof(*a));
+	a->argc = argc;
+	a->argv = argv;
+	a->report.threshold = 1.0;
+	a->weight = a->sort = -1;
+	a->dirs = calloc((size_t)argc + 1, sizeof(char *));
+	a->load.process = calloc((size_t)argc + 1, sizeof(char *));
+	if (!a->dirs || !a->load.process)
+		return mf_usage_error("out of memory");
+	int modes = 0, c;
+	opterr = 0;
+	while ((c = getopt_long(argc, argv, letters, opts, NULL)) != -1) {
+		const struct mf_option *o = mf_option_of(c);
+		if (c == ':')
+			return mf_usage_error("%s needs a value", argv[optind - 1]);
+		if (!o) {
+			char why[256];
+			return mf_usage_error(
+			    "%s",
+			    mf_option_error(why, sizeof(why), argv[optind - 1], optopt, opts));
+		}
+		if (o->set && o->set(a, optarg))
+			return MF_EXIT_USAGE;
+		if (o->flag)
+			*(int *)((char *)a + o->flag) = 1;
+		if (o->mode) {
+			a->mode = o->mode;
+			modes++;
+		}
+	}
+	for (int i = optind; i < argc; i++)
+		a->dirs[a->ndirs++] = argv[i];
+	return mf_check_args(a, modes);
 }
 
 /* The symbolizer's warnings: modules without debug info in one line (-v: each), the others as
