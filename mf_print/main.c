@@ -762,6 +762,33 @@ static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct m
 	return r;
 }
 
+/* Whether the report asked for needs a column the profiles do not hold (time, temporaries,
+ * lifetimes); said on stderr. */
+static int mf_lacking(const struct mf_args *a, const struct mf_model *m)
+{
+	enum mf_metric k = a->report.metric;
+	if (k == MF_METRIC_TIME && !m->weighted) {
+		fprintf(stderr, "mf_print: these profiles hold no time: record with "
+				"MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time\n");
+		return 1;
+	}
+	if (k == MF_METRIC_TEMPORARY && !m->has_leaf_records) {
+		fprintf(stderr,
+			"mf_print: --%s temporary: these profiles (format 3 or older) do not "
+			"record temporaries\n",
+			a->mode == MF_MODE_COLLAPSED ? "weight" : "sort");
+		return 1;
+	}
+	if ((a->report.leaks || k >= MF_METRIC_LEAKED_BLOCKS) && !m->has_lifetimes) {
+		fprintf(stderr,
+			"mf_print: %s: these profiles have no lifetimes (record them with "
+			"MALLOC_FREQ_LIFETIMES=1)\n",
+			a->report.leaks ? "--leaks" : mf_metric_info[k].name);
+		return 1;
+	}
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct mf_args a;
@@ -824,26 +851,9 @@ int main(int argc, char **argv)
 		mf_nothing_chosen(&a);
 		status = MF_EXIT_NOTHING_CHOSEN;
 	}
-	int lacks_life =
-	    (a.report.leaks || a.report.metric >= MF_METRIC_LEAKED_BLOCKS) && !m.has_lifetimes;
 	if (base_failed) {
 		status = MF_EXIT_INPUT;
-	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TIME && !m.weighted) {
-		fprintf(stderr, "mf_print: these profiles hold no time: record with "
-				"MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time\n");
-		status = MF_EXIT_INPUT;
-	} else if (!r && a.load.threads && a.report.metric == MF_METRIC_TEMPORARY &&
-		   !m.has_leaf_records) {
-		fprintf(stderr,
-			"mf_print: --%s temporary: these profiles (format 3 or older) do not "
-			"record temporaries\n",
-			a.mode == MF_MODE_COLLAPSED ? "weight" : "sort");
-		status = MF_EXIT_INPUT;
-	} else if (!r && a.load.threads && lacks_life) {
-		fprintf(stderr,
-			"mf_print: %s: these profiles have no lifetimes (record them with "
-			"MALLOC_FREQ_LIFETIMES=1)\n",
-			a.report.leaks ? "--leaks" : mf_metric_info[a.report.metric].name);
+	} else if (!r && a.load.threads && mf_lacking(&a, &m)) {
 		status = MF_EXIT_INPUT;
 	} else if (!r && a.load.threads) {
 		mf_sym_warnings(sym, mf_print_warning, &warnings);

@@ -108,11 +108,10 @@ static void mf_summary_jit(FILE *out, const struct mf_model *m, uint64_t calls)
 		through, mf_text_pct(through, calls), addresses);
 }
 
-int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+/* The calls that are not in the stacks: lost, not recorded, made while recording was off,
+ * nested in the profiler. */
+static void mf_summary_uncounted(FILE *out, const struct mf_model *m, uint64_t calls)
 {
-	uint64_t entry[MF_ENTRY_COUNT];
-	uint64_t calls = mf_model_total(m, MF_METRIC_CALLS, entry);
-	uint64_t bytes = mf_model_total(m, MF_METRIC_BYTES, NULL);
 	uint64_t lost = 0, nested = 0, seen = 0, off = 0;
 	int flag = 0;
 	for (size_t i = 0; i < m->nthreads; i++) {
@@ -121,38 +120,6 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 		nested = mf_sat_add(nested, m->threads[i].nested, &flag);
 		seen = mf_sat_add(seen, m->threads[i].seen, &flag);
 	}
-	char b[32], procs[64] = "";
-	mf_text_bytes(b, sizeof(b), bytes);
-	if (m->nprocesses > 1)
-		snprintf(procs, sizeof(procs), " of %zu processes", m->nprocesses);
-	fprintf(out,
-		"malloc_freq: %s%" PRIu64 "%s calls, %s%s requested; %zu thread%s%s in %zu file%s "
-		"from %zu director%s\n",
-		m->estimated ? "~" : "", calls, calls == UINT64_MAX ? "+" : "",
-		bytes == UINT64_MAX ? "at least " : "", b + (bytes == UINT64_MAX ? 2 : 0),
-		m->nthreads, m->nthreads == 1 ? "" : "s", procs, o->files, o->files == 1 ? "" : "s",
-		o->dirs, o->dirs == 1 ? "y" : "ies");
-	if (o->window && o->window[0])
-		fprintf(out, "  counts %s\n", o->window);
-	fprintf(out, "  by function:");
-	const char *sep = " ";
-	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
-		if (!entry[e])
-			continue;
-		fprintf(out, "%s%s %" PRIu64 " (%.1f%%)", sep, mf_entry_names[e], entry[e],
-			mf_text_pct(entry[e], calls));
-		sep = ", ";
-	}
-	fprintf(out, "%s\n", calls ? "" : " no calls recorded");
-	if (m->estimated)
-		fprintf(out,
-			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "
-			"are scaled by the sampling rate\n");
-	if (mf_model_saturated(m, MF_METRIC_BYTES, bytes) ||
-	    mf_model_saturated(m, MF_METRIC_CALLS, calls))
-		fprintf(out, "  some sums reached 2^64 - 1 (16 EiB of requests, say) and stopped "
-			     "there: they are at least what they show\n");
-	mf_summary_unfinished(out, m);
 	if (lost)
 		fprintf(out,
 			"  %" PRIu64 " of %" PRIu64
@@ -187,6 +154,107 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"  %" PRIu64 " calls arrived while the profiler was recording in the same "
 			"thread (signal handlers): counted, not attributed to a stack\n",
 			nested);
+}
+
+/* With lifetimes: the leaked blocks, the short-lived (--short-lived) and the peak. */
+static void mf_summary_lifetimes(FILE *out, const struct mf_model *m,
+				 const struct mf_report_options *o, uint64_t calls)
+{
+	int flag = 0;
+	uint64_t blocks = mf_model_total(m, MF_METRIC_LEAKED_BLOCKS, NULL), unknown = 0;
+	char lb[32], uf[80] = "frees of blocks never seen allocated are not known under "
+			      "sampling";
+	mf_text_bytes(lb, sizeof(lb), mf_model_total(m, MF_METRIC_LEAKED, NULL));
+	for (size_t i = 0; i < m->nprocesses; i++)
+		unknown = mf_sat_add(unknown, m->processes[i].unknown_frees, &flag);
+	if (!m->estimated)
+		snprintf(uf, sizeof(uf), "%" PRIu64 " frees of blocks never seen allocated",
+			 unknown);
+	fprintf(out,
+		"  lifetimes: %s%" PRIu64 " blocks (%s%s) not freed at the end (leaked, or live "
+		"when a process was killed); %s\n",
+		m->estimated ? "~" : "", blocks, m->estimated ? "~" : "", lb, uf);
+	if (mf_model_holds(m, MF_METRIC_SHORT)) {
+		uint64_t n = mf_model_total(m, MF_METRIC_SHORT, NULL);
+		char under[24];
+		mf_text_ns(under, sizeof(under), (double)(1ull << (m->short_buckets - 1)));
+		fprintf(out,
+			"  short-lived: %s%" PRIu64 " of the calls (%.1f%%) had their block "
+			"freed within %s (--short-lived %s, rounded to a power of two ns: "
+			"lifetimes under 2^%u ns)\n",
+			m->estimated ? "~" : "", n, mf_text_pct(n, calls), under,
+			o->short_lived ? o->short_lived : "", m->short_buckets - 1);
+	}
+	/* (sampled: the sampled blocks' peak, scaled as they are) */
+	const struct mf_process *top = NULL;
+	uint64_t top_bytes = 0;
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		const struct mf_process *p = &m->processes[i];
+		uint64_t pb = mf_sat_mul(p->peak_bytes, p->sample_rate ? p->sample_rate : 1, &flag);
+		if (!top || pb > top_bytes)
+			top = p, top_bytes = pb;
+	}
+	if (top && top_bytes) {
+		char pb[32], when[64] = "at its end";
+		uint64_t rate = top->sample_rate ? top->sample_rate : 1;
+		mf_text_bytes(pb, sizeof(pb), top_bytes);
+		if (top->peak_ns && top->start_ns && top->peak_ns >= top->start_ns)
+			snprintf(when, sizeof(when), "%.3f s after its start",
+				 (double)(top->peak_ns - top->start_ns) / 1e9);
+		fprintf(out,
+			"  peak: %s%s live in %s%" PRIu64 " blocks, %s%s%s (the at-peak column: "
+			"what each stack held then)\n",
+			rate > 1 ? "~" : "", pb, rate > 1 ? "~" : "",
+			mf_sat_mul(top->peak_blocks, rate, &flag), when,
+			m->nprocesses > 1 ? ", of " : "", m->nprocesses > 1 ? top->name : "");
+		if (rate > 1)
+			fprintf(out,
+				"  (sampled: the sampled blocks' most live bytes, times "
+				"%" PRIu64
+				", and what each stack held then, scaled alike; it runs high "
+				"when live bytes stay near their peak for long)\n",
+				rate);
+	}
+}
+
+int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	uint64_t entry[MF_ENTRY_COUNT];
+	uint64_t calls = mf_model_total(m, MF_METRIC_CALLS, entry);
+	uint64_t bytes = mf_model_total(m, MF_METRIC_BYTES, NULL);
+	char b[32], procs[64] = "";
+	mf_text_bytes(b, sizeof(b), bytes);
+	if (m->nprocesses > 1)
+		snprintf(procs, sizeof(procs), " of %zu processes", m->nprocesses);
+	fprintf(out,
+		"malloc_freq: %s%" PRIu64 "%s calls, %s%s requested; %zu thread%s%s in %zu file%s "
+		"from %zu director%s\n",
+		m->estimated ? "~" : "", calls, calls == UINT64_MAX ? "+" : "",
+		bytes == UINT64_MAX ? "at least " : "", b + (bytes == UINT64_MAX ? 2 : 0),
+		m->nthreads, m->nthreads == 1 ? "" : "s", procs, o->files, o->files == 1 ? "" : "s",
+		o->dirs, o->dirs == 1 ? "y" : "ies");
+	if (o->window && o->window[0])
+		fprintf(out, "  counts %s\n", o->window);
+	fprintf(out, "  by function:");
+	const char *sep = " ";
+	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+		if (!entry[e])
+			continue;
+		fprintf(out, "%s%s %" PRIu64 " (%.1f%%)", sep, mf_entry_names[e], entry[e],
+			mf_text_pct(entry[e], calls));
+		sep = ", ";
+	}
+	fprintf(out, "%s\n", calls ? "" : " no calls recorded");
+	if (m->estimated)
+		fprintf(out,
+			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "
+			"are scaled by the sampling rate\n");
+	if (mf_model_saturated(m, MF_METRIC_BYTES, bytes) ||
+	    mf_model_saturated(m, MF_METRIC_CALLS, calls))
+		fprintf(out, "  some sums reached 2^64 - 1 (16 EiB of requests, say) and stopped "
+			     "there: they are at least what they show\n");
+	mf_summary_unfinished(out, m);
+	mf_summary_uncounted(out, m, calls);
 	if (m->weighted) {
 		uint64_t ns = mf_model_total(m, MF_METRIC_TIME, NULL);
 		fprintf(out,
@@ -203,67 +271,7 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 			"before their thread's next allocation\n",
 			m->estimated ? "~" : "", temporaries, mf_text_pct(temporaries, calls));
 	}
-	if (m->has_lifetimes) {
-		uint64_t blocks = mf_model_total(m, MF_METRIC_LEAKED_BLOCKS, NULL), unknown = 0;
-		char lb[32], uf[80] = "frees of blocks never seen allocated are not known under "
-				      "sampling";
-		mf_text_bytes(lb, sizeof(lb), mf_model_total(m, MF_METRIC_LEAKED, NULL));
-		for (size_t i = 0; i < m->nprocesses; i++)
-			unknown = mf_sat_add(unknown, m->processes[i].unknown_frees, &flag);
-		if (!m->estimated)
-			snprintf(uf, sizeof(uf), "%" PRIu64 " frees of blocks never seen allocated",
-				 unknown);
-		fprintf(out,
-			"  lifetimes: %s%" PRIu64
-			" blocks (%s%s) not freed at the end (leaked, or live "
-			"when a process was killed); %s\n",
-			m->estimated ? "~" : "", blocks, m->estimated ? "~" : "", lb, uf);
-		if (mf_model_holds(m, MF_METRIC_SHORT)) {
-			uint64_t n = mf_model_total(m, MF_METRIC_SHORT, NULL);
-			char under[24];
-			mf_text_ns(under, sizeof(under), (double)(1ull << (m->short_buckets - 1)));
-			fprintf(out,
-				"  short-lived: %s%" PRIu64
-				" of the calls (%.1f%%) had their block "
-				"freed within %s (--short-lived %s, rounded to a power of two ns: "
-				"lifetimes under 2^%u ns)\n",
-				m->estimated ? "~" : "", n, mf_text_pct(n, calls), under,
-				o->short_lived ? o->short_lived : "", m->short_buckets - 1);
-		}
-		/* (sampled: the sampled blocks' peak, scaled as they are) */
-		const struct mf_process *top = NULL;
-		uint64_t top_bytes = 0;
-		for (size_t i = 0; i < m->nprocesses; i++) {
-			const struct mf_process *p = &m->processes[i];
-			uint64_t pb =
-			    mf_sat_mul(p->peak_bytes, p->sample_rate ? p->sample_rate : 1, &flag);
-			if (!top || pb > top_bytes)
-				top = p, top_bytes = pb;
-		}
-		if (top && top_bytes) {
-			char pb[32], when[64] = "at its end";
-			uint64_t rate = top->sample_rate ? top->sample_rate : 1;
-			mf_text_bytes(pb, sizeof(pb), top_bytes);
-			if (top->peak_ns && top->start_ns && top->peak_ns >= top->start_ns)
-				snprintf(when, sizeof(when), "%.3f s after its start",
-					 (double)(top->peak_ns - top->start_ns) / 1e9);
-			fprintf(out,
-				"  peak: %s%s live in %s%" PRIu64
-				" blocks, %s%s%s (the at-peak column: "
-				"what each stack held then)\n",
-				rate > 1 ? "~" : "", pb, rate > 1 ? "~" : "",
-				mf_sat_mul(top->peak_blocks, rate, &flag), when,
-				m->nprocesses > 1 ? ", of " : "",
-				m->nprocesses > 1 ? top->name : "");
-			if (rate > 1)
-				fprintf(
-				    out,
-				    "  (sampled: the sampled blocks' most live bytes, times "
-				    "%" PRIu64
-				    ", and what each stack held then, scaled alike; it runs high "
-				    "when live bytes stay near their peak for long)\n",
-				    rate);
-		}
-	}
+	if (m->has_lifetimes)
+		mf_summary_lifetimes(out, m, o, calls);
 	return ferror(out) ? -EIO : 0;
 }
