@@ -87,7 +87,7 @@ static void mf_usage(FILE *out)
 	    "      --json            the whole profile as JSON: summary, modules, frames,\n"
 	    "                        stacks, processes and threads with totals, samples\n"
 	    "                        with every counter the profile holds (schema:\n"
-	    "                        README.md, 'JSON', version 2)\n"
+	    "                        docs/json.md, version 2)\n"
 	    "      --dot             a call graph for Graphviz (dot -Tsvg): functions\n"
 	    "                        with self and total calls, bytes and every other\n"
 	    "                        metric held, edges with the --sort metric, the\n"

@@ -53,7 +53,7 @@ int mf_report_collapsed(FILE *out, const struct mf_model *m, const struct mf_rep
  * negated after the profile's own. */
 int mf_report_pprof(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* --json: the model whole (summary, modules, frames, stacks, processes, threads, samples);
- * its schema is versioned and described in README.md. */
+ * its schema is versioned and described in docs/json.md. */
 int mf_report_json(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* --dot: a call graph for Graphviz: functions with self and total calls and bytes, edges
  * with calls, coloured by self share; what is below the threshold left out. */
