@@ -436,8 +436,12 @@ static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, si
 			ld->failed = 1;
 			return 1;
 		}
-	} else if (ld->whole || ld->top ||
+	} else if (ld->whole || ld->top || strcmp(d->home, d->found->dir) ||
 		   mf_snapshot_last_reset(dir, name, sizeof(name), &base, err, sizeof(err))) {
+		/* (a snapshot, by --snapshot or named on the command line, is read as it was
+		 * taken: the last reset, which may come after it, is not subtracted) */
+		if (!ld->top && !ld->whole && strcmp(d->home, d->found->dir) && !ld->snapshots++)
+			snprintf(ld->snapshot, sizeof(ld->snapshot), "%s", mf_base(d->found->dir));
 		return 0;
 	} else {
 		ld->resets++;

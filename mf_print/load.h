@@ -31,6 +31,8 @@ struct mf_load {
 	char **programs;  /* the programs met, chosen or not (for a message when none is) */
 	size_t nprograms, cap_programs;
 	size_t resets;		  /* processes whose counts start at their last malloc_freq_reset */
+	size_t snapshots;	  /* snapshot directories named as directories to read, */
+	char snapshot[64];	  /* the name of the first of them (snap.N[.LABEL]) */
 	size_t lacking;		  /* processes left out: they have no snapshot asked for */
 	char *lacking_dir;	  /* the first of them, */
 	const char *lacking_spec; /* and the snapshot it lacks */

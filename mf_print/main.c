@@ -830,7 +830,12 @@ int main(int argc, char **argv)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
 	if (!r)
 		a.load.failed |= mf_load_lacking(&a.load);
-	if (a.load.resets && !a.windows)
+	if (a.load.snapshots && !a.windows && !a.load.resets) {
+		char text[sizeof(a.load.snapshot) * 3 + 8];
+		snprintf(a.window, sizeof(a.window), "as of the snapshot%s %s",
+			 a.load.snapshots > 1 ? "s named, the first" : "",
+			 mf_text_escape(a.load.snapshot, text, sizeof(text)));
+	} else if (a.load.resets && !a.windows)
 		snprintf(a.window, sizeof(a.window),
 			 "since the last malloc_freq_reset of %zu process%s (--since 0: the whole "
 			 "run)",
