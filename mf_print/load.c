@@ -150,6 +150,23 @@ static uint64_t mf_dir_pid(const char *dir)
 	return end != base + 12 && (*end == 0 || *end == '.') ? pid : 0;
 }
 
+void mf_load_program(const char *dir, char *buf, size_t size, uint64_t *pid)
+{
+	char path[PATH_MAX + 16], err[512];
+	struct mf_process_record rec;
+	struct mf_modmap map = {0};
+	int have_record = 0;
+	snprintf(path, sizeof(path), "%s/process", dir);
+	if (mf_read_process(path, &rec, err, sizeof(err)) == 0)
+		have_record = 1;
+	snprintf(path, sizeof(path), "%s/modules", dir);
+	if (mf_read_modules(path, &map, err, sizeof(err)))
+		map = (struct mf_modmap){0};
+	*pid = have_record && rec.pid ? rec.pid : mf_dir_pid(dir);
+	mf_program_name(buf, size, have_record ? &rec : NULL, &map, *pid);
+	mf_modmap_free(&map);
+}
+
 static int mf_remember_program(struct mf_load *ld, const char *name)
 {
 	for (size_t i = 0; i < ld->nprograms; i++)

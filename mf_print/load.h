@@ -53,6 +53,11 @@ void mf_load_free(struct mf_load *ld);
 void mf_load_process_info(struct mf_process *info, const struct mf_process_record *rec,
 			  char *cmdline);
 
+/* The program of process directory dir and its pid (0: not known), as the reports name them:
+ * argv[0]'s base name, else its executable's, else "pid N". What cannot be read is not said
+ * (the report that reads it says it). */
+void mf_load_program(const char *dir, char *buf, size_t size, uint64_t *pid);
+
 /* How a record still running at pid, started at start_ticks, stands now: MF_END_RUNNING if
  * that process is alive, else MF_END_UNRECORDED. */
 int mf_load_liveness(uint64_t pid, uint64_t start_ticks);

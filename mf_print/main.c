@@ -815,7 +815,7 @@ int main(int argc, char **argv)
 		r = d < 0 ? d : 0;
 	}
 	if (!r && a.mode == MF_MODE_LIST) {
-		r = mf_snapshot_list(stdout, &found);
+		r = mf_snapshot_list(stdout, &found, mf_load_program);
 		a.load.failed |= r > 0;
 		r = r > 0 ? 0 : r;
 		if (!r && fflush(stdout))

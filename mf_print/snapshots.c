@@ -279,14 +279,20 @@ static int mf_name_vcmp(const void *a, const void *b)
 	return strverscmp(*(char *const *)a, *(char *const *)b);
 }
 
-int mf_snapshot_list(FILE *out, const struct mf_found_list *found)
+int mf_snapshot_list(FILE *out, const struct mf_found_list *found,
+		     void (*name)(const char *dir, char *buf, size_t size, uint64_t *pid))
 {
 	int failed = 0;
 	char path[PATH_MAX], err[512];
 	fprintf(out, "%10s  %-23s %12s %11s  %s\n", "snapshot", "taken (UTC)", "calls", "bytes",
-		"label, directory");
+		"program pid  label, directory");
 	for (size_t i = 0; i < found->count; i++) {
 		const char *dir = found->v[i].dir;
+		char prog[256], text[3 * sizeof(prog) + 8], who[sizeof(text) + 32];
+		uint64_t pid;
+		name(dir, prog, sizeof(prog), &pid);
+		mf_text_escape(prog, text, sizeof(text));
+		snprintf(who, sizeof(who), "%s %" PRIu64, text, pid);
 		DIR *d = opendir(dir);
 		if (!d) {
 			fprintf(stderr, "mf_print: %s: %s\n", dir, strerror(errno));
@@ -318,7 +324,7 @@ int mf_snapshot_list(FILE *out, const struct mf_found_list *found)
 		if (n)
 			qsort(names, n, sizeof(*names), mf_name_vcmp);
 		if (!n)
-			fprintf(out, "%10s  %s: no snapshots\n", "-", dir);
+			fprintf(out, "%10s  %s  %s: no snapshots\n", "-", who, dir);
 		for (size_t k = 0; k < n; k++) {
 			struct mf_snapshot_record rec;
 			snprintf(path, sizeof(path), "%s/%s/snapshot", dir, names[k]);
@@ -340,8 +346,8 @@ int mf_snapshot_list(FILE *out, const struct mf_found_list *found)
 				 (unsigned)(rec.time_ns / 1000000u % 1000u));
 			mf_text_bytes(b, sizeof(b), bytes);
 			mf_text_escape(rec.label[0] ? rec.label : "-", label, sizeof(label));
-			fprintf(out, "%10" PRIu64 "  %-23s %s%11" PRIu64 " %11s  %s%s, %s\n",
-				rec.number, when, est ? "~" : " ", calls, b, label,
+			fprintf(out, "%10" PRIu64 "  %-23s %s%11" PRIu64 " %11s  %s  %s%s, %s\n",
+				rec.number, when, est ? "~" : " ", calls, b, who, label,
 				rec.flags & MF_SNAPSHOT_RESET ? " (reset)" : "", path);
 			free(names[k]);
 		}

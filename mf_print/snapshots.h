@@ -17,8 +17,8 @@
 int mf_snapshot_find(const char *dir, const char *spec, char *name, size_t size,
 		     struct mf_snapshot_record *rec, char *err, size_t errlen);
 /* The last snapshot of dir taken by malloc_freq_reset, as mf_snapshot_find; 1 if none. */
-int mf_snapshot_last_reset(const char *dir, char *name, size_t size,
-			   struct mf_snapshot_record *rec, char *err, size_t errlen);
+int mf_snapshot_last_reset(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
+			   char *err, size_t errlen);
 /* Reads and validates a snapshot record. 0, or -1 with a message in err. */
 int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err, size_t errlen);
 /* p becomes p minus base, an earlier state of the same thread's file (its nodes a prefix of
@@ -28,8 +28,10 @@ int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err
  * message in err (base is not an earlier state of p), or -ENOMEM. */
 int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uint64_t peak_id,
 			char *err, size_t errlen);
-/* --list: each directory's snapshots, with when they were taken, their labels and totals.
- * 0, 1 after an error said on stderr, or -ENOMEM / -EIO. */
-int mf_snapshot_list(FILE *out, const struct mf_found_list *found);
+/* --list: each directory's snapshots, with when they were taken, their labels and totals,
+ * and its program and pid as name(dir, buf, size, &pid) says them. 0, 1 after an error said
+ * on stderr, or -ENOMEM / -EIO. */
+int mf_snapshot_list(FILE *out, const struct mf_found_list *found,
+		     void (*name)(const char *dir, char *buf, size_t size, uint64_t *pid));
 
 #endif

@@ -1,0 +1,57 @@
+#!/bin/sh
+# What the text reports say around the numbers, on a program built here from main.c and two
+# files of one base name, a/mod.c (30 calls) and b/mod.c (20 calls), run by a shell (two
+# processes), with lifetimes, and once sampled:
+# - --list names each process's program and pid.
+. "$srcdir/tests/tap.sh"
+mkdir -p "$mf_work/src/a" "$mf_work/src/b"
+cat > "$mf_work/src/main.c" << 'PROG'
+#include <stdlib.h>
+#include "malloc_freq.h"
+#pragma weak malloc_freq_snapshot
+void mod_a(int n);
+void mod_b(int n);
+int main(void)
+{
+	mod_a(30);
+	if (malloc_freq_snapshot && malloc_freq_snapshot("half") < 0)
+		return 1;
+	mod_b(20);
+	return 0;
+}
+PROG
+for m in a b; do
+	cat > "$mf_work/src/$m/mod.c" << PROG
+#include <stdlib.h>
+static void *volatile sink;
+__attribute__((noinline)) void mod_$m(int n)
+{
+	for (int i = 0; i < n; i++) {
+		free(sink);
+		sink = malloc(sizeof(long) * $([ $m = a ] && echo 2 || echo 3));
+	}
+}
+PROG
+done
+(cd "$mf_work/src" && $CC -O1 -g -fno-omit-frame-pointer -fno-builtin -I"$srcdir/include" \
+	-o "$mf_work/p" main.c a/mod.c b/mod.c) || bail "cannot build the program"
+prog=$mf_work/p
+run() { # run DIR [ENV...]: the program, by a shell, profiled into DIR
+	d=$mf_work/$1; shift; mkdir "$d"
+	env MALLOC_FREQ_DIR="$d" LD_PRELOAD="$MF_LIB" "$@" sh -c "\"$prog\"; exit 0"
+}
+run plain; ok $? "the program runs under the profiler, by a shell"
+run life MALLOC_FREQ_LIFETIMES=1; ok $? "and with lifetimes"
+run sampled MALLOC_FREQ_SAMPLE=3 MALLOC_FREQ_SEED=5; ok $? "and sampled"
+plain=$mf_work/plain life=$mf_work/life sampled=$mf_work/sampled
+
+# --list
+"$MF_PRINT" --list "$plain" > "$mf_work/list" 2> "$mf_work/err"
+is "$?:$(cat "$mf_work/err")" "0:" "--list: exits 0"
+pid=$(ls "$plain" | sed -n 's/^malloc_freq\.\([0-9]*\)$/\1/p' | sort -n | tail -1)
+like "$(cat "$mf_work/list")" "^ +1 .* p $pid  half, .*/malloc_freq\.$pid/snap\.1\.half$" \
+	"--list: snapshot half, of program p, pid $pid"
+shpid=$(ls "$plain" | sed -n 's/^malloc_freq\.\([0-9]*\)$/\1/p' | sort -n | head -1)
+like "$(cat "$mf_work/list")" "^ +- +(sh|dash) $shpid  .*/malloc_freq\.$shpid: no snapshots$" \
+	"--list: the shell, pid $shpid, has none"
+done_testing
