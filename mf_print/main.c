@@ -768,8 +768,9 @@ static int mf_lacking(const struct mf_args *a, const struct mf_model *m)
 {
 	enum mf_metric k = a->report.metric;
 	if (k == MF_METRIC_TIME && !m->weighted) {
-		fprintf(stderr, "mf_print: these profiles hold no time: record with "
-				"MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time\n");
+		fprintf(stderr, "mf_print: these profiles hold no time: record with malloc_freq "
+				"--weight time, or MALLOC_FREQ_WEIGHT=time, for --sort time and "
+				"--collapsed --time\n");
 		return 1;
 	}
 	if (k == MF_METRIC_TEMPORARY && !m->has_leaf_records) {
@@ -782,7 +783,7 @@ static int mf_lacking(const struct mf_args *a, const struct mf_model *m)
 	if ((a->report.leaks || k >= MF_METRIC_LEAKED_BLOCKS) && !m->has_lifetimes) {
 		fprintf(stderr,
 			"mf_print: %s: these profiles have no lifetimes (record them with "
-			"MALLOC_FREQ_LIFETIMES=1)\n",
+			"malloc_freq --lifetimes, or MALLOC_FREQ_LIFETIMES=1)\n",
 			a->report.leaks ? "--leaks" : mf_metric_info[k].name);
 		return 1;
 	}

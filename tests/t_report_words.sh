@@ -2,6 +2,7 @@
 # What the text reports say around the numbers, on a program built here from main.c and two
 # files of one base name, a/mod.c (30 calls) and b/mod.c (20 calls), run by a shell (two
 # processes), with lifetimes, and once sampled:
+# - a report that needs lifetimes, on a profile without them, names the launcher's --lifetimes;
 # - --list names each process's program and pid.
 . "$srcdir/tests/tap.sh"
 mkdir -p "$mf_work/src/a" "$mf_work/src/b"
@@ -44,6 +45,13 @@ run plain; ok $? "the program runs under the profiler, by a shell"
 run life MALLOC_FREQ_LIFETIMES=1; ok $? "and with lifetimes"
 run sampled MALLOC_FREQ_SAMPLE=3 MALLOC_FREQ_SEED=5; ok $? "and sampled"
 plain=$mf_work/plain life=$mf_work/life sampled=$mf_work/sampled
+
+# reports that need lifetimes
+for args in "--leaks" "--sort leaked" "--collapsed --weight peak"; do
+	"$MF_PRINT" $args "$plain" > /dev/null 2> "$mf_work/err"
+	like "$?:$(cat "$mf_work/err")" "^1:mf_print: .*no lifetimes \(record them with malloc_freq --lifetimes, or MALLOC_FREQ_LIFETIMES=1\)$" \
+		"$args without lifetimes: names the launcher's --lifetimes"
+done
 
 # --list
 "$MF_PRINT" --list "$plain" > "$mf_work/list" 2> "$mf_work/err"

@@ -51,7 +51,7 @@ ok $? "sampled 1 in 4: the time is not scaled ($all of $cpu ns)"
 rm -rf "$mf_work"/malloc_freq.*
 profile "$MF_TESTS/prog_weight" 2 0 > /dev/null
 "$MF_PRINT" --sort time "$mf_work"/malloc_freq.* > /dev/null 2> "$mf_work/err"; rc=$?
-is "$rc:$(cat "$mf_work/err")" "1:mf_print: these profiles hold no time: record with MALLOC_FREQ_WEIGHT=time for --sort time and --collapsed --time" \
+is "$rc:$(cat "$mf_work/err")" "1:mf_print: these profiles hold no time: record with malloc_freq --weight time, or MALLOC_FREQ_WEIGHT=time, for --sort time and --collapsed --time" \
 	"--sort time without time: said, exit 1"
 like "$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)" "^       calls       %       bytes    temp  call stack" \
 	"and the tree has no time column"
