@@ -240,8 +240,8 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
 		if (!entry[e])
 			continue;
-		fprintf(out, "%s%s %" PRIu64 " (%.1f%%)", sep, mf_entry_names[e], entry[e],
-			mf_text_pct(entry[e], calls));
+		fprintf(out, "%s%s %s%" PRIu64 " (%.1f%%)", sep, mf_entry_names[e],
+			m->estimated ? "~" : "", entry[e], mf_text_pct(entry[e], calls));
 		sep = ", ";
 	}
 	fprintf(out, "%s\n", calls ? "" : " no calls recorded");

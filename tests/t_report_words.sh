@@ -2,6 +2,7 @@
 # What the text reports say around the numbers, on a program built here from main.c and two
 # files of one base name, a/mod.c (30 calls) and b/mod.c (20 calls), run by a shell (two
 # processes), with lifetimes, and once sampled:
+# - a sampled run's counts by allocation function carry the "~" its headline has;
 # - a report that needs lifetimes, on a profile without them, names the launcher's --lifetimes;
 # - --list names each process's program and pid.
 . "$srcdir/tests/tap.sh"
@@ -45,6 +46,15 @@ run plain; ok $? "the program runs under the profiler, by a shell"
 run life MALLOC_FREQ_LIFETIMES=1; ok $? "and with lifetimes"
 run sampled MALLOC_FREQ_SAMPLE=3 MALLOC_FREQ_SEED=5; ok $? "and sampled"
 plain=$mf_work/plain life=$mf_work/life sampled=$mf_work/sampled
+
+# a sampled run's counts by function
+"$MF_PRINT" "$sampled" > "$mf_work/out" 2> /dev/null
+like "$(head -1 "$mf_work/out")" '^malloc_freq: ~[0-9]+ calls' "sampled: the headline's count is an estimate"
+by=$(sed -n 's/^  by function: //p' "$mf_work/out")
+like "$by" '^malloc ~[0-9]+ ' "sampled: so is malloc's count by function"
+is "$(echo "$by" | tr ',' '\n' | grep -vc ' ~[0-9]')" 0 "sampled: every count by function has its ~ ($by)"
+"$MF_PRINT" "$plain" > "$mf_work/out" 2> /dev/null
+is "$(grep -c '~' "$mf_work/out")" 0 "unsampled: no ~ anywhere"
 
 # reports that need lifetimes
 for args in "--leaks" "--sort leaked" "--collapsed --weight peak"; do
