@@ -441,10 +441,12 @@ int mf_report_diff(FILE *out, const struct mf_model *m, const struct mf_report_o
 	mf_diff_sorting = &d;
 	mf_diff_metric = k;
 	qsort(order, d.nstacks, sizeof(*order), mf_diff_cmp);
-	fprintf(out,
-		"\nStacks by change in %s (changes below %g%% of the larger total folded: "
-		"--threshold)\n\n%10s %12s %10s %10s  stack (allocation <- caller)\n",
-		mf_metric_info[k].name, o->threshold, "calls", "bytes", "base", "now");
+	fprintf(out, "\nStacks by change in %s", mf_metric_info[k].name);
+	if (o->threshold > 0)
+		fprintf(out, " (changes below %g%% of the larger total folded: --threshold)",
+			o->threshold);
+	fprintf(out, "\n\n%10s %12s %10s %10s  stack (allocation <- caller)\n", "calls", "bytes",
+		"base", "now");
 	size_t shown = 0;
 	for (size_t i = 0; i < d.nstacks; i++) {
 		const struct mf_diff_stack *s = &d.stacks[order[i]];

@@ -122,10 +122,12 @@ int mf_report_programs(FILE *out, const struct mf_model *m, const struct mf_repo
 	if (!r) {
 		uint64_t total = mf_model_total(m, o->metric, NULL);
 		mf_fold_sort(&f, o->metric, total, o->threshold, l.rank);
-		fprintf(out,
-			"\nPrograms, the busiest first; below %g%% of all %s they are folded "
-			"(--threshold; --processes lists every process)\n\n",
-			o->threshold, mf_metric_info[o->metric].plural);
+		fputs("\nPrograms, the busiest first", out);
+		if (o->threshold > 0)
+			fprintf(out, "; below %g%% of all %s they are folded (--threshold;",
+				o->threshold, mf_metric_info[o->metric].plural);
+		fprintf(out, "%s--processes lists every process)\n\n",
+			o->threshold > 0 ? " " : " (");
 		fprintf(out, "%12s %7s %11s %6s %7s %6s  %s\n", "calls", "%", "bytes", "procs",
 			"threads", "files", "program: how it ended");
 		size_t folded = 0, fold_procs = 0, fold_threads = 0, fold_files = 0;

@@ -153,16 +153,13 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m, const struct mf
 		mf_hist_sort_value = value[o->metric];
 		qsort(order, n, sizeof(*order), mf_hist_cmp);
 		uint64_t total = mf_model_total(m, o->metric, NULL);
-		if (leaks)
-			fprintf(out,
-				"\nStacks with blocks not freed at the end (leaked), by %s; stacks "
-				"below %g%% are folded (--threshold)\n\n",
-				mf_metric_info[o->metric].plural, o->threshold);
-		else
-			fprintf(out,
-				"\nSize histograms of the stacks, by %s; stacks below %g%% are "
-				"folded (--threshold)\n\n",
-				mf_metric_info[o->metric].plural, o->threshold);
+		fprintf(out,
+			leaks ? "\nStacks with blocks not freed at the end (leaked), by %s"
+			      : "\nSize histograms of the stacks, by %s",
+			mf_metric_info[o->metric].plural);
+		if (o->threshold > 0)
+			fprintf(out, "; stacks below %g%% are folded (--threshold)", o->threshold);
+		fputs("\n\n", out);
 		fprintf(out, "%12s %7s %11s %7s%s%s  %s\n", "calls", "%", "bytes", "temp",
 			mf_model_holds(m, MF_METRIC_SHORT) ? "   short" : "",
 			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "",

@@ -131,12 +131,12 @@ int mf_report_threads(FILE *out, const struct mf_model *m, const struct mf_repor
 		uint64_t total = mf_model_total(m, metric, NULL);
 		mf_fold_sort(&f, metric, total, o->threshold, l.rank);
 		const char *what = mf_metric_info[metric].plural;
-		fprintf(
-		    out,
-		    "\n%c%s%s per thread, by the function that called the allocator; sites below "
-		    "%g%% are folded (--threshold)\n\n",
-		    toupper((unsigned char)what[0]), what + 1,
-		    metric == MF_METRIC_TIME ? " (ns)" : "", o->threshold);
+		fprintf(out, "\n%c%s%s per thread, by the function that called the allocator",
+			toupper((unsigned char)what[0]), what + 1,
+			metric == MF_METRIC_TIME ? " (ns)" : "");
+		if (o->threshold > 0)
+			fprintf(out, "; sites below %g%% are folded (--threshold)", o->threshold);
+		fputs("\n\n", out);
 		mf_threads_header(out, m, order, ncols, n - ncols);
 		uint64_t fold_cols[MF_THREAD_COLUMNS + 1] = {0};
 		for (size_t g = 0; g < f.count; g++) {

@@ -151,8 +151,11 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 		}
 		t.total = mf_model_total(m, o->metric, NULL);
 		t.rooted = mf_labels_rooted(&l, o->merge_processes);
-		fprintf(out, "\n%s; paths below %g%% of all %s are folded (--threshold)\n\n",
-			spec->heading, o->threshold, mf_metric_info[o->metric].plural);
+		fprintf(out, "\n%s", spec->heading);
+		if (o->threshold > 0) /* (-t 0: nothing is folded, nothing to say) */
+			fprintf(out, "; paths below %g%% of all %s are folded (--threshold)",
+				o->threshold, mf_metric_info[o->metric].plural);
+		fputs("\n\n", out);
 		fprintf(out, "%12s %7s %11s%s%s%s%s  %s\n", "calls", "%", "bytes",
 			m->weighted ? "      cpu ms" : "", m->has_leaf_records ? "    temp" : "",
 			mf_model_holds(m, MF_METRIC_SHORT) ? "   short" : "",

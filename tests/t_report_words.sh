@@ -2,6 +2,7 @@
 # What the text reports say around the numbers, on a program built here from main.c and two
 # files of one base name, a/mod.c (30 calls) and b/mod.c (20 calls), run by a shell (two
 # processes), with lifetimes, and once sampled:
+# - --threshold 0 folds nothing, and no heading says that paths below 0% are folded;
 # - a sampled run's counts by allocation function carry the "~" its headline has;
 # - a report that needs lifetimes, on a profile without them, names the launcher's --lifetimes;
 # - --list names each process's program and pid.
@@ -46,6 +47,17 @@ run plain; ok $? "the program runs under the profiler, by a shell"
 run life MALLOC_FREQ_LIFETIMES=1; ok $? "and with lifetimes"
 run sampled MALLOC_FREQ_SAMPLE=3 MALLOC_FREQ_SEED=5; ok $? "and sampled"
 plain=$mf_work/plain life=$mf_work/life sampled=$mf_work/sampled
+
+# --threshold 0
+for args in "" "--caller" "--threads" "--histogram" "--diff $plain"; do
+	"$MF_PRINT" -t 0 $args "$plain" > "$mf_work/out" 2> /dev/null
+	is "$?:$(grep -c 'folded\|below 0%' "$mf_work/out")" "0:0" "-t 0 ${args:---}: nothing said of folding"
+done
+"$MF_PRINT" -t 0 --leaks "$life" > "$mf_work/out" 2> /dev/null
+is "$?:$(grep -c 'folded\|below 0%' "$mf_work/out")" "0:0" "-t 0 --leaks: nothing said of folding"
+"$MF_PRINT" "$plain" > "$mf_work/out" 2> /dev/null
+is "$(grep -c 'below 1% .*folded\|below 1% are folded' "$mf_work/out")" 2 \
+	"the default threshold: the programs and the tree say what they fold"
 
 # a sampled run's counts by function
 "$MF_PRINT" "$sampled" > "$mf_work/out" 2> /dev/null
