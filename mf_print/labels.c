@@ -17,8 +17,116 @@ static const char *mf_basename(const char *p)
 	return s ? s + 1 : p;
 }
 
+/* ---- file names: the base name, or as many directories more as tell two files apart ----- */
+
+/* The file names of the model's frames, each distinct one once, in strcmp order, with the
+ * tail of each that a label shows. */
+struct mf_files {
+	const char **path, **shown;
+	size_t count;
+};
+
+static int mf_path_cmp(const void *a, const void *b)
+{
+	return strcmp(*(const char *const *)a, *(const char *const *)b);
+}
+
+static const char *const *mf_base_paths;
+static int mf_base_cmp(const void *a, const void *b)
+{
+	const char *x = mf_base_paths[*(const uint32_t *)a],
+		   *y = mf_base_paths[*(const uint32_t *)b];
+	int c = strcmp(mf_basename(x), mf_basename(y));
+	return c ? c : strcmp(x, y);
+}
+
+/* The tail of path from its k-th last '/' on (the whole path when it has fewer). */
+static const char *mf_path_tail(const char *path, int k)
+{
+	const char *at = path + strlen(path);
+	while (at > path) {
+		if (at[-1] == '/' && --k == 0)
+			return at;
+		at--;
+	}
+	return path;
+}
+
+/* Whether path ends in tail, a whole number of its components. */
+static int mf_path_ends_in(const char *path, const char *tail)
+{
+	size_t lp = strlen(path), lt = strlen(tail);
+	return lp >= lt && !strcmp(path + lp - lt, tail) && (lp == lt || path[lp - lt - 1] == '/');
+}
+
+/* For the files of one base name (their indexes in fl->path: group[0..n)), the shortest tail
+ * of each that no other one ends in. */
+static void mf_files_tell_apart(struct mf_files *fl, const uint32_t *group, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		const char *path = fl->path[group[i]], *tail = path;
+		for (int k = 1; (tail = mf_path_tail(path, k)) != path; k++) {
+			size_t j = 0;
+			while (j < n && (j == i || !mf_path_ends_in(fl->path[group[j]], tail)))
+				j++;
+			if (j == n)
+				break;
+		}
+		fl->shown[group[i]] = tail;
+	}
+}
+
+static int mf_files_build(struct mf_files *fl, const struct mf_model *m)
+{
+	size_t n = 0, cap = m->nframes ? m->nframes : 1;
+	fl->path = malloc(cap * sizeof(*fl->path));
+	fl->shown = malloc(cap * sizeof(*fl->shown));
+	uint32_t *order = malloc(cap * sizeof(*order));
+	if (!fl->path || !fl->shown || !order) {
+		free(order);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < m->nframes; i++)
+		if (m->frames[i].file)
+			fl->path[n++] = m->frames[i].file;
+	qsort(fl->path, n, sizeof(*fl->path), mf_path_cmp);
+	for (size_t i = 0; i < n; i++)
+		if (!fl->count || strcmp(fl->path[fl->count - 1], fl->path[i]))
+			fl->path[fl->count++] = fl->path[i];
+	for (size_t i = 0; i < fl->count; i++)
+		order[i] = (uint32_t)i;
+	mf_base_paths = fl->path;
+	qsort(order, fl->count, sizeof(*order), mf_base_cmp);
+	for (size_t i = 0, j; i < fl->count; i = j) {
+		const char *base = mf_basename(fl->path[order[i]]);
+		for (j = i + 1; j < fl->count && !strcmp(base, mf_basename(fl->path[order[j]]));
+		     j++)
+			;
+		if (j - i == 1)
+			fl->shown[order[i]] = base;
+		else
+			mf_files_tell_apart(fl, order + i, j - i);
+	}
+	free(order);
+	return 0;
+}
+
+static const char *mf_files_shown(const struct mf_files *fl, const char *file)
+{
+	const char **at = bsearch(&file, fl->path, fl->count, sizeof(*fl->path), mf_path_cmp);
+	return at ? fl->shown[at - fl->path] : mf_basename(file);
+}
+
+static void mf_files_free(struct mf_files *fl)
+{
+	free(fl->path);
+	free(fl->shown);
+	memset(fl, 0, sizeof(*fl));
+}
+
 static void mf_frame_text(char *buf, size_t size, const struct mf_model *m,
-			  const struct mf_frame *f, enum mf_label_style style, int full_names)
+			  const struct mf_frame *f, enum mf_label_style style, int full_names,
+			  const struct mf_files *fl)
 {
 	if (f->kind == MF_FRAME_ENTRY) {
 		snprintf(buf, size, "%s", mf_entry_names[f->offset]);
@@ -54,7 +162,7 @@ static void mf_frame_text(char *buf, size_t size, const struct mf_model *m,
 			 style == MF_LABEL_LINE && inlined ? " [inlined]" : "");
 	else
 		snprintf(buf, size, "%s%s %s:%u", fn, inlined ? " [inlined]" : "",
-			 mf_basename(f->file), f->line);
+			 mf_files_shown(fl, f->file), f->line);
 }
 
 static uint64_t mf_label_rehash(const void *ctx, uint32_t id)
@@ -104,12 +212,20 @@ int mf_labels_build(struct mf_labels *l, const struct mf_model *m, enum mf_label
 	if (!l->of_frame || mf_idset_init(&l->set, 1024))
 		return -ENOMEM;
 	char text[8192];
-	for (size_t i = 0; i < m->nframes; i++) {
-		mf_frame_text(text, sizeof(text), m, &m->frames[i], style, full_names);
-		int r = mf_labels_add(l, text, &l->of_frame[i]);
-		if (r)
-			return r;
+	struct mf_files fl = {0};
+	if (style == MF_LABEL_LINE && mf_files_build(&fl, m)) {
+		mf_files_free(&fl);
+		return -ENOMEM;
 	}
+	for (size_t i = 0; i < m->nframes; i++) {
+		mf_frame_text(text, sizeof(text), m, &m->frames[i], style, full_names, &fl);
+		int r = mf_labels_add(l, text, &l->of_frame[i]);
+		if (r) {
+			mf_files_free(&fl);
+			return r;
+		}
+	}
+	mf_files_free(&fl);
 	/* Programs: after the frames, so a new label means a new program. */
 	l->of_process = malloc((m->nprocesses ? m->nprocesses : 1) * sizeof(*l->of_process));
 	if (!l->of_process)

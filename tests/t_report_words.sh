@@ -2,6 +2,8 @@
 # What the text reports say around the numbers, on a program built here from main.c and two
 # files of one base name, a/mod.c (30 calls) and b/mod.c (20 calls), run by a shell (two
 # processes), with lifetimes, and once sampled:
+# - the tree names each file by enough of its path to tell the two mod.c apart (a/mod.c,
+#   b/mod.c), a file whose base name is its own by that alone (main.c);
 # - --threshold 0 folds nothing, and no heading says that paths below 0% are folded;
 # - a sampled run's counts by allocation function carry the "~" its headline has;
 # - a report that needs lifetimes, on a profile without them, names the launcher's --lifetimes;
@@ -47,6 +49,15 @@ run plain; ok $? "the program runs under the profiler, by a shell"
 run life MALLOC_FREQ_LIFETIMES=1; ok $? "and with lifetimes"
 run sampled MALLOC_FREQ_SAMPLE=3 MALLOC_FREQ_SEED=5; ok $? "and sampled"
 plain=$mf_work/plain life=$mf_work/life sampled=$mf_work/sampled
+
+# file names
+"$MF_PRINT" -t 0 "$plain" > "$mf_work/tree" 2> /dev/null
+like "$(cat "$mf_work/tree")" ' mod_a a/mod\.c:[0-9]+$' "the tree: mod_a in a/mod.c"
+like "$(cat "$mf_work/tree")" ' mod_b b/mod\.c:[0-9]+$' "the tree: mod_b in b/mod.c"
+like "$(cat "$mf_work/tree")" ' main main\.c:[0-9]+$' "the tree: main in main.c, its base name alone"
+"$MF_PRINT" --collapsed --lines "$plain" > "$mf_work/lines" 2> /dev/null
+is "$(calls "$mf_work/lines" 'mod_a a/mod\.c:[0-9]+;malloc$') $(calls "$mf_work/lines" 'mod_b b/mod\.c:[0-9]+;malloc$')" \
+	"30 20" "--collapsed --lines: the same names, 30 and 20 calls"
 
 # --threshold 0
 for args in "" "--caller" "--threads" "--histogram" "--diff $plain"; do
