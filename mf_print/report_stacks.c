@@ -17,13 +17,16 @@
 #define MF_BAR_WIDTH   40
 #define MF_STACK_SHOWN 4 /* frames named per stack, innermost first */
 
-static const uint64_t *mf_hist_sort_value;
+/* Stacks by a value, largest first, where it ties by a second (NULL: none), then in order. */
+static const uint64_t *mf_hist_sort_value, *mf_hist_sort_tie;
 static int mf_hist_cmp(const void *a, const void *b)
 {
 	uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
 	uint64_t vx = mf_hist_sort_value[x], vy = mf_hist_sort_value[y];
 	if (vx != vy)
 		return vx > vy ? -1 : 1;
+	if (mf_hist_sort_tie && mf_hist_sort_tie[x] != mf_hist_sort_tie[y])
+		return mf_hist_sort_tie[x] > mf_hist_sort_tie[y] ? -1 : 1;
 	return x < y ? -1 : x > y;
 }
 
@@ -151,6 +154,9 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m, const struct mf
 		for (size_t s = 0; s < n; s++)
 			order[s] = (uint32_t)s;
 		mf_hist_sort_value = value[o->metric];
+		/* (leaked malloc(0) blocks hold no bytes: where bytes tie, the more blocks first)
+		 */
+		mf_hist_sort_tie = leaks ? value[MF_METRIC_LEAKED_BLOCKS] : NULL;
 		qsort(order, n, sizeof(*order), mf_hist_cmp);
 		uint64_t total = mf_model_total(m, o->metric, NULL);
 		fprintf(out,
@@ -171,8 +177,9 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m, const struct mf
 			uint32_t s = order[i];
 			uint64_t v[MF_METRICS];
 			mf_fold_row(v, value, s);
-			if (!v[o->metric] || (leaks && !v[MF_METRIC_LEAKED_BLOCKS]))
-				continue;
+			if (leaks ? !v[MF_METRIC_LEAKED_BLOCKS] : !v[o->metric])
+				continue; /* (a leaking stack is never left out, whatever its bytes)
+					   */
 			if (mf_text_pct(v[o->metric], total) < o->threshold) {
 				mf_fold_add_row(folded, v, &flag);
 				nfolded++;

@@ -1,0 +1,63 @@
+#!/bin/sh
+# The leaks and the peak as the reports state them, on a program built here (lifetimes on):
+#   site_kept    3 blocks of 100 bytes, leaked
+#   site_many   30 blocks of malloc(0), leaked: 0 bytes
+#   site_few     5 blocks of malloc(0), leaked
+#   a forked child: site_child 20 blocks of 2000 bytes, freed (its own peak), then it exits
+#   then snapshot "mid", and site_late 10 blocks of 1000 bytes, freed
+# --leaks leaves out no leaking stack, 0 bytes or not: where bytes tie, the more blocks first.
+. "$srcdir/tests/tap.sh"
+cat > "$mf_work/p.c" << 'PROG'
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include "malloc_freq.h"
+#pragma weak malloc_freq_snapshot
+static void *volatile keep[64];
+#define SITE(name, size) __attribute__((noinline)) static void *name(void) { return malloc(size); }
+SITE(site_kept, 100) SITE(site_many, 0) SITE(site_few, 0) SITE(site_child, 2000) SITE(site_late, 1000)
+static void take(void *(*site)(void), int n, int at) { for (int i = 0; i < n; i++) keep[at + i] = site(); }
+static void drop(int n, int at) { for (int i = 0; i < n; i++) free(keep[at + i]); }
+int main(void)
+{
+	take(site_kept, 3, 0);
+	take(site_many, 30, 3);
+	take(site_few, 5, 33);
+	pid_t pid = fork();
+	if (pid == 0) {
+		take(site_child, 20, 40);
+		drop(20, 40);
+		_exit(0);
+	}
+	int status;
+	if (pid < 0 || waitpid(pid, &status, 0) != pid || status != 0)
+		return 1;
+	if (malloc_freq_snapshot && malloc_freq_snapshot("mid") < 0)
+		return 1;
+	take(site_late, 10, 40);
+	drop(10, 40);
+	return 0;
+}
+PROG
+$CC -O1 -g -fno-omit-frame-pointer -fno-builtin -I"$srcdir/include" -o "$mf_work/p" "$mf_work/p.c" ||
+	bail "cannot build the program"
+MALLOC_FREQ_LIFETIMES=1 profile_within 60 "$mf_work/p"; is "$?" 0 "the program runs with lifetimes"
+[ "$(ls -d "$mf_work"/malloc_freq.* | wc -l)" = 2 ] || bail "not two profile directories"
+
+# --leaks
+"$MF_PRINT" --leaks -t 0 "$mf_work" > "$mf_work/leaks" 2> /dev/null; is "$?" 0 "--leaks -t 0: exits 0"
+summary=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks.*/\1/p' "$mf_work/leaks")
+rows=$(awk '/^Stacks with blocks/ { s = 1 } s && /^ +calls +%/ { on = 1; next } on && NF { print }' "$mf_work/leaks")
+listed=$(echo "$rows" | awk '{ s += $6 } END { print s + 0 }')
+is "$listed" "$summary" "--leaks -t 0 lists every leaked block the summary counts ($summary)"
+site() { echo "$rows" | grep "<- $1 " | awk '{ print $6 }'; }
+is "$(site site_kept) $(site site_many) $(site site_few)" "3 30 5" \
+	"site_kept's 3 blocks, and the 30 and 5 zero-byte blocks of site_many and site_few"
+is "$(echo "$rows" | grep -o '<- site_[a-z]*' | tr '\n' ' ')" "<- site_kept <- site_many <- site_few " \
+	"by leaked bytes; where they tie (0 B), the more blocks first"
+"$MF_PRINT" --leaks "$mf_work" > "$mf_work/leaks1" 2> /dev/null
+rows=$(awk '/^Stacks with blocks/ { s = 1 } s && /^ +calls +%/ { on = 1; next } on && NF { print }' "$mf_work/leaks1")
+is "$(echo "$rows" | awk '{ s += $6 } END { print s + 0 }')" "$summary" \
+	"--leaks at the default threshold: the folded line counts the rest ($summary blocks in all)"
+
+done_testing
