@@ -156,6 +156,60 @@ static void mf_summary_uncounted(FILE *out, const struct mf_model *m, uint64_t c
 			nested);
 }
 
+/* With lifetimes, the peak of live bytes: one figure, the at-peak column's total (each
+ * process's own peak, summed: what --json's totals say too). In a window the stacks' columns
+ * are differences of two states, so the peak said is the run's, and said to be. */
+static void mf_summary_peak(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	const struct mf_process *top = NULL; /* (the one process with a peak; NULL: several) */
+	size_t peaks = 0;
+	int flag = 0;
+	uint64_t rate = mf_model_rate(m), run = 0;
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		const struct mf_process *p = &m->processes[i];
+		if (!p->peak_bytes)
+			continue;
+		peaks++;
+		top = p;
+		run = mf_sat_add(
+		    run, mf_sat_mul(p->peak_bytes, p->sample_rate ? p->sample_rate : 1, &flag),
+		    &flag);
+	}
+	char pb[32], when[64] = "", est[2] = {rate > 1 ? '~' : 0, 0};
+	if (peaks == 1 && top->peak_ns && top->start_ns && top->peak_ns >= top->start_ns)
+		snprintf(when, sizeof(when), ", %.3f s after its start%s%s",
+			 (double)(top->peak_ns - top->start_ns) / 1e9,
+			 m->nprocesses > 1 ? ", of " : "", m->nprocesses > 1 ? top->name : "");
+	else if (peaks == 1)
+		snprintf(when, sizeof(when), ", at its end%s%s", m->nprocesses > 1 ? ", of " : "",
+			 m->nprocesses > 1 ? top->name : "");
+	if (o->window && o->window[0]) { /* (sampled: the sampled blocks' peak, scaled) */
+		if (!run)
+			return;
+		mf_text_bytes(pb, sizeof(pb), run);
+		fprintf(out,
+			"  peak of the whole run, not of these counts (a snapshot keeps no peak of "
+			"its own): %s%s live%s%s\n",
+			est, pb, when, peaks > 1 ? ", each process's own summed" : "");
+		return;
+	}
+	uint64_t bytes = mf_model_total(m, MF_METRIC_PEAK, NULL);
+	uint64_t blocks = mf_model_total(m, MF_METRIC_PEAK_BLOCKS, NULL);
+	if (!bytes && !blocks)
+		return;
+	mf_text_bytes(pb, sizeof(pb), bytes);
+	fprintf(out, "  peak: %s%s live in %s%" PRIu64 " blocks%s (the at-peak column: %s)\n", est,
+		pb, est, blocks, peaks > 1 ? ", each process's own peak summed" : when,
+		peaks > 1 ? "what each stack held at its process's peak"
+			  : "what each stack held then");
+	if (rate > 1)
+		fprintf(out,
+			"  (sampled: the sampled blocks' most live bytes, times %" PRIu64
+			", and what each stack held then, scaled alike; it runs high when live "
+			"bytes stay near their peak for long)\n",
+			rate);
+}
+
 /* With lifetimes: the leaked blocks, the short-lived (--short-lived) and the peak. */
 static void mf_summary_lifetimes(FILE *out, const struct mf_model *m,
 				 const struct mf_report_options *o, uint64_t calls)
@@ -185,36 +239,7 @@ static void mf_summary_lifetimes(FILE *out, const struct mf_model *m,
 			m->estimated ? "~" : "", n, mf_text_pct(n, calls), under,
 			o->short_lived ? o->short_lived : "", m->short_buckets - 1);
 	}
-	/* (sampled: the sampled blocks' peak, scaled as they are) */
-	const struct mf_process *top = NULL;
-	uint64_t top_bytes = 0;
-	for (size_t i = 0; i < m->nprocesses; i++) {
-		const struct mf_process *p = &m->processes[i];
-		uint64_t pb = mf_sat_mul(p->peak_bytes, p->sample_rate ? p->sample_rate : 1, &flag);
-		if (!top || pb > top_bytes)
-			top = p, top_bytes = pb;
-	}
-	if (top && top_bytes) {
-		char pb[32], when[64] = "at its end";
-		uint64_t rate = top->sample_rate ? top->sample_rate : 1;
-		mf_text_bytes(pb, sizeof(pb), top_bytes);
-		if (top->peak_ns && top->start_ns && top->peak_ns >= top->start_ns)
-			snprintf(when, sizeof(when), "%.3f s after its start",
-				 (double)(top->peak_ns - top->start_ns) / 1e9);
-		fprintf(out,
-			"  peak: %s%s live in %s%" PRIu64 " blocks, %s%s%s (the at-peak column: "
-			"what each stack held then)\n",
-			rate > 1 ? "~" : "", pb, rate > 1 ? "~" : "",
-			mf_sat_mul(top->peak_blocks, rate, &flag), when,
-			m->nprocesses > 1 ? ", of " : "", m->nprocesses > 1 ? top->name : "");
-		if (rate > 1)
-			fprintf(out,
-				"  (sampled: the sampled blocks' most live bytes, times "
-				"%" PRIu64
-				", and what each stack held then, scaled alike; it runs high "
-				"when live bytes stay near their peak for long)\n",
-				rate);
-	}
+	mf_summary_peak(out, m, o);
 }
 
 int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o)

@@ -6,6 +6,8 @@
 #   a forked child: site_child 20 blocks of 2000 bytes, freed (its own peak), then it exits
 #   then snapshot "mid", and site_late 10 blocks of 1000 bytes, freed
 # --leaks leaves out no leaking stack, 0 bytes or not: where bytes tie, the more blocks first.
+# The summary states the peak once, the figure the at-peak column and --json total; in a
+# window (--since mid) it says the peak is the whole run's, never a window's blocks beside it.
 . "$srcdir/tests/tap.sh"
 cat > "$mf_work/p.c" << 'PROG'
 #include <stdlib.h>
@@ -60,4 +62,29 @@ rows=$(awk '/^Stacks with blocks/ { s = 1 } s && /^ +calls +%/ { on = 1; next } 
 is "$(echo "$rows" | awk '{ s += $6 } END { print s + 0 }')" "$summary" \
 	"--leaks at the default threshold: the folded line counts the rest ($summary blocks in all)"
 
+# the peak
+"$MF_PRINT" "$mf_work" > "$mf_work/out" 2> /dev/null
+peak=$(grep '^  peak' "$mf_work/out")
+is "$(grep -c '^  peak' "$mf_work/out")" 1 "the summary states the peak once"
+"$MF_PRINT" --json "$mf_work" > "$mf_work/json" 2> /dev/null
+jbytes=$(sed -n 's/.*"summary".*"total": {[^}]*"peak": \([0-9]*\).*/\1/p' "$mf_work/json" | head -1)
+jblocks=$(sed -n 's/.*"summary".*"total": {[^}]*"peak-blocks": \([0-9]*\).*/\1/p' "$mf_work/json" | head -1)
+if [ -z "$jbytes" ] && command -v python3 > /dev/null; then
+	jbytes=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["total"]["peak"])' "$mf_work/json")
+	jblocks=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["summary"]["total"]["peak-blocks"])' "$mf_work/json")
+fi
+"$MF_PRINT" --collapsed --weight peak "$mf_work" > "$mf_work/cb" 2> /dev/null
+"$MF_PRINT" --collapsed --weight peak-blocks "$mf_work" > "$mf_work/cn" 2> /dev/null
+cbytes=$(calls "$mf_work/cb" .) cblocks=$(calls "$mf_work/cn" .)
+is "$jbytes $jblocks" "$cbytes $cblocks" "--json's peak total is the at-peak column's ($cbytes B in $cblocks blocks)"
+[ "$cblocks" -ge 58 ]; ok $? "which holds both processes' peaks: the child's 20 blocks and the parent's 38 or more"
+want=$(awk -v b="$cbytes" 'BEGIN { u = 0; v = b; while (v >= 1024 && u < 6) { v /= 1024; u++ }
+	split("B KiB MiB GiB", n, " "); if (u == 0) printf "%d B", b; else printf "%.1f %s", v, n[u + 1] }')
+like "$peak" "^  peak: $want live in $cblocks blocks, each process's own peak summed " \
+	"the summary says that figure: $want in $cblocks blocks, each process's own peak summed"
+"$MF_PRINT" --since mid "$mf_work" > "$mf_work/since" 2> /dev/null
+peak=$(grep '^  peak' "$mf_work/since")
+like "$peak" "^  peak of the whole run, not of these counts .*: [0-9.]+ [KMG]?i?B live" \
+	"--since mid: the peak said to be the whole run's ($peak)"
+is "$(echo "$peak" | grep -c ' blocks')" 0 "--since mid: no count of blocks beside it"
 done_testing
