@@ -762,6 +762,24 @@ static int mf_load_base(struct mf_model *base, const struct mf_args *a, struct m
 	return r;
 }
 
+/* The window of counts no option chose: a snapshot directory named as a profile directory,
+ * or the processes' last malloc_freq_reset; said in the summary. */
+static void mf_window_implied(struct mf_args *a)
+{
+	if (a->windows)
+		return;
+	if (a->load.snapshots && !a->load.resets) {
+		char text[sizeof(a->load.snapshot) * 3 + 8];
+		snprintf(a->window, sizeof(a->window), "as of the snapshot%s %s",
+			 a->load.snapshots > 1 ? "s named, the first" : "",
+			 mf_text_escape(a->load.snapshot, text, sizeof(text)));
+	} else if (a->load.resets)
+		snprintf(a->window, sizeof(a->window),
+			 "since the last malloc_freq_reset of %zu process%s (--since 0: the whole "
+			 "run)",
+			 a->load.resets, a->load.resets == 1 ? "" : "es");
+}
+
 /* Whether the report asked for needs a column the profiles do not hold (time, temporaries,
  * lifetimes); said on stderr. */
 static int mf_lacking(const struct mf_args *a, const struct mf_model *m)
@@ -831,16 +849,7 @@ int main(int argc, char **argv)
 		r = mf_load_dir(&m, &found.v[i], &a.load);
 	if (!r)
 		a.load.failed |= mf_load_lacking(&a.load);
-	if (a.load.snapshots && !a.windows && !a.load.resets) {
-		char text[sizeof(a.load.snapshot) * 3 + 8];
-		snprintf(a.window, sizeof(a.window), "as of the snapshot%s %s",
-			 a.load.snapshots > 1 ? "s named, the first" : "",
-			 mf_text_escape(a.load.snapshot, text, sizeof(text)));
-	} else if (a.load.resets && !a.windows)
-		snprintf(a.window, sizeof(a.window),
-			 "since the last malloc_freq_reset of %zu process%s (--since 0: the whole "
-			 "run)",
-			 a.load.resets, a.load.resets == 1 ? "" : "es");
+	mf_window_implied(&a);
 	a.report.window = a.window;
 	if (!r)
 		r = mf_model_finish(&m);

@@ -135,6 +135,123 @@ static int mf_node_unwritten(const struct mf_node *x)
 	return !x->rel_pc && !x->parent && !x->module && !x->calls && !x->bytes;
 }
 
+/* Node i of nodes (a node, not a record) against its parent: its place in the tree and what
+ * its kind allows. rec: which slots are records (version 4 on; NULL before). 0, or -1 with
+ * why in err. */
+static int mf_node_check(const struct mf_node *nodes, uint64_t i, const unsigned char *rec,
+			 uint32_t version, char *err, size_t errlen)
+{
+	const struct mf_node *x = &nodes[i];
+	if (x->parent >= i) {
+		mf_fail(err, errlen, "corrupt node %llu (parent %u is not before it)",
+			(unsigned long long)i, x->parent);
+		return -1;
+	}
+	if (rec && rec[x->parent / 8] >> x->parent % 8 & 1) {
+		mf_fail(err, errlen, "corrupt node %llu (parent %u is a record)",
+			(unsigned long long)i, x->parent);
+		return -1;
+	}
+	const struct mf_node *up = &nodes[x->parent];
+	if (x->module == MF_MODULE_SIZES && version >= 4) {
+		if (up->module != MF_MODULE_ENTRY || x->rel_pc || x->calls || x->bytes) {
+			mf_fail(err, errlen, "corrupt node %llu (size histogram not of a leaf)",
+				(unsigned long long)i);
+			return -1;
+		}
+		return 0;
+	}
+	if ((x->module == MF_MODULE_WEIGHT) != (x->parent && up->module == MF_MODULE_ENTRY)) {
+		mf_fail(err, errlen, "corrupt node %llu (%s)", (unsigned long long)i,
+			x->module == MF_MODULE_WEIGHT ? "a time not under a leaf"
+						      : "under an allocation leaf");
+		return -1;
+	}
+	if (x->parent && (up->module == MF_MODULE_WEIGHT || up->module == MF_MODULE_SIZES)) {
+		mf_fail(err, errlen, "corrupt node %llu (under a %s)", (unsigned long long)i,
+			up->module == MF_MODULE_WEIGHT ? "time" : "size histogram");
+		return -1;
+	}
+	if (x->module == MF_MODULE_ENTRY && x->rel_pc >= MF_ENTRY_COUNT) {
+		mf_fail(err, errlen, "corrupt node %llu (entry point %llu)", (unsigned long long)i,
+			(unsigned long long)x->rel_pc);
+		return -1;
+	}
+	int under_tags = x->parent == 0 || up->module == MF_MODULE_TAG;
+	if (x->module == MF_MODULE_TAG && (!under_tags || x->rel_pc >= MF_TAGS_MAX)) {
+		mf_fail(err, errlen, "corrupt node %llu (a tag not under the root or a tag)",
+			(unsigned long long)i);
+		return -1;
+	}
+	if (x->module == MF_MODULE_TRUNCATED && !under_tags) {
+		mf_fail(err, errlen, "corrupt node %llu (truncation mark below the root)",
+			(unsigned long long)i);
+		return -1;
+	}
+	if (x->module != MF_MODULE_ENTRY &&
+	    (x->calls || (x->bytes && x->module != MF_MODULE_WEIGHT))) {
+		mf_fail(err, errlen, "corrupt node %llu (counts on a frame that is not a leaf)",
+			(unsigned long long)i);
+		return -1;
+	}
+	if (x->module >= MF_MODULE_MAX && x->module != MF_MODULE_ENTRY &&
+	    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE &&
+	    x->module != MF_MODULE_TAG && x->module != MF_MODULE_WEIGHT) {
+		mf_fail(err, errlen, "corrupt node %llu (module %u)", (unsigned long long)i,
+			x->module);
+		return -1;
+	}
+	return 0;
+}
+
+/* A thread file's header, read from data (size bytes) into h and checked: the nodes the file
+ * has room for in *room; a file cut short sets *cut to the nodes its header counts (with
+ * why in err, not an error). 0, or -1 with why in err. */
+static int mf_header_check(const unsigned char *data, size_t size, struct mf_prof_header *h,
+			   uint64_t *room, uint64_t *cut, char *err, size_t errlen)
+{
+	if (mf_check_size(size, MF_HEADER_SIZE, err, errlen))
+		return -1;
+	memcpy(h, data, sizeof(*h));
+	if (mf_check_common(h->magic, MF_PROF_MAGIC, h->version, h->byte_order, err, errlen))
+		return -1;
+	if (h->header_size != MF_HEADER_SIZE || h->node_size != sizeof(struct mf_node)) {
+		mf_fail(err, errlen, "corrupt header (header size %u, node size %u)",
+			h->header_size, h->node_size);
+		return -1;
+	}
+	if (h->state > MF_STATE_SNAPSHOT) {
+		mf_fail(err, errlen, "corrupt header (state %u)", h->state);
+		return -1;
+	}
+	if (h->sample_rate == 0) {
+		mf_fail(err, errlen, "corrupt header (sample rate 0)");
+		return -1;
+	}
+	*room = size < MF_HEADER_SIZE ? 0 : (size - MF_HEADER_SIZE) / sizeof(struct mf_node);
+	/* A file cut short (a copy that stopped) keeps the nodes before the cut: those are read,
+	 * up to the last whole leaf record, and out->cut says so. */
+	if (h->node_count > *room) {
+		mf_fail(err, errlen, "truncated: the header counts %llu nodes, the file holds %llu",
+			(unsigned long long)h->node_count, (unsigned long long)*room);
+		if (!*room)
+			return -1;
+		*cut = h->node_count;
+	}
+	if (h->node_count > UINT32_MAX) {
+		mf_fail(err, errlen, "corrupt header (%llu nodes)",
+			(unsigned long long)h->node_count);
+		return -1;
+	}
+	if (h->version < 4)
+		h->records = 0; /* (reserved then) */
+	if (h->records & ~MF_RECORD_LIFE) {
+		mf_fail(err, errlen, "corrupt header (records 0x%x)", h->records);
+		return -1;
+	}
+	return 0;
+}
+
 /* mapped: data is a file's mapping, whose pages are let go once checked. */
 static int mf_parse_profile_in(const unsigned char *data, size_t size, const char *path,
 			       struct mf_profile *out, char *err, size_t errlen, int mapped)
@@ -152,46 +269,9 @@ static int mf_parse_profile_in(const unsigned char *data, size_t size, const cha
 			 size ? "no header" : "empty");
 		return 1;
 	}
-	if (mf_check_size(size, MF_HEADER_SIZE, err, errlen))
+	uint64_t room;
+	if (mf_header_check(data, size, &h, &room, &out->cut, err, errlen))
 		return -1;
-	memcpy(&h, data, sizeof(h));
-	if (mf_check_common(h.magic, MF_PROF_MAGIC, h.version, h.byte_order, err, errlen))
-		goto bad;
-	if (h.header_size != MF_HEADER_SIZE || h.node_size != sizeof(struct mf_node)) {
-		mf_fail(err, errlen, "corrupt header (header size %u, node size %u)", h.header_size,
-			h.node_size);
-		goto bad;
-	}
-	if (h.state > MF_STATE_SNAPSHOT) {
-		mf_fail(err, errlen, "corrupt header (state %u)", h.state);
-		goto bad;
-	}
-	if (h.sample_rate == 0) {
-		mf_fail(err, errlen, "corrupt header (sample rate 0)");
-		goto bad;
-	}
-	uint64_t room =
-	    size < MF_HEADER_SIZE ? 0 : (size - MF_HEADER_SIZE) / sizeof(struct mf_node);
-	/* A file cut short (a copy that stopped) keeps the nodes before the cut: those are read,
-	 * up to the last whole leaf record, and out->cut says so. */
-	if (h.node_count > room) {
-		mf_fail(err, errlen, "truncated: the header counts %llu nodes, the file holds %llu",
-			(unsigned long long)h.node_count, (unsigned long long)room);
-		if (!room)
-			goto bad;
-		out->cut = h.node_count;
-	}
-	if (h.node_count > UINT32_MAX) {
-		mf_fail(err, errlen, "corrupt header (%llu nodes)",
-			(unsigned long long)h.node_count);
-		goto bad;
-	}
-	if (h.version < 4)
-		h.records = 0; /* (reserved then) */
-	if (h.records & ~MF_RECORD_LIFE) {
-		mf_fail(err, errlen, "corrupt header (records 0x%x)", h.records);
-		goto bad;
-	}
 	/* A thread killed while its file was being made has a header but no root yet, and so
 	 * no call counted. */
 	uint64_t n = out->cut ? room : h.node_count;
@@ -247,71 +327,8 @@ static int mf_parse_profile_in(const unsigned char *data, size_t size, const cha
 		}
 		for (uint64_t k = i + 1; k <= i + after; k++)
 			rec[k / 8] |= (unsigned char)(1u << k % 8);
-		if (x->parent >= i) {
-			mf_fail(err, errlen, "corrupt node %llu (parent %u is not before it)",
-				(unsigned long long)i, x->parent);
+		if (mf_node_check(nodes, i, rec, h.version, err, errlen))
 			goto bad_nodes;
-		}
-		if (rec && rec[x->parent / 8] >> x->parent % 8 & 1) {
-			mf_fail(err, errlen, "corrupt node %llu (parent %u is a record)",
-				(unsigned long long)i, x->parent);
-			goto bad_nodes;
-		}
-		const struct mf_node *up = &nodes[x->parent];
-		if (x->module == MF_MODULE_SIZES && h.version >= 4) {
-			if (up->module != MF_MODULE_ENTRY || x->rel_pc || x->calls || x->bytes) {
-				mf_fail(err, errlen,
-					"corrupt node %llu (size histogram not of a leaf)",
-					(unsigned long long)i);
-				goto bad_nodes;
-			}
-			continue;
-		}
-		if ((x->module == MF_MODULE_WEIGHT) !=
-		    (x->parent && up->module == MF_MODULE_ENTRY)) {
-			mf_fail(err, errlen, "corrupt node %llu (%s)", (unsigned long long)i,
-				x->module == MF_MODULE_WEIGHT ? "a time not under a leaf"
-							      : "under an allocation leaf");
-			goto bad_nodes;
-		}
-		if (x->parent &&
-		    (up->module == MF_MODULE_WEIGHT || up->module == MF_MODULE_SIZES)) {
-			mf_fail(err, errlen, "corrupt node %llu (under a %s)",
-				(unsigned long long)i,
-				up->module == MF_MODULE_WEIGHT ? "time" : "size histogram");
-			goto bad_nodes;
-		}
-		if (x->module == MF_MODULE_ENTRY && x->rel_pc >= MF_ENTRY_COUNT) {
-			mf_fail(err, errlen, "corrupt node %llu (entry point %llu)",
-				(unsigned long long)i, (unsigned long long)x->rel_pc);
-			goto bad_nodes;
-		}
-		int under_tags = x->parent == 0 || up->module == MF_MODULE_TAG;
-		if (x->module == MF_MODULE_TAG && (!under_tags || x->rel_pc >= MF_TAGS_MAX)) {
-			mf_fail(err, errlen,
-				"corrupt node %llu (a tag not under the root or a tag)",
-				(unsigned long long)i);
-			goto bad_nodes;
-		}
-		if (x->module == MF_MODULE_TRUNCATED && !under_tags) {
-			mf_fail(err, errlen, "corrupt node %llu (truncation mark below the root)",
-				(unsigned long long)i);
-			goto bad_nodes;
-		}
-		if (x->module != MF_MODULE_ENTRY &&
-		    (x->calls || (x->bytes && x->module != MF_MODULE_WEIGHT))) {
-			mf_fail(err, errlen,
-				"corrupt node %llu (counts on a frame that is not a leaf)",
-				(unsigned long long)i);
-			goto bad_nodes;
-		}
-		if (x->module >= MF_MODULE_MAX && x->module != MF_MODULE_ENTRY &&
-		    x->module != MF_MODULE_TRUNCATED && x->module != MF_MODULE_NONE &&
-		    x->module != MF_MODULE_TAG && x->module != MF_MODULE_WEIGHT) {
-			mf_fail(err, errlen, "corrupt node %llu (module %u)", (unsigned long long)i,
-				x->module);
-			goto bad_nodes;
-		}
 	}
 	if (n && (nodes[0].calls || nodes[0].parent || nodes[0].module)) {
 		mf_fail(err, errlen, "corrupt root node");
