@@ -158,7 +158,8 @@ static void mf_summary_uncounted(FILE *out, const struct mf_model *m, uint64_t c
 
 /* With lifetimes, the peak of live bytes: one figure, the at-peak column's total (each
  * process's own peak, summed: what --json's totals say too). In a window the stacks' columns
- * are differences of two states, so the peak said is the run's, and said to be. */
+ * are differences of two states, so the peak said is the run's, and said to be; unless the
+ * run's peak came within the window, when the column holds it whole. */
 static void mf_summary_peak(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
 {
 	const struct mf_process *top = NULL; /* (the one process with a peak; NULL: several) */
@@ -183,7 +184,11 @@ static void mf_summary_peak(FILE *out, const struct mf_model *m, const struct mf
 	else if (peaks == 1)
 		snprintf(when, sizeof(when), ", at its end%s%s", m->nprocesses > 1 ? ", of " : "",
 			 m->nprocesses > 1 ? top->name : "");
-	if (o->window && o->window[0]) { /* (sampled: the sampled blocks' peak, scaled) */
+	uint64_t bytes = mf_model_total(m, MF_METRIC_PEAK, NULL);
+	uint64_t blocks = mf_model_total(m, MF_METRIC_PEAK_BLOCKS, NULL);
+	/* (a peak reached after the window's start: the column holds that peak, as the run's) */
+	int inside = bytes == run && blocks;
+	if (o->window && o->window[0] && !inside) { /* (sampled: the sampled peak, scaled) */
 		if (!run)
 			return;
 		mf_text_bytes(pb, sizeof(pb), run);
@@ -193,8 +198,6 @@ static void mf_summary_peak(FILE *out, const struct mf_model *m, const struct mf
 			est, pb, when, peaks > 1 ? ", each process's own summed" : "");
 		return;
 	}
-	uint64_t bytes = mf_model_total(m, MF_METRIC_PEAK, NULL);
-	uint64_t blocks = mf_model_total(m, MF_METRIC_PEAK_BLOCKS, NULL);
 	if (!bytes && !blocks)
 		return;
 	mf_text_bytes(pb, sizeof(pb), bytes);
