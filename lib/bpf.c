@@ -17,21 +17,24 @@
 
 #include "mf_internal.h"
 
-/* The system calls the profiler's slow steps make once the program runs. */
+/* The system calls the profiler's slow steps make once the program runs (MF_SYS_NAMED:
+ * open, mkdir, stat, ... where the architecture has them, else their *at forms). */
+/* clang-format off */
 static const int mf_bpf_calls[] = {
-    SYS_clone,	       SYS_exit,	   SYS_open,	  SYS_openat,
+    SYS_clone,	       SYS_exit,	   MF_SYS_NAMED(open, openat), SYS_openat,
     SYS_close,	       SYS_read,	   SYS_pread64,	  SYS_write,
-    SYS_pwrite64,      SYS_lseek,	   SYS_mkdir,	  SYS_mkdirat,
-    SYS_newfstatat,    SYS_fstat,	   SYS_lstat,	  SYS_stat,
+    SYS_pwrite64,      SYS_lseek,	   MF_SYS_NAMED(mkdir, mkdirat), SYS_mkdirat,
+    SYS_newfstatat,    SYS_fstat,	   MF_SYS_NAMED(lstat, newfstatat), MF_SYS_NAMED(stat, newfstatat),
     SYS_fallocate,     SYS_ftruncate,	   SYS_mmap,	  SYS_mprotect,
     SYS_munmap,	       SYS_mremap,	   SYS_madvise,	  SYS_mincore,
-    SYS_rename,	       SYS_renameat,	   SYS_renameat2, SYS_unlinkat,
-    SYS_getdents64,    SYS_fchownat,	   SYS_readlink,  SYS_readlinkat,
+    MF_SYS_NAMED(rename, renameat), SYS_renameat,	   SYS_renameat2, SYS_unlinkat,
+    SYS_getdents64,    SYS_fchownat,	   MF_SYS_NAMED(readlink, readlinkat), SYS_readlinkat,
     SYS_prlimit64,     SYS_rt_sigprocmask, SYS_futex,	  SYS_membarrier,
     SYS_sched_yield,   SYS_getpid,	   SYS_gettid,	  SYS_getppid,
     SYS_clock_gettime, SYS_fcntl,	   SYS_dup,	  SYS_process_vm_readv,
     SYS_geteuid,       SYS_getegid,
 };
+/* clang-format on */
 
 /* Runs the classic BPF seccomp program filter[0..len) on system call nr; its action, or
  * SECCOMP_RET_KILL_PROCESS if it looks at the arguments or the instruction pointer, or is
@@ -47,7 +50,7 @@ static uint32_t mf_bpf_run(const struct sock_filter *filter, unsigned len, int n
 			if (f->k == offsetof(struct seccomp_data, nr))
 				a = (uint32_t)nr;
 			else if (f->k == offsetof(struct seccomp_data, arch))
-				a = AUDIT_ARCH_X86_64;
+				a = MF_ARCH_AUDIT;
 			else
 				return SECCOMP_RET_KILL_PROCESS; /* (arguments: not known) */
 			continue;

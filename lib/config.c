@@ -152,6 +152,7 @@ void mf_config_load(void)
 			       s, MF_SAMPLE_MAX);
 	}
 	mf_config.sample_log = mf_config.sample > 1 ? mf_ln1p(-1.0 / (double)mf_config.sample) : 0;
+	mf_config.unwind = MF_ARCH_UNWIND_DEFAULT;
 	s = secure_getenv("MALLOC_FREQ_UNWIND");
 	if (s) {
 		if (!strcmp(s, "cached"))
@@ -162,8 +163,8 @@ void mf_config_load(void)
 			mf_config.unwind = MF_UNWIND_CHECK;
 		else
 			mf_log("MALLOC_FREQ_UNWIND=\"%s\" is not one of cached, libunwind, check; "
-			       "using cached",
-			       s);
+			       "using %s",
+			       s, mf_config.unwind == MF_UNWIND_CACHED ? "cached" : "libunwind");
 	}
 	s = secure_getenv("MALLOC_FREQ_LIFETIMES");
 	if (s && strcmp(s, "0") && strcmp(s, "1"))

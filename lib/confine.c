@@ -35,14 +35,7 @@
 /* The system call as glibc's syscall() makes it: -1 and errno for an error. */
 static long mf_raw_syscall(long n, long a, long b, long c, long d, long e, long f)
 {
-	register long r10 __asm__("r10") = d;
-	register long r8 __asm__("r8") = e;
-	register long r9 __asm__("r9") = f;
-	long r;
-	__asm__ volatile("syscall"
-			 : "=a"(r)
-			 : "a"(n), "D"(a), "S"(b), "d"(c), "r"(r10), "r"(r8), "r"(r9)
-			 : "rcx", "r11", "memory");
+	long r = mf_arch_syscall(n, a, b, c, d, e, f);
 	if ((unsigned long)r > -4096ul) {
 		errno = (int)-r;
 		return -1;

@@ -1,18 +1,17 @@
 /* A thread's CPU time for MALLOC_FREQ_WEIGHT=time, read twice per recorded call: wall time since
  * the thread's previous read while that gap is too short for the thread to have been off its
  * CPU for much of it, and the thread's CPU clock (CLOCK_THREAD_CPUTIME_ID, a system call) after
- * a longer one. Wall time is the time-stamp counter where the CPU says it is invariant (scaled
- * by its rate against CLOCK_MONOTONIC, measured once), else CLOCK_MONOTONIC (in the vDSO). A
+ * a longer one. Wall time is the processor's counter (mf_ticks, lib/arch/: the time-stamp
+ * counter on x86-64 where the CPU says it is invariant, CNTVCT_EL0 on arm64), scaled by its rate
+ * against CLOCK_MONOTONIC, measured once; else CLOCK_MONOTONIC (in the vDSO). A
  * program that allocates often pays no system call; one that allocates rarely pays one per
  * call, which is little beside the time between its calls.
  * Runs inside malloc: no malloc, no stdio, no lock; errno preserved. Never reads the
  * time-stamp counter once the program asked for rdtsc to fault (prctl PR_SET_TSC). */
 #include "config.h"
 
-#include <cpuid.h>
 #include <errno.h>
 #include <time.h>
-#include <x86intrin.h>
 
 #include "cpu_clock.h"
 #include "mf_internal.h"
@@ -36,20 +35,18 @@ static uint64_t mf_cpu_clock_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
-/* The time-stamp counter's ns per tick << 32, if the CPU says it runs at one rate whatever the
- * CPU's state (CPUID 0x80000007, EDX bit 8) and the program lets it be read; 0 if not. Its rate
+/* The counter's ns per tick << 32, if it runs at one rate whatever the CPU's state
+ * (mf_ticks_constant) and the program lets it be read; 0 if not. Its rate
  * against CLOCK_MONOTONIC over a short spin (both count time the thread is preempted alike),
  * and in *cost the ns a read of it takes. */
 static uint64_t mf_cpu_clock_tsc_rate(uint64_t *cost)
 {
-	unsigned a, b, c, d;
-	if (__atomic_load_n(&mf_cpu_clock_tsc_off, __ATOMIC_RELAXED) ||
-	    !__get_cpuid(0x80000007, &a, &b, &c, &d) || !(d & (1u << 8)))
+	if (__atomic_load_n(&mf_cpu_clock_tsc_off, __ATOMIC_RELAXED) || !mf_ticks_constant())
 		return 0;
 	enum { SPIN_NS = 50000, READS = 16 };
-	uint64_t w0 = mf_cpu_clock_of(CLOCK_MONOTONIC), t0 = __rdtsc(), w1, t1;
+	uint64_t w0 = mf_cpu_clock_of(CLOCK_MONOTONIC), t0 = mf_ticks(), w1, t1;
 	do {
-		t1 = __rdtsc();
+		t1 = mf_ticks();
 		w1 = mf_cpu_clock_of(CLOCK_MONOTONIC);
 	} while (w1 - w0 < SPIN_NS);
 	if (t1 <= t0 || w1 <= w0)
@@ -57,10 +54,10 @@ static uint64_t mf_cpu_clock_tsc_rate(uint64_t *cost)
 	uint64_t least = UINT64_MAX;
 	for (int r = 0; r < 5; r++) {
 		volatile uint64_t sink = 0;
-		uint64_t a0 = __rdtsc();
+		uint64_t a0 = mf_ticks();
 		for (int i = 0; i < READS - 1; i++)
-			sink += __rdtsc();
-		uint64_t a1 = __rdtsc();
+			sink += mf_ticks();
+		uint64_t a1 = mf_ticks();
 		(void)sink;
 		if (a1 - a0 < least)
 			least = a1 - a0;
@@ -148,13 +145,13 @@ uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c)
 	if (mf_unlikely(mode == MF_CPU_CLOCK_CPU_ONLY))
 		return mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
 	int tsc = mode == MF_CPU_CLOCK_TSC;
-	uint64_t wall = tsc ? __rdtsc() : mf_cpu_clock_of(CLOCK_MONOTONIC);
+	uint64_t wall = tsc ? mf_ticks() : mf_cpu_clock_of(CLOCK_MONOTONIC);
 	if (mf_likely(c->wall && wall - c->wall < mf_cpu_clock_trust)) {
 		c->cpu += tsc ? ((wall - c->wall) * mf_cpu_clock_scale) >> 32 : wall - c->wall;
 	} else {
 		c->cpu = mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
 		/* (as the CPU clock was read) */
-		wall = tsc ? __rdtsc() : mf_cpu_clock_of(CLOCK_MONOTONIC);
+		wall = tsc ? mf_ticks() : mf_cpu_clock_of(CLOCK_MONOTONIC);
 	}
 	c->wall = wall;
 	return c->cpu;

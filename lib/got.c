@@ -45,8 +45,8 @@ static int mf_got_table(const struct mf_got_object *o, const ElfW(Rela) * rel, s
 	for (size_t i = 0; i < size / sizeof(*rel); i++) {
 		unsigned type = (unsigned)ELF64_R_TYPE(rel[i].r_info);
 		size_t sym = ELF64_R_SYM(rel[i].r_info);
-		if ((type != R_X86_64_JUMP_SLOT && type != R_X86_64_GLOB_DAT &&
-		     type != R_X86_64_64) ||
+		if ((type != MF_ARCH_R_JUMP_SLOT && type != MF_ARCH_R_GLOB_DAT &&
+		     type != MF_ARCH_R_ABS64) ||
 		    !sym || rel[i].r_addend)
 			continue;
 		int r = fn((void **)(o->bias + rel[i].r_offset), strtab + symtab[sym].st_name,

@@ -215,14 +215,7 @@ static MF_NOINLINE int mf_enter_nested(size_t bytes)
 	return 0;
 }
 
-/* --*n <= 0, as one instruction whose flags the branch uses (x86-64; written in C, the compiler
- * loads, subtracts, stores and tests). */
-static inline __attribute__((always_inline)) int mf_count_down(long *n)
-{
-	int le;
-	__asm__("subq $1, %0" : "+m"(*n), "=@ccle"(le));
-	return le;
-}
+/* (mf_count_down(n): --*n <= 0, in the fewest instructions: lib/arch/) */
 
 /* Every entry point starts here, then calls the next allocator and notes the block it returns
  * (mf_returned; a signal handler's call meanwhile is recorded like any other). Returns 1 when

@@ -49,15 +49,8 @@
 #define mf_likely(x)   __builtin_expect(!!(x), 1)
 #define mf_unlikely(x) __builtin_expect(!!(x), 0)
 
-/* The 32-bit word w != 0, compared where it lies (the compiler loads it and tests the
- * register). */
-#define mf_nonzero(w)                                                                              \
-	__extension__({                                                                            \
-		int ne_;                                                                           \
-		_Static_assert(sizeof(w) == 4, "a 32-bit word");                                   \
-		__asm__("cmpl $0, %1" : "=@ccne"(ne_) : "m"(w));                                   \
-		ne_;                                                                               \
-	})
+/* mf_nonzero(w), mf_count_down(n), MF_FRAME_HERE(f) and the rest of the processor's part */
+#include "arch.h"
 
 /* Fresh anonymous memory about to be used: written first, each page faults in once (read
  * first, it faults twice: in comes the zero page, then a copy of it). A page fault costs as
@@ -238,7 +231,8 @@ int mf_loader_iterate(mf_loader_iterate_fn *real, int (*cb)(struct dl_phdr_info 
 extern int mf_loader_stuck;
 
 /* got.c: an object's relocated references to named symbols: its GOT and PLT slots
- * (R_X86_64_GLOB_DAT, R_X86_64_JUMP_SLOT) and its absolute addresses (R_X86_64_64, addend 0). */
+ * (MF_ARCH_R_GLOB_DAT, MF_ARCH_R_JUMP_SLOT) and its absolute addresses (MF_ARCH_R_ABS64, addend
+ * 0; lib/arch/). */
 struct mf_got_object {
 	uintptr_t bias;
 	const ElfW(Dyn) * dyn;

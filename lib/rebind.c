@@ -41,41 +41,38 @@ static const char *const mf_rebind_names[MF_REBIND_NAMES] = {
     "aligned_alloc", "memalign", "valloc",  "pvalloc",	    "free"};
 
 /* The allocators forwarded to (each namespace's libc, say), and for each a stub per function:
- * endbr64, its allocator's address into the register after the call's arguments, a jump to
- * interpose.c's entry point (16 bytes, in the order of the names above). */
+ * its allocator's address into the register after the call's arguments, a jump to interpose.c's
+ * entry point (16 bytes, in the order of the names above; the instructions: lib/arch/). */
 enum { MF_REBIND_TABLES = 16, MF_REBIND_STUB = 16 };
 __attribute__((used, visibility("hidden"))) struct mf_next mf_rebind_next[MF_REBIND_TABLES];
 static unsigned mf_rebind_state[MF_REBIND_TABLES]; /* 0 free, 1 being filled, 2 in use */
 _Static_assert(sizeof(struct mf_next) == 72, "the stubs' stride");
 extern const char mf_rebind_stubs[] __attribute__((visibility("hidden")));
-__asm__(".macro MF_REBIND_STUB k, fn, reg\n"
-	".p2align 4\n"
-	"endbr64\n"
-	"leaq mf_rebind_next+\\k*72(%rip), %\\reg\n"
-	"jmp \\fn\n"
-	".endm\n"
+/* clang-format off */
+__asm__(MF_ARCH_REBIND_STUB
 	".macro MF_REBIND_STUBS k\n"
-	"MF_REBIND_STUB \\k, mf_next_malloc, rsi\n"
-	"MF_REBIND_STUB \\k, mf_next_calloc, rdx\n"
-	"MF_REBIND_STUB \\k, mf_next_realloc, rdx\n"
-	"MF_REBIND_STUB \\k, mf_next_reallocarray, rcx\n"
-	"MF_REBIND_STUB \\k, mf_next_posix_memalign, rcx\n"
-	"MF_REBIND_STUB \\k, mf_next_aligned_alloc, rdx\n"
-	"MF_REBIND_STUB \\k, mf_next_memalign, rdx\n"
-	"MF_REBIND_STUB \\k, mf_next_valloc, rsi\n"
-	"MF_REBIND_STUB \\k, mf_next_pvalloc, rsi\n"
-	"MF_REBIND_STUB \\k, mf_next_free, rsi\n"
+	"MF_REBIND_STUB \\k, mf_next_malloc, " MF_ARCH_ARG1 "\n"
+	"MF_REBIND_STUB \\k, mf_next_calloc, " MF_ARCH_ARG2 "\n"
+	"MF_REBIND_STUB \\k, mf_next_realloc, " MF_ARCH_ARG2 "\n"
+	"MF_REBIND_STUB \\k, mf_next_reallocarray, " MF_ARCH_ARG3 "\n"
+	"MF_REBIND_STUB \\k, mf_next_posix_memalign, " MF_ARCH_ARG3 "\n"
+	"MF_REBIND_STUB \\k, mf_next_aligned_alloc, " MF_ARCH_ARG2 "\n"
+	"MF_REBIND_STUB \\k, mf_next_memalign, " MF_ARCH_ARG2 "\n"
+	"MF_REBIND_STUB \\k, mf_next_valloc, " MF_ARCH_ARG1 "\n"
+	"MF_REBIND_STUB \\k, mf_next_pvalloc, " MF_ARCH_ARG1 "\n"
+	"MF_REBIND_STUB \\k, mf_next_free, " MF_ARCH_ARG1 "\n"
 	".endm\n"
 	".text\n"
 	".p2align 4\n"
 	".globl mf_rebind_stubs\n"
 	".hidden mf_rebind_stubs\n"
-	".type mf_rebind_stubs, @function\n"
+	".type mf_rebind_stubs, %function\n"
 	"mf_rebind_stubs:\n"
 	".irp k,0,1,2,3,4,5,6,7,8,9,10,11,12,13,14,15\n"
 	"MF_REBIND_STUBS \\k\n"
 	".endr\n"
 	".size mf_rebind_stubs, .-mf_rebind_stubs\n");
+/* clang-format on */
 
 _Static_assert(MF_REBIND_NAMES == MF_ENTRY_OWN_COUNT, "the entry points in one order");
 #define mf_rebind_own mf_entry_own
@@ -183,7 +180,7 @@ static int mf_rebind_slot(void **slot, const char *name, const ElfW(Sym) * sym, 
 		if (!to || strcmp(name, mf_rebind_names[e]) || at == to)
 			continue;
 		uintptr_t a = (uintptr_t)at;
-		int lazy = type == R_X86_64_JUMP_SLOT && a >= s->o->start && a < s->o->end &&
+		int lazy = type == MF_ARCH_R_JUMP_SLOT && a >= s->o->start && a < s->o->end &&
 			   (sym->st_shndx == SHN_UNDEF || a != s->o->bias + sym->st_value);
 		if ((at == s->g->target[e] || lazy) && mf_got_write(s->o, slot, to))
 			s->failed = 1;

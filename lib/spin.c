@@ -18,7 +18,7 @@ void mf_spin_wait(int *lock)
 	while (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))
 		for (; __atomic_load_n(lock, __ATOMIC_RELAXED); n++)
 			if (n < 64 || mf_confined) { /* (seccomp strict mode: no system call) */
-				__builtin_ia32_pause();
+				mf_cpu_relax();
 			} else if (n < 128) {
 				sched_yield();
 			} else { /* (woken by the timeout: the holder stores 0 and wakes no one) */

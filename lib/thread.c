@@ -51,27 +51,10 @@ struct mf_thread {
 	_Alignas(64) unsigned char stack[MF_THREAD_STACK];
 };
 
-/* Calls fn(arg) on the stack whose top is top (16-aligned) and returns what it returns. Its
- * frame's CFA is rbp + 16: an unwinder (libunwind, gdb) goes from the frames on that stack
- * back to the caller's. */
+/* Calls fn(arg) on the stack whose top is top (16-aligned) and returns what it returns, in a
+ * frame an unwinder goes through back to the caller's (lib/arch/). */
 long mf_on_stack(void *top, long (*fn)(void *), void *arg) __attribute__((visibility("hidden")));
-__asm__(".text\n.p2align 4\n.hidden mf_on_stack\n.type mf_on_stack, @function\n"
-	"mf_on_stack:\n"
-	".cfi_startproc\n"
-	"pushq %rbp\n"
-	".cfi_def_cfa_offset 16\n"
-	".cfi_offset %rbp, -16\n"
-	"movq %rsp, %rbp\n"
-	".cfi_def_cfa_register %rbp\n"
-	"movq %rdi, %rsp\n"
-	"movq %rdx, %rdi\n"
-	"call *%rsi\n"
-	"movq %rbp, %rsp\n"
-	"popq %rbp\n"
-	".cfi_def_cfa %rsp, 8\n"
-	"ret\n"
-	".cfi_endproc\n"
-	".size mf_on_stack, .-mf_on_stack\n");
+__asm__(MF_ARCH_ON_STACK);
 
 int mf_thread_on_own_stack(const struct mf_thread *t, uintptr_t sp)
 {
@@ -548,7 +531,7 @@ static void mf_thread_pause(unsigned i)
 		sched_yield();
 	else
 		for (int k = 0; k < 100; k++)
-			__builtin_ia32_pause();
+			mf_cpu_relax();
 }
 
 /* Waits while t is inside a call it has not held in (round), within the limits above. */

@@ -37,16 +37,16 @@ static int64_t mf_life_batch = MF_LIFE_BATCH; /* (sampled: the bytes that stand 
 
 static int mf_life_sampled; /* a free the map does not know may be of an unsampled block */
 
-/* Lifetimes are measured with the time-stamp counter (invariant on every x86-64 that Linux
- * keeps it as its clock source), a few nanoseconds a read where clock_gettime takes 30 on a
- * virtual machine: its nanoseconds per tick, measured once against CLOCK_MONOTONIC. */
+/* Lifetimes are measured with the processor's counter (mf_ticks), a few nanoseconds a read
+ * where clock_gettime takes 30 on a virtual machine: its nanoseconds per tick, measured once
+ * against CLOCK_MONOTONIC. */
 static uint64_t mf_life_ns_per_tick = 1ull << 32; /* (a fraction: times 2^32) */
 static uint64_t mf_life_real0, mf_life_tick0;	  /* CLOCK_REALTIME ns and the counter, at start */
 
 static inline uint64_t mf_life_now(void)
 {
 	/* (seccomp strict mode may disable the counter: 0, a time not known) */
-	return mf_unlikely(mf_confined) ? 0 : __builtin_ia32_rdtsc();
+	return mf_unlikely(mf_confined) ? 0 : mf_ticks();
 }
 
 /* ticks of the counter in nanoseconds */
@@ -385,9 +385,9 @@ static MF_NOINLINE void mf_life_later(void *p)
 		__atomic_fetch_sub(&mf_life_nlate, 1, __ATOMIC_RELAXED);
 		return;
 	}
-	__builtin_ia32_lfence(); /* (the counter read after what came before, before the free) */
+	mf_ticks_fence(); /* (the counter read after what came before, before the free) */
 	mf_life_late[n].at = mf_life_now();
-	__builtin_ia32_lfence();
+	mf_ticks_fence();
 	mf_life_late[n].addr = (uintptr_t)p;
 }
 

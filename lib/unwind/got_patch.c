@@ -132,7 +132,8 @@ static int mf_unw_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void 
 	return mf_objects_each(cb, arg);
 }
 
-/* The pipe's five are needed; the signal mask's are what libunwind happens to call. */
+/* The pipe's four are needed; syscall is the other way to its write, where libunwind takes it
+ * (x86-64's does, AArch64's does not); the signal mask's are what libunwind happens to call. */
 static const struct {
 	const char *name;
 	void *fn;
@@ -142,7 +143,7 @@ static const struct {
     {"read", (void *)mf_unw_read, 1},
     {"close", (void *)mf_unw_close, 1},
     {"write", (void *)mf_unw_write, 1},
-    {"syscall", (void *)mf_unw_syscall, 1},
+    {"syscall", (void *)mf_unw_syscall, 0},
     {"sigprocmask", (void *)mf_unw_sigprocmask, 0},
     {"pthread_sigmask", (void *)mf_unw_pthread_sigmask, 0},
     {"dl_iterate_phdr", (void *)mf_unw_dl_iterate_phdr, 0},
@@ -179,7 +180,8 @@ static int mf_patch_object(struct dl_phdr_info *info, size_t size, void *arg)
 	struct mf_patch *p = arg;
 	const char *base = strrchr(info->dlpi_name, '/');
 	base = base ? base + 1 : info->dlpi_name;
-	if (strncmp(base, "libunwind.so", 12) && strncmp(base, "libunwind-x86_64.so", 19))
+	if (strncmp(base, "libunwind.so", 12) &&
+	    strncmp(base, MF_ARCH_LIBUNWIND_SO, strlen(MF_ARCH_LIBUNWIND_SO)))
 		return 0;
 	/* (the writes are made outside the loader's lock: they take the fork lock) */
 	if (mf_got_object(info, &p->object[p->found]))
@@ -194,7 +196,7 @@ void mf_got_patch_libunwind(void)
 	for (; !p.failed && p.now < p.found; p.now++)
 		if (mf_got_each(&p.object[p.now], mf_patch_slot, &p))
 			p.failed = 1;
-	if (!p.found || p.failed || p.patched < 5)
+	if (!p.found || p.failed || p.patched < 4)
 		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
 		       "that closes and reuses its descriptors may be disturbed",
 		       !p.found	  ? "libunwind not found"

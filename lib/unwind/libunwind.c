@@ -16,7 +16,8 @@
 
 /* libunwind's functions, set once it is loaded. */
 #define MF_UNW_NAME_(f) #f
-#define MF_UNW_NAME(f)	MF_UNW_NAME_(f) /* the exported name: unw_step is _ULx86_64_step */
+#define MF_UNW_NAME(f)                                                                             \
+	MF_UNW_NAME_(f) /* the exported name: unw_step is _ULx86_64_step, _ULaarch64_step */
 static struct {
 	int (*init_local)(unw_cursor_t *, unw_context_t *);
 	int (*step)(unw_cursor_t *);
@@ -28,6 +29,11 @@ static struct {
 	unw_addr_space_t *local_addr_space;
 } mf_unw;
 static int mf_unw_state; /* 1: loaded; 0: not in this run */
+#if MF_ARCH_UNW_GETCONTEXT_DLSYM
+#define MF_UNW_GETCONTEXT(uc) mf_unw.getcontext(uc)
+#else
+#define MF_UNW_GETCONTEXT(uc) unw_tdep_getcontext(uc)
+#endif
 
 /* dlopen, dlsym, then the GOT patches; 0 or -1 (said on stderr). */
 static int mf_libunwind_open(void)
@@ -41,7 +47,8 @@ static int mf_libunwind_open(void)
 	MF_UNW_RESOLVE(step, unw_step)
 	MF_UNW_RESOLVE(get_reg, unw_get_reg)
 	MF_UNW_RESOLVE(backtrace, unw_backtrace)
-	MF_UNW_RESOLVE(getcontext, unw_tdep_getcontext) /* (unw_getcontext is a macro of it) */
+	if (MF_ARCH_UNW_GETCONTEXT_DLSYM) /* (unw_getcontext is a macro of it) */
+		MF_UNW_RESOLVE(getcontext, unw_tdep_getcontext)
 	MF_UNW_RESOLVE(set_caching_policy, unw_set_caching_policy)
 	MF_UNW_RESOLVE(flush_cache, unw_flush_cache)
 	MF_UNW_RESOLVE(local_addr_space, unw_local_addr_space)
@@ -126,7 +133,7 @@ static MF_NOINLINE int mf_libunwind_step_all(void **pcs, int max)
 	unw_cursor_t c;
 	unw_word_t ip;
 	int n = 0;
-	if (mf_unw.getcontext(&uc) < 0 || mf_unw.init_local(&c, &uc) < 0)
+	if (MF_UNW_GETCONTEXT(&uc) < 0 || mf_unw.init_local(&c, &uc) < 0)
 		return 0;
 	while (n < max && mf_unw.step(&c) > 0 && !mf_unw.get_reg(&c, UNW_REG_IP, &ip))
 		pcs[n++] = (void *)ip;
@@ -170,16 +177,14 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 	if (mf_unlikely(!mf_libunwind_ready()))
 		return -1;
 	memset(&uc, 0, sizeof(uc));
-	uc.uc_mcontext.gregs[REG_RIP] = (greg_t)pc;
-	uc.uc_mcontext.gregs[REG_RSP] = (greg_t)sp;
-	uc.uc_mcontext.gregs[REG_RBP] = (greg_t)bp;
+	MF_ARCH_UC_FRAME(uc, pc, sp, bp);
 	if (mf_unw.init_local(&c, &uc) < 0) /* pc is taken as a return address, as here */
 		return 0;
 	int step = mf_unw.step(&c);
 	if (r->kind == MF_CFI_END)
 		return step == 0; /* (an error may be passing: such a frame is left to libunwind) */
 	if (r->kind != MF_CFI_STEP || step <= 0 || mf_unw.get_reg(&c, UNW_REG_IP, &nip) ||
-	    mf_unw.get_reg(&c, UNW_REG_SP, &nsp) || mf_unw.get_reg(&c, UNW_X86_64_RBP, &nbp))
+	    mf_unw.get_reg(&c, UNW_REG_SP, &nsp) || mf_unw.get_reg(&c, MF_ARCH_UNW_BP, &nbp))
 		return 0;
 	/* libunwind read the return address below the CFA, and the saved rbp between the two
 	 * stack pointers: reading them again here is safe once the CFA is the same. */

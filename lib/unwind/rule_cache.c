@@ -341,7 +341,7 @@ static void mf_rules_replace(const unsigned char *buf, size_t len)
 	/* (the pid and the clock: runs in other pid namespaces share a cache, and a run that
 	 * died leaves its file) */
 	mf_format(tmp, sizeof(tmp), "%s.%d.%lx", mf_rules_path, (int)getpid(),
-		  (unsigned long)__builtin_ia32_rdtsc());
+		  (unsigned long)mf_ticks());
 	int fd = open(tmp, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC | O_NOFOLLOW, 0644);
 	if (fd < 0)
 		return;

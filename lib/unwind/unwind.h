@@ -21,16 +21,7 @@ struct mf_frame {
 	uintptr_t caller; /* the entry point's own return address: where the program called */
 };
 
-/* Sets the pc, sp and bp of struct mf_frame f to the frame of the function this expands in,
- * as it is here: pc an address here (one byte after an instruction of the same frame, as a
- * return address is: the rule for pc is looked up at pc - 1), the stack pointer and rbp as
- * they are at pc. (bp goes straight to f in memory: only the slow path and the hot stacks'
- * checks read it, there.) */
-#define MF_FRAME_HERE(f)                                                                           \
-	__asm__ volatile("leaq 1f(%%rip), %0\n"                                                    \
-			 "1:\tmovq %%rsp, %1\n\t"                                                  \
-			 "movq %%rbp, %2"                                                          \
-			 : "=r"((f).pc), "=r"((f).sp), "=m"((f).bp))
+/* (MF_FRAME_HERE(f) sets f's pc, sp and bp to the frame it expands in: lib/arch/) */
 
 /* A thread's last stack as the walk saw it, outermost frame first: frame i entered with pc[i],
  * f[i].sp and f[i].bp and left by f[i].rule; f[i].hash folds pc[0] to pc[i] in turn. The
