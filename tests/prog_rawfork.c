@@ -27,7 +27,11 @@ int main(int argc, char **argv)
 	fflush(stdout);
 	pid_t pid;
 	if (!strcmp(mode, "sysfork"))
+#ifdef SYS_fork
 		pid = (pid_t)syscall(SYS_fork);
+#else /* (AArch64 has no fork system call: its fork is clone with SIGCHLD alone) */
+		pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
+#endif
 	else if (!strcmp(mode, "clone"))
 		pid = (pid_t)syscall(SYS_clone, SIGCHLD, 0, NULL, NULL, 0);
 	else

@@ -53,8 +53,11 @@ SITE(site_main, 8)
 SITE(site_thread, 16)
 SITE(site_vm, 24)
 
-static const int file_calls[] = {SYS_open,	SYS_openat, SYS_openat2,  SYS_mkdir,	SYS_mkdirat,
-				 SYS_fallocate, SYS_rename, SYS_renameat, SYS_renameat2};
+static const int file_calls[] = {
+#ifdef SYS_open /* (AArch64 has only the *at forms) */
+    SYS_open,	SYS_mkdir,   SYS_rename,
+#endif
+    SYS_openat, SYS_openat2, SYS_mkdirat, SYS_fallocate, SYS_renameat, SYS_renameat2};
 static const int vm_calls[] = {SYS_process_vm_readv};
 
 /* A filter that answers the n system calls in nr with action, and allows all others, in f;

@@ -54,6 +54,7 @@ is "$rc:$(cat "$mf_work/err")" "1:mf_print: $dir: snapshot 2 is not earlier than
 
 # A process tree where one process takes snapshots: the others have no window to show. Left
 # out, in one line, and the process that has it is shown (exit 0); none has it: exit 1.
+if native "a tree with a shell in it"; then
 tree="$mf_work/tree"
 mkdir "$tree"
 MALLOC_FREQ_DIR="$tree" LD_PRELOAD="$MF_LIB" sh -c \
@@ -71,6 +72,7 @@ like "$("$MF_PRINT" --between 1 2 "$tree" 2> /dev/null)" "^malloc_freq: .* from 
 "$MF_PRINT" --snapshot 9 "$tree" > /dev/null 2> "$mf_work/err"; rc=$?
 is "$rc:$(cat "$mf_work/err")" "1:mf_print: none of the 3 processes has snapshot 9 (--list names them)" \
 	"tree --snapshot 9: none has it, exit 1"
+fi
 
 # malloc_freq_reset: counting starts over in mf_print and in malloc_freq_stats
 rm -rf "$mf_work"/malloc_freq.*

@@ -27,6 +27,7 @@ checked() {
 
 # walked NAME: the last checked program's stacks mostly came from the cached walk
 walked() {
+	cached_walk "$1: the cached walk was used" || return 0
 	like "$summary" "^[0-9]+ stacks compared, [1-9][0-9]* by the cached walk, 0 differed" "$1: the cached walk was used"
 }
 
@@ -34,6 +35,7 @@ walked() {
 # is the one the walk starts from: lib/interpose.c's malloc and calloc reach the rest of
 # their work by a jump, which a build that made it a call would break)
 all_walked() {
+	cached_walk "$1: every stack from the cached walk" || return 0
 	n=$(echo "$summary" | sed -n 's/^\([0-9]*\) stacks compared, \([0-9]*\) by the cached walk, .*/\1 \2/p')
 	set -- "$1" $n
 	[ -n "${2:-}" ] && [ "$2" = "$3" ]; ok $? "$1: every stack from the cached walk (${summary:-no summary})"
@@ -42,6 +44,7 @@ all_walked() {
 # hot NAME: and stacks were found among the thread's hot ones, each at the leaf the
 # checked walk gave (a different leaf is named on stderr and counted as differed)
 hot() {
+	cached_walk "$1: hot stacks were found" || return 0
 	like "$summary" ", 0 differed; [1-9][0-9]* found among the hot stacks$" "$1: hot stacks were found, at the walk's leaves"
 }
 

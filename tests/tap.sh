@@ -31,6 +31,26 @@ for v in MF_LIB MF_PRINT MF_TESTS; do
 	eval "[ -n \"\${$v}\" ]" || bail "$v is not set (run through make check)"
 done
 [ -f "$MF_LIB" ] || bail "no library at $MF_LIB"
+# The library's processor (its ELF header's e_machine). Where it is not this machine's (built
+# for arm64 and run under qemu-user: make check-arm64), the machine's own programs (sh,
+# python3, ...) cannot take it, and the cached walk is x86-64's only.
+case $(od -An -j18 -N2 -tu2 "$MF_LIB" | tr -d ' ') in
+62) mf_arch=x86_64 ;;
+183) mf_arch=aarch64 ;;
+*) mf_arch=unknown ;;
+esac
+# native WHAT: true where the library is this machine's; else skips WHAT, saying why
+native() {
+	[ "$mf_arch" = "$(uname -m)" ] && return 0
+	skip "$1: the library is $mf_arch's, this machine's programs $(uname -m)'s (emulated run)"
+	return 1
+}
+# cached_walk WHAT: true where stacks can come from the cached walk; else skips WHAT
+cached_walk() {
+	[ "$mf_arch" = x86_64 ] && return 0
+	skip "$1: no cached walk for $mf_arch: libunwind takes every stack"
+	return 1
+}
 
 # A fresh directory for this test, removed at exit.
 mf_work=$(mktemp -d "${TMPDIR:-/tmp}/mf_test.XXXXXX") || bail "mktemp failed"
