@@ -340,7 +340,11 @@ void mf_process_forget(void)
 		parent = mf_proc_forker;
 	mf_proc_parent = parent != getpid() ? parent : 0;
 	mf_proc_forker = 0;
-	if (mf_proc)
+	/* (replaced by private memory, not unmapped: a call of ours that a fork in a signal
+	 * handler interrupted still writes through the pointer it had loaded, then into memory
+	 * of the child's own, neither faulting nor touching the parent's record) */
+	if (mf_proc && mmap(mf_proc, sizeof(*mf_proc), PROT_READ | PROT_WRITE,
+			    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0) == MAP_FAILED)
 		munmap(mf_proc, sizeof(*mf_proc));
 	mf_proc = NULL;
 	__atomic_store_n(&mf_proc_pid, 0, __ATOMIC_RELEASE);
