@@ -35,6 +35,8 @@ struct mf_location {
 	uint64_t offset;
 	uint32_t module; /* model module; MF_NONE: code no module maps */
 	uint32_t first, count;
+	bool interrupted; /* offset is the instruction a signal interrupted, not a return address */
+	bool sigreturn;	  /* offset is a signal return, where a handler's frame returns to */
 };
 
 struct mf_model_index {
@@ -113,32 +115,34 @@ static int mf_frame_new(struct mf_model *m, const struct mf_frame *f, uint32_t *
 	return 0;
 }
 
-static uint64_t mf_location_hash(uint32_t module, uint64_t offset)
+static uint64_t mf_location_hash(uint32_t module, uint64_t offset, bool interrupted)
 {
-	return mf_hash_mix(mf_hash_mix(0x2545f4914f6cdd1dull, module), offset);
+	return mf_hash_mix(mf_hash_mix(0x2545f4914f6cdd1dull ^ interrupted, module), offset);
 }
 
 static uint64_t mf_location_rehash(const void *ctx, uint32_t id)
 {
 	const struct mf_location *l = &((const struct mf_model_index *)ctx)->locations[id];
-	return mf_location_hash(l->module, l->offset);
+	return mf_location_hash(l->module, l->offset, l->interrupted);
 }
 
 static int mf_location_new(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t first,
-			   uint32_t count, uint32_t *id)
+			   uint32_t count, bool interrupted, bool sigreturn, uint32_t *id)
 {
 	struct mf_model_index *x = m->idx;
 	struct mf_location *v = mf_array_push(x->locations, x->nlocations, x->cap_locations);
 	if (!v)
 		return -ENOMEM;
-	*v = (struct mf_location){offset, module, first, count};
+	*v = (struct mf_location){offset, module, first, count, interrupted, sigreturn};
 	*id = (uint32_t)x->nlocations - 1;
 	return 0;
 }
 
-/* The frames of a code address: symbolized now, once for the whole model. */
-static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t *first,
-			      uint32_t *count)
+/* The frames of a code address: symbolized now, once for the whole model. A return address
+ * is looked up at its call; an interrupted instruction or a signal return (*sigreturn, found
+ * here) at itself. */
+static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offset,
+			      bool interrupted, uint32_t *first, uint32_t *count, bool *sigreturn)
 {
 	struct mf_model_module *mod = &m->modules[module];
 	const struct mf_sym_frame *sf;
@@ -146,8 +150,10 @@ static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offs
 		return -ENOMEM; /* (opened when its first frame is met) */
 	if (!mod->build_id_len) /* (nothing else tells a file changed since the run) */
 		mf_sym_module_expect(m->sym, mod->sym, mod->span, mod->unended ? 0 : mod->ended_ns);
-	int n =
-	    mf_sym_lookup_in(m->sym, mod->sym, mod->build_id, mod->build_id_len, offset, 1, &sf);
+	*sigreturn = !interrupted && mf_sym_is_sigreturn(m->sym, mod->sym, mod->build_id,
+							 mod->build_id_len, offset);
+	int n = mf_sym_lookup_in(m->sym, mod->sym, mod->build_id, mod->build_id_len, offset,
+				 !interrupted && !*sigreturn, &sf);
 	*first = (uint32_t)m->nframes;
 	*count = (uint32_t)n;
 	mod->frames += (uint32_t)n;
@@ -172,15 +178,17 @@ static int mf_location_frames(struct mf_model *m, uint32_t module, uint64_t offs
 }
 
 /* The location of a node's frame: module is a model module or MF_NONE (no module maps it). */
-static int mf_location(struct mf_model *m, uint32_t module, uint64_t offset, uint32_t *id)
+static int mf_location(struct mf_model *m, uint32_t module, uint64_t offset, bool interrupted,
+		       uint32_t *id)
 {
 	struct mf_model_index *x = m->idx;
 	struct mf_idset *set = &x->location_set;
-	uint64_t hash = mf_location_hash(module, offset);
+	uint64_t hash = mf_location_hash(module, offset, interrupted);
+	bool sigreturn = false;
 	for (size_t at = mf_idset_first(set, hash); set->slot[at] != MF_NONE;
 	     at = mf_idset_next(set, at)) {
 		const struct mf_location *l = &x->locations[set->slot[at]];
-		if (l->module == module && l->offset == offset) {
+		if (l->module == module && l->offset == offset && l->interrupted == interrupted) {
 			*id = set->slot[at];
 			return 0;
 		}
@@ -194,9 +202,10 @@ static int mf_location(struct mf_model *m, uint32_t module, uint64_t offset, uin
 				     .kind = MF_FRAME_JIT};
 		r = mf_frame_new(m, &f, &first);
 	} else {
-		r = mf_location_frames(m, module, offset, &first, &count);
+		r = mf_location_frames(m, module, offset, interrupted, &first, &count, &sigreturn);
 	}
-	if (r || (r = mf_location_new(m, module, offset, first, count, id)) ||
+	if (r ||
+	    (r = mf_location_new(m, module, offset, first, count, interrupted, sigreturn, id)) ||
 	    (r = mf_idset_room(set, mf_location_rehash, x)))
 		return r;
 	mf_idset_put(set, hash, *id);
@@ -317,7 +326,8 @@ int mf_model_init(struct mf_model *m, struct mf_symbolizer *sym)
 	struct mf_frame t = {
 	    .module = MF_NONE, .inlined_into = MF_NONE, .kind = MF_FRAME_TRUNCATED};
 	if (mf_frame_new(m, &t, &m->truncated_frame) ||
-	    mf_location_new(m, MF_NONE, 0, m->truncated_frame, 1, &x->truncated_location))
+	    mf_location_new(m, MF_NONE, 0, m->truncated_frame, 1, false, false,
+			    &x->truncated_location))
 		return -ENOMEM;
 	return 0;
 }
@@ -470,7 +480,7 @@ static int mf_tag_location(struct mf_model *m, const struct mf_process *proc, ui
 	uint32_t frame;
 	int r = mf_frame_new(m, &f, &frame);
 	if (!r)
-		r = mf_location_new(m, MF_NONE, frame, frame, 1, &locs[x->ntags]);
+		r = mf_location_new(m, MF_NONE, frame, frame, 1, false, false, &locs[x->ntags]);
 	if (r) {
 		free(names[x->ntags]);
 		return r;
@@ -558,11 +568,22 @@ static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, st
 		} else if (node->module == MF_MODULE_TRUNCATED) {
 			loc[i] = m->idx->truncated_location;
 		} else if (node->module == MF_MODULE_NONE) {
-			r = mf_location(m, MF_NONE, node->rel_pc, &loc[i]);
+			r = mf_location(m, MF_NONE, node->rel_pc, false, &loc[i]);
 		} else if (node->module == MF_MODULE_TAG) {
 			r = mf_tag_location(m, proc, node->rel_pc, &loc[i]);
 		} else if (node->module < proc->nmodules) {
-			r = mf_location(m, proc->module_of[node->module], node->rel_pc, &loc[i]);
+			r = mf_location(m, proc->module_of[node->module], node->rel_pc, false,
+					&loc[i]);
+			/* the frame below a signal return is the instruction the signal
+			 * interrupted (its node, a caller's, comes first in the file) */
+			const struct mf_location *l = r ? NULL : &m->idx->locations[loc[i]];
+			const uint32_t below =
+			    l && l->sigreturn && node->parent ? loc[node->parent] : MF_NONE;
+			if (below != MF_NONE && m->idx->locations[below].module != MF_NONE &&
+			    !m->idx->locations[below].interrupted)
+				r = mf_location(m, m->idx->locations[below].module,
+						m->idx->locations[below].offset, true,
+						&loc[node->parent]);
 		} else {
 			r = -EINVAL; /* not checked against the module map */
 		}

@@ -758,6 +758,51 @@ int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const u
 	return vec.n;
 }
 
+/* The instructions of the kernel's signal return (rt_sigreturn) as C libraries and vdsos write
+ * them, by machine: a signal handler "returns" to the first of them (x86-64: glibc's
+ * __restore_rt; AArch64: the vdso's __kernel_rt_sigreturn). */
+static const struct {
+	int machine;
+	size_t n;
+	unsigned char code[9];
+} mf_sym_sigreturns[] = {
+    {EM_X86_64,
+     9,
+     {0x48, 0xc7, 0xc0, 0x0f, 0x00, 0x00, 0x00, 0x0f, 0x05}},	       /* mov $15,%rax; syscall */
+    {EM_AARCH64, 8, {0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4}}, /* mov x8,#139; svc #0 */
+};
+
+bool mf_sym_is_sigreturn(struct mf_symbolizer *sym, struct mf_sym_module *m,
+			 const uint8_t *build_id, size_t build_id_len, uint64_t rel_pc)
+{
+	Dwarf_Addr bias;
+	GElf_Ehdr eh;
+	GElf_Shdr sh;
+
+	if (!m || !m->dwfl || m->stale || !mf_sym_build_id_ok(sym, m, build_id, build_id_len))
+		return false;
+	Elf *elf = dwfl_module_getelf(m->mod, &bias);
+	if (!elf || !gelf_getehdr(elf, &eh))
+		return false;
+	const uint64_t at = rel_pc - bias;
+	for (size_t k = 0; k < sizeof(mf_sym_sigreturns) / sizeof(mf_sym_sigreturns[0]); k++) {
+		const size_t n = mf_sym_sigreturns[k].n;
+		if (mf_sym_sigreturns[k].machine != eh.e_machine)
+			continue;
+		for (Elf_Scn *scn = NULL; (scn = elf_nextscn(elf, scn));) {
+			if (!gelf_getshdr(scn, &sh) || sh.sh_type != SHT_PROGBITS ||
+			    !(sh.sh_flags & SHF_EXECINSTR) || at < sh.sh_addr ||
+			    at - sh.sh_addr > sh.sh_size || sh.sh_size - (at - sh.sh_addr) < n)
+				continue;
+			Elf_Data *d = elf_getdata(scn, NULL);
+			return d && d->d_buf && d->d_size >= (at - sh.sh_addr) + n &&
+			       !memcmp((const char *)d->d_buf + (at - sh.sh_addr),
+				       mf_sym_sigreturns[k].code, n);
+		}
+	}
+	return false;
+}
+
 int mf_sym_lookup(struct mf_symbolizer *sym, const char *path, const uint8_t *build_id,
 		  size_t build_id_len, uint64_t rel_pc, int is_return_address,
 		  const struct mf_sym_frame **out)

@@ -4,6 +4,7 @@
 #ifndef MF_SYMBOLIZE_H
 #define MF_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <string.h>
@@ -53,6 +54,12 @@ struct mf_sym_module *mf_sym_module_get(struct mf_symbolizer *sym, const char *p
 int mf_sym_lookup_in(struct mf_symbolizer *sym, struct mf_sym_module *m, const uint8_t *build_id,
 		     size_t build_id_len, uint64_t rel_pc, int is_return_address,
 		     const struct mf_sym_frame **out);
+/* Is rel_pc, in module m, the first instruction of a signal return (the address a signal
+ * handler returns to, which the kernel put where its return address would be)? Then it is not
+ * a return address, and neither is the pc of the frame below it: the instruction the signal
+ * interrupted. Read from the file when its build-id (if given) is the run's; else false. */
+bool mf_sym_is_sigreturn(struct mf_symbolizer *sym, struct mf_sym_module *m,
+			 const uint8_t *build_id, size_t build_id_len, uint64_t rel_pc);
 /* For a module without a build-id: the extent of its loaded segments in the profiled process,
  * and when the last process that had it ended (CLOCK_REALTIME ns; 0 when not known). A file
  * on disk whose segments span otherwise, or written after that, was changed since the run

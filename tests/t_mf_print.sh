@@ -193,6 +193,62 @@ PY
 else
 	skip "no $CC to build the vdso program"
 fi
+# The frame a signal interrupted is that instruction, not a return address: a fault on the first
+# instruction of a function is named by that function, not by the one before it (which a
+# lookup of pc - 1 finds), and the handler's frames sit on the signal return above it.
+cat > "$mf_work/first.c" <<'C'
+#include <setjmp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+long before_first(long *p);
+long fault_first(long *p);
+__asm__(".text\n.globl before_first\n.type before_first,@function\nbefore_first:\n.cfi_startproc\n"
+#if defined(__x86_64__)
+	"movq %rdi, %rax\nret\n"
+#elif defined(__aarch64__)
+	"ret\n"
+#endif
+	".cfi_endproc\n.size before_first, .-before_first\n"
+	".globl fault_first\n.type fault_first,@function\nfault_first:\n.cfi_startproc\n"
+#if defined(__x86_64__)
+	"movq (%rdi), %rax\nret\n"
+#elif defined(__aarch64__)
+	"ldr x0, [x0]\nret\n"
+#endif
+	".cfi_endproc\n.size fault_first, .-fault_first\n");
+static void *volatile sink;
+static sigjmp_buf back;
+__attribute__((noinline)) static void site_fault(void) { sink = malloc(24); free(sink); }
+static void on_segv(int sig) { (void)sig; site_fault(); siglongjmp(back, 1); }
+int main(void)
+{
+	static volatile int faults;
+	struct sigaction sa;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_segv;
+	sa.sa_flags = SA_NODEFER;
+	sigaction(SIGSEGV, &sa, NULL);
+	before_first(NULL);
+	while (faults < 20)
+		if (!sigsetjmp(back, 1))
+			fault_first(NULL);
+		else
+			faults++;
+	printf("faults %d\n", (int)faults);
+	return 0;
+}
+C
+if $CC -O1 -g -o "$mf_work/first" "$mf_work/first.c" 2> /dev/null; then
+	mkdir "$mf_work/firstp"
+	out=$(within 60 env MALLOC_FREQ_DIR="$mf_work/firstp" LD_PRELOAD="$MF_LIB" "$mf_work/first"); rc=$?
+	"$MF_PRINT" --collapsed "$mf_work/firstp" > "$mf_work/c.txt" 2> /dev/null
+	is "$rc:$out:$(calls "$mf_work/c.txt" ';main;fault_first;[^;]*;on_segv;site_fault;malloc$')" \
+		"0:faults 20:20" "a fault on a function's first instruction: 20 handler calls, its frame named by that function"
+else
+	skip "no $CC to build the program that faults on a function's first instruction"
+fi
 d=$(bad zero); f=$(ls "$d"/*.prof); : > "$f"; cp "$prof" "$d/77777.prof"
 check "an empty file (killed while it was made): a warning, the rest reported" 0 "^mf_print: warning: $f: empty: the thread was stopped while its file was being made" "$d"
 d=$(bad nohdr); f=$(ls "$d"/*.prof); head -c 12288 /dev/zero > "$f"; cp "$prof" "$d/77777.prof"
