@@ -2,8 +2,9 @@
 # The documents say what the code does, each fact in one place: every option that --help lists
 # (launcher and mf_print, long and short forms) is in its man page and every option the man page
 # documents is in --help; every MALLOC_FREQ_* variable the library reads is in malloc_freq(7)
-# and every one documented there is read; every man page renders without a warning; and every
-# link between the Markdown documents leads to a file and a heading that exist.
+# and every one documented there is read; every man page renders without a warning; every
+# link between the Markdown documents leads to a file and a heading that exist; and
+# tests/README.md indexes every test and names the tests of every source file.
 . "$srcdir/tests/tap.sh"
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 [ -x "$launcher" ] || bail "no launcher at $launcher"
@@ -86,7 +87,7 @@ slugs() {
 		tr 'A-Z' 'a-z' | sed 's/[^a-z0-9 _-]//g; s/ /-/g'
 }
 bad=
-for doc in README.md HACKING.md docs/*.md; do
+for doc in README.md HACKING.md docs/*.md tests/README.md; do
 	[ -f "$srcdir/$doc" ] || continue
 	dir=$(dirname "$doc")
 	for link in $(grep -oE '\]\([^) ]+\)' "$srcdir/$doc" | sed 's/^](//; s/)$//'); do
@@ -101,5 +102,44 @@ for doc in README.md HACKING.md docs/*.md; do
 		fi
 	done
 done
-is "$bad" "" "every link of README.md, HACKING.md and docs/*.md leads to a file and heading"
+is "$bad" "" "every link of README.md, HACKING.md, docs/*.md and tests/README.md leads to a file and heading"
+
+# tests/README.md: every test has its line in the index, every test and source file the file
+# names exists, every .c file of lib/, mf_print/ and launcher/ has its line in the table of
+# source files, and the section of hostile hosts holds Makefile.am's HOSTILE_TESTS.
+idx=$srcdir/tests/README.md
+# rows HEADING: the first cells ("| `name` |") of the tables under HEADING, up to the next
+# heading of its level or above
+rows() {
+	awk -v want="$1" 'BEGIN { lv = index(want, " ") }
+		/^#+ / { l = index($0, " "); if ($0 == want) on = 1; else if (l <= lv) on = 0 }
+		on && /^\| `/ { split($0, c, "`"); print c[2] }' "$idx"
+}
+# only A B: the lines of A that are not in B
+only() {
+	printf '%s\n' "$2" > "$mf_work/b"
+	printf '%s\n' "$1" | grep . | grep -vxF -f "$mf_work/b"
+}
+tests=$(cd "$srcdir/tests" && ls t_*.sh test_*.c | sort)
+indexed=$(rows '## The index' | sort)
+is "$(only "$tests" "$indexed" | tr '\n' ' ')" "" \
+	"every tests/t_*.sh and tests/test_*.c has its line in tests/README.md's index"
+is "$(printf '%s\n' "$indexed" | uniq -d | tr '\n' ' ')" "" \
+	"tests/README.md's index names each test once"
+named=$(grep -oE '\<(t|test)_[a-z0-9_]+\.(sh|c)\>' "$idx" | sort -u)
+is "$(only "$named" "$tests" | tr '\n' ' ')" "" "every test tests/README.md names is in tests/"
+sources=$(cd "$srcdir" && find lib mf_print launcher -name '*.c' | sort)
+mapped=$(rows '## Source files and their tests' | sort)
+is "$(only "$sources" "$mapped" | tr '\n' ' ')" "" \
+	"every .c file of lib/, mf_print/ and launcher/ has its line in tests/README.md's table"
+gone=
+for f in $mapped; do [ -e "$srcdir/$f" ] || gone="$gone $f"; done
+is "$gone" "" "every source file tests/README.md's table names exists"
+is "$(awk '/^## / { on = /^## Source files/ } on && /^\| `/ && !/`t_|`test_|no test/' "$idx")" "" \
+	"every source file in tests/README.md's table names its tests, or says it has none"
+# (HOSTILE_TESTS's assignments, = or +=, each with its continued lines)
+hostile=$(awk '/^HOSTILE_TESTS *\+?=/ { on = 1 } on { print; on = /\\$/ }' "$srcdir/Makefile.am" |
+	grep -oE 'tests/t_[a-z0-9_]+\.sh' | sed 's|^tests/||' | sort)
+listed=$(rows '### Hostile hosts (`HOSTILE_TESTS`)' | sort)
+is "$listed" "$hostile" "tests/README.md's hostile hosts are Makefile.am's HOSTILE_TESTS"
 done_testing
