@@ -137,9 +137,17 @@ for f in $mapped; do [ -e "$srcdir/$f" ] || gone="$gone $f"; done
 is "$gone" "" "every source file tests/README.md's table names exists"
 is "$(awk '/^## / { on = /^## Source files/ } on && /^\| `/ && !/`t_|`test_|no test/' "$idx")" "" \
 	"every source file in tests/README.md's table names its tests, or says it has none"
-# (HOSTILE_TESTS's assignments, = or +=, each with its continued lines)
-hostile=$(awk '/^HOSTILE_TESTS *\+?=/ { on = 1 } on { print; on = /\\$/ }' "$srcdir/Makefile.am" |
-	grep -oE 'tests/t_[a-z0-9_]+\.sh' | sed 's|^tests/||' | sort)
-listed=$(rows '### Hostile hosts (`HOSTILE_TESTS`)' | sort)
-is "$listed" "$hostile" "tests/README.md's hostile hosts are Makefile.am's HOSTILE_TESTS"
+# A section named for a list of Makefile.am ("### Hostile hosts (`HOSTILE_TESTS`)") holds
+# that list's tests; list VAR: the tests of VAR's assignments (=, +=, with continued lines)
+list() {
+	awk -v v="$1" '$1 == v && ($2 == "=" || $2 == "+=") { on = 1 } on { print; on = /\\$/ }' \
+		"$srcdir/Makefile.am" | grep -oE 'tests/t_[a-z0-9_]+\.sh' | sed 's|^tests/||' | sort
+}
+lists=$(sed -n 's/^### .*(`\([A-Z_]*\)`)$/\1/p' "$idx")
+[ "$(printf '%s\n' "$lists" | grep -c .)" -ge 2 ]
+ok $? "tests/README.md's sections of Makefile.am's lists are found ($(echo $lists))"
+for v in $lists; do
+	heading=$(grep -m1 "^### .*(\`$v\`)\$" "$idx")
+	is "$(rows "$heading" | sort)" "$(list "$v")" "tests/README.md's section $v is Makefile.am's $v"
+done
 done_testing
