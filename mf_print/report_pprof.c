@@ -74,6 +74,10 @@ static const struct {
     [MF_METRIC_PEAK_BLOCKS] = {"peak_objects", "count"},
     [MF_METRIC_PEAK] = {"peak_space", "bytes"},
     [MF_METRIC_SHORT] = {"short_lived", "count"},
+    [MF_METRIC_MAX_BLOCKS] = {"max_live_objects", "count"},
+    [MF_METRIC_MAX_LIVE] = {"max_live_space", "bytes"},
+    [MF_METRIC_FREED] = {"freed_objects", "count"},
+    [MF_METRIC_LIFETIME] = {"lifetime", "nanoseconds"},
 };
 _Static_assert(sizeof(mf_pprof_types) / sizeof(mf_pprof_types[0]) == MF_METRICS,
 	       "every metric is a sample type");

@@ -243,6 +243,23 @@ static void mf_summary_lifetimes(FILE *out, const struct mf_model *m,
 			o->short_lived ? o->short_lived : "", m->short_buckets - 1);
 	}
 	mf_summary_peak(out, m, o);
+	if (mf_model_holds(m, MF_METRIC_LIFETIME)) {
+		uint64_t freed = mf_model_total(m, MF_METRIC_FREED, NULL);
+		uint64_t ns = mf_model_total(m, MF_METRIC_LIFETIME, NULL);
+		char mean[32] = "-";
+		if (freed)
+			mf_text_ns(mean, sizeof(mean), (double)ns / (double)freed);
+		fprintf(out,
+			"  mean lifetime: %s, of the %s%" PRIu64 " blocks freed at a known time "
+			"(allocation to free)\n",
+			mean, m->estimated ? "~" : "", freed);
+	} else if (m->life_old) {
+		fprintf(out,
+			"  %zu thread file%s of format 7 or older: %s no most-live counts nor "
+			"lifetime sums, so the max live and mean life columns are left out\n",
+			m->life_old, m->life_old == 1 ? "" : "s",
+			m->life_old == 1 ? "its lifetimes record" : "their lifetimes record");
+	}
 }
 
 int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
