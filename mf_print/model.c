@@ -765,6 +765,20 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	return r;
 }
 
+int mf_model_span(const struct mf_model *m, uint64_t *start, uint64_t *end)
+{
+	int known = m->nprocesses > 0;
+	*start = *end = 0;
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		const struct mf_process *p = &m->processes[i];
+		if (p->start_ns && (!*start || p->start_ns < *start))
+			*start = p->start_ns;
+		*end = p->end_ns > *end ? p->end_ns : *end;
+		known &= p->start_ns && p->end_ns >= p->start_ns;
+	}
+	return known;
+}
+
 int mf_model_cells_by(const struct mf_model *m, const struct mf_size_cell *cells, size_t n,
 		      int by_stack, size_t **first, uint32_t **cell)
 {

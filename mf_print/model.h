@@ -335,6 +335,10 @@ static inline int mf_model_saturated(const struct mf_model *m, enum mf_metric me
 {
 	return m->saturated[metric] || total == UINT64_MAX;
 }
+/* The run's span (CLOCK_REALTIME ns): its processes' earliest start (their first allocation)
+ * and latest end, 0 where none is known. 1 when every process has a start and an end (the
+ * duration is end - start), else 0. */
+int mf_model_span(const struct mf_model *m, uint64_t *start, uint64_t *end);
 /* The sampling rate of m's counts: its threads' largest (1: every call recorded). */
 static inline uint64_t mf_model_rate(const struct mf_model *m)
 {

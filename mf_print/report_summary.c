@@ -262,6 +262,35 @@ static void mf_summary_lifetimes(FILE *out, const struct mf_model *m,
 	}
 }
 
+/* The run's duration, first allocation to last end, and the calls per second over it. */
+static void mf_summary_duration(FILE *out, const struct mf_model *m,
+				const struct mf_report_options *o, uint64_t calls)
+{
+	uint64_t start, end;
+	int known = mf_model_span(m, &start, &end);
+	if (!known || end <= start) {
+		fprintf(out, "  duration not known: %s\n",
+			m->nprocesses && known ? "no time passed between start and end"
+			: m->nprocesses	       ? "some process has no start or no end recorded "
+						 "(still running, killed, or an older format)"
+					       : "no process record");
+		return;
+	}
+	double s = (double)(end - start) / 1e9;
+	int digits = 3; /* (at least four significant digits) */
+	for (double x = s; x < 1.0 && digits < 9; x *= 10)
+		digits++;
+	if (o->window && o->window[0]) {
+		fprintf(out,
+			"  the run took %.*f s, first allocation to end (the counts are a "
+			"window's: no rate)\n",
+			digits, s);
+		return;
+	}
+	fprintf(out, "  duration: %.*f s, first allocation to end; %s%.1f calls/s\n", digits, s,
+		m->estimated ? "~" : "", (double)calls / s);
+}
+
 int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
 {
 	uint64_t entry[MF_ENTRY_COUNT];
@@ -290,6 +319,7 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 		sep = ", ";
 	}
 	fprintf(out, "%s\n", calls ? "" : " no calls recorded");
+	mf_summary_duration(out, m, o, calls);
 	if (m->estimated)
 		fprintf(out,
 			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "

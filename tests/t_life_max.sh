@@ -4,8 +4,10 @@
 # order, --json (read by python3) and --pprof (read by go tool pprof) agree with the program;
 # site_slow's blocks, each freed after a sleep of T ms, have a mean lifetime of at least T (and
 # within a generous bound); frees by another thread lower the live count its thread sees. The
-# summary states the mean lifetime. A profile of format 7 (the record before these fields) still reads, the new
-# columns left out and said so once.
+# summary states the run's duration and calls per second, consistent with the calls (and that
+# the duration is not known when a process has no end recorded), and the mean lifetime. A
+# profile of format 7 (the record before these fields) still reads, the new columns left out
+# and said so once.
 . "$srcdir/tests/tap.sh"
 K=20 S=1024 J=5 T=20 C=1000 H=50
 MALLOC_FREQ_LIFETIMES=1 profile_within 120 "$MF_TESTS/prog_life_max" $K $S $J $T $C $H
@@ -39,8 +41,18 @@ is "$(order --sort max-live)" "site_rounds site_slow site_handed site_quick " \
 is "$(order --sort calls)" "site_quick site_rounds site_handed site_slow " \
 	"--sort calls: site_quick ($C), site_rounds (110), site_handed ($((2 * H))), site_slow ($J)"
 
-# the summary: the mean lifetime
+# the summary: duration, rate, mean lifetime
 calls=$(head -1 "$mf_work/tree" | awk '{ print $2 }')
+dur=$(sed -n 's/^  duration: \([0-9.]*\) s, .*/\1/p' "$mf_work/tree")
+rate=$(sed -n 's/^  duration: .*; \([0-9.]*\) calls\/s$/\1/p' "$mf_work/tree")
+awk -v d="$dur" -v r="$rate" -v c="$calls" -v t=$((J * T)) 'BEGIN {
+	x = r * d / c; exit !(d > 0 && d * 1000 >= t && x > 0.95 && x < 1.05) }'
+ok $? "the summary's duration ($dur s, at least $J x $T ms) times its rate ($rate calls/s) is its $calls calls, within 5%"
+mkdir "$mf_work/noend" && cp -r $d "$mf_work/noend/" && e=$(ls -d "$mf_work"/noend/malloc_freq.*)
+dd if=/dev/zero of="$e/process" bs=1 seek=64 count=8 conv=notrunc 2> /dev/null # (end_ns)
+"$MF_PRINT" $e 2> /dev/null | grep '^  duration' > "$mf_work/noend.txt"
+like "$(cat "$mf_work/noend.txt")" "^  duration not known: some process has no start or no end recorded" \
+	"with the process's end gone from its record: the duration is not known, no rate"
 leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks .*/\1/p' "$mf_work/tree")
 like "$(grep '^  mean lifetime: ' "$mf_work/tree")" "^  mean lifetime: [0-9.]+ [num]?s, of the $((calls - leaked)) blocks freed" \
 	"the summary's mean lifetime, of every freed block (all but the $leaked leaked)"
@@ -68,6 +80,8 @@ check(slow.get("freed") == J and T * 1e6 <= mean < T * 1e6 * 20,
       "site_slow: %d freed, mean lifetime %.1f ms (at least %d ms)" % (slow.get("freed", 0), mean / 1e6, T))
 tot = d["summary"]["total"]
 check(all(tot[k] == sum(x["values"][k] for x in d["samples"]) for k in new), "the totals are the samples' sums")
+dur = d["summary"]["duration_ns"]
+check(isinstance(dur, int) and dur >= J * T * 1e6, "summary.duration_ns: %s, at least %d ms" % (dur, J * T))
 PY
 	ok $? "python3 reads the JSON"
 	while IFS="	" read -r res desc; do [ "$res" = ok ]; ok $? "--json: $desc"; done < "$mf_work/checks"
@@ -78,6 +92,7 @@ if command -v jq > /dev/null 2>&1; then
 	n=$(awk '{ s += $NF } END { print s }' "$mf_work/mb")
 	is "$(jq '.summary.total["max-live-blocks"]' "$mf_work/j.json" 2> /dev/null)" "$n" \
 		"jq reads the total of max-live-blocks: --collapsed's ($n)"
+	like "$(jq '.summary.duration_ns' "$mf_work/j.json" 2> /dev/null)" '^[1-9][0-9]+$' "jq reads duration_ns"
 fi
 
 if command -v go > /dev/null 2>&1 && go tool pprof -h > /dev/null 2>&1; then
