@@ -3,8 +3,8 @@
 # time, then --pprof read by go tool pprof (a sample type per metric, each total the text
 # report's), --json read by python3 (each site's temporaries, leaks and peak as prog_life makes
 # them), --dot rendered by dot (each box with every metric), --html driven in Chromium (the
-# metric switch lists them all, each total the text report's); a profile without lifetimes
-# carries no leak or peak metric.
+# metric switch lists them all, each total the text report's, max-live in bytes and lifetime
+# in time); a profile without lifetimes carries no leak or peak metric.
 . "$srcdir/tests/tap.sh"
 N=1000 M=300 Z=200 K=50 R=8 T=4 Q=500 U=77 P=32
 MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_WEIGHT=time profile "$MF_TESTS/prog_life" $N $M $Z $K $Q $U $P
@@ -111,13 +111,17 @@ like "$(grep -c -- '->' "$mf_work/leaked.dot") $(grep -- '->' "$mf_work/leaked.d
 # --html: the metric switch lists every metric, each total the text report's
 chromium=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 if [ -z "$chromium" ] || ! command -v node > /dev/null; then
-	for i in 1 2; do skip "no chromium and node to drive the page (apt-get install chromium nodejs)"; done
+	for i in 1 2 3 4; do skip "no chromium and node to drive the page (apt-get install chromium nodejs)"; done
 else
 	"$MF_PRINT" --html "$mf_work/life.html" "$d" 2> /dev/null
 	node "$srcdir/tests/html_check.js" "$chromium" "$mf_work/life.html" "$mf_work/life.png" site_kept \
 		> "$mf_work/seen" 2>&1; ok $? "chromium loads and drives the page"
 	totals=$(sed -n 's/^totals=//p' "$mf_work/seen" | tr -d '{}"' | tr ',:' ' =')
 	is " $totals" "$want" "the metric switch lists every metric, each total the text report's"
+	like "$(sed -n 's/^first_max-live=//p' "$mf_work/seen")" '^[0-9.]+ (B|KiB|MiB)\|' \
+		"max-live in the page's table: bytes, as the text report shows them"
+	like "$(sed -n 's/^first_lifetime=//p' "$mf_work/seen")" '^[0-9.]+ (ns|us|ms|s)\|' \
+		"lifetime in the page's table: a time, not a count of nanoseconds"
 fi
 
 # Without lifetimes: no leak or peak metric anywhere.
