@@ -37,7 +37,7 @@
  *   - every leaf is followed by MF_LEAF_SLOTS slots holding its struct mf_leaf (temporaries
  *     and the size histogram's first buckets), written (zeroed) before the leaf is published;
  *     and, if header.records has MF_RECORD_LIFE (MALLOC_FREQ_LIFETIMES=1), by MF_LIFE_SLOTS
- *     more holding its struct mf_life;
+ *     more holding its struct mf_life (MF_LIFE_SLOTS_V7 before version 8);
  *   - a leaf whose requests fall in more distinct size buckets than its mf_leaf holds has a
  *     child node of module MF_MODULE_SIZES (rel_pc, calls, bytes 0), followed by
  *     MF_SIZES_SLOTS slots of uint64_t counts, one per bucket, for the buckets beyond.
@@ -49,10 +49,11 @@
 #define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC "MFMODS\r\n"
 #define MF_PROCESS_MAGIC "MFPROC\r\n"
-/* 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
+/* 8: struct mf_life has max_blocks and lifetime_ns (MF_LIFE_SLOTS grew from 18 to 19);
+ * 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
  * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
  * record; 2: module records of any size */
-#define MF_FORMAT_VERSION  7u
+#define MF_FORMAT_VERSION  8u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -173,8 +174,9 @@ struct mf_leaf {
  * Since version 5, lifetimes may come with sample_rate N > 1: then only the blocks of sampled
  * calls are tracked, every count here (and the process record's peak counters) counts those,
  * and a reader multiplies them by N, as the calls; the peak is the sampled blocks' peak. */
-#define MF_RECORD_LIFE 1u
-#define MF_LIFE_SLOTS  18
+#define MF_RECORD_LIFE	 1u
+#define MF_LIFE_SLOTS	 19
+#define MF_LIFE_SLOTS_V7 18 /* versions 4 to 7: the record up to lifetime[], no more */
 /* b: lifetimes of 2^(b-1) to 2^b - 1 ns (0: under 1 ns); the last also holds the longer ones */
 #define MF_LIFETIME_BUCKETS 64
 struct mf_life {
@@ -184,10 +186,18 @@ struct mf_life {
 	uint64_t freed_bytes; /* their requested bytes */
 	uint64_t peak_blocks; /* live at the process's peak */
 	uint64_t peak_bytes;
-	uint64_t max_bytes; /* the most of its bytes live at once (as its thread saw them) */
+	/* the most of its bytes live at once, as its thread saw them: taken when the allocating
+	 * thread adds a block, against the frees counted by then from any thread (a free by
+	 * another thread lowers the live count from then on, never a maximum already taken) */
+	uint64_t max_bytes;
 	uint64_t peak_seen; /* (version 6) the process's maximum peak_* are of (see above) */
 	/* the freed blocks by nanoseconds lived, allocation to free (the time-stamp counter's) */
 	uint64_t lifetime[MF_LIFETIME_BUCKETS];
+	/* Since version 8 (older records end before these: MF_LIFE_SLOTS_V7) */
+	uint64_t max_blocks;	   /* the most of its blocks live at once, as max_bytes */
+	uint64_t lifetime_ns;	   /* the nanoseconds lived by the blocks lifetime[] counts, summed
+				      (modulo 2^64: 584 years) */
+	uint64_t life_reserved[2]; /* zero */
 };
 
 struct mf_modules_header {
@@ -411,6 +421,8 @@ static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t c
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_leaf) == MF_LEAF_SLOTS * 32, "leaf record fills slots");   \
 	_Static_assert(sizeof(struct mf_life) == MF_LIFE_SLOTS * 32, "life record fills slots");   \
+	_Static_assert(__builtin_offsetof(struct mf_life, max_blocks) == MF_LIFE_SLOTS_V7 * 32,    \
+		       "version 7's life record is a prefix");                                     \
 	_Static_assert(MF_SIZES_SLOTS * 4 >= MF_SIZE_BUCKETS, "size counts fit their slots");      \
 	_Static_assert(sizeof(struct mf_module_record) == 56, "module record is 56 bytes");        \
 	_Static_assert(sizeof(struct mf_module) == 4152, "version 1 module record is 4152 bytes"); \

@@ -124,7 +124,10 @@ static void mf_usage(FILE *out)
 	    "                        their thread's next allocation; format 4 profiles), leaked\n"
 	    "                        (bytes not freed at the end), peak (bytes live at the\n"
 	    "                        process's peak), leaked-blocks, peak-blocks\n"
-	    "                        (MALLOC_FREQ_LIFETIMES=1), short (with --short-lived)\n"
+	    "                        (MALLOC_FREQ_LIFETIMES=1), short (with --short-lived),\n"
+	    "                        max-live (the stack's most bytes live at once),\n"
+	    "                        max-live-blocks, freed (blocks freed at a known time),\n"
+	    "                        lifetime (ns they lived) (lifetimes, format 8)\n"
 	    "      --short-lived DURATION  count the blocks each stack freed within DURATION\n"
 	    "                        (500ns, 1us, 10ms, 2s), rounded to a power of two ns\n"
 	    "                        (the lifetime histogram's bounds; the summary says it):\n"
@@ -244,7 +247,7 @@ static int mf_opt_threshold(struct mf_args *a, char *arg)
 
 #define MF_METRIC_NAMES                                                                            \
 	"give 'calls', 'bytes', 'time', 'temporary', 'leaked', 'leaked-blocks', 'peak', "          \
-	"'peak-blocks' or 'short'"
+	"'peak-blocks', 'short', 'max-live', 'max-live-blocks', 'freed' or 'lifetime'"
 
 static int mf_opt_sort(struct mf_args *a, char *arg)
 {
@@ -803,6 +806,13 @@ static int mf_lacking(const struct mf_args *a, const struct mf_model *m)
 			"mf_print: %s: these profiles have no lifetimes (record them with "
 			"malloc_freq --lifetimes, or MALLOC_FREQ_LIFETIMES=1)\n",
 			a->report.leaks ? "--leaks" : mf_metric_info[k].name);
+		return 1;
+	}
+	if (k >= MF_METRIC_MAX_BLOCKS && !mf_model_holds(m, k)) {
+		fprintf(stderr,
+			"mf_print: %s: %zu of these profiles' thread files (format 7 or older) "
+			"do not record the most live at once and the lifetimes' sum\n",
+			mf_metric_info[k].name, m->life_old);
 		return 1;
 	}
 	return 0;

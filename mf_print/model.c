@@ -27,6 +27,10 @@ const struct mf_metric_info mf_metric_info[MF_METRICS] = {
     [MF_METRIC_PEAK_BLOCKS] = {"peak-blocks", "blocks live at the peak"},
     [MF_METRIC_PEAK] = {"peak", "bytes live at the peak"},
     [MF_METRIC_SHORT] = {"short", "short-lived blocks"},
+    [MF_METRIC_MAX_BLOCKS] = {"max-live-blocks", "max live blocks"},
+    [MF_METRIC_MAX_LIVE] = {"max-live", "max live bytes"},
+    [MF_METRIC_FREED] = {"freed", "blocks freed at a known time"},
+    [MF_METRIC_LIFETIME] = {"lifetime", "nanoseconds lived"},
 };
 
 /* A distinct address of a module (or a special frame): its frames are
@@ -608,14 +612,15 @@ static int mf_size_add(struct mf_model *m, uint32_t sample, uint32_t bucket, uin
  * dense histogram, if any, is a child node found among the nodes after the leaf. */
 static int mf_leaf_record(struct mf_model *m, struct mf_process *proc, const struct mf_profile *p,
 			  const struct mf_leaf_calls *l, uint32_t sample, uint64_t *temporaries,
-			  uint64_t *leaked, uint64_t *peak, uint64_t *shortl)
+			  uint64_t *leaked, uint64_t *peak, uint64_t *shortl, uint64_t *most,
+			  uint64_t *lived)
 {
 	struct mf_leaf x;
 	memcpy(&x, &p->nodes[l->node + 1], sizeof(x));
 	*temporaries = x.temporaries;
 	if (p->header.records & MF_RECORD_LIFE) {
 		struct mf_life life;
-		memcpy(&life, &p->nodes[l->node + 1 + MF_LEAF_SLOTS], sizeof(life));
+		mf_profile_life_get(p, p->nodes, l->node, &life);
 		/* (frees are counted after blocks: a file read meanwhile may show more; sampled
 		 * (format 5), the sampled blocks', scaled as the calls) */
 		const uint64_t rate = p->header.sample_rate;
@@ -634,6 +639,23 @@ static int mf_leaf_record(struct mf_model *m, struct mf_process *proc, const str
 		for (uint32_t b = 0; b < m->short_buckets && b < MF_LIFETIME_BUCKETS; b++)
 			n = mf_sat_add(n, life.lifetime[b], &m->saturated[MF_METRIC_SHORT]);
 		*shortl = mf_sat_mul(n, rate, &m->saturated[MF_METRIC_SHORT]);
+		most[0] = mf_sat_mul(life.max_blocks, rate, &m->saturated[MF_METRIC_MAX_BLOCKS]);
+		most[1] = mf_sat_mul(life.max_bytes, rate, &m->saturated[MF_METRIC_MAX_LIVE]);
+		n = 0;
+		for (uint32_t b = 0; b < MF_LIFETIME_BUCKETS; b++)
+			n = mf_sat_add(n, life.lifetime[b], &m->saturated[MF_METRIC_FREED]);
+		lived[0] = mf_sat_mul(n, rate, &m->saturated[MF_METRIC_FREED]);
+		/* (the sum is kept modulo 2^64: one below what the histogram's lower bounds add
+		 * up to went round, and stands as saturated) */
+		int wrapped = 0;
+		uint64_t least = 0;
+		for (uint32_t b = 1; b < MF_LIFETIME_BUCKETS; b++)
+			least = mf_sat_add(least,
+					   mf_sat_mul(life.lifetime[b], 1ull << (b - 1), &wrapped),
+					   &wrapped);
+		if (wrapped || life.lifetime_ns < least)
+			m->saturated[MF_METRIC_LIFETIME] = 1, life.lifetime_ns = UINT64_MAX;
+		lived[1] = mf_sat_mul(life.lifetime_ns, rate, &m->saturated[MF_METRIC_LIFETIME]);
 		for (uint32_t b = 0; b < MF_LIFETIME_BUCKETS; b++) {
 			struct mf_size_cell *c =
 			    life.lifetime[b] ? mf_array_push(m->lives, m->nlives, m->cap_lives)
@@ -698,10 +720,12 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	int records = p->header.version >= 4;
 	m->has_leaf_records |= records;
 	m->has_lifetimes |= !!(p->header.records & MF_RECORD_LIFE);
+	m->life_old += (p->header.records & MF_RECORD_LIFE) && !mf_profile_life_max(p);
 	uint64_t mark = 0;
 	for (size_t i = 0; !r && i < nleaves; i++) {
 		uint32_t stack, sample;
 		uint64_t temporaries = 0, leaked[2] = {0, 0}, peak[2] = {0, 0}, shortl = 0;
+		uint64_t most[2] = {0, 0}, lived[2] = {0, 0};
 		mf_profile_release_behind(p, &mark, leaves[i].node);
 		if ((r = mf_leaf_stack(m, up, loc, &leaves[i], &stack)) ||
 		    (r = mf_sample_at(m, stack, thread, &sample)))
@@ -709,7 +733,7 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		leaves[i].sample = sample;
 		if (records) {
 			if ((r = mf_leaf_record(m, &m->processes[process], p, &leaves[i], sample,
-						&temporaries, leaked, peak, &shortl)))
+						&temporaries, leaked, peak, &shortl, most, lived)))
 				break;
 		}
 		uint64_t value[MF_METRICS] = {
@@ -725,6 +749,10 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 		    [MF_METRIC_PEAK_BLOCKS] = peak[0],
 		    [MF_METRIC_PEAK] = peak[1],
 		    [MF_METRIC_SHORT] = shortl,
+		    [MF_METRIC_MAX_BLOCKS] = most[0],
+		    [MF_METRIC_MAX_LIVE] = most[1],
+		    [MF_METRIC_FREED] = lived[0],
+		    [MF_METRIC_LIFETIME] = lived[1],
 		};
 		r = mf_sample_add(m, sample, value);
 	}
@@ -735,6 +763,20 @@ int mf_model_add_thread(struct mf_model *m, uint32_t process, struct mf_profile 
 	free(loc);
 	free(up);
 	return r;
+}
+
+int mf_model_span(const struct mf_model *m, uint64_t *start, uint64_t *end)
+{
+	int known = m->nprocesses > 0;
+	*start = *end = 0;
+	for (size_t i = 0; i < m->nprocesses; i++) {
+		const struct mf_process *p = &m->processes[i];
+		if (p->start_ns && (!*start || p->start_ns < *start))
+			*start = p->start_ns;
+		*end = p->end_ns > *end ? p->end_ns : *end;
+		known &= p->start_ns && p->end_ns >= p->start_ns;
+	}
+	return known;
 }
 
 int mf_model_cells_by(const struct mf_model *m, const struct mf_size_cell *cells, size_t n,

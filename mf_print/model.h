@@ -36,6 +36,16 @@ enum mf_metric {
 	/* (lifetimes, --short-lived) blocks freed within the threshold: the lifetime buckets
 	 * below mf_model.short_buckets */
 	MF_METRIC_SHORT,
+	/* (lifetimes, format 8) the most blocks, and bytes, live at once, each thread's sample
+	 * its own maximum as that thread saw it; a sum of samples (several threads or processes,
+	 * a caller's stacks) is the sum of their maximums, which may come at different moments:
+	 * at most that many were live at once */
+	MF_METRIC_MAX_BLOCKS,
+	MF_METRIC_MAX_LIVE,
+	/* (lifetimes, format 8) the freed blocks whose lifetime is known, and the nanoseconds
+	 * they lived, summed: their mean lifetime is one over the other */
+	MF_METRIC_FREED,
+	MF_METRIC_LIFETIME,
 	MF_METRICS
 };
 
@@ -192,6 +202,8 @@ struct mf_model {
 	size_t nlives, cap_lives;
 	int has_leaf_records; /* some thread's file (format 4) has temporaries and sizes */
 	int has_lifetimes;    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	size_t life_old;      /* threads whose lifetimes have no maximums and lifetime sums
+				 (format 7 or older): with any, those columns are not held */
 	/* Set before threads are added (--short-lived): the lifetime buckets 0 to short_buckets
 	 * - 1, lifetimes under 2^(short_buckets - 1) ns, count as short (MF_METRIC_SHORT); 0:
 	 * not asked for, no such column. */
@@ -205,8 +217,9 @@ struct mf_model {
 };
 
 /* Whether the model holds metric k: calls and bytes always, time when weighted, temporaries
- * from format 4, the leak and peak columns with lifetimes (a column it lacks is all zeros, not
- * a measurement). */
+ * from format 4, the leak and peak columns with lifetimes, the maximums and lifetime sums
+ * with lifetimes of format 8 in every file (a column it lacks is all zeros, not a
+ * measurement). */
 static inline int mf_model_holds(const struct mf_model *m, int k)
 {
 	switch (k) {
@@ -219,6 +232,11 @@ static inline int mf_model_holds(const struct mf_model *m, int k)
 		return m->has_leaf_records;
 	case MF_METRIC_SHORT:
 		return m->has_lifetimes && m->short_buckets;
+	case MF_METRIC_MAX_BLOCKS:
+	case MF_METRIC_MAX_LIVE:
+	case MF_METRIC_FREED:
+	case MF_METRIC_LIFETIME:
+		return m->has_lifetimes && !m->life_old;
 	default:
 		return m->has_lifetimes;
 	}
@@ -317,6 +335,10 @@ static inline int mf_model_saturated(const struct mf_model *m, enum mf_metric me
 {
 	return m->saturated[metric] || total == UINT64_MAX;
 }
+/* The run's span (CLOCK_REALTIME ns): its processes' earliest start (their first allocation)
+ * and latest end, 0 where none is known. 1 when every process has a start and an end (the
+ * duration is end - start), else 0. */
+int mf_model_span(const struct mf_model *m, uint64_t *start, uint64_t *end);
 /* The sampling rate of m's counts: its threads' largest (1: every call recorded). */
 static inline uint64_t mf_model_rate(const struct mf_model *m)
 {

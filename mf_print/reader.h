@@ -6,6 +6,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 #include "malloc_freq_format.h"
 
@@ -62,6 +63,35 @@ static inline void mf_life_settle_record(struct mf_life *l, uint64_t peak_id)
 	l->peak_seen = peak_id;
 }
 
+/* The slots of a leaf's struct mf_life in p: none without lifetimes, fewer before version 8. */
+static inline uint64_t mf_profile_life_slots(const struct mf_profile *p)
+{
+	if (!(p->header.records & MF_RECORD_LIFE))
+		return 0;
+	return p->header.version >= 8 ? MF_LIFE_SLOTS : MF_LIFE_SLOTS_V7;
+}
+
+/* Whether p's leaves hold max_blocks and lifetime_ns (version 8 with lifetimes). */
+static inline int mf_profile_life_max(const struct mf_profile *p)
+{
+	return p->header.version >= 8 && (p->header.records & MF_RECORD_LIFE);
+}
+
+/* The struct mf_life after leaf node i of nodes (in p's version: what an older one lacks is
+ * zeros), into *out; and back from *l (only the fields p's version has). */
+static inline void mf_profile_life_get(const struct mf_profile *p, const struct mf_node *nodes,
+				       uint64_t i, struct mf_life *out)
+{
+	memset(out, 0, sizeof(*out));
+	memcpy(out, &nodes[i + 1 + MF_LEAF_SLOTS],
+	       mf_profile_life_slots(p) * sizeof(struct mf_node));
+}
+static inline void mf_profile_life_put(const struct mf_profile *p, struct mf_node *nodes,
+				       uint64_t i, const struct mf_life *l)
+{
+	memcpy(&nodes[i + 1 + MF_LEAF_SLOTS], l, mf_profile_life_slots(p) * sizeof(struct mf_node));
+}
+
 /* The slots after node x that are its record, not nodes (malloc_freq_format.h, version 4):
  * a leaf's struct mf_leaf, a dense size histogram's counts. */
 static inline uint64_t mf_profile_slots_after(const struct mf_profile *p, const struct mf_node *x)
@@ -69,7 +99,7 @@ static inline uint64_t mf_profile_slots_after(const struct mf_profile *p, const 
 	if (p->header.version < 4)
 		return 0;
 	if (x->module == MF_MODULE_ENTRY)
-		return MF_LEAF_SLOTS + (p->header.records & MF_RECORD_LIFE ? MF_LIFE_SLOTS : 0);
+		return MF_LEAF_SLOTS + mf_profile_life_slots(p);
 	return x->module == MF_MODULE_SIZES ? MF_SIZES_SLOTS : 0;
 }
 

@@ -98,9 +98,10 @@ static void mf_dot_text(FILE *out, const char *text)
 /* A value of metric k as text: bytes and time in their units, counts as they are. */
 static void mf_dot_format(char *buf, size_t size, int k, uint64_t v)
 {
-	if (k == MF_METRIC_BYTES || k == MF_METRIC_LEAKED || k == MF_METRIC_PEAK)
+	if (k == MF_METRIC_BYTES || k == MF_METRIC_LEAKED || k == MF_METRIC_PEAK ||
+	    k == MF_METRIC_MAX_LIVE)
 		mf_text_bytes(buf, size, v);
-	else if (k == MF_METRIC_TIME)
+	else if (k == MF_METRIC_TIME || k == MF_METRIC_LIFETIME)
 		mf_text_ns(buf, size, (double)v);
 	else
 		snprintf(buf, size, "%" PRIu64, v);

@@ -121,6 +121,11 @@ static void mf_json_summary(FILE *out, const struct mf_model *m, const struct mf
 	fprintf(out, "}, \"estimated\": %s, \"saturated\": %s, \"window\": ",
 		m->estimated ? "true" : "false", saturated ? "true" : "false");
 	mf_json_str(out, o->window && o->window[0] ? o->window : NULL);
+	uint64_t start, end;
+	if (mf_model_span(m, &start, &end) && end > start)
+		fprintf(out, ", \"duration_ns\": %" PRIu64, end - start);
+	else
+		fputs(", \"duration_ns\": null", out);
 	fputs(",\n", out);
 	fprintf(out,
 		"    \"processes\": %zu, \"threads\": %zu, \"files\": %zu, \"directories\": %zu, "

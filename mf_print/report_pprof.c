@@ -74,6 +74,10 @@ static const struct {
     [MF_METRIC_PEAK_BLOCKS] = {"peak_objects", "count"},
     [MF_METRIC_PEAK] = {"peak_space", "bytes"},
     [MF_METRIC_SHORT] = {"short_lived", "count"},
+    [MF_METRIC_MAX_BLOCKS] = {"max_live_objects", "count"},
+    [MF_METRIC_MAX_LIVE] = {"max_live_space", "bytes"},
+    [MF_METRIC_FREED] = {"freed_objects", "count"},
+    [MF_METRIC_LIFETIME] = {"lifetime", "nanoseconds"},
 };
 _Static_assert(sizeof(mf_pprof_types) / sizeof(mf_pprof_types[0]) == MF_METRICS,
 	       "every metric is a sample type");
@@ -374,13 +378,8 @@ static void mf_pprof_header(struct mf_pprof *pp, const struct mf_model *m,
 	}
 	mf_pb_varint(&pp->prof, PB_PROFILE_DEFAULT_SAMPLE_TYPE,
 		     mf_pprof_str(pp, mf_pprof_types[o->metric].type));
-	uint64_t rate = mf_model_rate(m), start = 0, end = 0;
-	for (size_t i = 0; i < m->nprocesses; i++) {
-		const struct mf_process *p = &m->processes[i];
-		if (p->start_ns && (!start || p->start_ns < start))
-			start = p->start_ns;
-		end = p->end_ns > end ? p->end_ns : end;
-	}
+	uint64_t rate = mf_model_rate(m), start, end;
+	mf_model_span(m, &start, &end);
 	mf_pb_varint(&pp->msg, PB_VALUE_TYPE_TYPE, mf_pprof_str(pp, "alloc_calls"));
 	mf_pb_varint(&pp->msg, PB_VALUE_TYPE_UNIT, mf_pprof_str(pp, "count"));
 	mf_pb_message(&pp->prof, PB_PROFILE_PERIOD_TYPE, &pp->msg);

@@ -69,7 +69,7 @@ static void mf_stack_line(FILE *out, const struct mf_model *m, const uint64_t va
 			  uint64_t total, enum mf_metric metric, const char *text, int len,
 			  int median)
 {
-	char b[32], temp[16], shortl[16] = "", leaked[96] = "";
+	char b[32], temp[16], shortl[16] = "", leaked[96] = "", most[64] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
 	mf_text_temporary(temp, sizeof(temp), value[MF_METRIC_TEMPORARY], value[MF_METRIC_CALLS]);
 	if (mf_model_holds(m, MF_METRIC_SHORT))
@@ -79,8 +79,12 @@ static void mf_stack_line(FILE *out, const struct mf_model *m, const uint64_t va
 		mf_text_life(leaked, sizeof(leaked), value[MF_METRIC_LEAKED_BLOCKS],
 			     value[MF_METRIC_LEAKED], value[MF_METRIC_PEAK_BLOCKS],
 			     value[MF_METRIC_PEAK], median);
-	fprintf(out, "%12" PRIu64 " %6.2f%% %11s%s%s%s  %.*s\n", value[MF_METRIC_CALLS],
-		mf_text_pct(value[metric], total), b, temp, shortl, leaked, len, text);
+	if (mf_model_holds(m, MF_METRIC_MAX_LIVE))
+		mf_text_most(most, sizeof(most), value[MF_METRIC_MAX_BLOCKS],
+			     value[MF_METRIC_MAX_LIVE], value[MF_METRIC_FREED],
+			     value[MF_METRIC_LIFETIME]);
+	fprintf(out, "%12" PRIu64 " %6.2f%% %11s%s%s%s%s  %.*s\n", value[MF_METRIC_CALLS],
+		mf_text_pct(value[metric], total), b, temp, shortl, leaked, most, len, text);
 }
 
 /* A histogram (count[0..buckets)) as bars, each against of; bucket k's range by text. */
@@ -166,9 +170,10 @@ static int mf_stacks_report(FILE *out, const struct mf_model *m, const struct mf
 		if (o->threshold > 0)
 			fprintf(out, "; stacks below %g%% are folded (--threshold)", o->threshold);
 		fputs("\n\n", out);
-		fprintf(out, "%12s %7s %11s %7s%s%s  %s\n", "calls", "%", "bytes", "temp",
+		fprintf(out, "%12s %7s %11s %7s%s%s%s  %s\n", "calls", "%", "bytes", "temp",
 			mf_model_holds(m, MF_METRIC_SHORT) ? "   short" : "",
 			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "",
+			mf_model_holds(m, MF_METRIC_MAX_LIVE) ? MF_TEXT_MOST_HEADING : "",
 			leaks ? "stack (allocation <- caller)"
 			      : "stack (allocation <- caller), then its request sizes");
 		uint64_t folded[MF_METRICS] = {0};

@@ -243,6 +243,52 @@ static void mf_summary_lifetimes(FILE *out, const struct mf_model *m,
 			o->short_lived ? o->short_lived : "", m->short_buckets - 1);
 	}
 	mf_summary_peak(out, m, o);
+	if (mf_model_holds(m, MF_METRIC_LIFETIME)) {
+		uint64_t freed = mf_model_total(m, MF_METRIC_FREED, NULL);
+		uint64_t ns = mf_model_total(m, MF_METRIC_LIFETIME, NULL);
+		char mean[32] = "-";
+		if (freed)
+			mf_text_ns(mean, sizeof(mean), (double)ns / (double)freed);
+		fprintf(out,
+			"  mean lifetime: %s, of the %s%" PRIu64 " blocks freed at a known time "
+			"(allocation to free)\n",
+			mean, m->estimated ? "~" : "", freed);
+	} else if (m->life_old) {
+		fprintf(out,
+			"  %zu thread file%s of format 7 or older: %s no most-live counts nor "
+			"lifetime sums, so the max live and mean life columns are left out\n",
+			m->life_old, m->life_old == 1 ? "" : "s",
+			m->life_old == 1 ? "its lifetimes record" : "their lifetimes record");
+	}
+}
+
+/* The run's duration, first allocation to last end, and the calls per second over it. */
+static void mf_summary_duration(FILE *out, const struct mf_model *m,
+				const struct mf_report_options *o, uint64_t calls)
+{
+	uint64_t start, end;
+	int known = mf_model_span(m, &start, &end);
+	if (!known || end <= start) {
+		fprintf(out, "  duration not known: %s\n",
+			m->nprocesses && known ? "no time passed between start and end"
+			: m->nprocesses	       ? "some process has no start or no end recorded "
+						 "(still running, killed, or an older format)"
+					       : "no process record");
+		return;
+	}
+	double s = (double)(end - start) / 1e9;
+	int digits = 3; /* (at least four significant digits) */
+	for (double x = s; x < 1.0 && digits < 9; x *= 10)
+		digits++;
+	if (o->window && o->window[0]) {
+		fprintf(out,
+			"  the run took %.*f s, first allocation to end (the counts are a "
+			"window's: no rate)\n",
+			digits, s);
+		return;
+	}
+	fprintf(out, "  duration: %.*f s, first allocation to end; %s%.1f calls/s\n", digits, s,
+		m->estimated ? "~" : "", (double)calls / s);
 }
 
 int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
@@ -273,6 +319,7 @@ int mf_report_summary(FILE *out, const struct mf_model *m, const struct mf_repor
 		sep = ", ";
 	}
 	fprintf(out, "%s\n", calls ? "" : " no calls recorded");
+	mf_summary_duration(out, m, o, calls);
 	if (m->estimated)
 		fprintf(out,
 			"  estimates: some files were sampled (MALLOC_FREQ_SAMPLE); their counts "

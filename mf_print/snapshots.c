@@ -140,7 +140,7 @@ static uint64_t mf_less(uint64_t a, uint64_t b)
 
 /* The records after node i of copy (p's nodes) less those of base (malloc_freq_format.h):
  * what counts; a leaf's size keys are taken in order, so base's are a prefix of p's. Peaks
- * and a leaf's most live bytes are of a moment, not sums: p's stay. */
+ * and a leaf's most live bytes and blocks are of a moment, not sums: p's stay. */
 static void mf_records_subtract(struct mf_node *copy, const struct mf_profile *base, uint64_t i)
 {
 	uint64_t *to = (uint64_t *)&copy[i + 1];
@@ -159,16 +159,17 @@ static void mf_records_subtract(struct mf_node *copy, const struct mf_profile *b
 	memcpy(to, &x, sizeof(x));
 	if (!(base->header.records & MF_RECORD_LIFE))
 		return;
-	struct mf_life l, m;
-	memcpy(&l, to + sizeof(x) / 8, sizeof(l));
-	memcpy(&m, from + sizeof(x) / 8, sizeof(m));
+	struct mf_life l, m; /* (p's version is base's) */
+	mf_profile_life_get(base, copy, i, &l);
+	mf_profile_life_get(base, base->nodes, i, &m);
 	l.blocks = mf_less(l.blocks, m.blocks);
 	l.bytes = mf_less(l.bytes, m.bytes);
 	l.frees = mf_less(l.frees, m.frees);
 	l.freed_bytes = mf_less(l.freed_bytes, m.freed_bytes);
 	for (int b = 0; b < MF_LIFETIME_BUCKETS; b++)
 		l.lifetime[b] = mf_less(l.lifetime[b], m.lifetime[b]);
-	memcpy(to + sizeof(x) / 8, &l, sizeof(l));
+	l.lifetime_ns = mf_less(l.lifetime_ns, m.lifetime_ns);
+	mf_profile_life_put(base, copy, i, &l);
 }
 
 int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uint64_t peak_id,
@@ -206,10 +207,9 @@ int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uin
 		if (p->nodes[i].module != MF_MODULE_ENTRY)
 			continue;
 		struct mf_life l; /* (nodes are aligned for 8-byte words: copied for the type) */
-		void *at = &copy[i + 1 + MF_LEAF_SLOTS];
-		memcpy(&l, at, sizeof(l));
+		mf_profile_life_get(p, copy, i, &l);
 		mf_life_settle_record(&l, peak_id);
-		memcpy(at, &l, sizeof(l));
+		mf_profile_life_put(p, copy, i, &l);
 	}
 	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
 		after = mf_profile_slots_after(base, &base->nodes[i]);

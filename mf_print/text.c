@@ -75,6 +75,17 @@ void mf_text_life(char *buf, size_t size, uint64_t leaked_blocks, uint64_t leake
 	snprintf(buf, size, "%s %19s %11s", a, both, life);
 }
 
+void mf_text_most(char *buf, size_t size, uint64_t max_blocks, uint64_t max_bytes, uint64_t freed,
+		  uint64_t lifetime_ns)
+{
+	char b[32], both[64], mean[32] = "-";
+	mf_text_bytes(b, sizeof(b), max_bytes);
+	snprintf(both, sizeof(both), "%" PRIu64 " (%s)", max_blocks, b);
+	if (freed)
+		mf_text_ns(mean, sizeof(mean), (double)lifetime_ns / (double)freed);
+	snprintf(buf, size, " %19s %10s", both, mean);
+}
+
 int mf_strbuf_add(struct mf_strbuf *b, const char *s, size_t n)
 {
 	if (!n)

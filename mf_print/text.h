@@ -32,6 +32,11 @@ void mf_text_lifetime_bucket(char *buf, size_t size, int bucket);
 #define MF_TEXT_LIFE_HEADING "   leaked blocks (bytes)     at peak (bytes) median life"
 void mf_text_life(char *buf, size_t size, uint64_t leaked_blocks, uint64_t leaked,
 		  uint64_t peak_blocks, uint64_t peak, int median);
+/* The maximums' columns of a line (lifetimes, format 8): the most blocks (bytes) live at
+ * once, and the mean lifetime of the freed blocks ("-": none freed), and their heading. */
+#define MF_TEXT_MOST_HEADING "    max live (bytes)  mean life"
+void mf_text_most(char *buf, size_t size, uint64_t max_blocks, uint64_t max_bytes, uint64_t freed,
+		  uint64_t lifetime_ns);
 
 /* in as a terminal may show it, into out (size bytes, always terminated): what a terminal
  * would act on is made visible, so that a name cannot break a table or send escape sequences

@@ -42,7 +42,7 @@ static uint32_t mf_tree_key(const struct mf_tree *t, uint32_t sample, uint64_t v
 static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], const uint32_t *items,
 			 size_t n, const char *branch, const char *text)
 {
-	char b[32], time[32] = "", temp[16] = "", shortl[16] = "", leaked[96] = "";
+	char b[32], time[32] = "", temp[16] = "", shortl[16] = "", leaked[96] = "", most[64] = "";
 	mf_text_bytes(b, sizeof(b), value[MF_METRIC_BYTES]);
 	if (t->m->weighted) /* (a column of its own only when there is time) */
 		snprintf(time, sizeof(time), " %11.3f", (double)value[MF_METRIC_TIME] / 1e6);
@@ -59,8 +59,12 @@ static void mf_tree_line(struct mf_tree *t, const uint64_t value[MF_METRICS], co
 			     items ? mf_model_median(t->m->lives, t->life_first, t->life_cell,
 						     items, n, MF_LIFETIME_BUCKETS)
 				   : -1);
-	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s%s%s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
-		mf_text_pct(value[t->o->metric], t->total), b, time, temp, shortl, leaked,
+	if (mf_model_holds(t->m, MF_METRIC_MAX_LIVE))
+		mf_text_most(most, sizeof(most), value[MF_METRIC_MAX_BLOCKS],
+			     value[MF_METRIC_MAX_LIVE], value[MF_METRIC_FREED],
+			     value[MF_METRIC_LIFETIME]);
+	fprintf(t->out, "%12" PRIu64 " %6.2f%% %11s%s%s%s%s%s  %.*s%s%s\n", value[MF_METRIC_CALLS],
+		mf_text_pct(value[t->o->metric], t->total), b, time, temp, shortl, leaked, most,
 		(int)t->prefix.len, t->prefix.s, branch, text);
 }
 
@@ -156,10 +160,12 @@ int mf_tree_report(FILE *out, const struct mf_model *m, const struct mf_report_o
 			fprintf(out, "; paths below %g%% of all %s are folded (--threshold)",
 				o->threshold, mf_metric_info[o->metric].plural);
 		fputs("\n\n", out);
-		fprintf(out, "%12s %7s %11s%s%s%s%s  %s\n", "calls", "%", "bytes",
+		fprintf(out, "%12s %7s %11s%s%s%s%s%s  %s\n", "calls", "%", "bytes",
 			m->weighted ? "      cpu ms" : "", m->has_leaf_records ? "    temp" : "",
 			mf_model_holds(m, MF_METRIC_SHORT) ? "   short" : "",
-			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "", spec->column);
+			m->has_lifetimes ? MF_TEXT_LIFE_HEADING : "",
+			mf_model_holds(m, MF_METRIC_MAX_LIVE) ? MF_TEXT_MOST_HEADING : "",
+			spec->column);
 		r = mf_tree_level(&t, items, t.views, t.keys, n, 0, NULL);
 	}
 	mf_labels_free(&l);

@@ -137,6 +137,16 @@ async function main() {
 		"d.addEventListener('toggle', () => setTimeout(() => r(performance.now() - t), 0), { once: true }); d.open = true; })")));
 	out("table_first", await eval_("(() => { const r = document.querySelector('#table tbody tr'); return r ? Array.from(r.cells).map((c) => c.textContent).join('|') : ''; })()"));
 	out("table_rows", await eval_("document.querySelectorAll('#table tbody tr').length"));
+	// a metric of bytes or of nanoseconds other than bytes and time, in its unit (the open
+	// table's first row), where the page has it
+	for (const name of ["max-live", "lifetime"]) {
+		const row = await eval_("(() => { const e = document.getElementById('metric'); const o = Array.from(e.options).find((o) => " +
+			"o.textContent === " + JSON.stringify(name) + "); if (!o) return null; e.value = o.value; e.dispatchEvent(new Event('change')); " +
+			"const r = document.querySelector('#table tbody tr'); " +
+			"return r ? Array.from(r.cells).map((c) => c.textContent).join('|') : ''; })()");
+		if (row !== null) out("first_" + name, row);
+	}
+	await eval_("(() => { const e = document.getElementById('metric'); e.value = '0'; e.dispatchEvent(new Event('change')); })()");
 	const table = "Array.from(document.querySelectorAll('#table tbody tr')).map((r) => Array.from(r.cells).map((c) => c.textContent).join('|')).join('\\t')";
 	out("table", await eval_(table));
 	// frames by function and line: the tree as mf_print prints it

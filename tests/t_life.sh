@@ -148,7 +148,7 @@ like "$short $(lives "$h" site_orphan)" "^0 \[(33\.6|67\.1|134\.2|268\.4) ms" "s
 first=$(awk 'on && NF { print; exit } /stack \(allocation/ { on = 1 }' "$mf_work/leaks")
 like "$first" "<- site_grow " "--leaks: the most leaked bytes first (site_grow's chains)"
 if grep -q "site_queue\|site_orphan\|site_temp" "$mf_work/leaks"; then fail "--leaks: no stack without leaks"; else pass "--leaks: no stack without leaks"; fi
-like "$("$MF_PRINT" $d | sed -n '/call stack/p')" "temp +leaked blocks \\(bytes\\) +at peak \\(bytes\\) median life  call stack" "the tree has leaked, at-peak and median lifetime columns"
+like "$("$MF_PRINT" $d | sed -n '/call stack/p')" "temp +leaked blocks \\(bytes\\) +at peak \\(bytes\\) median life +max live \\(bytes\\) +mean life  call stack" "the tree has leaked, at-peak, median lifetime, max live and mean lifetime columns"
 mkdir "$mf_work/old"
 MALLOC_FREQ_DIR="$mf_work/old" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_life" 10 10 10 10
 "$MF_PRINT" --leaks "$mf_work/old" > /dev/null 2> "$mf_work/err"; rc=$?

@@ -3,14 +3,14 @@
 # time, then --pprof read by go tool pprof (a sample type per metric, each total the text
 # report's), --json read by python3 (each site's temporaries, leaks and peak as prog_life makes
 # them), --dot rendered by dot (each box with every metric), --html driven in Chromium (the
-# metric switch lists them all, each total the text report's); a profile without lifetimes
-# carries no leak or peak metric.
+# metric switch lists them all, each total the text report's, max-live in bytes and lifetime
+# in time); a profile without lifetimes carries no leak or peak metric.
 . "$srcdir/tests/tap.sh"
 N=1000 M=300 Z=200 K=50 R=8 T=4 Q=500 U=77 P=32
 MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_WEIGHT=time profile "$MF_TESTS/prog_life" $N $M $Z $K $Q $U $P
 is "$?" 0 "prog_life runs with MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_WEIGHT=time"
 d=$(ls -d "$mf_work"/malloc_freq.*) || bail "no profile directory"
-metrics="calls bytes time temporary leaked-blocks leaked peak-blocks peak"
+metrics="calls bytes time temporary leaked-blocks leaked peak-blocks peak max-live-blocks max-live freed lifetime"
 # total METRIC: the text report's total of a metric (its --collapsed column, summed)
 total() { "$MF_PRINT" --collapsed --weight "$1" "$d" 2> /dev/null | awk '{ s += $NF } END { printf "%.0f\n", s }'; }
 want=""
@@ -25,7 +25,7 @@ for k in $metrics; do
 	"$MF_PRINT" --threads --sort $k --threshold 0 "$d" > "$mf_work/th" 2> /dev/null
 	heads="$heads$(grep -o '^[A-Z][a-zA-Z() -]* per thread' "$mf_work/th");"
 done
-is "$heads" "Calls per thread;Bytes per thread;CPU time (ns) per thread;Temporaries per thread;Leaked blocks per thread;Leaked bytes per thread;Blocks live at the peak per thread;Bytes live at the peak per thread;" \
+is "$heads" "Calls per thread;Bytes per thread;CPU time (ns) per thread;Temporaries per thread;Leaked blocks per thread;Leaked bytes per thread;Blocks live at the peak per thread;Bytes live at the peak per thread;Max live blocks per thread;Max live bytes per thread;Blocks freed at a known time per thread;Nanoseconds lived per thread;" \
 	"--threads --sort METRIC: headed by the metric it shows"
 
 # --pprof: a sample type per metric, -sample_index=TYPE totals the text report's
@@ -36,13 +36,14 @@ else
 	"$MF_PRINT" --pprof "$mf_work/life.pb.gz" "$d" > /dev/null 2>&1
 	is "$?" 0 "--pprof of a profile with lifetimes and time"
 	types=$(go tool pprof -raw "$mf_work/life.pb.gz" 2> /dev/null | sed -n '/^Samples:/{n;p;q}' | sed 's/\[dflt\]//')
-	is "$types" "alloc_calls/count alloc_space/bytes cpu/nanoseconds temporaries/count leaked_objects/count leaked_space/bytes peak_objects/count peak_space/bytes" \
+	is "$types" "alloc_calls/count alloc_space/bytes cpu/nanoseconds temporaries/count leaked_objects/count leaked_space/bytes peak_objects/count peak_space/bytes max_live_objects/count max_live_space/bytes freed_objects/count lifetime/nanoseconds" \
 		"a sample type per metric, in units pprof knows"
 	got="" seen=""
 	for tk in alloc_calls:calls alloc_space:bytes cpu:time temporaries:temporary \
-		leaked_objects:leaked-blocks leaked_space:leaked peak_objects:peak-blocks peak_space:peak; do
+		leaked_objects:leaked-blocks leaked_space:leaked peak_objects:peak-blocks peak_space:peak \
+		max_live_objects:max-live-blocks max_live_space:max-live freed_objects:freed lifetime:lifetime; do
 		t=${tk%%:*} k=${tk#*:}
-		case $t in *_space) unit=-unit=B ;; cpu) unit=-unit=ns ;; *) unit= ;; esac
+		case $t in *_space) unit=-unit=B ;; cpu | lifetime) unit=-unit=ns ;; *) unit= ;; esac
 		n=$(go tool pprof -top -nodecount=1 $unit -sample_index=$t "$mf_work/life.pb.gz" 2> /dev/null |
 			sed -n 's/.*Total samples = \([0-9]*\).*/\1/p')
 		got="$got $k=$n"
@@ -95,8 +96,8 @@ fi
 "$MF_PRINT" --dot -t 0 "$d" > "$mf_work/life.dot" 2> /dev/null
 is "$?" 0 "--dot of a profile with lifetimes and time"
 label=$(sed -n 's/^  n[0-9]* \[label="site_kept\\n\([^"]*\)".*/\1/p' "$mf_work/life.dot" | sed 's/\\n/|/g')
-like "$label" "^self: [0-9]+ calls \([0-9.]+%\), [^|]+\|time: [^|]+\|temporary: 0\|leaked-blocks: $((T * (M + 1)))\|leaked: 117\.6 KiB\|peak-blocks: $((T * (M + 1)))\|peak: 117\.6 KiB\|total: " \
-	"site_kept's box: time, no temporary, its $((T * (M + 1))) leaked blocks of 100 bytes, the same at the peak"
+like "$label" "^self: [0-9]+ calls \([0-9.]+%\), [^|]+\|time: [^|]+\|temporary: 0\|leaked-blocks: $((T * (M + 1)))\|leaked: 117\.6 KiB\|peak-blocks: $((T * (M + 1)))\|peak: 117\.6 KiB\|max-live-blocks: $((T * (M + 1)))\|max-live: 117\.6 KiB\|freed: 0\|lifetime: 0 ns\|total: " \
+	"site_kept's box: time, no temporary, its $((T * (M + 1))) leaked blocks of 100 bytes, the same at the peak and at most, none freed"
 if command -v dot > /dev/null 2>&1; then
 	dot -Tsvg "$mf_work/life.dot" > "$mf_work/life.svg" 2> "$mf_work/dot.err"
 	is "$? $(cat "$mf_work/dot.err")" "0 " "dot -Tsvg renders it without a word"
@@ -110,13 +111,17 @@ like "$(grep -c -- '->' "$mf_work/leaked.dot") $(grep -- '->' "$mf_work/leaked.d
 # --html: the metric switch lists every metric, each total the text report's
 chromium=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 if [ -z "$chromium" ] || ! command -v node > /dev/null; then
-	for i in 1 2; do skip "no chromium and node to drive the page (apt-get install chromium nodejs)"; done
+	for i in 1 2 3 4; do skip "no chromium and node to drive the page (apt-get install chromium nodejs)"; done
 else
 	"$MF_PRINT" --html "$mf_work/life.html" "$d" 2> /dev/null
 	node "$srcdir/tests/html_check.js" "$chromium" "$mf_work/life.html" "$mf_work/life.png" site_kept \
 		> "$mf_work/seen" 2>&1; ok $? "chromium loads and drives the page"
 	totals=$(sed -n 's/^totals=//p' "$mf_work/seen" | tr -d '{}"' | tr ',:' ' =')
 	is " $totals" "$want" "the metric switch lists every metric, each total the text report's"
+	like "$(sed -n 's/^first_max-live=//p' "$mf_work/seen")" '^[0-9.]+ (B|KiB|MiB)\|' \
+		"max-live in the page's table: bytes, as the text report shows them"
+	like "$(sed -n 's/^first_lifetime=//p' "$mf_work/seen")" '^[0-9.]+ (ns|us|ms|s)\|' \
+		"lifetime in the page's table: a time, not a count of nanoseconds"
 fi
 
 # Without lifetimes: no leak or peak metric anywhere.

@@ -35,8 +35,8 @@ check "empty directory" 1 "^mf_print: $mf_work/empty: no profiles here" "$mf_wor
 check "a file instead of a directory" 1 "^mf_print: $prof: not a directory" "$prof"
 d=$(bad magic); f=$(ls "$d"/*.prof); patch "$f" 0 101
 check "not a profile (bad magic)" 1 "^mf_print: $f: not a malloc_freq file \(bad magic\)" "$d"
-d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 010
-check "a newer format version is named as such" 1 "^mf_print: $f: format version 8, newer than this mf_print reads \(1 to 7\): read it with the mf_print of the malloc_freq that wrote it" "$d"
+d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 011
+check "a newer format version is named as such" 1 "^mf_print: $f: format version 9, newer than this mf_print reads \(1 to 8\): read it with the mf_print of the malloc_freq that wrote it" "$d"
 d=$(bad order); f=$(ls "$d"/*.prof); patch "$f" 12 001; patch "$f" 13 002; patch "$f" 14 003; patch "$f" 15 004
 check "other byte order" 1 "^mf_print: $f: written on a machine of the other byte order" "$d"
 d=$(bad short); f=$(ls "$d"/*.prof); head -c 100 "$prof" > "$f"
@@ -311,7 +311,7 @@ check "one bad file among good ones: exit 1" 1 "$d/99999.prof: not a malloc_freq
 like "$(cat "$mf_work/out")" "^malloc_freq: [0-9]+ calls" "... and the good files are still reported"
 check "--threshold not a number" 2 "^mf_print: --threshold 'abc': give a percentage from 0 to 100" --threshold abc "$good"
 check "--threshold out of range" 2 "^mf_print: --threshold '101'" --threshold 101 "$good"
-check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls', 'bytes', 'time', 'temporary', 'leaked', 'leaked-blocks', 'peak', 'peak-blocks' or 'short'" --sort size "$good"
+check "--sort unknown key" 2 "^mf_print: --sort 'size': give 'calls', 'bytes', 'time', 'temporary', 'leaked', 'leaked-blocks', 'peak', 'peak-blocks', 'short', 'max-live', 'max-live-blocks', 'freed' or 'lifetime'" --sort size "$good"
 check "unknown option" 2 "^mf_print: unknown option '--frobnicate'" --frobnicate "$good"
 # a long option given a value it takes none of is named as given (it read "unknown option '-c'"
 # for --caller=1, and a control byte for --json=1); a prefix of several options says so

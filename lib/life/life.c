@@ -304,8 +304,10 @@ static MF_INLINE struct mf_life *mf_life_freed(const struct mf_life_slot *slot, 
 	struct mf_life *l = (struct mf_life *)(nodes + slot->node + 1 + MF_LEAF_SLOTS);
 	mf_life_see(l);
 	unsigned b = MF_LIFETIME_BUCKETS;
+	uint64_t ns = 0;
 	if (now) {
-		b = MF_SIZE_BUCKET(mf_life_ns(now > slot->born ? now - slot->born : 0));
+		ns = mf_life_ns(now > slot->born ? now - slot->born : 0);
+		b = MF_SIZE_BUCKET(ns);
 		b = b < MF_LIFETIME_BUCKETS ? b : MF_LIFETIME_BUCKETS - 1;
 	}
 	/* Any thread may free the leaf's blocks at the same time as its own thread does: locked
@@ -313,12 +315,16 @@ static MF_INLINE struct mf_life *mf_life_freed(const struct mf_life_slot *slot, 
 	if (__libc_single_threaded) {
 		l->frees++;
 		l->freed_bytes += slot->size;
+		l->lifetime_ns +=
+		    ns; /* (before its bucket: a reader sees no sum below the buckets') */
 		if (b < MF_LIFETIME_BUCKETS)
 			l->lifetime[b]++;
 		return l;
 	}
 	__atomic_add_fetch(&l->frees, 1, __ATOMIC_RELAXED);
 	__atomic_add_fetch(&l->freed_bytes, slot->size, __ATOMIC_RELAXED);
+	if (ns)
+		__atomic_add_fetch(&l->lifetime_ns, ns, __ATOMIC_RELAXED);
 	if (b < MF_LIFETIME_BUCKETS)
 		__atomic_add_fetch(&l->lifetime[b], 1, __ATOMIC_RELAXED);
 	return l;
@@ -461,10 +467,16 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 		/* (written by this thread only; others read them, a word at a time) */
 		mf_life_see(l);
 		uint64_t bytes = l->bytes += n;
-		l->blocks++;
-		uint64_t live = bytes - __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
-		if (live > l->max_bytes && live <= bytes)
-			l->max_bytes = live;
+		uint64_t blocks = ++l->blocks;
+		/* (frees are counted after blocks, by any thread: one read across a free may
+		 * find more freed than allocated, a live count below zero, never taken) */
+		int64_t live =
+		    (int64_t)(bytes - __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED));
+		if (live > (int64_t)l->max_bytes)
+			l->max_bytes = (uint64_t)live;
+		live = (int64_t)(blocks - __atomic_load_n(&l->frees, __ATOMIC_RELAXED));
+		if (live > (int64_t)l->max_blocks)
+			l->max_blocks = (uint64_t)live;
 		mf_life_change((int64_t)n, l, born);
 	}
 	mf_life_leave();
