@@ -36,6 +36,7 @@ static MF_NOINLINE void mf_init(void)
 		mf_control_init();
 		mf_fds_apart_init();
 		mf_loader_init();
+		mf_objects_init();
 		mf_loader_alloc_take();
 		mf_modules_init();
 		mf_unwind_init();

@@ -451,7 +451,6 @@ static int mf_rebind_first_find(void)
 
 static void mf_rebind_start(void)
 {
-	mf_namespaces_init();
 	mf_rebind_first_on = mf_rebind_first_find();
 	struct mf_rebind_ldso l = {0};
 	void **slot = mf_rebind_slot_find(&l);
