@@ -1,6 +1,7 @@
-/* What glibc 2.28 to 2.34 lack of the later interfaces the code uses, made from older ones
- * (configure says which are missing; include after config.h). The only file that knows which
- * glibc brought what. Each stands in for the real one inside malloc: no malloc, no stdio. */
+/* What glibc 2.28 to 2.34 (and the compilers of their distributions) lack of the later
+ * interfaces the code uses, made from older ones (configure says which are missing; include
+ * after config.h). The only file that knows which glibc brought what. Each stands in for the
+ * real one inside malloc: no malloc, no stdio. */
 #ifndef MF_COMPAT_H
 #define MF_COMPAT_H
 
@@ -68,6 +69,18 @@ static inline int mf_compat_single_threaded(void)
 #endif
 }
 #define __libc_single_threaded (mf_compat_single_threaded())
+#endif
+
+#if defined(__x86_64__) && !defined(__clang__) && __GNUC__ < 11
+/* GCC 11's __builtin_thread_pointer: on x86-64 the thread control block's first word holds
+ * its own address, the thread pointer. */
+static inline void *mf_compat_thread_pointer(void)
+{
+	void *tp;
+	__asm__("movq %%fs:0, %0" : "=r"(tp));
+	return tp;
+}
+#define __builtin_thread_pointer mf_compat_thread_pointer
 #endif
 
 #endif
