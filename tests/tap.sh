@@ -71,6 +71,12 @@ profile_within() {
 	timeout -k 5 "$mf_secs" env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB${MF_AFTER:+ $MF_AFTER}" "$@"
 }
 
+# rust_why: empty if rustc is there and runs, else why not (for a SKIP)
+rust_why() {
+	command -v rustc > /dev/null || { echo "rustc not installed (apt-get install rustc)"; return; }
+	rustc --version > /dev/null 2> "$mf_work/rustc_version.err" ||
+		echo "rustc cannot run: $(head -1 "$mf_work/rustc_version.err")"
+}
 # calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX
 calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
 # lives FILE SITE: the lifetime histogram lines, in FILE (mf_print --histogram -t 0), of the
