@@ -164,9 +164,14 @@ int main(int argc, char **argv)
 	}
 	if (argc < 4)
 		return 2;
-	/* (the legacy MINSIGSTKSZ: glibc's macro is sysconf(_SC_SIGSTKSZ) under _GNU_SOURCE) */
-	size_t size = !strcmp(argv[2], "min") ? (size_t)sysconf(_SC_MINSIGSTKSZ) + 2048
-					      : (size_t)atol(argv[2]);
+		/* (the legacy MINSIGSTKSZ: glibc's macro is sysconf(_SC_SIGSTKSZ) under
+		 * _GNU_SOURCE) */
+#ifdef _SC_MINSIGSTKSZ
+	size_t min = (size_t)sysconf(_SC_MINSIGSTKSZ);
+#else /* glibc before 2.34: the constant (2048 on x86-64) */
+	size_t min = MINSIGSTKSZ;
+#endif
+	size_t size = !strcmp(argv[2], "min") ? min + 2048 : (size_t)atol(argv[2]);
 	rounds = atoi(argv[3]);
 	if (!strcmp(mode, "coro"))
 		return coro(size);
