@@ -1,11 +1,12 @@
 /* The loaded object at an address, without a lock: the loader's _dl_find_object where glibc has
- * it (2.35 and later; looked up in ld.so at start, so a library built against an older glibc
- * uses it too), else a table of the loaded objects made from dl_iterate_phdr and made again
+ * it (2.35 and later; looked up at start, not linked, so a library built against an older
+ * glibc uses it too), else a table of the loaded objects made from dl_iterate_phdr and made again
  * when the loader's counters of loads and unloads change. Readers of the table take no lock:
  * it is read under a sequence count, and its storage, once published, is never unmapped.
  * Runs inside malloc: no allocation, no stdio, errno preserved. */
 #include "config.h"
 
+#include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
 #include <link.h>
@@ -39,69 +40,6 @@ static struct mf_objects_table *mf_table;		/* NULL: none made yet */
 static unsigned mf_table_seq;				/* odd while the table is being written */
 static pid_t mf_table_writer;				/* the process whose thread made it odd */
 static unsigned long long mf_table_adds, mf_table_subs; /* the loader's, when it was made */
-
-/* GNU hash of a symbol name (the ELF gABI's DT_GNU_HASH). */
-static uint32_t mf_gnu_hash(const char *s)
-{
-	uint32_t h = 5381;
-	for (; *s; s++)
-		h = h * 33 + (unsigned char)*s;
-	return h;
-}
-
-/* A dynamic section's address, as the loader may have relocated it or not. */
-static uintptr_t mf_dyn_ptr(const struct dl_phdr_info *info, ElfW(Addr) p)
-{
-	return p < info->dlpi_addr ? info->dlpi_addr + p : p;
-}
-
-/* In the object holding _r_debug (ld.so): its definition of _dl_find_object, if it has one. */
-static int mf_find_dl_find_object(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	const ElfW(Dyn) *dyn = NULL;
-	int holds = 0;
-	for (int i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
-		uintptr_t lo = info->dlpi_addr + p->p_vaddr;
-		if (p->p_type == PT_DYNAMIC)
-			dyn = (const ElfW(Dyn) *)lo;
-		if (p->p_type == PT_LOAD && (uintptr_t)&_r_debug >= lo &&
-		    (uintptr_t)&_r_debug < lo + p->p_memsz)
-			holds = 1;
-	}
-	if (!holds || !dyn)
-		return 0;
-	const ElfW(Sym) *sym = NULL;
-	const char *str = NULL;
-	const uint32_t *gnu = NULL;
-	for (; dyn->d_tag != DT_NULL; dyn++) {
-		if (dyn->d_tag == DT_SYMTAB)
-			sym = (const ElfW(Sym) *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_STRTAB)
-			str = (const char *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
-		else if (dyn->d_tag == DT_GNU_HASH)
-			gnu = (const uint32_t *)mf_dyn_ptr(info, dyn->d_un.d_ptr);
-	}
-	if (!sym || !str || !gnu || !gnu[0])
-		return 1;
-	static const char name[] = "_dl_find_object";
-	uint32_t nbuckets = gnu[0], symoffset = gnu[1], bloom_words = gnu[2];
-	const uint32_t *buckets = gnu + 4 + bloom_words * (sizeof(ElfW(Addr)) / 4);
-	const uint32_t *chain = buckets + nbuckets;
-	uint32_t h = mf_gnu_hash(name);
-	for (uint32_t i = buckets[h % nbuckets]; i >= symoffset; i++) {
-		const ElfW(Sym) *s = &sym[i];
-		if ((chain[i - symoffset] | 1) == (h | 1) && !strcmp(str + s->st_name, name) &&
-		    s->st_shndx != SHN_UNDEF && (s->st_info & 0xf) == STT_FUNC) {
-			*(uintptr_t *)arg = info->dlpi_addr + s->st_value;
-			break;
-		}
-		if (chain[i - symoffset] & 1)
-			break;
-	}
-	return 1;
-}
 
 static int mf_table_counters(struct dl_phdr_info *info, size_t size, void *arg)
 {
@@ -284,9 +222,9 @@ int mf_objects_find(uintptr_t pc, struct mf_object *out)
 	return r;
 }
 
-int mf_objects_find_loader(uintptr_t pc, struct mf_object *out)
+int mf_objects_loader_knows(void)
 {
-	return mf_dl_find ? (mf_objects_find(pc, out) ? -1 : 0) : 1;
+	return mf_dl_find != NULL;
 }
 
 int mf_objects_find_current(uintptr_t pc, struct mf_object *out)
@@ -303,10 +241,10 @@ int mf_objects_find_current(uintptr_t pc, struct mf_object *out)
 
 void mf_objects_init(void)
 {
-	uintptr_t fn = 0;
-	if (!mf_config.find_object_table)
-		mf_objects_iterate(mf_find_dl_find_object, &fn);
-	mf_dl_find = (mf_dl_find_object_fn *)fn;
+	/* (libc's, which asks ld.so; in the global scope whatever loaded the profiler) */
+	if (!mf_config.find_object_table &&
+	    !(*(void **)&mf_dl_find = dlsym(RTLD_DEFAULT, "_dl_find_object")))
+		dlerror(); /* (the program's dlerror must not find ours) */
 	if (!mf_dl_find)
 		mf_table_make();
 }
