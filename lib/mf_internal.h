@@ -227,10 +227,9 @@ int mf_objects_find(uintptr_t pc, struct mf_object *out);
 /* The same, as the loader has it now: the table is made again first if the loader loaded or
  * unloaded anything since (asking takes the loader's lock, as dl_iterate_phdr does). */
 int mf_objects_find_current(uintptr_t pc, struct mf_object *out);
-/* The loader's own answer, which knows every namespace's objects (the table knows the base
- * namespace's only): 0 and *out; -1: no object holds pc; 1: this glibc cannot tell (no
- * _dl_find_object, or MALLOC_FREQ_FIND_OBJECT=table). */
-int mf_objects_find_loader(uintptr_t pc, struct mf_object *out);
+/* Do the answers come from the loader, which knows every namespace's objects (the table knows
+ * the base namespace's only)? Not without _dl_find_object, or with MALLOC_FREQ_FIND_OBJECT=table. */
+int mf_objects_loader_knows(void);
 
 /* loader.c: the dynamic loader's write lock, as a forked child inherited it, and as the
  * calling thread holds it. */
@@ -277,7 +276,8 @@ int mf_got_write(const struct mf_got_object *o, void **slot, void *value);
 int mf_namespaces_any(void);	/* another namespace was made (no lock) */
 int mf_namespaces_listed(void); /* glibc lists its namespaces (2.35 on): else none is seen */
 /* The mapping of the object that holds address at (any namespace's; no lock): 0; -1 when no
- * object holds it; 1 when this glibc cannot tell (no _dl_find_object). */
+ * object holds it; 1 when this glibc cannot tell (no _dl_find_object: the base namespace's
+ * objects are found in objects.c's table, brought up to date under the loader's lock). */
 int mf_namespaces_mapped(const void *at, const void **start, const void **end);
 /* With the loader's lock held (in a dl_iterate_phdr callback): each namespace's first object
  * (NULL: an emptied one), the base namespace's first; at most max; returns how many. */

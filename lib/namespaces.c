@@ -3,7 +3,8 @@
  * namespaces (_r_debug, glibc 2.35) and read with the loader's lock held (inside a callback of
  * dl_iterate_phdr), as dl_iterate_phdr reads its own. An older glibc has neither that list nor
  * _dl_find_object: both are looked for at run time (the latter in objects.c), and without them
- * no other namespace is seen. Runs inside malloc: no malloc, no stdio. */
+ * no other namespace is seen (the base namespace's objects are then found in objects.c's
+ * table). Runs inside malloc: no malloc, no stdio. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -33,7 +34,8 @@ static const struct mf_r_debug *mf_namespaces_next(const struct mf_r_debug *r)
 
 int mf_namespaces_listed(void)
 {
-	return __atomic_load_n(&_r_debug.r_version, __ATOMIC_ACQUIRE) >= 2;
+	return __atomic_load_n(&_r_debug.r_version, __ATOMIC_ACQUIRE) >= 2 &&
+	       mf_objects_loader_knows(); /* (else their objects' mappings are not known) */
 }
 
 int mf_namespaces_any(void)
@@ -53,9 +55,12 @@ int mf_namespaces_heads(struct link_map **heads, int max)
 int mf_namespaces_mapped(const void *at, const void **start, const void **end)
 {
 	struct mf_object obj;
-	int r = mf_objects_find_loader((uintptr_t)at, &obj);
-	if (r)
-		return r;
+	if (mf_objects_loader_knows()) {
+		if (mf_objects_find((uintptr_t)at, &obj))
+			return -1;
+	} else if (mf_objects_find_current((uintptr_t)at, &obj)) {
+		return 1; /* (the table's are the base namespace's: another's may hold it) */
+	}
 	*start = (const void *)obj.start;
 	*end = (const void *)obj.end;
 	return 0;
