@@ -77,14 +77,9 @@ static int mf_libunwind_open(void)
 	/* Starts libunwind (its pipe2 now ours); asks for per-thread caches, which Debian's build
 	 * does not have (it keeps one global cache). */
 	mf_unw.set_caching_policy(*mf_unw.local_addr_space, UNW_CACHE_PER_THREAD);
-	if (!mf_libunwind_trace_exact()) {
-		mf_unw_trace_off = 1;
-		mf_log(
-		    "%s gives unw_backtrace's frames one byte short of their return addresses "
-		    "(libunwind before 1.5): the stacks that need libunwind are taken by unw_step, "
-		    "frame by frame, which is slower",
-		    MF_LIBUNWIND_SONAME);
-	}
+	/* (libunwind before 1.5: its stacks are then taken by unw_step, frame by frame, which is
+	 * slower but exact; nothing is said, as the program's stderr is the program's) */
+	mf_unw_trace_off = !mf_libunwind_trace_exact();
 	return 0;
 }
 
