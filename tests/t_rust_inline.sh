@@ -34,10 +34,7 @@ for mangling in legacy v0; do
 		continue
 	fi
 	# return addresses of the calls made in the program's own functions
-	objdump -d -C --no-show-raw-insn "$bin" | awk '
-		/^[0-9a-f]+ <.*>:$/ { mine = ($0 ~ /<prog_rust_inline::/); next }
-		mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\tcall /) }
-		' > "$mf_work/calls"
+	return_addresses "$bin" '<prog_rust_inline::' -C > "$mf_work/calls"
 	n=$(wc -l < "$mf_work/calls")
 	[ "$n" -ge 10 ]; ok $? "$mangling: $n call sites in the program's functions"
 	"$MF_TESTS/sym_frames" "$bin" $(cat "$mf_work/calls") > "$mf_work/ours"
