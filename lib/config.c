@@ -188,6 +188,12 @@ void mf_config_load(void)
 		    s);
 	mf_config.file_mode = mode < 0 ? 0600 : (unsigned)mode;
 	mf_config.dir_mode = mf_dir_mode(mf_config.file_mode);
+	s = secure_getenv("MALLOC_FREQ_FIND_OBJECT");
+	if (s && !strcmp(s, "table"))
+		mf_config.find_object_table = 1;
+	else if (s && strcmp(s, "loader"))
+		mf_log("MALLOC_FREQ_FIND_OBJECT=\"%s\" is not one of loader, table; using loader",
+		       s);
 	s = secure_getenv("MALLOC_FREQ_SEED");
 	if (s) {
 		if (mf_parse_uint(s, 0, ULONG_MAX, &v) == 0) {

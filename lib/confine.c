@@ -25,7 +25,6 @@
 #include <stdarg.h>
 #include <string.h>
 #include <sys/prctl.h>
-#include <sys/single_threaded.h>
 #include <sys/syscall.h>
 #include <time.h>
 

@@ -22,7 +22,6 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
-#include <sys/single_threaded.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>

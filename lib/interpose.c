@@ -28,6 +28,12 @@ static MF_NOINLINE void mf_init(void)
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return; /* another thread is initializing: this call is served but not recorded */
 	mf_log_init();
+	/* What the loader allocates meanwhile is the profiler's: glibc before 2.34 allocates each
+	 * thread's dlerror state at its first dlsym, and any glibc the message of a look-up that
+	 * fails. Reached from a recorded call (a library's constructor that allocates before ours
+	 * runs), such a call was otherwise taken for that call left by longjmp, its state cleared,
+	 * and a later allocation inside the profiler recorded again on its own stack. */
+	mf_tls.own++;
 	int state = MF_INIT_FAILED;
 	if (mf_real_init() == 0)
 		state = mf_real_first_copy() ? MF_INIT_DONE : MF_INIT_ASIDE;
@@ -36,6 +42,7 @@ static MF_NOINLINE void mf_init(void)
 		mf_control_init();
 		mf_fds_apart_init();
 		mf_loader_init();
+		mf_objects_init();
 		mf_loader_alloc_take();
 		mf_modules_init();
 		mf_unwind_init();
@@ -43,6 +50,7 @@ static MF_NOINLINE void mf_init(void)
 		mf_fork_init();
 		mf_real_say_shadowed();
 	}
+	mf_tls.own--;
 	__atomic_store_n(&mf_init_state, state, __ATOMIC_RELEASE);
 }
 

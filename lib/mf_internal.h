@@ -15,6 +15,8 @@
  *   profile_file.c  the process directory and the per-thread files
  *   process.c     the process record; process_end.c: a child's end as its parent writes it
  *   modules.c     the module map;  loader.c: the dynamic loader's lock, watched
+ *   objects.c     the loaded object at an address: _dl_find_object, or a table of its own
+ *   compat.h      stand-ins for what glibc after 2.28 brought (gettid, strerrordesc_np, ...)
  *   rebind.c      slots that reach an allocator past the entry points, pointed at stubs
  *   got.c         an object's GOT and PLT slots;  namespaces.c: dlmopen's namespaces
  *   fds_apart.c   files opened in a descriptor table of their own
@@ -39,6 +41,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "compat.h"
 #include "malloc_freq_format.h"
 #include "unwind/unwind.h"
 
@@ -88,6 +91,7 @@ struct mf_config {
 	int weight_time; /* MALLOC_FREQ_WEIGHT=time: CPU time between recorded calls, per stack */
 	char cache[MF_PATH_LEN];      /* directory of the rule cache; empty: none */
 	unsigned file_mode, dir_mode; /* MALLOC_FREQ_MODE: the profile's files and directories */
+	int find_object_table; /* MALLOC_FREQ_FIND_OBJECT=table: no _dl_find_object (tests) */
 };
 enum mf_unwind_mode {
 	MF_UNWIND_CACHED,    /* rules confirmed by libunwind, walked without it */
@@ -210,6 +214,23 @@ void mf_modules_reset(void); /* in a child whose parent's threads may have held 
  * out of the program's allocator. Once, at start. */
 void mf_loader_alloc_take(void);
 
+/* objects.c: the loaded object at an address, without a lock: glibc's _dl_find_object where
+ * it has one, else a table made from dl_iterate_phdr (MALLOC_FREQ_FIND_OBJECT=table forces
+ * it). Its whole address range, and its .eh_frame_hdr (0 if none). */
+struct mf_object {
+	uintptr_t start, end, eh_frame;
+};
+void mf_objects_init(void); /* after mf_loader_init */
+/* 0 and *out: the object loaded at pc; 1: none; -1: cannot tell now. No lock, no system call;
+ * the table is as last made (at start, or by mf_objects_find_current). */
+int mf_objects_find(uintptr_t pc, struct mf_object *out);
+/* The same, as the loader has it now: the table is made again first if the loader loaded or
+ * unloaded anything since (asking takes the loader's lock, as dl_iterate_phdr does). */
+int mf_objects_find_current(uintptr_t pc, struct mf_object *out);
+/* Do the answers come from the loader, which knows every namespace's objects (the table knows
+ * the base namespace's only)? Not without _dl_find_object, or with MALLOC_FREQ_FIND_OBJECT=table. */
+int mf_objects_loader_knows(void);
+
 /* loader.c: the dynamic loader's write lock, as a forked child inherited it, and as the
  * calling thread holds it. */
 void mf_loader_init(void);
@@ -254,9 +275,9 @@ int mf_got_write(const struct mf_got_object *o, void **slot, void *value);
 #define MF_NAMESPACES_MAX 16	/* glibc's DL_NNS */
 int mf_namespaces_any(void);	/* another namespace was made (no lock) */
 int mf_namespaces_listed(void); /* glibc lists its namespaces (2.35 on): else none is seen */
-void mf_namespaces_init(void);	/* at start: finds _dl_find_object (glibc 2.35), if there is one */
 /* The mapping of the object that holds address at (any namespace's; no lock): 0; -1 when no
- * object holds it; 1 when this glibc cannot tell (no _dl_find_object). */
+ * object holds it; 1 when this glibc cannot tell (no _dl_find_object: the base namespace's
+ * objects are found in objects.c's table, brought up to date under the loader's lock). */
 int mf_namespaces_mapped(const void *at, const void **start, const void **end);
 /* With the loader's lock held (in a dl_iterate_phdr callback): each namespace's first object
  * (NULL: an emptied one), the base namespace's first; at most max; returns how many. */

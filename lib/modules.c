@@ -524,13 +524,14 @@ static void mf_modules_remember(int i)
 uint32_t mf_modules_resolve(uintptr_t pc, uint64_t *rel_pc)
 {
 	uint32_t module;
-	struct dl_find_object obj;
+	struct mf_object obj;
 	if (mf_modules_resolve_last(pc, &module, rel_pc))
 		return module;
 	int i = mf_modules_find(pc);
 	/* Not in the map: an object loaded since the last look (dlopen), unless the loader
-	 * knows of none there (JIT code; asking it takes no lock and no system call). */
-	if (i < 0 && _dl_find_object((void *)pc, &obj) == 0) {
+	 * knows of none there (JIT code; asking it takes no lock and no system call where glibc
+	 * has _dl_find_object). */
+	if (i < 0 && mf_objects_find_current(pc, &obj) <= 0) {
 		mf_fork_hold();
 		mf_modules_refresh();
 		i = mf_modules_find(pc);
@@ -560,11 +561,12 @@ uint64_t mf_modules_identity(uintptr_t pc, uint64_t *rel_pc)
 		return 0;
 	/* The loader unloads some objects by itself (iconv and NSS modules, not through our
 	 * dlclose) and may put another at the same address before the map notices: the object
-	 * the loader has at pc now (lock-free, no system call) must be the map's, by where its
-	 * .eh_frame_hdr lies, or pc would be given the other's identity (and its rules). */
-	struct dl_find_object obj;
-	if (!mf_modules_last.eh_frame || _dl_find_object((void *)pc, &obj) != 0 ||
-	    (uintptr_t)obj.dlfo_eh_frame != mf_modules_last.eh_frame)
+	 * the loader has at pc now (lock-free, no system call where glibc has _dl_find_object)
+	 * must be the map's, by where its .eh_frame_hdr lies, or pc would be given the other's
+	 * identity (and its rules). */
+	struct mf_object obj;
+	if (!mf_modules_last.eh_frame || mf_objects_find_current(pc, &obj) != 0 ||
+	    obj.eh_frame != mf_modules_last.eh_frame)
 		return 0;
 	return mf_modules_last.identity;
 }

@@ -2,8 +2,9 @@
  * profiler (it reports its caller's namespace only), found through the debugger's list of
  * namespaces (_r_debug, glibc 2.35) and read with the loader's lock held (inside a callback of
  * dl_iterate_phdr), as dl_iterate_phdr reads its own. An older glibc has neither that list nor
- * _dl_find_object: both are looked for at run time, and without them no other namespace is
- * seen. Runs inside malloc: no malloc, no stdio. */
+ * _dl_find_object: both are looked for at run time (the latter in objects.c), and without them
+ * no other namespace is seen (the base namespace's objects are then found in objects.c's
+ * table). Runs inside malloc: no malloc, no stdio. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -33,7 +34,8 @@ static const struct mf_r_debug *mf_namespaces_next(const struct mf_r_debug *r)
 
 int mf_namespaces_listed(void)
 {
-	return __atomic_load_n(&_r_debug.r_version, __ATOMIC_ACQUIRE) >= 2;
+	return __atomic_load_n(&_r_debug.r_version, __ATOMIC_ACQUIRE) >= 2 &&
+	       mf_objects_loader_knows(); /* (else their objects' mappings are not known) */
 }
 
 int mf_namespaces_any(void)
@@ -50,32 +52,17 @@ int mf_namespaces_heads(struct link_map **heads, int max)
 	return n;
 }
 
-/* glibc's struct dl_find_object (2.35), as its ABI lays it out, for older headers. */
-struct mf_find_object {
-	unsigned long long flags;
-	void *map_start, *map_end;
-	struct link_map *link_map;
-	void *eh_frame;
-	unsigned long long reserved[7];
-};
-static int (*mf_find_object)(void *, struct mf_find_object *);
-
-void mf_namespaces_init(void)
-{
-	*(void **)&mf_find_object = dlsym(RTLD_DEFAULT, "_dl_find_object");
-	if (!mf_find_object)
-		dlerror(); /* (the program's dlerror must not find ours) */
-}
-
 int mf_namespaces_mapped(const void *at, const void **start, const void **end)
 {
-	struct mf_find_object obj;
-	if (!mf_find_object)
-		return 1;
-	if (mf_find_object((void *)at, &obj) != 0)
-		return -1;
-	*start = obj.map_start;
-	*end = obj.map_end;
+	struct mf_object obj;
+	if (mf_objects_loader_knows()) {
+		if (mf_objects_find((uintptr_t)at, &obj))
+			return -1;
+	} else if (mf_objects_find_current((uintptr_t)at, &obj)) {
+		return 1; /* (the table's are the base namespace's: another's may hold it) */
+	}
+	*start = (const void *)obj.start;
+	*end = (const void *)obj.end;
 	return 0;
 }
 

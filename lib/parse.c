@@ -4,6 +4,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "compat.h"
 #include "format.h"
 #include "parse.h"
 

@@ -316,9 +316,9 @@ static MF_NOINLINE void *mf_rebind_open_watched(const char *file, int mode, cons
 	if (h) {
 		int saved = errno;
 		if (nsid != MF_LM_ID_CALLER && !mf_namespaces_listed()) /* (2 once one is made) */
-			MF_LOG_ONCE("this C library does not list its namespaces for debuggers "
-				    "(glibc 2.35 does): the calls of libraries opened with dlmopen "
-				    "are not recorded");
+			MF_LOG_ONCE("this C library does not list its namespaces for debuggers, "
+				    "or has no _dl_find_object (glibc 2.35 has both): the calls of "
+				    "libraries opened with dlmopen are not recorded");
 		unsigned held = mf_tls.loader_held; /* (a dlopen inside a callback: no fork wait) */
 		mf_tls.loader_held = mf_loader_held((uintptr_t)__builtin_frame_address(0));
 		mf_rebind_objects(h, deep, last);
@@ -451,7 +451,6 @@ static int mf_rebind_first_find(void)
 
 static void mf_rebind_start(void)
 {
-	mf_namespaces_init();
 	mf_rebind_first_on = mf_rebind_first_find();
 	struct mf_rebind_ldso l = {0};
 	void **slot = mf_rebind_slot_find(&l);

@@ -9,6 +9,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "../lib/compat.h"
 #include "fold.h"
 #include "labels.h"
 #include "report.h"

@@ -5,6 +5,7 @@
  * current_allocated_bytes, mimalloc's mi_is_in_heap_region) and prints what it found.
  * pvalloc's blocks are kept: an allocator without pvalloc (jemalloc) leaves the call to
  * glibc's, whose block it cannot free. Usage: prog_allocator */
+#define _GNU_SOURCE /* RTLD_DEFAULT (glibc before 2.34 declares it only so) */
 #include <dlfcn.h>
 #include <malloc.h>
 #include <pthread.h>

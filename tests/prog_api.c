@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "malloc_freq.h"
+#include "prog_glibc.h"
 
 static unsigned long sum;
 

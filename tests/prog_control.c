@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include "malloc_freq.h"
@@ -60,7 +61,8 @@ static void expect(const char *what, const struct malloc_freq_stats *a,
 		failed = 1;
 	}
 	if (recorded >= 0 && (long)(b->calls[0] - a->calls[0]) != recorded) {
-		say("FAIL %s: %ld malloc calls recorded\n", (long)(b->calls[0] - a->calls[0]), what);
+		say("FAIL %s: %ld malloc calls recorded\n", (long)(b->calls[0] - a->calls[0]),
+		    what);
 		failed = 1;
 	}
 }
@@ -68,7 +70,7 @@ static void expect(const char *what, const struct malloc_freq_stats *a,
 static void *thread_a(void *arg)
 {
 	(void)arg;
-	say("tid %s %ld\n", (long)gettid(), "a");
+	say("tid %s %ld\n", (long)syscall(SYS_gettid), "a");
 	for (long i = 0; i < m; i++)
 		site_on_a();
 	pthread_barrier_wait(&bar); /* (1) all made their M calls */
@@ -82,7 +84,7 @@ static void *thread_a(void *arg)
 static void *thread_b(void *arg)
 {
 	(void)arg;
-	say("tid %s %ld\n", (long)gettid(), "b");
+	say("tid %s %ld\n", (long)syscall(SYS_gettid), "b");
 	for (long i = 0; i < m; i++)
 		site_on_b();
 	pthread_barrier_wait(&bar); /* (1) */
@@ -99,7 +101,7 @@ static void *thread_c(void *arg)
 {
 	(void)arg;
 	struct malloc_freq_stats s0, s1;
-	say("tid %s %ld\n", (long)gettid(), "c");
+	say("tid %s %ld\n", (long)syscall(SYS_gettid), "c");
 	malloc_freq_thread_enable(); /* (the process is off: that wins) */
 	stats(&s0);
 	for (long i = 0; i < l; i++)
@@ -121,7 +123,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	struct malloc_freq_stats s0, s1, s2, s3, s4;
-	say("tid %s %ld\n", (long)gettid(), "main");
+	say("tid %s %ld\n", (long)syscall(SYS_gettid), "main");
 	pthread_barrier_init(&bar, NULL, 3);
 	stats(&s0);
 	for (long i = 0; i < n; i++)
@@ -143,7 +145,8 @@ int main(int argc, char **argv)
 	stats(&s3);
 	expect("thread B off, A on", &s2, &s3, k, -1);
 	if (s3.calls[0] - s2.calls[0] < (uint64_t)k) {
-		say("FAIL %s: %ld malloc calls recorded\n", (long)(s3.calls[0] - s2.calls[0]), "A on");
+		say("FAIL %s: %ld malloc calls recorded\n", (long)(s3.calls[0] - s2.calls[0]),
+		    "A on");
 		failed = 1;
 	}
 	if (s3.threads != s1.threads + 2 || s1.threads < 1) {

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "prog.h"
+#include "prog_glibc.h"
 
 SITE(site_before, 8)
 SITE(site_thread, 16)

@@ -2,6 +2,7 @@
  * preloaded), then allocates 100 times from main. The failure must not make the module map
  * lose the objects already loaded: the 100 calls keep their frames in this program.
  * Usage: prog_mapfail PLUGIN.so PLUGIN2.so */
+#define _GNU_SOURCE /* RTLD_DEFAULT (glibc before 2.34 declares it only so) */
 #include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>

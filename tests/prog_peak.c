@@ -10,6 +10,7 @@
  * of 202,052 bytes. (Each site its own size: equal functions would be folded into one.) Then the program exits (leaking all), or with "kill" kills itself, so
  * that its files are read as it left them.
  * Usage: prog_peak [kill] */
+#define _GNU_SOURCE /* RTLD_DEFAULT (glibc before 2.34 declares it only so) */
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdlib.h>

@@ -48,6 +48,7 @@
 #include <unistd.h>
 
 #include "prog.h"
+#include "prog_glibc.h"
 
 SITE(site_main, 8)
 SITE(site_thread, 16)
@@ -55,9 +56,13 @@ SITE(site_vm, 24)
 
 static const int file_calls[] = {
 #ifdef SYS_open /* (AArch64 has only the *at forms) */
-    SYS_open,	SYS_mkdir,   SYS_rename,
+    SYS_open,	 SYS_mkdir,   SYS_rename,
 #endif
-    SYS_openat, SYS_openat2, SYS_mkdirat, SYS_fallocate, SYS_renameat, SYS_renameat2};
+    SYS_openat,	 SYS_mkdirat, SYS_fallocate, SYS_renameat, SYS_renameat2,
+#ifdef SYS_openat2 /* (Linux 5.6: older headers lack it, and glibc makes no openat2 then) */
+    SYS_openat2,
+#endif
+};
 static const int vm_calls[] = {SYS_process_vm_readv};
 
 /* A filter that answers the n system calls in nr with action, and allows all others, in f;

@@ -17,6 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <ucontext.h>
 #include <unistd.h>
@@ -164,9 +165,13 @@ int main(int argc, char **argv)
 	}
 	if (argc < 4)
 		return 2;
-	/* (the legacy MINSIGSTKSZ: glibc's macro is sysconf(_SC_SIGSTKSZ) under _GNU_SOURCE) */
-	size_t size = !strcmp(argv[2], "min") ? (size_t)sysconf(_SC_MINSIGSTKSZ) + 2048
-					      : (size_t)atol(argv[2]);
+	/* The kernel's signal frame, as it tells (Linux 5.14 on, what glibc 2.34's
+	 * sysconf(_SC_MINSIGSTKSZ) answers), else the legacy constant (2048 on x86-64: less than
+	 * a frame with AVX-512's registers) */
+	size_t min = (size_t)getauxval(51 /* AT_MINSIGSTKSZ */);
+	if (min < MINSIGSTKSZ)
+		min = MINSIGSTKSZ;
+	size_t size = !strcmp(argv[2], "min") ? min + 2048 : (size_t)atol(argv[2]);
 	rounds = atoi(argv[3]);
 	if (!strcmp(mode, "coro"))
 		return coro(size);

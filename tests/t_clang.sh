@@ -22,10 +22,7 @@ frames() {
 		  print fn "\t" loc }
 		END { if (n) print "" }'
 }
-objdump -d --no-show-raw-insn "$bin" | awk '
-	/^[0-9a-f]+ <.*>:$/ { mine = ($0 ~ /<(main|outer_alloc|plain_alloc)>:$/); next }
-	mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\tcall /) }
-	' > "$mf_work/calls"
+return_addresses "$bin" '<(main|outer_alloc|plain_alloc)>:$' > "$mf_work/calls"
 n=$(wc -l < "$mf_work/calls")
 [ "$n" -ge 3 ]; ok $? "$n call sites in the program's functions"
 "$MF_TESTS/sym_frames" "$bin" $(cat "$mf_work/calls") > "$mf_work/ours"

@@ -9,7 +9,8 @@
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 # site DIR FUNCTION: the calls (or, with --bytes first, bytes) of stacks through FUNCTION
 site() { "$MF_PRINT" --collapsed $3 "$1" > "$mf_work/c.txt" 2> /dev/null; calls "$mf_work/c.txt" "$2"; }
-if command -v rustc > /dev/null; then
+why=$(rust_why)
+if [ -z "$why" ]; then
 	rustc -C opt-level=2 -g -o "$mf_work/rust_demo" "$srcdir/demos/rust_demo.rs" 2> "$mf_work/rustc.err"
 	ok $? "rustc builds demos/rust_demo.rs"
 	"$launcher" -q -o "$mf_work/rust" "$mf_work/rust_demo" > /dev/null; ok $? "rust_demo runs under the launcher"
@@ -19,7 +20,7 @@ if command -v rustc > /dev/null; then
 	is "$(site "$mf_work/rust" ';rust_demo::format_with_capacity;')" 50 "String::with_capacity: 50 rounds x 1 call"
 	is "$(site "$mf_work/rust" ';rust_demo::format_with_capacity;' --bytes)" 17000000 "String::with_capacity: 50 x 340000 bytes"
 else
-	echo "# rustc is not installed: the Rust demo is not checked"
+	skip "the Rust demo: $why"
 fi
 py=$(command -v python3)
 if [ -n "$py" ]; then

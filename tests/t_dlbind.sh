@@ -24,6 +24,15 @@ for mode in now lazy deep deeplazy newlm two again inside; do
 		rm -rf "$mf_work"/malloc_freq.*
 		got=$(run $bind profile_within 60 "$@" 2> "$mf_work/err"); rc=$?
 		is "$rc:$got" "$prc:$want" "$mode, LD_BIND_NOW=$bind: runs as without the profiler"
+		# (a glibc before 2.35, or the table forced, sees no other namespace, and says so)
+		case $mode in newlm | two | again | inside)
+			if grep -q "does not list its namespaces" "$mf_work/err"; then
+				for what in "its calls" "each entry point" "no [jit] frame" "none of the profiler's" "check mode"; do
+					skip "$mode, LD_BIND_NOW=$bind: $what: dlmopen's namespaces are not seen here, as stderr says"
+				done
+				continue
+			fi
+		esac
 		"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
 		is "$(calls "$mf_work/c.txt" ';main;run_close;plugin_run;plugin_site;malloc$')" $n \
 			"... the plugin's $n calls, under its frames"
@@ -73,8 +82,12 @@ if [ -f "$jemalloc" ]; then
 	for mode in deep newlm; do
 		want=$(within 60 env LD_PRELOAD="$jemalloc" "$MF_TESTS/prog_dlbind" $mode "$plugin" $n 2>&1); prc=$?
 		rm -rf "$mf_work"/malloc_freq.*
-		got=$(MF_AFTER="$jemalloc" && profile_within 60 "$MF_TESTS/prog_dlbind" $mode "$plugin" $n 2>&1); rc=$?
+		got=$(MF_AFTER="$jemalloc" && profile_within 60 "$MF_TESTS/prog_dlbind" $mode "$plugin" $n 2> "$mf_work/err"); rc=$?
 		is "$rc:$got" "$prc:$want" "$mode with jemalloc preloaded after the profiler: runs as without it"
+		if [ $mode = newlm ] && grep -q "does not list its namespaces" "$mf_work/err"; then
+			skip "$mode with jemalloc: the plugin's calls: dlmopen's namespaces are not seen here, as stderr says"
+			continue
+		fi
 		"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
 		is "$(calls "$mf_work/c.txt" ';main;run_close;plugin_run;plugin_site;malloc$')" $n "... and the plugin's $n calls are recorded"
 	done

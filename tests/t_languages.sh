@@ -2,7 +2,8 @@
 # Programs in other languages: Rust on the system allocator (exact counts from its sites,
 # names demangled) and Python with threads (same output, every thread in the profile).
 . "$srcdir/tests/tap.sh"
-if command -v rustc > /dev/null; then
+why=$(rust_why)
+if [ -z "$why" ]; then
 	rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/prog_rust.rs" 2> "$mf_work/rustc.err"
 	ok $? "rustc builds the Rust program"
 	plain=$("$mf_work/prog_rust")
@@ -13,7 +14,7 @@ if command -v rustc > /dev/null; then
 	is "$(calls "$mf_work/c.txt" 'prog_rust::site_rust_vec(;[^;]*)*;malloc$')" 1500 "Rust: Vec::with_capacity from site_rust_vec, 3 x 500 calls"
 	is "$(grep -c '_ZN\|_R[A-Z]' "$mf_work/c.txt")" 0 "Rust: no mangled names left"
 else
-	echo "# rustc not installed (apt-get install rustc): Rust skipped"
+	skip "Rust: $why"
 fi
 py=$(ls /usr/bin/python3 2>/dev/null || command -v python3)
 if [ -n "$py" ]; then

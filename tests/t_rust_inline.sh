@@ -4,7 +4,8 @@
 # -i gives (functions inlined there, innermost first, each with its file and line), and the
 # report shows format! inlined into build_words at its line.
 . "$srcdir/tests/tap.sh"
-command -v rustc > /dev/null || skip_all "rustc not installed (apt-get install rustc)"
+why=$(rust_why)
+[ -z "$why" ] || skip_all "$why"
 for t in addr2line objdump; do
 	command -v $t > /dev/null || skip_all "$t not installed (binutils)"
 done
@@ -25,7 +26,7 @@ for mangling in legacy v0; do
 	[ $mangling = v0 ] && flags="-C symbol-mangling-version=v0"
 	if ! rustc -O -g $flags -o "$bin" "$src" 2> "$mf_work/rustc.err"; then
 		if [ $mangling = v0 ]; then
-			pass "# SKIP this rustc does not take $flags"
+			skip "this rustc does not take $flags: $(head -1 "$mf_work/rustc.err")"
 			continue
 		fi
 		sed 's/^/# /' "$mf_work/rustc.err"
@@ -33,10 +34,7 @@ for mangling in legacy v0; do
 		continue
 	fi
 	# return addresses of the calls made in the program's own functions
-	objdump -d -C --no-show-raw-insn "$bin" | awk '
-		/^[0-9a-f]+ <.*>:$/ { mine = ($0 ~ /<prog_rust_inline::/); next }
-		mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\tcall /) }
-		' > "$mf_work/calls"
+	return_addresses "$bin" '<prog_rust_inline::' -C > "$mf_work/calls"
 	n=$(wc -l < "$mf_work/calls")
 	[ "$n" -ge 10 ]; ok $? "$mangling: $n call sites in the program's functions"
 	"$MF_TESTS/sym_frames" "$bin" $(cat "$mf_work/calls") > "$mf_work/ours"

@@ -14,9 +14,7 @@ cd "$mf_work" || bail "no work directory"
 # frames BINARY: the frames at the return address of each call of the program's own functions,
 # as sym_frames prints them
 frames() {
-	"$MF_TESTS/sym_frames" "$1" $(objdump -d --no-show-raw-insn "$1" | awk '
-		/^[0-9a-f]+ <.*>:$/ { mine = ($0 ~ /<(main|outer_alloc|plain_alloc)>:$/); next }
-		mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\tcall /) }')
+	"$MF_TESTS/sym_frames" "$1" $(return_addresses "$1" '<(main|outer_alloc|plain_alloc)>:$')
 }
 # outer FRAMES: each call site's outermost function, with no line
 outer() { awk 'BEGIN { RS = ""; FS = "\n" } { split($NF, f, "\t"); print f[1] "\t??:0\n" }'; }

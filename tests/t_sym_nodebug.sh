@@ -9,11 +9,7 @@ command -v gcc > /dev/null || skip_all "gcc not installed"
 command -v objdump > /dev/null || skip_all "objdump not installed (binutils)"
 
 # after BINARY FUNCTION: the return addresses of FUNCTION's calls (hex), one a line
-after() {
-	objdump -d --no-show-raw-insn "$1" | awk -v f="<$2>:" '
-		/^[0-9a-f]+ <.*>:$/ { mine = ($2 == f); after = 0; next }
-		mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\tcall /) }'
-}
+after() { return_addresses "$1" "<$2>:\$"; }
 # frame BINARY FUNCTION: "function<TAB>file:line" of the outermost frame at FUNCTION's first call
 frame() { "$MF_TESTS/sym_frames" "$1" $(after "$1" "$2" | head -1) | sed '/^$/d' | tail -1; }
 

@@ -135,10 +135,17 @@ checked "allocations in signal handlers" "$MF_TESTS/prog_signal" 200000
 checked "200 dlopen/dlclose cycles of a plugin that allocates" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
 same_report "200 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 200
 checked "fork from 4 threads" "$MF_TESTS/prog_fork" storm
-if command -v rustc > /dev/null && native "Rust"; then
-	rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/prog_rust.rs" 2> /dev/null || bail "rustc failed"
+why=$(rust_why)
+if [ -n "$why" ]; then
+	skip "Rust: $why"
+elif ! native "Rust"; then
+	:
+elif rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/prog_rust.rs" 2> "$mf_work/rustc.err"; then
 	checked "Rust" "$mf_work/prog_rust"
 	same_report "Rust" "$mf_work/prog_rust"
+else
+	sed 's/^/# /' "$mf_work/rustc.err" | head -5
+	fail "Rust: rustc builds tests/prog_rust.rs"
 fi
 
 # real programs from Debian packages (this machine's: they take only its own library)

@@ -71,6 +71,22 @@ profile_within() {
 	timeout -k 5 "$mf_secs" env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB${MF_AFTER:+ $MF_AFTER}" "$@"
 }
 
+# rust_why: empty if rustc is there and runs, else why not (for a SKIP)
+rust_why() {
+	command -v rustc > /dev/null || { echo "rustc not installed (apt-get install rustc)"; return; }
+	rustc --version > /dev/null 2> "$mf_work/rustc_version.err" ||
+		echo "rustc cannot run: $(head -1 "$mf_work/rustc_version.err")"
+}
+# return_addresses BINARY REGEX [OBJDUMP OPTION...]: the return addresses (hex, one a line) of
+# the calls made in BINARY's functions whose objdump header ("<name>:") matches REGEX. (objdump
+# prints a call "call", or "callq" before binutils 2.36; AArch64's "bl".)
+return_addresses() {
+	ra_bin=$1 ra_re=$2
+	shift 2
+	objdump -d --no-show-raw-insn "$@" "$ra_bin" | awk -v re="$ra_re" '
+		/^[0-9a-f]+ <.*>:$/ { mine = ($0 ~ re); after = 0; next }
+		mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\t(callq?|bl)[ \t]/) }'
+}
 # calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX
 calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
 # lives FILE SITE: the lifetime histogram lines, in FILE (mf_print --histogram -t 0), of the

@@ -24,7 +24,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/single_threaded.h>
 #include <time.h>
 
 #include "life/internal.h"

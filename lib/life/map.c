@@ -23,7 +23,6 @@
 #include <errno.h>
 #include <string.h>
 #include <sys/mman.h>
-#include <sys/single_threaded.h>
 
 #include "life/internal.h"
 

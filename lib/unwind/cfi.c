@@ -1,6 +1,6 @@
 /* Call frame information: for a code address, the rule that leads from its frame to its
  * caller's, read from the object's .eh_frame (found through .eh_frame_hdr with the loader's
- * lock-free _dl_find_object). Understood is what compilers emit for ordinary x86-64
+ * lock-free lookup, mf_objects_find). Understood is what compilers emit for ordinary x86-64
  * functions: CFA = rsp or rbp + offset, rbp saved at an offset from the CFA or untouched, the
  * return address at CFA - 8. Anything else (signal trampolines, stack realignment, DWARF
  * expressions, registers saved in registers) is answered MF_CFI_UNKNOWN and left to libunwind.
@@ -446,26 +446,29 @@ static int mf_find_fde(const uint8_t *hdr, const uint8_t *limit, uintptr_t pc, c
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 {
 	*out = (struct mf_cfi_rule){.kind = MF_CFI_UNKNOWN};
-	struct dl_find_object obj;
-	if (_dl_find_object((void *)pc, &obj) != 0 || !obj.dlfo_eh_frame)
+	struct mf_object obj;
+	int at = mf_objects_find(pc, &obj);
+	if (at < 0)
+		return -1; /* (the table cannot be read now: libunwind's) */
+	if (at > 0 || !obj.eh_frame)
 		return MF_CFI_NONE;
 	/* The object's ends bound every read: its unwind tables lie inside its mapping. (The
 	 * loader may give a main program's ends as those of its code alone, and the tables lie
 	 * beyond them: then the module map's, of all its segments.) */
-	const uint8_t *hdr = obj.dlfo_eh_frame, *limit = (const uint8_t *)obj.dlfo_map_end;
-	if (hdr < (const uint8_t *)obj.dlfo_map_start || hdr >= limit) {
+	const uint8_t *hdr = (const uint8_t *)obj.eh_frame, *limit = (const uint8_t *)obj.end;
+	if (hdr < (const uint8_t *)obj.start || hdr >= limit) {
 		uintptr_t start, end;
 		if (mf_modules_range(pc, &start, &end) || (uintptr_t)hdr < start ||
 		    (uintptr_t)hdr >= end)
 			return -1;
-		obj.dlfo_map_start = (void *)start;
+		obj.start = start;
 		limit = (const uint8_t *)end;
 	}
 	const uint8_t *fde;
 	int found = mf_find_fde(hdr, limit, pc, &fde);
 	if (found)
 		return found;
-	if (fde < (const uint8_t *)obj.dlfo_map_start || fde + 8 > limit)
+	if (fde < (const uint8_t *)obj.start || fde + 8 > limit)
 		return -1;
 	struct mf_rd r = {fde, limit, 0};
 	uint64_t len = mf_rd_fixed(&r, 4);
@@ -474,7 +477,7 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 	r.end = r.p + len;
 	const uint8_t *id_at = r.p;
 	uint64_t cie_off = mf_rd_fixed(&r, 4);
-	if (cie_off == 0 || cie_off > (uint64_t)(id_at - (const uint8_t *)obj.dlfo_map_start))
+	if (cie_off == 0 || cie_off > (uint64_t)(id_at - (const uint8_t *)obj.start))
 		return -1;
 	struct mf_cie c;
 	if (mf_parse_cie(id_at - cie_off, limit, (uintptr_t)hdr, &c) || c.signal_frame ||

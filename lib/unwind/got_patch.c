@@ -2,12 +2,12 @@
  * objects, redirected in its own GOT (nobody else's) to the functions here. Runs inside malloc:
  * no malloc, no stdio.
  *
- * libunwind (1.6, as Debian builds it) validates memory by writing it to a pipe it opens in
- * the process, and when that pipe's descriptors look closed it closes them again and reopens:
- * in a program that closed its descriptors and reused the numbers, that closes the program's
- * files. So before libunwind starts, its calls to pipe2, read, write, close and syscall point
- * here: no pipe is made, and the check "is this address readable" is done with
- * process_vm_readv, which needs no descriptor.
+ * libunwind (1.3 to 1.8, as Debian builds it) validates memory by writing it to a pipe it
+ * opens in the process, and when that pipe's descriptors look closed it closes them again and
+ * reopens: in a program that closed its descriptors and reused the numbers, that closes the
+ * program's files. So before libunwind starts, its calls to make, read, write and close the
+ * pipe point here (mf_unw_hooks): no pipe is made, and the check "is this address readable"
+ * is done with process_vm_readv, which needs no descriptor.
  *
  * libunwind blocks every signal around each of its locks (its global cache, which Debian's
  * build keeps whatever the caching policy says; its memory pools; its walk over the loaded
@@ -44,6 +44,11 @@ static int mf_unw_pipe2(int fds[2], int flags)
 	fds[0] = MF_FAKE_READ_FD;
 	fds[1] = MF_FAKE_WRITE_FD;
 	return 0;
+}
+
+static int mf_unw_pipe(int fds[2])
+{
+	return mf_unw_pipe2(fds, 0);
 }
 
 static ssize_t mf_unw_read(int fd, void *buf, size_t n)
@@ -132,18 +137,24 @@ static int mf_unw_dl_iterate_phdr(int (*cb)(struct dl_phdr_info *, size_t, void 
 	return mf_objects_each(cb, arg);
 }
 
-/* The pipe's four are needed; syscall is the other way to its write, where libunwind takes it
- * (x86-64's does, AArch64's does not); the signal mask's are what libunwind happens to call. */
+/* What libunwind does with its pipe, each by one call or another: made (pipe2, or pipe
+ * where it was built without), read, closed, written (by syscall from 1.3 on, where it takes
+ * it: x86-64's does, AArch64's does not; by write where built without <sys/syscall.h>;
+ * Debian's 1.6 imports both). Each it imports must be ours, or none of them: its pipe is made
+ * real again. The signal mask's and the loaded objects' are what libunwind happens to call. */
+enum { MF_UNW_MAKE = 1, MF_UNW_READ = 2, MF_UNW_CLOSE = 4, MF_UNW_WRITE = 8, MF_UNW_ALL = 15 };
+
 static const struct {
 	const char *name;
 	void *fn;
-	int pipe;
+	int does;
 } mf_unw_hooks[] = {
-    {"pipe2", (void *)mf_unw_pipe2, 1},
-    {"read", (void *)mf_unw_read, 1},
-    {"close", (void *)mf_unw_close, 1},
-    {"write", (void *)mf_unw_write, 1},
-    {"syscall", (void *)mf_unw_syscall, 0},
+    {"pipe2", (void *)mf_unw_pipe2, MF_UNW_MAKE},
+    {"pipe", (void *)mf_unw_pipe, MF_UNW_MAKE},
+    {"read", (void *)mf_unw_read, MF_UNW_READ},
+    {"close", (void *)mf_unw_close, MF_UNW_CLOSE},
+    {"write", (void *)mf_unw_write, MF_UNW_WRITE},
+    {"syscall", (void *)mf_unw_syscall, MF_UNW_WRITE},
     {"sigprocmask", (void *)mf_unw_sigprocmask, 0},
     {"pthread_sigmask", (void *)mf_unw_pthread_sigmask, 0},
     {"dl_iterate_phdr", (void *)mf_unw_dl_iterate_phdr, 0},
@@ -152,9 +163,15 @@ static const struct {
 struct mf_patch {
 	int found; /* libunwind's objects seen (libunwind.so, libunwind-x86_64.so) */
 	struct mf_got_object object[2];
-	int now;     /* the one whose slots are being patched */
-	int patched; /* GOT slots of the pipe's calls rewritten */
-	int failed;
+	int now;    /* the one whose slots are being patched */
+	int does;   /* MF_UNW_*: what of the pipe's use was redirected */
+	int failed; /* a slot could not be written */
+	/* The slots that make the pipe, whose object, and what they held: put back if the rest
+	 * is not ours. */
+	void **make[4];
+	void *made_by[4];
+	int make_in[4];
+	int makes;
 };
 
 /* A slot of libunwind's for one of the calls above: pointed at ours. */
@@ -166,10 +183,18 @@ static int mf_patch_slot(void **slot, const char *name, const ElfW(Sym) * sym, u
 	for (size_t h = 0; h < sizeof(mf_unw_hooks) / sizeof(mf_unw_hooks[0]); h++) {
 		if (strcmp(name, mf_unw_hooks[h].name))
 			continue;
-		if (mf_got_write(&p->object[p->now], slot, mf_unw_hooks[h].fn))
+		void *was = *slot;
+		if (mf_got_write(&p->object[p->now], slot, mf_unw_hooks[h].fn)) {
 			p->failed = 1;
-		else
-			p->patched += mf_unw_hooks[h].pipe;
+			continue;
+		}
+		p->does |= mf_unw_hooks[h].does;
+		if (mf_unw_hooks[h].does == MF_UNW_MAKE &&
+		    p->makes < (int)(sizeof(p->make) / sizeof(p->make[0]))) {
+			p->make[p->makes] = slot;
+			p->made_by[p->makes] = was;
+			p->make_in[p->makes++] = p->now;
+		}
 	}
 	return 0;
 }
@@ -196,10 +221,15 @@ void mf_got_patch_libunwind(void)
 	for (; !p.failed && p.now < p.found; p.now++)
 		if (mf_got_each(&p.object[p.now], mf_patch_slot, &p))
 			p.failed = 1;
-	if (!p.found || p.failed || p.patched < 4)
-		mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
-		       "that closes and reuses its descriptors may be disturbed",
-		       !p.found	  ? "libunwind not found"
-		       : p.failed ? "GOT not writable"
-				  : "calls not found");
+	if (p.found && !p.failed && p.does == MF_UNW_ALL)
+		return;
+	/* Descriptors of ours that libunwind would read or write by the real calls: it would take
+	 * every address for unreadable. Its pipe is then its own again. */
+	for (int i = 0; i < p.makes; i++)
+		mf_got_write(&p.object[p.make_in[i]], p.make[i], p.made_by[i]);
+	mf_log("cannot keep libunwind from opening a pipe in this process (%s); a program "
+	       "that closes and reuses its descriptors may be disturbed",
+	       !p.found	  ? "libunwind not found"
+	       : p.failed ? "GOT not writable"
+			  : "calls not found");
 }

@@ -28,12 +28,23 @@ static struct {
 	void (*flush_cache)(unw_addr_space_t, unw_word_t, unw_word_t);
 	unw_addr_space_t *local_addr_space;
 } mf_unw;
-static int mf_unw_state; /* 1: loaded; 0: not in this run */
+static int mf_unw_state;     /* 1: loaded; 0: not in this run */
+static int mf_unw_trace_off; /* unw_backtrace's frames are not return addresses: not used */
 #if MF_ARCH_UNW_GETCONTEXT_DLSYM
 #define MF_UNW_GETCONTEXT(uc) mf_unw.getcontext(uc)
 #else
 #define MF_UNW_GETCONTEXT(uc) unw_tdep_getcontext(uc)
 #endif
+
+/* Is unw_backtrace's answer made of return addresses, as unw_step's and the cached walk's?
+ * Before 1.5 its fast trace gives each caller's return address less one (the call's last
+ * byte). Asked for this function's caller, whose return address is known here. */
+static MF_NOINLINE int mf_libunwind_trace_exact(void)
+{
+	void *pcs[2];
+	int n = mf_unw.backtrace(pcs, 2);
+	return n == 2 && pcs[1] == __builtin_return_address(0);
+}
 
 /* dlopen, dlsym, then the GOT patches; 0 or -1 (said on stderr). */
 static int mf_libunwind_open(void)
@@ -66,6 +77,9 @@ static int mf_libunwind_open(void)
 	/* Starts libunwind (its pipe2 now ours); asks for per-thread caches, which Debian's build
 	 * does not have (it keeps one global cache). */
 	mf_unw.set_caching_policy(*mf_unw.local_addr_space, UNW_CACHE_PER_THREAD);
+	/* (libunwind before 1.5: its stacks are then taken by unw_step, frame by frame, which is
+	 * slower but exact; nothing is said, as the program's stderr is the program's) */
+	mf_unw_trace_off = !mf_libunwind_trace_exact();
 	return 0;
 }
 
@@ -153,7 +167,7 @@ int mf_libunwind_backtrace(void **pcs, int max)
 	uint64_t now = 1 + (uint64_t)mf_walk_epoch_now();
 	if (mf_unlikely(!mf_unw_traced_in))
 		mf_unw_traced_in = now;
-	if (mf_likely(mf_unw_traced_in == now))
+	if (mf_likely(mf_unw_traced_in == now) && mf_likely(!mf_unw_trace_off))
 		return mf_unw.backtrace(pcs, max);
 	return mf_libunwind_step_all(pcs, max);
 }
