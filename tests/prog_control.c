@@ -7,6 +7,7 @@
  * else allocates meanwhile). Prints "tid NAME TID" for main, a, b, c and "off TOTAL", the
  * calls made while off by the end, with write(2) (stdio would allocate). Exits 1 on a wrong
  * delta, naming it. Usage: prog_control N M K L */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -60,7 +61,8 @@ static void expect(const char *what, const struct malloc_freq_stats *a,
 		failed = 1;
 	}
 	if (recorded >= 0 && (long)(b->calls[0] - a->calls[0]) != recorded) {
-		say("FAIL %s: %ld malloc calls recorded\n", (long)(b->calls[0] - a->calls[0]), what);
+		say("FAIL %s: %ld malloc calls recorded\n", (long)(b->calls[0] - a->calls[0]),
+		    what);
 		failed = 1;
 	}
 }
@@ -143,7 +145,8 @@ int main(int argc, char **argv)
 	stats(&s3);
 	expect("thread B off, A on", &s2, &s3, k, -1);
 	if (s3.calls[0] - s2.calls[0] < (uint64_t)k) {
-		say("FAIL %s: %ld malloc calls recorded\n", (long)(s3.calls[0] - s2.calls[0]), "A on");
+		say("FAIL %s: %ld malloc calls recorded\n", (long)(s3.calls[0] - s2.calls[0]),
+		    "A on");
 		failed = 1;
 	}
 	if (s3.threads != s1.threads + 2 || s1.threads < 1) {

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 
 static void *volatile sink;
+/* (read at run time: the compiler is not to refuse the sizes it would see are too large) */
+static volatile size_t size_max = SIZE_MAX;
 
 #define SHOW(what, expr)                                                                           \
 	do {                                                                                       \
@@ -39,14 +41,14 @@ int main(void)
 	sigprocmask(SIG_SETMASK, &none, NULL);
 	SHOW("malloc(16)", malloc(16));
 	show_mask("blocked after the first malloc:");
-	SHOW("malloc(SIZE_MAX)", malloc(SIZE_MAX));
-	SHOW("calloc(SIZE_MAX/2, 4) overflow", calloc(SIZE_MAX / 2, 4));
+	SHOW("malloc(SIZE_MAX)", malloc(size_max));
+	SHOW("calloc(SIZE_MAX/2, 4) overflow", calloc(size_max / 2, 4));
 	SHOW("calloc(4, 4)", calloc(4, 4));
 	sigset_t usr2;
 	sigemptyset(&usr2);
 	sigaddset(&usr2, SIGUSR2);
 	sigprocmask(SIG_BLOCK, &usr2, NULL);
-	SHOW("reallocarray(NULL, SIZE_MAX/2, 4)", reallocarray(NULL, SIZE_MAX / 2, 4));
+	SHOW("reallocarray(NULL, SIZE_MAX/2, 4)", reallocarray(NULL, size_max / 2, 4));
 	SHOW("aligned_alloc(64, 128)", aligned_alloc(64, 128));
 	SHOW("memalign(64, 100)", memalign(64, 100));
 	SHOW("valloc(10)", valloc(10));

@@ -64,7 +64,7 @@ static struct mf_profile profile(struct trie *t, uint64_t pid, uint64_t tid, uin
 }
 
 static struct mf_module mods[2];
-static struct mf_modmap map = {2, mods};
+static struct mf_modmap map = {.count = 2, .mods = mods};
 
 static uint32_t add_process(struct mf_model *m, uint64_t pid, const char *name)
 {
@@ -227,7 +227,7 @@ int main(void)
 
 	/* A module reloaded under another index of the same map (same file): its stacks merge. */
 	struct mf_module twice[3] = {mods[0], mods[1], mods[0]};
-	struct mf_modmap map3 = {3, twice};
+	struct mf_modmap map3 = {.count = 3, .mods = twice};
 	struct trie t13 = {0};
 	record(&t13, B, 2, MF_ENTRY_MALLOC, 1, 8);
 	uint32_t at = child(&t13, 0, 2, 0x10); /* B through module index 2: the same lib0 */
