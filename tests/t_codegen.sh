@@ -6,6 +6,8 @@
 # stack the same both ways. A static-pie build cannot take a preloaded library: the launcher
 # says so. A Go program calling C (cgo) has its C site's exact count.
 . "$srcdir/tests/tap.sh"
+[ "$mf_arch" = "$(uname -m)" ] ||
+	skip_all "the library is $mf_arch's, and this machine's compilers build $(uname -m)'s programs (emulated run)"
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 [ -x "$launcher" ] || bail "no launcher at $launcher"
 src=$srcdir/tests/codegen.c
