@@ -5,6 +5,7 @@
 #include "config.h"
 
 #include <dirent.h>
+#include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -697,6 +698,42 @@ static void mf_shell_word(FILE *out, const char *s)
 	fputc('\'', out);
 }
 
+/* Is prog (found as execvp finds it, its path in path) a statically linked ELF program: one
+ * with no program interpreter, which no dynamic loader, and so no LD_PRELOAD, ever enters? */
+static int mf_static_program(const char *prog, char *path, size_t size)
+{
+	const char *dirs = strchr(prog, '/') ? "" : getenv("PATH");
+	if (!dirs)
+		dirs = "/bin:/usr/bin"; /* (execvp's when PATH is not set) */
+	for (;;) {
+		size_t len = strcspn(dirs, ":");
+		/* (an empty entry of PATH: the current directory) */
+		snprintf(path, size, "%.*s%s%s", (int)len, dirs, len ? "/" : "", prog);
+		if (mf_is_file(path) && !access(path, X_OK))
+			break;
+		if (!dirs[len])
+			return 0;
+		dirs += len + 1;
+	}
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	Elf64_Ehdr eh;
+	int is = 0;
+	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
+	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
+	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && eh.e_phentsize == sizeof(Elf64_Phdr)) {
+		is = 1;
+		for (unsigned i = 0; i < eh.e_phnum && is; i++) {
+			Elf64_Phdr ph;
+			off_t at = (off_t)(eh.e_phoff + i * sizeof(ph));
+			if (pread(fd, &ph, sizeof(ph), at) != sizeof(ph) || ph.p_type == PT_INTERP)
+				is = 0;
+		}
+	}
+	if (fd >= 0)
+		close(fd);
+	return is;
+}
+
 static void mf_summary(const struct mf_launch *l, const char *dir)
 {
 	struct mf_totals t = {0};
@@ -704,7 +741,14 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 	mf_count(dir, &t);
 	mf_text_bytes(bytes, sizeof(bytes), t.bytes);
 	const char *about = t.sampled ? "~" : "", *sat = t.calls == UINT64_MAX ? ">=" : "";
-	if (!t.threads)
+	char path[PATH_MAX];
+	if (!t.threads && mf_static_program(l->argv[0], path, sizeof(path)))
+		fprintf(stderr,
+			"malloc_freq: nothing recorded in %s: %s is statically linked, and the "
+			"profiler cannot be preloaded into it (only a dynamically linked program's "
+			"loader reads LD_PRELOAD)\n",
+			dir, path);
+	else if (!t.threads)
 		fprintf(stderr,
 			"malloc_freq: nothing recorded in %s: no process of the program called the "
 			"allocator under the profiler (one that does not allocate, or a static or "

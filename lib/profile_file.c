@@ -278,34 +278,43 @@ void mf_prof_dir_forget(void)
 	pthread_mutex_init(&mf_dir_lock, NULL); /* in a forked child: whatever its state was */
 }
 
+/* Gives the directory and its files to *arg's uid: 0, or the errno of the first that stays
+ * another's. */
 static long mf_prof_give_apart(void *arg)
 {
 	uid_t uid = *(uid_t *)arg;
 	int dir = mf_prof_dir_open();
 	int fd = dir < 0 ? -1 : openat(dir, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	int err = fd < 0 ? errno : 0;
 	char buf[1024];
 	long n;
 	while (fd >= 0 && (n = syscall(SYS_getdents64, fd, buf, sizeof(buf))) > 0) {
 		for (long at = 0; at < n;) {
 			const struct dirent64 *d = (const void *)(buf + at);
-			if (d->d_type == DT_REG)
-				fchownat(dir, d->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW);
+			if (d->d_type == DT_REG &&
+			    fchownat(dir, d->d_name, uid, (gid_t)-1, AT_SYMLINK_NOFOLLOW) && !err)
+				err = errno;
 			at += d->d_reclen;
 		}
 	}
 	if (fd >= 0) {
 		close(fd);
-		fchownat(dir, "", uid, (gid_t)-1, AT_EMPTY_PATH);
+		if (fchownat(dir, "", uid, (gid_t)-1, AT_EMPTY_PATH) && !err)
+			err = errno;
 	}
 	mf_prof_dir_close(dir);
-	return 0;
+	return err;
 }
 
 void mf_prof_give_to(uid_t uid)
 {
 	if (mf_confined || uid == (uid_t)-1 || uid == geteuid() || !mf_prof_dir_mine())
 		return;
-	mf_fds_apart(mf_prof_give_apart, &uid);
+	long err = mf_fds_apart(mf_prof_give_apart, &uid);
+	if (err)
+		mf_log("cannot give the profile in %s to user %u (%s); as that user, the process "
+		       "cannot add to it",
+		       mf_prof_dir(), (unsigned)uid, strerrordesc_np((int)(err < 0 ? -err : err)));
 }
 
 int mf_prof_size_allowed(off_t size)

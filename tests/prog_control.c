@@ -7,6 +7,7 @@
  * else allocates meanwhile). Prints "tid NAME TID" for main, a, b, c and "off TOTAL", the
  * calls made while off by the end, with write(2) (stdio would allocate). Exits 1 on a wrong
  * delta, naming it. Usage: prog_control N M K L */
+#define _GNU_SOURCE
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>

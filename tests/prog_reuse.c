@@ -155,20 +155,9 @@ static int remap(void)
 	return 0;
 }
 
-/* Without a frame pointer (the tests are built with one): rbp passes through these two
- * untouched, from framed_to's frame to the allocator's. */
-#define NO_FP __attribute__((optimize("omit-frame-pointer"), noclone))
-NOINLINE NO_FP static void leaf_nofp(size_t n)
-{
-	sink = malloc(n);
-	free(sink);
-}
-
-NOINLINE NO_FP static void relay_nofp(size_t n)
-{
-	leaf_nofp(n);
-	__asm__ volatile("" ::: "memory"); /* no tail call */
-}
+/* Without a frame pointer (tests/prog_reuse_nofp.c): calls leaf_nofp, which allocates n bytes;
+ * rbp passes through these two untouched, from framed_to's frame to the allocator's. */
+void relay_nofp(size_t n);
 
 /* Its alloca ends at `to`, whatever the depth it is called from. */
 NOINLINE static void framed_to(uintptr_t to)

@@ -49,7 +49,7 @@ static void mf_exercise_reports(struct mf_profile *p, const struct mf_modmap *ma
 static int mf_exercise_profile(const unsigned char *data, size_t size, char *err, size_t errlen)
 {
 	static struct mf_module mods[MF_EXERCISE_MODULES];
-	static struct mf_modmap map = {MF_EXERCISE_MODULES, mods};
+	static struct mf_modmap map = {.count = MF_EXERCISE_MODULES, .mods = mods};
 	static FILE *null;
 	if (!null) {
 		null = fopen("/dev/null", "w");
@@ -73,7 +73,7 @@ static int mf_exercise_process(const unsigned char *data, size_t size, char *err
 	static struct mf_process_record rec;
 	static char cmdline[MF_CMDLINE_LEN + 1];
 	static struct mf_module mods[1] = {{.path = "[module 0]"}};
-	static const struct mf_modmap map = {1, mods};
+	static const struct mf_modmap map = {.count = 1, .mods = mods};
 	static FILE *null;
 	struct mf_node nodes[3] = {
 	    {0},

@@ -23,6 +23,19 @@ else
 	pass "... and does not blame a full disk"
 fi
 
+# without the right to give files away (CAP_CHOWN), the drop says why its files stay root's
+rm -rf "$mf_work"/malloc_freq.*
+if setpriv --inh-caps=-chown --bounding-set=-chown true 2> /dev/null; then
+	got=$(within 20 setpriv --inh-caps=-chown --bounding-set=-chown \
+		env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$prog" drop 2> "$mf_work/err"); rc=$?
+	is "$rc:$got" "0:$want" "setresuid(65534) without CAP_CHOWN: runs as without the profiler"
+	like "$(cat "$mf_work/err")" "cannot give the profile in .* to user 65534 \(Operation not permitted\)" \
+		"... and says that its files could not be given to uid 65534"
+else
+	skip "setresuid(65534) without CAP_CHOWN: setpriv cannot drop it here"
+	skip "... and says that its files could not be given to uid 65534: setpriv cannot drop CAP_CHOWN here"
+fi
+
 rm -rf "$mf_work"/malloc_freq.*
 mkdir "$mf_work/jail"
 want=$(within 20 "$prog" chroot "$mf_work/jail"); prc=$?

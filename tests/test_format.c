@@ -321,7 +321,7 @@ int main(void)
 	tap_ok(life.peak_blocks == 3 && life.peak_bytes == 30 && life.peak_seen == 78,
 	       "one not seen since holds at the peak what it holds now (%llu blocks, %llu bytes)",
 	       (unsigned long long)life.peak_blocks, (unsigned long long)life.peak_bytes);
-	char first[4200];
+	char first[sizeof(ppath) - 16]; /* (room after it for ".1/process") */
 	snprintf(first, sizeof(first), "%s", mf_prof_dir());
 	mf_prof_dir_forget(); /* as a new image of this pid would: its directory is .1 */
 	r = mf_prof_dir_ensure();
