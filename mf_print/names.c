@@ -32,7 +32,16 @@ char *mf_name_demangle(const char *name, enum mf_lang *lang)
 		*lang = MF_LANG_C;
 	if (!name || !*name)
 		return NULL;
-	char *d = cplus_demangle(name, DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO);
+	const int how = DMGL_PARAMS | DMGL_ANSI | DMGL_AUTO;
+	char *d = cplus_demangle(name, how);
+	/* LLVM's suffix of a name made local across units (ThinLTO), which libiberty before 2.36
+	 * does not know: the name demangled without it */
+	const char *llvm = d ? NULL : strstr(name, ".llvm.");
+	if (llvm) {
+		char *cut = strndup(name, (size_t)(llvm - name));
+		d = cut ? cplus_demangle(cut, how) : NULL;
+		free(cut);
+	}
 	if (d && lang)
 		*lang =
 		    !strncmp(name, "_R", 2) || mf_rust_legacy(name) ? MF_LANG_RUST : MF_LANG_CXX;
