@@ -9,12 +9,12 @@ profile_within 60 "$MF_TESTS/prog_tags" $k; is "$?" 0 "exits 0"
 dir=$(ls -d "$mf_work"/malloc_freq.*)
 "$MF_PRINT" --collapsed "$dir" > "$mf_work/c" 2> /dev/null; ok $? "mf_print reads it"
 s=$((1 + 2 + 3 + 4))
-is "$(calls "$mf_work/c" '^\[tag\] request;(clone3|thread_start);.*;site_a;malloc$')" $((k * s)) "request > site_a: $((k * s))"
-is "$(calls "$mf_work/c" '^\[tag\] request;\[tag\] parse;(clone3|thread_start);.*;site_b;malloc$')" $((2 * k * s)) \
+is "$(calls "$mf_work/c" '^\[tag\] request;(clone3?|__clone|thread_start);.*;site_a;malloc$')" $((k * s)) "request > site_a: $((k * s))"
+is "$(calls "$mf_work/c" '^\[tag\] request;\[tag\] parse;(clone3?|__clone|thread_start);.*;site_b;malloc$')" $((2 * k * s)) \
 	"request > parse > site_b: $((2 * k * s))"
-is "$(calls "$mf_work/c" '^\[tag\] request;\[tag\] render;(clone3|thread_start);.*;site_c;malloc$')" $((3 * k * s)) \
+is "$(calls "$mf_work/c" '^\[tag\] request;\[tag\] render;(clone3?|__clone|thread_start);.*;site_c;malloc$')" $((3 * k * s)) \
 	"request > render > site_c: $((3 * k * s))"
-is "$(calls "$mf_work/c" '^(clone3|thread_start);.*;site_d;malloc$')" $((4 * k)) "site_d outside any tag: $((4 * k))"
+is "$(calls "$mf_work/c" '^(clone3?|__clone|thread_start);.*;site_d;malloc$')" $((4 * k)) "site_d outside any tag: $((4 * k))"
 is "$(calls "$mf_work/c" '^\[tag\] late;_start;.*;site_e;malloc$')" $k "late > site_e: $k"
 deep=$(grep ';site_deep;malloc ' "$mf_work/c")
 is "$(echo "$deep" | grep -o '\[tag\] t[0-9]*' | tr '\n' ' ')" \
