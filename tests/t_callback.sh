@@ -53,6 +53,11 @@ for unwind in cached libunwind check; do
 	rm -rf "$mf_work"/malloc_freq.*
 	got=$(MALLOC_FREQ_UNWIND=$unwind profile_within 60 "$MF_TESTS/prog_callback_cxx" 4 $n 2> "$mf_work/err"); rc=$?
 	is "$rc:$got" "$prc:$want" "$unwind: 4 threads each leave $n callbacks by a C++ throw: runs as without the profiler"
+	if [ "$prc" -ne 0 ]; then # (Debian 11's glibc 2.31 keeps its lock when a callback throws)
+		skip "$unwind: the calls: the program itself does not finish here (status $prc)"
+		unwind=skipped
+		continue
+	fi
 	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
 	is "$(calls "$mf_work/c.txt" '[^;]*dl_iterate_phdr;callback_throw;site_thrown;malloc$')" $((4 * n)) \
 		"... the callbacks' $((4 * n)) calls, each under its callback"
@@ -61,6 +66,10 @@ for unwind in cached libunwind check; do
 	is "$(calls "$mf_work/c.txt" ';worker;site_after;malloc$')" $((4 * n)) "... and the $((4 * n)) calls after them, with their stack"
 	unattributed
 done
-like "$(cat "$mf_work/err")" "unwind check: [0-9]+ stacks compared, [0-9]+ by the cached walk, 0 differed" \
-	"check mode: no stack differs from libunwind's"
+if [ "$unwind" = check ]; then
+	like "$(cat "$mf_work/err")" "unwind check: [0-9]+ stacks compared, [0-9]+ by the cached walk, 0 differed" \
+		"check mode: no stack differs from libunwind's"
+else
+	skip "check mode: the program itself does not finish here"
+fi
 done_testing
