@@ -228,8 +228,12 @@ int mf_objects_find(uintptr_t pc, struct mf_object *out);
  * unloaded anything since (asking takes the loader's lock, as dl_iterate_phdr does). */
 int mf_objects_find_current(uintptr_t pc, struct mf_object *out);
 /* Do the answers come from the loader, which knows every namespace's objects (the table knows
- * the base namespace's only)? Not without _dl_find_object, or with MALLOC_FREQ_FIND_OBJECT=table. */
+ * the base namespace's only)? Not without _dl_find_object, or with MALLOC_FREQ_FIND_OBJECT=table.
+ */
 int mf_objects_loader_knows(void);
+/* The loader's counters of objects loaded and unloaded, as dl_iterate_phdr gives them (which
+ * takes the loader's lock): what changed since they were last read. */
+void mf_objects_counters(unsigned long long c[2]);
 
 /* loader.c: the dynamic loader's write lock, as a forked child inherited it, and as the
  * calling thread holds it. */

@@ -210,16 +210,6 @@ static int mf_scan_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-static int mf_scan_counters(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	unsigned long long *c = arg;
-	c[0] = info->dlpi_adds;
-	/* (glibc 2.36 counts the objects of other namespaces wrongly there: counted here) */
-	c[1] = mf_namespaces_any() ? c[0] - mf_namespaces_loaded() : info->dlpi_subs;
-	return 1;
-}
-
 /* a in the map, b in the scan s. */
 static int mf_same_object(const struct mf_mod *a, const struct mf_mod *b, const struct mf_scan *s)
 {
@@ -402,8 +392,8 @@ void mf_modules_refresh(void)
 {
 	if (mf_loader_stuck)
 		return;
-	unsigned long long c[2] = {0, 0};
-	mf_objects_iterate(mf_scan_counters, c);
+	unsigned long long c[2];
+	mf_objects_counters(c);
 	if (__atomic_load_n(&mf_seen_any, __ATOMIC_ACQUIRE) &&
 	    c[0] == __atomic_load_n(&mf_seen_adds, __ATOMIC_RELAXED) &&
 	    c[1] == __atomic_load_n(&mf_seen_subs, __ATOMIC_RELAXED))

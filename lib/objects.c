@@ -41,13 +41,20 @@ static unsigned mf_table_seq;				/* odd while the table is being written */
 static pid_t mf_table_writer;				/* the process whose thread made it odd */
 static unsigned long long mf_table_adds, mf_table_subs; /* the loader's, when it was made */
 
-static int mf_table_counters(struct dl_phdr_info *info, size_t size, void *arg)
+static int mf_objects_counted(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size;
 	unsigned long long *c = arg;
 	c[0] = info->dlpi_adds;
-	c[1] = info->dlpi_subs;
+	/* (glibc 2.36 counts the objects of other namespaces wrongly there: counted here) */
+	c[1] = mf_namespaces_any() ? c[0] - mf_namespaces_loaded() : info->dlpi_subs;
 	return 1;
+}
+
+void mf_objects_counters(unsigned long long c[2])
+{
+	c[0] = c[1] = 0;
+	mf_objects_iterate(mf_objects_counted, c);
 }
 
 static int mf_table_count(struct dl_phdr_info *info, size_t size, void *arg)
@@ -99,8 +106,8 @@ static int mf_table_make(void)
 	if (mf_loader_stuck)
 		return -1; /* dl_iterate_phdr would wait for ever */
 	uint32_t count = 0;
-	unsigned long long c[2] = {0, 0};
-	mf_objects_iterate(mf_table_counters, c);
+	unsigned long long c[2];
+	mf_objects_counters(c);
 	mf_objects_iterate(mf_table_count, &count);
 	struct mf_table_scan s = {NULL, 0, count + 16, 0}; /* (objects loaded meanwhile) */
 	s.e = mmap(NULL, (size_t)s.cap * sizeof(*s.e), PROT_READ | PROT_WRITE,
@@ -198,8 +205,8 @@ static int mf_table_stale(void)
 {
 	if (mf_loader_stuck)
 		return 0;
-	unsigned long long c[2] = {0, 0};
-	mf_objects_iterate(mf_table_counters, c);
+	unsigned long long c[2];
+	mf_objects_counters(c);
 	unsigned seq = __atomic_load_n(&mf_table_seq, __ATOMIC_ACQUIRE);
 	int stale = c[0] != __atomic_load_n(&mf_table_adds, __ATOMIC_RELAXED) ||
 		    c[1] != __atomic_load_n(&mf_table_subs, __ATOMIC_RELAXED);
