@@ -7,9 +7,9 @@
  *   site_d    1001 blocks of 52 bytes                                live 202,052: the peak
  *             one of them freed, then site_e 10 blocks of 4 bytes    live 202,040
  * At the peak: site_a 1000 blocks, site_b 1000, site_c 0, site_d 1001, site_e 0; 3001 blocks
- * of 202,052 bytes. (Each site its own size: equal functions would be folded into one.) Then the program exits (leaking all), or with "kill" kills itself, so
- * that its files are read as it left them.
- * Usage: prog_peak [kill] */
+ * of 202,052 bytes. (Each site its own size: equal functions would be folded into one.) Then the
+ * program exits (leaking all), or with "kill" kills itself, so that its files are read as it left
+ * them. Usage: prog_peak [kill] */
 #define _GNU_SOURCE /* RTLD_DEFAULT (glibc before 2.34 declares it only so) */
 #include <dlfcn.h>
 #include <signal.h>
@@ -18,7 +18,7 @@
 
 #define NOINLINE __attribute__((noinline))
 #define SITE(name, n)                                                                              \
-	NOINLINE static void *name(void)                                                          \
+	NOINLINE static void *name(void)                                                           \
 	{                                                                                          \
 		void *p = malloc(n);                                                               \
 		__asm__ volatile("" ::: "memory"); /* not a tail call: the site keeps its frame */ \
@@ -35,8 +35,8 @@ SITE(site_e, 4)
 
 int main(int argc, char **argv)
 {
-	int (*snapshot)(const char *) = (int (*)(const char *))dlsym(RTLD_DEFAULT,
-								      "malloc_freq_snapshot");
+	int (*snapshot)(const char *) =
+	    (int (*)(const char *))dlsym(RTLD_DEFAULT, "malloc_freq_snapshot");
 	for (int i = 0; i < 1000; i++) {
 		if (i == 500 && argc > 1 && !strcmp(argv[1], "snap-kill") && snapshot)
 			snapshot("before");
