@@ -3,6 +3,7 @@
  * mf_sym_free(); all returned strings are interned in the symbolizer. C++ and Rust names are
  * demangled with libiberty. */
 #define _GNU_SOURCE /* vasprintf */
+#include <fcntl.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -53,6 +54,7 @@ struct mf_sym_module {
 	struct mf_ranges units;	  /* by their code, made when .debug_aranges names no unit */
 	bool code_built;
 	struct mf_code code; /* its executable sections, in DWARF addresses; made on first use */
+	int file_fd;	     /* its file for a few bytes of code, plus 1; 0: not opened; -1: none */
 };
 
 struct mf_sym_warning {
@@ -203,6 +205,8 @@ void mf_sym_free(struct mf_symbolizer *sym)
 		mf_inlines_free(m->inlines);
 		mf_ranges_free(&m->units);
 		free(m->code.v);
+		if (m->file_fd > 0)
+			close(m->file_fd - 1);
 		if (m->dwfl)
 			dwfl_end(m->dwfl);
 		free(m->path);
@@ -772,6 +776,26 @@ static const struct {
     {EM_AARCH64, 8, {0x68, 0x11, 0x80, 0xd2, 0x01, 0x00, 0x00, 0xd4}}, /* mov x8,#139; svc #0 */
 };
 
+/* Are the n bytes at address at, in section scn (header sh) of m's ELF file, code? Read from
+ * the file, those bytes only (the section's data would cost its size in memory: cc1's code is
+ * megabytes); the vdso, in memory, from its data. */
+static bool mf_sym_code_is(struct mf_sym_module *m, Elf_Scn *scn, const GElf_Shdr *sh, uint64_t at,
+			   const unsigned char *code, size_t n)
+{
+	unsigned char got[16];
+	if (m->vdso) {
+		Elf_Data *d = elf_getdata(scn, NULL);
+		return d && d->d_buf && d->d_size >= (at - sh->sh_addr) + n &&
+		       !memcmp((const char *)d->d_buf + (at - sh->sh_addr), code, n);
+	}
+	if (!m->file_fd)
+		m->file_fd = open(m->path, O_RDONLY | O_CLOEXEC) + 1;
+	return m->file_fd > 0 && n <= sizeof(got) &&
+	       pread(m->file_fd - 1, got, n, (off_t)(sh->sh_offset + at - sh->sh_addr)) ==
+		   (ssize_t)n &&
+	       !memcmp(got, code, n);
+}
+
 bool mf_sym_is_sigreturn(struct mf_symbolizer *sym, struct mf_sym_module *m,
 			 const uint8_t *build_id, size_t build_id_len, uint64_t rel_pc)
 {
@@ -794,10 +818,7 @@ bool mf_sym_is_sigreturn(struct mf_symbolizer *sym, struct mf_sym_module *m,
 			    !(sh.sh_flags & SHF_EXECINSTR) || at < sh.sh_addr ||
 			    at - sh.sh_addr > sh.sh_size || sh.sh_size - (at - sh.sh_addr) < n)
 				continue;
-			Elf_Data *d = elf_getdata(scn, NULL);
-			return d && d->d_buf && d->d_size >= (at - sh.sh_addr) + n &&
-			       !memcmp((const char *)d->d_buf + (at - sh.sh_addr),
-				       mf_sym_sigreturns[k].code, n);
+			return mf_sym_code_is(m, scn, &sh, at, mf_sym_sigreturns[k].code, n);
 		}
 	}
 	return false;
