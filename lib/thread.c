@@ -19,6 +19,7 @@
 #include "cpu_clock.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
+#include "trie.h"
 
 /* A thread's state, in a slot of the pool (pool.c; its pages touched as used). The thread's
  * one mapping of its own is its file. */

@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "../lib/mf_internal.h"
+#include "../lib/trie.h"
 #include "../mf_print/reader.h"
 #include "tap.h"
 

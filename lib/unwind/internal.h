@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "mf_internal.h"
+#include "trie.h"
 #include "unwind/rule.h"
 
 /* cfi.c: the rule at pc (an address inside the instruction: a return address minus one). 0;
