@@ -29,6 +29,7 @@
 #include <time.h>
 
 #include "cpu_clock.h"
+#include "fork.h"
 #include "mf_internal.h"
 
 /* The system call as glibc's syscall() makes it: -1 and errno for an error. */

@@ -13,6 +13,7 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "fork.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 

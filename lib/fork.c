@@ -15,6 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 
 /* (Reader-preferring: a reader that holds the loader's lock gets in while a fork waits.) */

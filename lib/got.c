@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 
 static uintptr_t mf_dyn_ptr(uintptr_t bias, ElfW(Addr) v)

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 
 enum { MF_LOADER_CANDIDATES = 4 };

@@ -21,6 +21,7 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 
 enum { MF_LD_MALLOC, MF_LD_CALLOC, MF_LD_REALLOC, MF_LD_FREE, MF_LD_COUNT };

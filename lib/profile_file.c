@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 #include "parse.h"
 

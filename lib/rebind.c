@@ -20,6 +20,7 @@
 #include <link.h>
 #include <string.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 
 /* The allocation functions a slot may lead to, as the stubs below take them. */

@@ -17,6 +17,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 

@@ -17,6 +17,7 @@
 #include <unistd.h>
 
 #include "cpu_clock.h"
+#include "fork.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 #include "trie.h"

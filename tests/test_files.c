@@ -10,6 +10,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/fork.h"
 #include "../lib/mf_internal.h"
 #include "tap.h"
 

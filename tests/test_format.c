@@ -17,6 +17,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/fork.h"
 #include "../lib/mf_internal.h"
 #include "../lib/trie.h"
 #include "../mf_print/reader.h"

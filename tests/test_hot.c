@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fork.h"
 #include "unwind/internal.h"
 #include "tap.h"
 

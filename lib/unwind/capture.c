@@ -7,6 +7,7 @@
 
 #include <errno.h>
 
+#include "fork.h"
 #include "unwind/internal.h"
 
 void mf_unwind_init(void)

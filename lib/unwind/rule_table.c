@@ -13,6 +13,7 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "fork.h"
 #include "unwind/internal.h"
 
 enum {
