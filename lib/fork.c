@@ -17,6 +17,7 @@
 
 #include "fork.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* (Reader-preferring: a reader that holds the loader's lock gets in while a fork waits.) */
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;

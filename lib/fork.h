@@ -13,6 +13,7 @@
 #include <unistd.h>
 
 #include "mf_internal.h"
+#include "thread.h"
 
 /* fork.c: fork handling. pthread_atfork's handlers call each module's prefork and postfork in
  * the one order fork.c fixes; a child, made with those handlers or without them, is reset by

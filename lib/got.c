@@ -12,6 +12,7 @@
 
 #include "fork.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 static uintptr_t mf_dyn_ptr(uintptr_t bias, ElfW(Addr) v)
 {

@@ -16,6 +16,7 @@
 #include "fork.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* MF_INIT_ASIDE: another copy of the library was loaded first and records; this one only
  * passes every call on (no file, no thread, no handler, no line on stderr). */

@@ -23,6 +23,7 @@
 
 #include "fork.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 enum { MF_LD_MALLOC, MF_LD_CALLOC, MF_LD_REALLOC, MF_LD_FREE, MF_LD_COUNT };
 

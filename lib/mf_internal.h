@@ -7,6 +7,8 @@
  *   real.c        the next allocator and the bootstrap arena
  *   loader_alloc.c  the loader's allocations for the profiler, kept out of the program's heap
  *   thread.c      thread state, start and exit, the snapshot copy protocol, the counters
+ *                 (thread.h: the thread-local and thread state, mf_wiped: what the hot path
+ *                 touches)
  *   sampling.c    the sampling draw: random numbers, the countdown's next value
  *   fork.c        the fork lock, each module's prefork and postfork in order, a child's reset
  *                 (fork.h: the lock and the signals blocked while it is held)
@@ -434,87 +436,6 @@ void mf_sampling_prefork(void); /* the fork's number, that its child's seeds fol
  * else by the pid), and the thread's countdown at 0 (its first call draws). */
 void mf_sampling_postfork_child(int handlers);
 
-/* thread.c: per-thread state. */
-struct mf_thread;
-struct mf_tls {
-	long countdown;		      /* calls until the next recorded one; <= 0: record now */
-	unsigned recording;	      /* > 0: the profiler itself is running in this thread */
-	unsigned disabled;	      /* recording stopped for this thread (or it has ended) */
-	unsigned fork_held;	      /* this call holds mf_fork_lock for reading */
-	int fork_cancel;	      /* the cancellation state to restore when it is given back */
-	uint64_t fork_signals;	      /* the signal mask to restore then */
-	unsigned cancel_async;	      /* the thread may be cancelled at any instruction */
-	const struct mf_frame *entry; /* the frame of the call being recorded (kept in it) */
-	struct mf_thread *thread;     /* NULL until the thread's first call */
-	unsigned own;	      /* > 0: allocations now are the profiler's own (mf_real_own) */
-	unsigned loader_held; /* this slow step's mf_loader_held */
-	/* The thread's last block, as the entry point returned it, and the record of the trie
-	 * leaf its call was counted at (&mf_leaf_none: not counted; NULL only in a thread that
-	 * has made no call yet): freed before the thread's next call, it is a temporary. The
-	 * record's file grows (and may move) only in a recorded call, which replaces both; a
-	 * thread's exit and a fork clear them. nodes: the thread's trie nodes where they are now
-	 * (realloc finds its old block's record again through it). */
-	void *last_block;
-	struct mf_leaf *last_record;
-	struct mf_leaf leaf_none; /* mf_leaf_none: the thread's own, so threads share no line */
-	struct mf_node *nodes;
-	uint32_t life_file; /* the thread file's number in the lifetimes' registry (0: none) */
-	unsigned life_busy; /* > 0: in the address map (a signal handler's call skips it) */
-	unsigned
-	    off; /* malloc_freq_thread_disable: this thread's calls are counted, not recorded */
-	unsigned tag_depth; /* tags pushed and not popped (beyond MF_TAG_DEPTH: not kept) */
-	unsigned tag_epoch; /* changed at every push and pop */
-	uint16_t tags[MF_TAG_DEPTH]; /* their ids (tags.c), outermost first */
-};
-extern MF_TLS struct mf_tls mf_tls;
-/* Brackets the profiler's own work outside an entry point (init, dlclose, exit): allocations
- * in between (a signal handler's) are counted apart, not recorded. */
-static inline void mf_busy_enter(void)
-{
-	mf_tls.recording++;
-}
-static inline void mf_busy_leave(void)
-{
-	mf_tls.recording--;
-}
-void mf_thread_init(void);
-/* NULL: this thread does not record. Otherwise mf_tls.countdown holds the first interval. */
-struct mf_thread *mf_thread_start(void);
-/* Whether mf_thread_start would give NULL at once, with nothing to do: the calling thread or
- * the whole process stopped recording (a plain read, no lock: a stale answer only sends a
- * call the slow way). */
-int mf_thread_refused(void);
-/* The hot path (mf_config.hot: every call recorded): a call from one of the thread's hot
- * stacks, counted; 0 if it was not one (nothing done: then mf_thread_record). */
-int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from);
-/* Any call: its stack found (mf_unwind_leaf) and counted. */
-void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
-		      const struct mf_frame *from);
-void mf_thread_count_nested(void);
-/* A call made while recording is off (mf_control_off): counted apart, in no stack. */
-void mf_thread_count_off(struct mf_thread *t);
-/* The calling thread's hot stacks are dropped: until it records again (which keeps new ones),
- * every call of it takes the slow path, where mf_control_off is checked. */
-void mf_thread_drop_hot(struct mf_thread *t);
-struct malloc_freq_stats;
-/* Every thread's totals, those that ended included, into s (zeroed first). */
-void mf_thread_stats(struct malloc_freq_stats *s);
-/* fn(file, pass, arg) for every running thread's file, under the lock of the list of threads
- * (no thread starts or ends meanwhile), each with its file's mapping held in place. What fn
- * reads of a file is exact: no call half counted, every call before fn's last pass counted,
- * every later one not. fn may be called again for a file (pass 1, 2, ...): it starts over
- * then. A thread that records meanwhile waits at most for one pass over its own file. */
-typedef void mf_thread_copy_fn(const struct mf_prof_file *f, unsigned pass, void *arg);
-void mf_thread_each_file(mf_thread_copy_fn *fn, void *arg);
-/* On the slow path, before a call is recorded: if a snapshot asked t to hold, waits until its
- * file is copied. */
-void mf_thread_hold(struct mf_thread *t);
-/* The calling thread, busy in the profiler (between mf_busy_enter and leave: a signal
- * handler's call then is counted apart, never recorded), says it writes nothing to its file
- * (quiet 1) or may again (the value returned by the call that made it quiet); a snapshot then
- * need not wait for it. */
-unsigned mf_thread_quiet(unsigned quiet);
-
 /* snapshot.c: a snapshot of every thread's counts (malloc_freq_format.h), labelled (NULL: no
  * label; cut and made safe for a file name), flags MF_SNAPSHOT_*. Returns its number, from 1,
  * or -errno (nothing of it is left then). Blocks signals while it runs; not from inside the
@@ -525,17 +446,12 @@ long mf_snapshot_take(const char *label, uint32_t flags);
 /* At exit(): waits for a snapshot being taken, and the control thread takes no more (one cut
  * short by the process's end would leave its temporary directory). */
 void mf_snapshot_exit(void);
-/* The calling thread's state, or NULL; on the slow path (it notices a child made without
- * fork()'s handlers, and starts it over). */
-struct mf_thread *mf_thread_current(void);
 /* control.c: recording switched on and off (the public API, MALLOC_FREQ_START). */
-#define MF_GATE_COLD 1u /* mf_config.hot is 0: no recorded call takes the hot path */
-#define MF_GATE_OFF  2u /* recording is off for the process */
-#define MF_GATE_HOLD 4u /* a snapshot asks a thread to hold (mf_thread_hold) */
-/* mf_wiped.gate, 0: a recorded call may take the hot path. The hot path reads it for all of
- * the above, with the walk's epoch in one word: switching recording off costs it nothing
- * (every call then takes the slow path, which checks mf_control_off). Changed only here (a
- * copy is kept for a child, where the page is wiped): bits set (on) or cleared. */
+/* mf_wiped.gate (MF_GATE_*, thread.h), 0: a recorded call may take the hot path. The hot
+ * path reads it for all of its bits, with the walk's epoch in one word: switching recording
+ * off costs it nothing (every call then takes the slow path, which checks mf_control_off).
+ * Changed only here (a copy is kept for a child, where the page is wiped): bits set (on) or
+ * cleared. */
 void mf_gate_set(unsigned bits, int on);
 void mf_gate_toggle(unsigned bits); /* async-signal-safe, as mf_gate_set */
 /* In a child, whose page is wiped: the gate as the parent had it, no snapshot holding. */
@@ -649,63 +565,5 @@ void *mf_pool_take(size_t size);
 void mf_pool_give(void *slot);
 /* In a child: the pool's lock starts afresh (a thread that held it does not exist there). */
 void mf_pool_reset(void);
-
-/* A page of its own, wiped (zeroed) in a child made without fork()'s handlers (a raw clone,
- * syscall(SYS_fork)) where the kernel can (MADV_WIPEONFORK, Linux 4.14): the hot path checks
- * that its hot stacks are of the current epoch, so every call in such a child takes the slow
- * path, which finds owner 0 and starts the child over in a directory of its own (fork.c). */
-union mf_wiped {
-	struct {
-		union {
-			struct {
-				unsigned epoch; /* the walk's (lib/unwind/rule_table.c); never 0
-						   but there */
-				unsigned gate;	/* MF_GATE_* (control.c) */
-			};
-			uint64_t hot; /* both, as the hot path reads them: epoch | gate << 32 */
-		};
-		pid_t owner; /* the process it was last set in */
-	};
-	unsigned char page[4096];
-};
-extern union mf_wiped mf_wiped;
-/* mf_wiped was marked (MADV_WIPEONFORK): a zero owner is a child made without the handlers. */
-extern int mf_wiped_marked;
-/* A child made without fork()'s handlers, not reset yet (mf_fork_raw_child resets it). */
-static inline int mf_fork_raw_pending(void)
-{
-	return mf_wiped_marked && !mf_wiped.owner;
-}
-
-/* Is recording off for this call (for the process, or for the calling thread)? */
-static inline int mf_control_off(void)
-{
-	return (__atomic_load_n(&mf_wiped.gate, __ATOMIC_RELAXED) & MF_GATE_OFF) || mf_tls.off;
-}
-
-/* The record of no leaf: mf_tls.last_record when the thread's last call was not counted at a
- * leaf (what is counted there is never read), so that free needs no test for none. Each
- * thread's own: under sampling most frees count a temporary there, and one shared by all
- * threads made their frees take turns at its cache line (2.2x the plain run's cpu, where
- * recording every call took 1.4x, in make bench's 2-thread synthetic workload). */
-#define mf_leaf_none (mf_tls.leaf_none)
-
-/* The thread's last block was freed: a temporary of its leaf record x (&mf_leaf_none: none).
- * Not in a child made without fork()'s handlers (the record is the parent's). (A signal
- * handler's free while the profiler runs in this thread finds x where it is: the profiler
- * points it at mf_leaf_none before anything that may grow the file.) */
-static inline void mf_thread_temporary(struct mf_leaf *x)
-{
-	if (mf_nonzero(mf_wiped.epoch))
-		x->temporaries++;
-}
-
-/* Runs fn(arg) on the thread's own stack (MF_THREAD_STACK bytes): the slow steps (a walk,
- * libunwind, files, the loader) need more than a program's small stacks have. */
-#define MF_THREAD_STACK (64 << 10)
-long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg);
-/* Does sp lie in that stack? (t may be NULL.) */
-int mf_thread_on_own_stack(const struct mf_thread *t, uintptr_t sp);
-void mf_thread_process_exit(void);
 
 #endif

@@ -22,6 +22,7 @@
 
 #include "fork.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* The allocation functions a slot may lead to, as the stubs below take them. */
 enum {

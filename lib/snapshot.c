@@ -20,6 +20,7 @@
 #include "fork.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* Under it, one snapshot at a time; the buffers below are its. */
 static pthread_mutex_t mf_snap_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -20,38 +20,8 @@
 #include "fork.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
+#include "thread.h"
 #include "trie.h"
-
-/* A thread's state, in a slot of the pool (pool.c; its pages touched as used). The thread's
- * one mapping of its own is its file. */
-struct mf_thread {
-	struct mf_unwind_thread unwind;
-	struct mf_trie trie;
-	struct mf_prof_file file;
-	uint32_t life_file; /* its number in the lifetimes' registry; 0: none */
-	pid_t tid;
-	unsigned exit_rounds;
-	uint64_t rng;	    /* xorshift64* state for the sampling intervals */
-	long interval;	    /* the countdown's current interval: calls it stands for */
-	unsigned tag_epoch; /* mf_tls.tag_epoch when trie.root was last set */
-	uint64_t cpu_left;  /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time when the profiler
-			       last returned from a recorded call (0: the thread's start) */
-	struct mf_cpu_clock cpu_clock;
-	struct mf_thread *prev, *next;
-	/* For snapshots (mf_thread_each_file): the thread's mf_tls.recording, read by the copier;
-	 * quiet: the thread, though busy, writes nothing to its file (it waits for a lock of ours);
-	 * hold: a round number asking the thread to wait before its next recorded call; held: the
-	 * round it waits in. */
-	const unsigned *recording;
-	unsigned quiet, hold, held, rounds;
-	/* Held while the file grows (its mapping may move) and while another thread reads the
-	 * nodes (malloc_freq_stats); zeroed memory is an unlocked mutex. */
-	pthread_mutex_t grow_lock;
-	struct mf_trie_room trie_room;
-	/* The stack the thread's slow steps run on (mf_thread_on_stack), touched as used: a
-	 * program's small stacks (coroutines, signal stacks) have no room for them. */
-	_Alignas(64) unsigned char stack[MF_THREAD_STACK];
-};
 
 /* Calls fn(arg) on the stack whose top is top (16-aligned) and returns what it returns, in a
  * frame an unwinder goes through back to the caller's (lib/arch/). */

@@ -12,6 +12,7 @@
 
 #include "../lib/fork.h"
 #include "../lib/mf_internal.h"
+#include "../lib/thread.h"
 #include "tap.h"
 
 /* What the module map tells stack capture (code was unloaded): nothing to forget here; and

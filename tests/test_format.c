@@ -19,6 +19,7 @@
 
 #include "../lib/fork.h"
 #include "../lib/mf_internal.h"
+#include "../lib/thread.h"
 #include "../lib/trie.h"
 #include "../mf_print/reader.h"
 #include "tap.h"

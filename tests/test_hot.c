@@ -11,6 +11,7 @@
 #include <string.h>
 
 #include "fork.h"
+#include "thread.h"
 #include "unwind/internal.h"
 #include "tap.h"
 

@@ -8,6 +8,7 @@
 #include <errno.h>
 
 #include "fork.h"
+#include "thread.h"
 #include "unwind/internal.h"
 
 void mf_unwind_init(void)

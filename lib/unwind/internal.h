@@ -16,6 +16,7 @@
 #include <stdint.h>
 
 #include "mf_internal.h"
+#include "thread.h"
 #include "trie.h"
 #include "unwind/rule.h"
 

@@ -14,6 +14,7 @@
 #include <sys/mman.h>
 
 #include "fork.h"
+#include "thread.h"
 #include "unwind/internal.h"
 
 enum {
