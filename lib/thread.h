@@ -114,6 +114,19 @@ struct mf_thread {
 	_Alignas(64) unsigned char stack[MF_THREAD_STACK];
 };
 
+/* Which of the leaf record's size counts takes a request of bytes: a word whose highest set
+ * bit, in the byte of that count, is the lowest set bit (its keys are compared with the
+ * request's bucket all at once); 0 when none does yet. (x86-64 is little-endian: byte i of
+ * the word is size_key[i].) */
+static inline uint64_t mf_leaf_size_slot(const struct mf_leaf *x, size_t bytes)
+{
+	const uint64_t ones = 0x0101010101010101ull;
+	uint64_t keys;
+	__builtin_memcpy(&keys, x->size_key, sizeof(keys));
+	keys ^= (MF_SIZE_BUCKET(bytes) + 1) * ones; /* a zero byte where the key is the bucket */
+	return (keys - ones) & ~keys & (ones << 7);
+}
+
 /* A child made without fork()'s handlers, not reset yet (mf_fork_raw_child resets it). */
 static inline int mf_fork_raw_pending(void)
 {
@@ -155,9 +168,6 @@ struct mf_thread *mf_thread_start(void);
  * the whole process stopped recording (a plain read, no lock: a stale answer only sends a
  * call the slow way). */
 int mf_thread_refused(void);
-/* The hot path (mf_config.hot: every call recorded): a call from one of the thread's hot
- * stacks, counted; 0 if it was not one (nothing done: then mf_thread_record). */
-int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from);
 /* Any call: its stack found (mf_unwind_leaf) and counted. */
 void mf_thread_record(struct mf_thread *t, enum mf_entry e, size_t bytes,
 		      const struct mf_frame *from);

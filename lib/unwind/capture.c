@@ -199,11 +199,6 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 	return node;
 }
 
-MF_INLINE uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from)
-{
-	return mf_hot_find(&u->hot, from, __atomic_load_n(&mf_wiped.hot, __ATOMIC_ACQUIRE));
-}
-
 void mf_unwind_hot_drop(struct mf_unwind_thread *u)
 {
 	mf_hot_drop(&u->hot);
