@@ -16,6 +16,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "life/life.h"
 #include "mf_internal.h"
 #include "thread.h"
 

@@ -22,6 +22,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "life/life.h"
 #include "mf_internal.h"
 #include "parse.h"
 

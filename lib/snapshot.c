@@ -18,6 +18,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "life/life.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 #include "thread.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "../lib/fork.h"
+#include "../lib/life/life.h"
 #include "../lib/mf_internal.h"
 #include "../lib/thread.h"
 #include "tap.h"
