@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 #include "thread.h"

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 #include "thread.h"
 

@@ -15,6 +15,7 @@
 
 #include "fork.h"
 #include "life/life.h"
+#include "loaded.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 #include "thread.h"

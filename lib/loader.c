@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 enum { MF_LOADER_CANDIDATES = 4 };

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 /* A module: its record as the file has it (but loaded, which holds merge state meanwhile),

@@ -15,6 +15,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 /* glibc's struct dl_find_object (2.35), as the loader fills it on x86-64 and AArch64. */

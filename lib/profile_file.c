@@ -23,6 +23,7 @@
 
 #include "fork.h"
 #include "life/life.h"
+#include "loaded.h"
 #include "mf_internal.h"
 #include "parse.h"
 

@@ -21,6 +21,7 @@
 #include <string.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 #include "thread.h"
 

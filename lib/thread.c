@@ -19,6 +19,7 @@
 #include "cpu_clock.h"
 #include "fork.h"
 #include "life/life.h"
+#include "loaded.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
 #include "thread.h"

@@ -19,6 +19,7 @@
 
 #include "../lib/fork.h"
 #include "../lib/life/life.h"
+#include "../lib/loaded.h"
 #include "../lib/mf_internal.h"
 #include "../lib/thread.h"
 #include "../lib/trie.h"

@@ -15,6 +15,7 @@
 
 #include <stdint.h>
 
+#include "loaded.h"
 #include "mf_internal.h"
 #include "thread.h"
 #include "trie.h"
