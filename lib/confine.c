@@ -29,7 +29,9 @@
 #include <time.h>
 
 #include "cpu_clock.h"
+#include "fork.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* The system call as glibc's syscall() makes it: -1 and errno for an error. */
 static long mf_raw_syscall(long n, long a, long b, long c, long d, long e, long f)

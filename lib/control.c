@@ -13,8 +13,11 @@
 #include <sys/syscall.h>
 #include <time.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 _Static_assert(MALLOC_FREQ_ENTRY_POINTS == MF_ENTRY_COUNT, "the API's entry points are the file's");
 

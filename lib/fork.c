@@ -15,7 +15,11 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "life/life.h"
+#include "loaded.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* (Reader-preferring: a reader that holds the loader's lock gets in while a fork waits.) */
 pthread_rwlock_t mf_fork_lock = PTHREAD_RWLOCK_INITIALIZER;

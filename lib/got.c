@@ -10,7 +10,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 static uintptr_t mf_dyn_ptr(uintptr_t bias, ElfW(Addr) v)
 {

@@ -13,8 +13,12 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "life/life.h"
+#include "loaded.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* MF_INIT_ASIDE: another copy of the library was loaded first and records; this one only
  * passes every call on (no file, no thread, no handler, no line on stderr). */
@@ -148,36 +152,6 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 		syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask, NULL, 8);
 }
 
-/* A call the countdown chose (every call without sampling): record it, from the entry point's
- * frame where this is inlined (MF_FRAME_HERE; the caller is its return address). The hot path
- * touches no errno and makes no call; the slow one keeps errno. (The frame is kept in memory,
- * in the entry point's, for mf_entry_running, the slow path, and the hot stacks, which check
- * the entry point frame's rbp where it lies there (see mf_hot_put); the hot path compares the
- * rest as it came, in registers, without reading it back.)
- * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
- * recorded in between (before the thread is marked) puts back the frame it found. */
-static inline __attribute__((always_inline)) void mf_sample(enum mf_entry e, size_t bytes,
-							    uintptr_t caller)
-{
-	struct mf_frame from;
-	MF_FRAME_HERE(from);
-	from.caller = caller;
-	const struct mf_frame came = from;
-	__asm__("" : "+m"(from)); /* (in memory, read from there) */
-	const struct mf_frame *outer = mf_tls.entry;
-	mf_tls.entry = &from;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	mf_tls.recording++;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	struct mf_thread *t = mf_tls.thread;
-	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_thread_record_hot(t, bytes, &came)))
-		mf_sample_slow(&from, bytes, e);
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	mf_tls.recording--;
-	__atomic_signal_fence(__ATOMIC_SEQ_CST);
-	mf_tls.entry = outer;
-}
-
 /* Is the call this thread was recording still running (a signal handler interrupted it and
  * allocates), or did a handler leave it for good with siglongjmp? A handler runs below the
  * frame it interrupted, on the same stack (the program's, or the thread's own of the slow
@@ -223,6 +197,94 @@ static MF_NOINLINE int mf_enter_nested(size_t bytes)
 	return 0;
 }
 
+/* (apart: the common path needs no more registers) */
+static MF_NOINLINE void *mf_returned_life(void *p, size_t n)
+{
+	mf_life_alloc(p, n);
+	return p;
+}
+
+/* The profiler's own calloc (see mf_enter): apart, so that the entry point's common path is
+ * as without it. */
+static MF_NOINLINE void *mf_own_calloc(size_t n, size_t m)
+{
+	size_t total;
+	if (__builtin_mul_overflow(n, m, &total)) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	return mf_real_own(0, total, 1);
+}
+
+/* n * m, or 0 when it overflows (the call then fails and requests nothing) */
+static size_t mf_product(size_t n, size_t m)
+{
+	size_t r;
+	return __builtin_mul_overflow(n, m, &r) ? 0 : r;
+}
+
+/* ---- The hot path: one allocation call, from its entry point to its counter ----
+ * malloc asks mf_passed first: under sampling most calls end there, with a jump to the next
+ * allocator. Otherwise mf_malloc_noted enters (mf_enter: the countdown), and a call it chooses
+ * is recorded (mf_sample): a call from one of the thread's hot stacks by mf_sample_hot, which
+ * finds its leaf (mf_hot_find, lib/unwind/hot.c) and counts it there; any other by
+ * mf_sample_slow, above. Then the next allocator serves it and its block is noted
+ * (mf_returned). What it touches: thread.h (mf_tls, struct mf_thread, mf_wiped). */
+static MF_INLINE int mf_passed(void);
+static MF_NOINLINE void *mf_malloc_noted(size_t n);
+static MF_NOINLINE void *mf_calloc_noted(size_t n, size_t m);
+static MF_INLINE int mf_enter(enum mf_entry e, size_t bytes);
+static MF_INLINE void mf_sample(enum mf_entry e, size_t bytes, uintptr_t caller);
+static MF_INLINE int mf_sample_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from);
+static MF_INLINE void *mf_returned(void *p, size_t n);
+
+MF_EXPORT void *malloc(size_t n)
+{
+	if (mf_likely(mf_passed()))
+		return mf_real.malloc(n);
+	return mf_malloc_noted(n);
+}
+
+MF_EXPORT void *calloc(size_t n, size_t m)
+{
+	if (mf_likely(mf_passed()))
+		return mf_real.calloc(n, m);
+	return mf_calloc_noted(n, m);
+}
+
+/* malloc's and calloc's way past mf_enter, for most calls under sampling: the countdown
+ * passes over the call (not within the profiler), and nothing is to be noted of its block:
+ * the thread's last block is none (no leaf's temporary, as mf_enter's mf_leaf_none makes it;
+ * nor tracked with lifetimes on, as mf_life_alloc leaves it) and the entry point jumps to the
+ * next allocator, with no frame of its own. Otherwise the countdown is left for mf_enter. */
+static inline __attribute__((always_inline)) int mf_passed(void)
+{
+	if (mf_tls.countdown <= 1 || mf_nonzero(mf_tls.recording))
+		return 0;
+	/* (one instruction: a signal handler's calls between the test and it count, and a
+	 * countdown its last call reset is not overwritten with the one read before) */
+	(void)mf_count_down(&mf_tls.countdown);
+	mf_tls.last_block = NULL;
+	return 1;
+}
+
+/* malloc and calloc past mf_passed, apart from the entry points so that these have no frame
+ * of their own; each entered by a jump, so it stands where its entry point stood: its frame
+ * is the one mf_sample takes (MF_FRAME_HERE), and the frame above it the program's. */
+static MF_NOINLINE void *mf_malloc_noted(size_t n)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
+		return mf_real_own(0, n, 0);
+	return mf_returned(mf_real.malloc(n), n);
+}
+
+static MF_NOINLINE void *mf_calloc_noted(size_t n, size_t m)
+{
+	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
+		return mf_own_calloc(n, m);
+	return mf_returned(mf_real.calloc(n, m), mf_product(n, m));
+}
+
 /* (mf_count_down(n): --*n <= 0, in the fewest instructions: lib/arch/) */
 
 /* Every entry point starts here, then calls the next allocator and notes the block it returns
@@ -243,28 +305,65 @@ static inline __attribute__((always_inline)) int mf_enter(enum mf_entry e, size_
 	return 0;
 }
 
-/* malloc's and calloc's way past mf_enter, for most calls under sampling: the countdown
- * passes over the call (not within the profiler), and nothing is to be noted of its block:
- * the thread's last block is none (no leaf's temporary, as mf_enter's mf_leaf_none makes it;
- * nor tracked with lifetimes on, as mf_life_alloc leaves it) and the entry point jumps to the
- * next allocator, with no frame of its own. Otherwise the countdown is left for mf_enter. */
-static inline __attribute__((always_inline)) int mf_passed(void)
+/* A call the countdown chose (every call without sampling): record it, from the entry point's
+ * frame where this is inlined (MF_FRAME_HERE; the caller is its return address). The hot path
+ * touches no errno and makes no call; the slow one keeps errno. (The frame is kept in memory,
+ * in the entry point's, for mf_entry_running, the slow path, and the hot stacks, which check
+ * the entry point frame's rbp where it lies there (see mf_hot_put); the hot path compares the
+ * rest as it came, in registers, without reading it back.)
+ * While recording, the thread notes its frame, for mf_entry_running; a signal handler's call
+ * recorded in between (before the thread is marked) puts back the frame it found. */
+static inline __attribute__((always_inline)) void mf_sample(enum mf_entry e, size_t bytes,
+							    uintptr_t caller)
 {
-	if (mf_tls.countdown <= 1 || mf_nonzero(mf_tls.recording))
+	struct mf_frame from;
+	MF_FRAME_HERE(from);
+	from.caller = caller;
+	const struct mf_frame came = from;
+	__asm__("" : "+m"(from)); /* (in memory, read from there) */
+	const struct mf_frame *outer = mf_tls.entry;
+	mf_tls.entry = &from;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_tls.recording++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	struct mf_thread *t = mf_tls.thread;
+	if (mf_unlikely(t == NULL) || mf_unlikely(!mf_sample_hot(t, bytes, &came)))
+		mf_sample_slow(&from, bytes, e);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_tls.recording--;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	mf_tls.entry = outer;
+}
+
+/* A call from one of the thread's hot stacks (its words all hold what they held: mf_hot_find)
+ * whose size bucket the leaf record holds already: counted at its leaf. 0 if it is not one,
+ * with nothing done (mf_sample_slow then counts it). mf_wiped.hot holds the walk's epoch and
+ * the gate above it: while any gate is set no hot stack is found. */
+static inline __attribute__((always_inline)) int mf_sample_hot(struct mf_thread *t, size_t bytes,
+							       const struct mf_frame *from)
+{
+	uint32_t node =
+	    mf_hot_find(&t->unwind.hot, from, __atomic_load_n(&mf_wiped.hot, __ATOMIC_ACQUIRE));
+	if (mf_unlikely(!node))
 		return 0;
-	/* (one instruction: a signal handler's calls between the test and it count, and a
-	 * countdown its last call reset is not overwritten with the one read before) */
-	(void)mf_count_down(&mf_tls.countdown);
-	mf_tls.last_block = NULL;
+	struct mf_node *leaf = &t->trie.nodes[node];
+	struct mf_leaf *x = (struct mf_leaf *)(leaf + 1);
+	if (mf_likely(x->size_key[0] == MF_SIZE_BUCKET(bytes) + 1)) {
+		x->size_count[0]++; /* (most stacks request sizes of one bucket: the first) */
+	} else {
+		uint64_t slot = mf_leaf_size_slot(x, bytes);
+		if (mf_unlikely(!slot))
+			return 0;
+		x->size_count[(unsigned)__builtin_ctzll(slot) >> 3]++;
+	}
+	t->file.header->calls_total++;
+	leaf->calls++;
+	leaf->bytes += bytes;
+	mf_tls.last_record = x;
 	return 1;
 }
 
 /* The thread's last block: a temporary if freed before its next allocation call. */
-static MF_NOINLINE void *mf_returned_life(void *p, size_t n)
-{
-	mf_life_alloc(p, n);
-	return p;
-}
 static inline __attribute__((always_inline)) void *mf_returned(void *p, size_t n)
 {
 	mf_tls.last_block = p;
@@ -315,56 +414,6 @@ static MF_NOINLINE void *mf_realloc_life(void *(*real)(void *, size_t), void *ol
 	void *p = mf_reallocated(old, n, real(old, n), last);
 	mf_life_realloc_done(taken, &held, p, n);
 	return p;
-}
-
-/* The profiler's own calloc (see mf_enter): apart, so that the entry point's common path is
- * as without it. */
-static MF_NOINLINE void *mf_own_calloc(size_t n, size_t m)
-{
-	size_t total;
-	if (__builtin_mul_overflow(n, m, &total)) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	return mf_real_own(0, total, 1);
-}
-
-/* n * m, or 0 when it overflows (the call then fails and requests nothing) */
-static size_t mf_product(size_t n, size_t m)
-{
-	size_t r;
-	return __builtin_mul_overflow(n, m, &r) ? 0 : r;
-}
-
-/* malloc and calloc past mf_passed, apart from the entry points so that these have no frame
- * of their own; each entered by a jump, so it stands where its entry point stood: its frame
- * is the one mf_sample takes (MF_FRAME_HERE), and the frame above it the program's. */
-static MF_NOINLINE void *mf_malloc_noted(size_t n)
-{
-	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
-		return mf_real_own(0, n, 0);
-	return mf_returned(mf_real.malloc(n), n);
-}
-
-static MF_NOINLINE void *mf_calloc_noted(size_t n, size_t m)
-{
-	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
-		return mf_own_calloc(n, m);
-	return mf_returned(mf_real.calloc(n, m), mf_product(n, m));
-}
-
-MF_EXPORT void *malloc(size_t n)
-{
-	if (mf_likely(mf_passed()))
-		return mf_real.malloc(n);
-	return mf_malloc_noted(n);
-}
-
-MF_EXPORT void *calloc(size_t n, size_t m)
-{
-	if (mf_likely(mf_passed()))
-		return mf_real.calloc(n, m);
-	return mf_calloc_noted(n, m);
 }
 
 MF_EXPORT void *realloc(void *old, size_t n)

@@ -13,6 +13,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 enum { MF_LOADER_CANDIDATES = 4 };

@@ -21,7 +21,10 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 enum { MF_LD_MALLOC, MF_LD_CALLOC, MF_LD_REALLOC, MF_LD_FREE, MF_LD_COUNT };
 

@@ -19,6 +19,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 /* A module: its record as the file has it (but loaded, which holds merge state meanwhile),

@@ -12,6 +12,8 @@
 #include <link.h>
 #include <string.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 /* glibc's r_debug_extended (2.35), declared here for older headers: _r_debug is the base

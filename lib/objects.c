@@ -14,6 +14,8 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 /* glibc's struct dl_find_object (2.35), as the loader fills it on x86-64 and AArch64. */

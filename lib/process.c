@@ -22,6 +22,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 #include "process_end.h"
 

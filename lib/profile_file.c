@@ -21,6 +21,9 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "life/life.h"
+#include "loaded.h"
 #include "mf_internal.h"
 #include "parse.h"
 

@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 
 #define MF_BOOTSTRAP_SIZE  (64 * 1024)

@@ -20,7 +20,10 @@
 #include <link.h>
 #include <string.h>
 
+#include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* The allocation functions a slot may lead to, as the stubs below take them. */
 enum {

@@ -7,6 +7,7 @@
 #include <time.h>
 
 #include "mf_internal.h"
+#include "thread.h"
 
 static uint64_t mf_splitmix64(uint64_t x)
 {

@@ -17,8 +17,11 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "life/life.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
+#include "thread.h"
 
 /* Under it, one snapshot at a time; the buffers below are its. */
 static pthread_mutex_t mf_snap_lock = PTHREAD_MUTEX_INITIALIZER;

@@ -17,39 +17,13 @@
 #include <unistd.h>
 
 #include "cpu_clock.h"
+#include "fork.h"
+#include "life/life.h"
+#include "loaded.h"
 #include "malloc_freq.h"
 #include "mf_internal.h"
-
-/* A thread's state, in a slot of the pool (pool.c; its pages touched as used). The thread's
- * one mapping of its own is its file. */
-struct mf_thread {
-	struct mf_unwind_thread unwind;
-	struct mf_trie trie;
-	struct mf_prof_file file;
-	uint32_t life_file; /* its number in the lifetimes' registry; 0: none */
-	pid_t tid;
-	unsigned exit_rounds;
-	uint64_t rng;	    /* xorshift64* state for the sampling intervals */
-	long interval;	    /* the countdown's current interval: calls it stands for */
-	unsigned tag_epoch; /* mf_tls.tag_epoch when trie.root was last set */
-	uint64_t cpu_left;  /* MALLOC_FREQ_WEIGHT=time: the thread's CPU time when the profiler
-			       last returned from a recorded call (0: the thread's start) */
-	struct mf_cpu_clock cpu_clock;
-	struct mf_thread *prev, *next;
-	/* For snapshots (mf_thread_each_file): the thread's mf_tls.recording, read by the copier;
-	 * quiet: the thread, though busy, writes nothing to its file (it waits for a lock of ours);
-	 * hold: a round number asking the thread to wait before its next recorded call; held: the
-	 * round it waits in. */
-	const unsigned *recording;
-	unsigned quiet, hold, held, rounds;
-	/* Held while the file grows (its mapping may move) and while another thread reads the
-	 * nodes (malloc_freq_stats); zeroed memory is an unlocked mutex. */
-	pthread_mutex_t grow_lock;
-	struct mf_trie_room trie_room;
-	/* The stack the thread's slow steps run on (mf_thread_on_stack), touched as used: a
-	 * program's small stacks (coroutines, signal stacks) have no room for them. */
-	_Alignas(64) unsigned char stack[MF_THREAD_STACK];
-};
+#include "thread.h"
+#include "trie.h"
 
 /* Calls fn(arg) on the stack whose top is top (16-aligned) and returns what it returns, in a
  * frame an unwinder goes through back to the caller's (lib/arch/). */
@@ -372,19 +346,6 @@ static inline struct mf_leaf *mf_thread_leaf(struct mf_thread *t, uint32_t node)
 	return (struct mf_leaf *)&t->trie.nodes[node + 1];
 }
 
-/* Which of the leaf record's size counts takes a request of bytes: a word whose highest set
- * bit, in the byte of that count, is the lowest set bit (its keys are compared with the
- * request's bucket all at once); 0 when none does yet. (x86-64 is little-endian: byte i of
- * the word is size_key[i].) */
-static inline uint64_t mf_leaf_size_slot(const struct mf_leaf *x, size_t bytes)
-{
-	const uint64_t ones = 0x0101010101010101ull;
-	uint64_t keys;
-	__builtin_memcpy(&keys, x->size_key, sizeof(keys));
-	keys ^= (MF_SIZE_BUCKET(bytes) + 1) * ones; /* a zero byte where the key is the bucket */
-	return (keys - ones) & ~keys & (ones << 7);
-}
-
 /* A size bucket the leaf record does not hold yet: its next free key, or the leaf's dense
  * histogram (a trie child, made the first time). The slow path: the file may grow. */
 static void mf_thread_count_size(struct mf_thread *t, uint32_t node, size_t bytes)
@@ -621,29 +582,6 @@ static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t by
 	leaf->calls++;
 	if (__builtin_add_overflow(leaf->bytes, bytes, &leaf->bytes))
 		leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
-}
-
-/* A size bucket the leaf record holds already, or the slow path counts the call. */
-MF_INLINE int mf_thread_record_hot(struct mf_thread *t, size_t bytes, const struct mf_frame *from)
-{
-	uint32_t node = mf_unwind_hot(&t->unwind, from);
-	if (mf_unlikely(!node))
-		return 0;
-	struct mf_node *leaf = &t->trie.nodes[node];
-	struct mf_leaf *x = (struct mf_leaf *)(leaf + 1);
-	if (mf_likely(x->size_key[0] == MF_SIZE_BUCKET(bytes) + 1)) {
-		x->size_count[0]++; /* (most stacks request sizes of one bucket: the first) */
-	} else {
-		uint64_t slot = mf_leaf_size_slot(x, bytes);
-		if (mf_unlikely(!slot))
-			return 0;
-		x->size_count[(unsigned)__builtin_ctzll(slot) >> 3]++;
-	}
-	t->file.header->calls_total++;
-	leaf->calls++;
-	leaf->bytes += bytes;
-	mf_tls.last_record = x;
-	return 1;
 }
 
 /* The trie's root becomes the node of the thread's tag path (made if new; the root when the

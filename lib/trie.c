@@ -10,6 +10,7 @@
 #include <sys/mman.h>
 
 #include "mf_internal.h"
+#include "trie.h"
 
 /* The memo starts at one page and grows to its full size as stacks keep coming that it has
  * not seen (it is a cache: a new one starts empty; in the room, the old entries stay where

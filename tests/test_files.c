@@ -10,7 +10,11 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/fork.h"
+#include "../lib/life/life.h"
+#include "../lib/loaded.h"
 #include "../lib/mf_internal.h"
+#include "../lib/thread.h"
 #include "tap.h"
 
 /* What the module map tells stack capture (code was unloaded): nothing to forget here; and

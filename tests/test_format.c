@@ -17,7 +17,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "../lib/fork.h"
+#include "../lib/life/life.h"
+#include "../lib/loaded.h"
 #include "../lib/mf_internal.h"
+#include "../lib/thread.h"
+#include "../lib/trie.h"
 #include "../mf_print/reader.h"
 #include "tap.h"
 

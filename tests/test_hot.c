@@ -10,6 +10,8 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "fork.h"
+#include "thread.h"
 #include "unwind/internal.h"
 #include "tap.h"
 

@@ -1,5 +1,6 @@
 /* The parts of lifetimes (MALLOC_FREQ_LIFETIMES=1) and how they call each other (lib/life/
  * only):
+ *   life.h  what the rest of lib/ sees (the entry points, a thread's start and end, fork)
  *   life.c  the entry points: each block's leaf counts, the clock, the live sum and the peak
  *   map.c   the address map from each live block to its leaf, and its filter under sampling
  * Everything here runs inside malloc: no malloc, no stdio, errno preserved. */
@@ -8,6 +9,7 @@
 
 #include <stdint.h>
 
+#include "life/life.h"
 #include "mf_internal.h"
 
 /* map.c. Under sampling (at start): the filter is made. */

@@ -27,6 +27,7 @@
 #include <time.h>
 
 #include "life/internal.h"
+#include "thread.h"
 
 #define MF_LIFE_FILES 65536
 

@@ -25,6 +25,7 @@
 #include <sys/mman.h>
 
 #include "life/internal.h"
+#include "thread.h"
 
 #define MF_LIFE_SHARDS	  64
 #define MF_LIFE_SLOTS_MIN 16

@@ -7,6 +7,8 @@
 
 #include <errno.h>
 
+#include "fork.h"
+#include "thread.h"
 #include "unwind/internal.h"
 
 void mf_unwind_init(void)
@@ -195,11 +197,6 @@ static MF_NOINLINE uint32_t mf_unwind_walk(struct mf_unwind_thread *u, struct mf
 		mf_hot_put(&u->hot, &u->ws, node, from);
 	errno = saved;
 	return node;
-}
-
-MF_INLINE uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from)
-{
-	return mf_hot_find(&u->hot, from, __atomic_load_n(&mf_wiped.hot, __ATOMIC_ACQUIRE));
 }
 
 void mf_unwind_hot_drop(struct mf_unwind_thread *u)

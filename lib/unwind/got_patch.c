@@ -32,6 +32,8 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "fork.h"
+#include "thread.h"
 #include "unwind/internal.h"
 
 /* The two ends of libunwind's validation "pipe": numbers no descriptor can have. */

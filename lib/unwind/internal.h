@@ -15,7 +15,10 @@
 
 #include <stdint.h>
 
+#include "loaded.h"
 #include "mf_internal.h"
+#include "thread.h"
+#include "trie.h"
 #include "unwind/rule.h"
 
 /* cfi.c: the rule at pc (an address inside the instruction: a return address minus one). 0;
@@ -100,10 +103,7 @@ int mf_stack_own(uintptr_t lo, uintptr_t hi);
 
 /* hot.c: a call from one of a thread's hot stacks again is counted at its leaf once its words
  * are seen unchanged, without a walk or the trie. Filled only from complete walks. */
-/* The leaf of the stack of a call made now from frame `from`, or 0 if not a hot one, or if
- * `now` is not the epoch the stacks were kept in: now is mf_walk_epoch_now(), or on the hot
- * path mf_wiped.hot, which holds the gate above it (none is found while the gate is set). */
-uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now);
+/* (mf_hot_find, the hot path's: unwind.h) */
 /* Keeps the stack ws holds after a complete walk from frame `from`, counted at leaf. The entry
  * point frame's rbp (a word some stacks check, as the walk read it: from a register) is
  * checked where from->bp lies: mf_sample keeps it there for every call, at one place for one

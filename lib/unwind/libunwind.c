@@ -12,6 +12,7 @@
 #include <signal.h>
 #include <string.h>
 
+#include "thread.h"
 #include "unwind/internal.h"
 
 /* libunwind's functions, set once it is loaded. */

@@ -13,6 +13,8 @@
 #include <stdint.h>
 #include <sys/mman.h>
 
+#include "fork.h"
+#include "thread.h"
 #include "unwind/internal.h"
 
 enum {

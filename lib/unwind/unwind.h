@@ -1,7 +1,8 @@
-/* Stack capture: what the rest of the library sees of lib/unwind/. One entry point,
- * mf_unwind_leaf(), takes the frame of an allocation call and returns the trie leaf of its
- * stack, choosing how to find it (a hot stack's leaf, the cached walk, libunwind, or check
- * mode's comparison of them). Runs inside malloc: no malloc, no stdio, errno preserved. */
+/* Stack capture: what the rest of the library sees of lib/unwind/. Two entry points take the
+ * frame of an allocation call and return the trie leaf of its stack: mf_hot_find, the hot
+ * path's, finds one of the thread's hot stacks or nothing; mf_unwind_leaf chooses how to find
+ * any (a hot stack's leaf, the cached walk, libunwind, or check mode's comparison of them).
+ * Runs inside malloc: no malloc, no stdio, errno preserved. */
 #ifndef MF_UNWIND_H
 #define MF_UNWIND_H
 
@@ -100,11 +101,14 @@ struct mf_unwind_thread {
 void mf_unwind_init(void);
 /* A new thread's state (in zeroed memory). */
 void mf_unwind_thread_init(struct mf_unwind_thread *u);
-/* The trie leaf of this call's stack if it is one of the thread's hot stacks, else 0: the hot
- * path, no system call, errno untouched. Only while stacks are taken the cached way, not
- * checked (mf_config.hot), and no other gate is set (mf_wiped.gate, read with the epoch). */
-uint32_t mf_unwind_hot(struct mf_unwind_thread *u, const struct mf_frame *from);
-/* The thread's hot stacks forgotten, and the trie nodes its last walk found: mf_unwind_hot
+/* hot.c: the trie leaf of the stack of a call made now from frame `from`, if it is one of
+ * the thread's hot stacks (h: its hot stacks, u->hot), else 0: the hot path, no system call,
+ * errno untouched. Also 0 if `now` is not the epoch the stacks were kept in: now is
+ * mf_walk_epoch_now() (unwind/internal.h), or on the hot path mf_wiped.hot, which holds the
+ * gate above the epoch: none is found while a gate is set (mf_config.hot is 0, recording is
+ * off, or a snapshot holds). */
+uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now);
+/* The thread's hot stacks forgotten, and the trie nodes its last walk found: mf_hot_find
  * finds none until mf_unwind_leaf keeps new ones (the thread itself, or a signal handler in
  * it). After the trie's root changed, or to make every call take the slow path. */
 void mf_unwind_hot_drop(struct mf_unwind_thread *u);
