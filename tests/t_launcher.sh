@@ -152,17 +152,21 @@ kill -TERM "$lpid"
 wait "$lpid"; is "$?" 143 "and the launcher still dies of the program's SIGTERM"
 # sent as soon as the launcher has made its output directory, before the program's library
 # has its handler: held until then (it killed the program, and the launcher of the same)
-good=0
-for i in 1 2 3; do
-	"$launcher" -q -o early$i --snapshot-signal USR1 "$prog" wait 3 > /dev/null 2>&1 &
-	lpid=$!
-	n=0; until [ -d early$i ] || [ $n -gt 200000 ]; do n=$((n + 1)); done
-	kill -USR1 "$lpid"
-	for k in $(seq 100); do ls -d early$i/malloc_freq.*/snap.* > /dev/null 2>&1 && break; sleep 0.05; done
-	kill -TERM "$lpid"; wait "$lpid"; rc=$?
-	[ "$rc" = 143 ] && ls -d early$i/malloc_freq.*/snap.* > /dev/null 2>&1 && good=$((good + 1))
-done
-is "$good" 3 "a snapshot signal sent at once: held for the program, a snapshot each time (3 runs)"
+# (under qemu-user a signal the launcher has blocked while it has no handler yet is not held:
+# qemu keeps the host's signals unblocked, and the launcher dies of it, status 138)
+if native "a snapshot signal sent at once (qemu-user does not hold a blocked signal without a handler)"; then
+	good=0
+	for i in 1 2 3; do
+		"$launcher" -q -o early$i --snapshot-signal USR1 "$prog" wait 3 > /dev/null 2>&1 &
+		lpid=$!
+		n=0; until [ -d early$i ] || [ $n -gt 200000 ]; do n=$((n + 1)); done
+		kill -USR1 "$lpid"
+		for k in $(seq 100); do ls -d early$i/malloc_freq.*/snap.* > /dev/null 2>&1 && break; sleep 0.05; done
+		kill -TERM "$lpid"; wait "$lpid"; rc=$?
+		[ "$rc" = 143 ] && ls -d early$i/malloc_freq.*/snap.* > /dev/null 2>&1 && good=$((good + 1))
+	done
+	is "$good" 3 "a snapshot signal sent at once: held for the program, a snapshot each time (3 runs)"
+fi
 "$launcher" -o samp -s 10 --seed 1 "$prog" alloc 20000 0 2> err
 like "$(sed -n 1p err)" '^malloc_freq: ~[0-9]+ calls, .*\(sampled: estimates\)$' "--sample: the summary says estimates"
 "$launcher" -o rep --report "$prog" alloc 42 0 > rep.txt 2> /dev/null; rc=$?
