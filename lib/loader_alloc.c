@@ -72,6 +72,8 @@ static void *mf_ld_realloc(void *old, size_t n)
 
 static void mf_ld_free(void *p)
 {
+	if (!p && mf_tls.own) /* (the loader frees NULL while it loads libunwind) */
+		return;
 	if (mf_real_is_bootstrap(p))
 		mf_real_free_bootstrap(p);
 	else
