@@ -151,7 +151,8 @@ static int mf_control_thread(void)
 		err = pthread_create(&th, &attr, mf_control_main, NULL);
 		mf_tls.own--;
 		mf_busy_leave();
-		pthread_attr_destroy(&attr);
+		/* (not destroyed: it holds nothing to free, and glibc before 2.34 frees its CPU
+		 * set, NULL, with the first free in the lookup order, a program's own) */
 	}
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
 	if (err)

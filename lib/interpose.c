@@ -24,6 +24,7 @@
  * passes every call on (no file, no thread, no handler, no line on stderr). */
 enum { MF_INIT_NONE, MF_INIT_RUNNING, MF_INIT_DONE, MF_INIT_FAILED, MF_INIT_ASIDE };
 static int mf_init_state;
+static MF_TLS int mf_init_here; /* this thread runs mf_init */
 
 static MF_NOINLINE void mf_init(void)
 {
@@ -31,6 +32,7 @@ static MF_NOINLINE void mf_init(void)
 	if (!__atomic_compare_exchange_n(&mf_init_state, &expected, MF_INIT_RUNNING, 0,
 					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
 		return; /* another thread is initializing: this call is served but not recorded */
+	mf_init_here = 1;
 	mf_log_init();
 	/* What the loader allocates meanwhile is the profiler's: glibc before 2.34 allocates each
 	 * thread's dlerror state at its first dlsym, and any glibc the message of a look-up that
@@ -38,9 +40,14 @@ static MF_NOINLINE void mf_init(void)
 	 * runs), such a call was otherwise taken for that call left by longjmp, its state cleared,
 	 * and a later allocation inside the profiler recorded again on its own stack. */
 	mf_tls.own++;
-	int state = MF_INIT_FAILED;
+	/* Whether another copy of the library comes first, before any look-up: those allocate
+	 * (each thread's dlerror state at its first dlsym, before glibc 2.34), and a copy's
+	 * allocation reaches the first copy's entry points, which would take it for the
+	 * program's. Found first, the walk's own look-up starts the first copy, as the program's
+	 * first call would. */
+	int first = mf_real_first_copy(), state = MF_INIT_FAILED;
 	if (mf_real_init() == 0)
-		state = mf_real_first_copy() ? MF_INIT_DONE : MF_INIT_ASIDE;
+		state = first ? MF_INIT_DONE : MF_INIT_ASIDE;
 	if (state == MF_INIT_DONE) {
 		mf_config_load();
 		mf_control_init();
@@ -55,6 +62,7 @@ static MF_NOINLINE void mf_init(void)
 		mf_real_say_shadowed();
 	}
 	mf_tls.own--;
+	mf_init_here = 0;
 	__atomic_store_n(&mf_init_state, state, __ATOMIC_RELEASE);
 }
 
@@ -659,6 +667,13 @@ static void mf_dl_begin(void)
 		mf_busy_enter();
 		mf_init();
 		mf_busy_leave();
+	}
+	/* This thread's own start reached here (its lookups allocate, and the call reached
+	 * another copy of the library, whose start walks the loaded objects through this one):
+	 * waiting would be for ever; the call passes through to the loader. */
+	if (mf_init_here) {
+		mf_real_init_dl();
+		return;
 	}
 	/* another thread is initializing: the real dlclose is known only once it is done */
 	while (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_RUNNING)

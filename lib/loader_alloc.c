@@ -6,11 +6,14 @@
  * arena; when the program defines malloc itself, or an allocator is preloaded before the
  * profiler, that work would go straight to the program's allocator, which would see calls
  * that it does not see without the profiler, and give out blocks the profiler asked for. So
- * the pointers that do not lead to the profiler are found in ld.so's data that is read-only
- * after relocation (each holds the address of its function, and nothing else there does) and
- * led here: the profiler's own calls are served from the arena, and every other goes on to the
- * function the loader had. Never an address the loader did not hold; nothing changed where a
- * pointer is not found exactly once. Runs inside malloc: no malloc, no stdio, errno kept. */
+ * the pointers that do not lead to the profiler are found and led here: before glibc 2.32, by
+ * ld.so's relocations that name them (its GOT slots, bound to the first definitions once every
+ * object is relocated; those of the PLT lie outside its read-only data); from 2.32 on, in its
+ * data that is read-only after relocation (each holds the address of its function, and
+ * nothing else there does). The profiler's own calls are then served from the arena, and every
+ * other goes on to the function the loader had. Never an address the loader did not hold;
+ * nothing changed where a pointer found by its value is not found exactly once. Runs inside
+ * malloc: no malloc, no stdio, errno kept. */
 #include "config.h"
 
 #include <dlfcn.h>
@@ -72,18 +75,39 @@ static void *mf_ld_realloc(void *old, size_t n)
 
 static void mf_ld_free(void *p)
 {
+	if (!p && mf_tls.own) /* (the loader frees NULL while it loads libunwind) */
+		return;
 	if (mf_real_is_bootstrap(p))
 		mf_real_free_bootstrap(p);
 	else
 		mf_ld_had.free(p);
 }
 
+enum { MF_LD_NAMED_MAX = 4 };
+
 struct mf_ld_search {
 	void *want[MF_LD_COUNT]; /* the loader's functions, or NULL where it has the profiler's */
 	void **slot[MF_LD_COUNT];
 	unsigned hits[MF_LD_COUNT];
+	/* the slots its relocations name, that hold the function (glibc before 2.32) */
+	void **named[MF_LD_COUNT][MF_LD_NAMED_MAX];
+	unsigned named_count[MF_LD_COUNT];
 	uintptr_t ro_lo, ro_hi; /* the pages the loader made read-only */
 };
+
+static int mf_ld_named(void **slot, const char *name, const ElfW(Sym) * sym, unsigned type,
+		       void *arg)
+{
+	(void)sym, (void)type;
+	struct mf_ld_search *s = arg;
+	for (int i = 0; i < MF_LD_COUNT; i++)
+		if (s->want[i] && !strcmp(name, mf_ld_names[i]) && *slot == s->want[i]) {
+			if (s->named_count[i] < MF_LD_NAMED_MAX)
+				s->named[i][s->named_count[i]] = slot;
+			s->named_count[i]++;
+		}
+	return 0;
+}
 
 /* In ld.so's object (the one that holds _r_debug): its read-only-after-relocation data. */
 static int mf_ld_visit(struct dl_phdr_info *info, size_t size, void *arg)
@@ -103,6 +127,9 @@ static int mf_ld_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (!ldso)
 		return 0;
+	struct mf_got_object o;
+	if (!mf_got_object(info, &o))
+		mf_got_each(&o, mf_ld_named, s);
 	if (!relro)
 		return 1;
 	uintptr_t lo = info->dlpi_addr + relro->p_vaddr, hi = lo + relro->p_memsz,
@@ -158,8 +185,13 @@ void mf_loader_alloc_take(void)
 		return;
 	}
 	mf_objects_iterate(mf_ld_visit, &s);
-	for (int i = 0; i < MF_LD_COUNT; i++)
-		if (s.want[i] && s.hits[i] == 1)
+	for (int i = 0; i < MF_LD_COUNT; i++) {
+		if (s.named_count[i] > MF_LD_NAMED_MAX)
+			continue;
+		for (unsigned k = 0; k < s.named_count[i]; k++)
+			mf_ld_store(s.named[i][k], here[i], &s);
+		if (!s.named_count[i] && s.want[i] && s.hits[i] == 1)
 			mf_ld_store(s.slot[i], here[i], &s);
+	}
 	errno = saved;
 }

@@ -157,6 +157,9 @@ extern struct mf_real mf_real;
 /* Returns 0, or -1 when an allocation function could not be found (then the bootstrap arena
  * keeps serving and recording stays off). */
 int mf_real_init(void);
+/* The loader's dlclose and dl_iterate_phdr, found now where mf_real_init has not yet found
+ * them: for a call that reaches the profiler while its own start runs in the same thread. */
+void mf_real_init_dl(void);
 /* Whether this is the first copy of the library in the loaded objects (the one the program's
  * calls reach first), or the only one. Any other copy stays out of the way. */
 int mf_real_first_copy(void);

@@ -9,6 +9,7 @@
 #include <dlfcn.h>
 #include <elf.h>
 #include <errno.h>
+#include <gnu/libc-version.h>
 #include <link.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -248,10 +249,26 @@ int mf_objects_find_current(uintptr_t pc, struct mf_object *out)
 	return r;
 }
 
+/* Whether the running glibc is 2.35 or later: an older one has no _dl_find_object, and its
+ * look-up that fails allocates the loader's message, and dlerror's, in the first malloc in the
+ * lookup order, the program's own if it has one. */
+static int mf_objects_glibc_finds(void)
+{
+	const char *v = gnu_get_libc_version();
+	unsigned part[2] = {0, 0};
+	for (int i = 0; i < 2; i++, v += *v == '.') {
+		if (*v < '0' || *v > '9')
+			return 0;
+		for (; *v >= '0' && *v <= '9' && part[i] < 1000; v++)
+			part[i] = part[i] * 10 + (unsigned)(*v - '0');
+	}
+	return part[0] > 2 || (part[0] == 2 && part[1] >= 35);
+}
+
 void mf_objects_init(void)
 {
 	/* (libc's, which asks ld.so; in the global scope whatever loaded the profiler) */
-	if (!mf_config.find_object_table &&
+	if (!mf_config.find_object_table && mf_objects_glibc_finds() &&
 	    !(*(void **)&mf_dl_find = dlsym(RTLD_DEFAULT, "_dl_find_object")))
 		dlerror(); /* (the program's dlerror must not find ours) */
 	if (!mf_dl_find)

@@ -316,6 +316,17 @@ void mf_real_say_shadowed(void)
 	}
 }
 
+void mf_real_init_dl(void)
+{
+	if (mf_real.dlclose == mf_boot_dlclose) {
+		void *fn = dlsym(RTLD_NEXT, "dlclose");
+		if (fn)
+			*(void **)&mf_real.dlclose = fn;
+	}
+	if (!mf_real.dl_iterate_phdr)
+		*(void **)&mf_real.dl_iterate_phdr = dlsym(RTLD_NEXT, "dl_iterate_phdr");
+}
+
 int mf_real_init(void)
 {
 	struct mf_real r;

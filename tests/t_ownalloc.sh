@@ -13,6 +13,19 @@ prog="$MF_TESTS/prog_ownalloc"
 want=$(within 60 "$prog"); want_rc=$?
 is "$want_rc" 0 "without the profiler: exits 0"
 own_line() { printf '%s\n' "$1" | grep '^own allocator:'; }
+# Before glibc 2.34 a thread's first dlsym allocates the thread's dlerror state with the first
+# calloc in the lookup order, the program's, before the profiler can lead it elsewhere: the
+# profiler's first look-up is one calloc more there (docs/internals.md, Limits). By
+# construction, then, exactly one.
+dlerror_calloc=0 dlerror_why=""
+glibc=$(getconf GNU_LIBC_VERSION 2> /dev/null | sed -n 's/^glibc \([0-9]*\)\.\([0-9]*\).*/\1 \2/p')
+if [ -n "$glibc" ] && [ "${glibc% *}" -eq 2 ] && [ "${glibc#* }" -lt 34 ]; then
+	dlerror_calloc=1
+	dlerror_why=" but one calloc (glibc ${glibc% *}.${glibc#* } allocates the first dlsym's dlerror state there)"
+fi
+want_own=$(own_line "$want" | awk -v more=$dlerror_calloc \
+	'{ for (i = 1; i <= NF; i++) if ($(i - 1) == "calloc") { sub(/,$/, "", $i); $i = $i + more "," } print }')
+want=$(printf '%s\n' "$want" | sed "s/^own allocator:.*/$want_own/")
 # lifetimes off and on with a fresh rule cache (the profiler loads libunwind); then with the
 # cache the first run left (no libunwind) and a snapshot thread
 for run in "lifetimes 0:0:" "lifetimes 1:1:" "a snapshot thread:0:600"; do
@@ -22,9 +35,9 @@ for run in "lifetimes 0:0:" "lifetimes 1:1:" "a snapshot thread:0:600"; do
 	got=$(MALLOC_FREQ_LIFETIMES=$life MALLOC_FREQ_SNAPSHOT_INTERVAL=${interval:-off} \
 		profile_within 60 "$prog" 2> "$mf_work/err"); rc=$?
 	is "$rc" "$want_rc" "$what: exit status $want_rc, as without the profiler"
-	is "$(own_line "$got")" "$(own_line "$want")" \
-		"$what: the program's allocator counts the same calls"
-	is "$got" "$want" "$what: the same output"
+	is "$(own_line "$got")" "$want_own" \
+		"$what: the program's allocator counts the same calls$dlerror_why"
+	is "$got" "$want" "$what: the same output$dlerror_why"
 	is "$(cat "$mf_work/err")" "malloc_freq: the program defines malloc, calloc, realloc and free itself: the profiler does not see their calls" \
 		"$what: says which entry points it cannot see"
 	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
