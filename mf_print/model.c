@@ -442,6 +442,20 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->nested = p->header.calls_nested;
 	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
+	t->start_ns = p->header.start_ns;
+	t->end_ns = p->header.end_ns;
+	t->timeline = p->header.timeline_records != 0;
+	m->timeline_old += p->header.version < 9;
+	t->interval_ns = p->header.timeline_interval_ns;
+	t->checked_ns = p->header.timeline_checked_ns;
+	t->checked_calls = p->header.timeline_checked_calls;
+	if (p->timeline_count) {
+		size_t size = p->timeline_count * sizeof(*t->records);
+		if (!(t->records = malloc(size)))
+			return -ENOMEM;
+		memcpy(t->records, p->timeline, size);
+		t->nrecords = p->timeline_count;
+	}
 	m->estimated |= t->sample_rate > 1;
 	if (t->sample_rate > m->processes[process].sample_rate) /* (one rate per process) */
 		m->processes[process].sample_rate = t->sample_rate;
@@ -853,8 +867,10 @@ void mf_model_free(struct mf_model *m)
 		free((char *)p->tags);
 		free(p->module_of);
 	}
-	for (size_t i = 0; i < m->nthreads; i++)
+	for (size_t i = 0; i < m->nthreads; i++) {
 		free((char *)m->threads[i].path);
+		free(m->threads[i].records);
+	}
 	free(m->modules);
 	free(m->frames);
 	free(m->stack_frames);

@@ -172,6 +172,13 @@ struct mf_thread {
 	uint64_t nested;      /* calls counted apart: a signal handler's, inside the profiler */
 	uint64_t off;	      /* calls made while recording was off (scaled, as seen) */
 	int complete;	      /* finalized at thread or process exit */
+	uint64_t start_ns, end_ns; /* its file made, finalized (0: never) */
+	/* (format 9) its timeline: the records read (malloc'd; NULL: none), the interval between
+	 * them at the end, its last look at the clock and its calls then; timeline: it kept one */
+	struct mf_timeline_record *records;
+	uint32_t nrecords;
+	int timeline;
+	uint64_t interval_ns, checked_ns, checked_calls;
 };
 
 struct mf_model {
@@ -202,6 +209,7 @@ struct mf_model {
 	size_t nlives, cap_lives;
 	int has_leaf_records; /* some thread's file (format 4) has temporaries and sizes */
 	int has_lifetimes;    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	size_t timeline_old;  /* threads of format 8 or older: no timeline */
 	size_t life_old;      /* threads whose lifetimes have no maximums and lifetime sums
 				 (format 7 or older): with any, those columns are not held */
 	/* Set before threads are added (--short-lived): the lifetime buckets 0 to short_buckets
