@@ -2,7 +2,7 @@
 # The timeline (MALLOC_FREQ_TIMELINE), on tests/prog_timeline.c: phases of known counts
 # (multiples of the 64 calls between two looks at the clock) apart by pauses longer than the
 # interval show in mf_print --timeline as bursts of exactly those counts, and its rows sum to
-# the summary's total; with lifetimes the last row's live figures are the summary's leaks;
+# the summary's total, as --json's points do; with lifetimes the last row's live figures are the summary's leaks;
 # with more records than a file keeps, the rows still sum exactly; a process killed by
 # SIGKILL leaves its series; a profile of format 8 reads, with no timeline, said once;
 # MALLOC_FREQ_TIMELINE=off keeps none, a bad value is said and the default used.
@@ -29,6 +29,22 @@ like "$b" "^$N $M .*sum $(total "$mf_work/tl")\$" \
 	"bursts of $N and $M calls, apart, and the rows sum to the total ($b)"
 like "$(grep -m1 "^ *[0-9.]* s  *$N " "$mf_work/tl")" " $N  *$((N * 5)) .*625\.0 KiB " \
 	"the first burst's row: its calls per second and requested bytes (100 each)"
+
+# --json: the same series, its last point the totals
+if command -v python3 > /dev/null 2>&1; then
+	"$MF_PRINT" --json "$d" 2> /dev/null | python3 -c 'import json, sys
+d = json.load(sys.stdin); t = d["processes"][0]["timeline"]; p = t["points"]
+assert t["columns"][:3] == ["time_ns", "calls", "bytes"] and p[0][1] == 0, t
+assert all(a[0] <= b[0] and a[1] <= b[1] for a, b in zip(p, p[1:])), p
+assert p[-1][1] == d["summary"]["total"]["calls"] and p[-1][2] == d["summary"]["total"]["bytes"], p
+print(" ".join(str(b[1] - a[1]) for a, b in zip(p, p[1:]) if b[1] > a[1]))' > "$mf_work/json" 2>&1
+	is "$?" 0 "--json: a timeline whose points never go back and end at the totals"
+	like "$(cat "$mf_work/json")" "^$N $M( 1)?\$" \
+		"... whose points add $N, then $M calls ($(cat "$mf_work/json"))"
+else
+	skip "no python3 (it reads the JSON)"
+	skip "no python3 (it reads the JSON)"
+fi
 
 # with lifetimes: live bytes and blocks, the last row's those not freed at the end
 rm -rf "$mf_work"/malloc_freq.*
