@@ -355,9 +355,14 @@ int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint
 	if (info->ntags && (p->tags = malloc((size_t)info->ntags * MF_TAG_NAME_LEN)))
 		memcpy((char *)p->tags, info->tags, (size_t)info->ntags * MF_TAG_NAME_LEN);
 	p->ntags = p->tags ? info->ntags : 0;
+	size_t snaps = (size_t)info->nsnaps * sizeof(*p->snaps);
+	p->snaps = NULL;
+	if (snaps && (p->snaps = malloc(snaps)))
+		memcpy(p->snaps, info->snaps, snaps);
+	p->nsnaps = p->snaps ? info->nsnaps : 0;
 	*id = (uint32_t)m->nprocesses - 1;
 	return p->dir && p->name && p->exe && p->cmdline && p->exec_from_dir &&
-		       (p->tags || !info->ntags)
+		       (p->tags || !info->ntags) && (p->snaps || !snaps)
 		   ? 0
 		   : -ENOMEM;
 }
@@ -865,6 +870,7 @@ void mf_model_free(struct mf_model *m)
 		free((char *)p->cmdline);
 		free((char *)p->exec_from_dir);
 		free((char *)p->tags);
+		free(p->snaps);
 		free(p->module_of);
 	}
 	for (size_t i = 0; i < m->nthreads; i++) {

@@ -118,6 +118,12 @@ enum mf_end {
 	MF_END_EXEC,	   /* replaced by another image (exec_to) */
 };
 
+/* A snapshot of a process (snap.<n>, malloc_freq_format.h): its number and when it was taken. */
+struct mf_snapshot_mark {
+	uint64_t number;
+	uint64_t time_ns; /* CLOCK_REALTIME */
+};
+
 /* One process image: a malloc_freq.<pid>[.<n>] directory. */
 struct mf_process {
 	uint64_t pid, ppid;	   /* ppid 0: not known */
@@ -152,6 +158,8 @@ struct mf_process {
 	uint32_t nmodules;
 	const char *tags; /* its tag names, MF_TAG_NAME_LEN bytes each (ntags); NULL: none */
 	uint32_t ntags;
+	struct mf_snapshot_mark *snaps; /* its snapshots, in number order (malloc'd; NULL: none) */
+	uint32_t nsnaps;
 };
 
 /* Requests of one size bucket (malloc_freq_format.h: MF_SIZE_BUCKET) in one sample. */

@@ -4,7 +4,8 @@
 # interval show in mf_print --timeline as bursts of exactly those counts, and its rows sum to
 # the summary's total, as --json's points do; with lifetimes the last row's live figures are the summary's leaks;
 # with more records than a file keeps, the rows still sum exactly; a process killed by
-# SIGKILL leaves its series; a profile of format 8 reads, with no timeline, said once;
+# SIGKILL leaves its series; --html draws the chart (its screenshot kept as
+# tests/t_timeline.png); a profile of format 8 reads, with no timeline, said once;
 # MALLOC_FREQ_TIMELINE=off keeps none, a bad value is said and the default used.
 . "$srcdir/tests/tap.sh"
 T=0.2 N=6400 M=3200
@@ -56,6 +57,30 @@ leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks.*/\1/p' "$mf_work/tl")
 is "$(tail -n 1 "$mf_work/tl" | awk '{ print $NF }')" "$leaked" \
 	"lifetimes: the last row's live blocks are the summary's leaked blocks ($leaked)"
 like "$(grep ' time .*calls' "$mf_work/tl")" "live +live blocks" "... in columns of their own"
+
+# --html: the chart above the flame graph, read by headless Chromium: the series' points, its
+# calls the total, the snapshots marked (interval snapshots every 0.5 s)
+chromium=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
+if [ -n "$chromium" ] && command -v node > /dev/null; then
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_TIMELINE=$T MALLOC_FREQ_SNAPSHOT_INTERVAL=0.5 \
+		profile_within 60 "$MF_TESTS/prog_timeline" $N:1000 $M:1000 > /dev/null
+	d=$(ls -d "$mf_work"/malloc_freq.*)
+	snaps=$(ls -d "$d"/snap.* | wc -l)
+	"$MF_PRINT" --html "$mf_work/page.html" "$d" 2> /dev/null
+	node "$srcdir/tests/html_check.js" "$chromium" "$mf_work/page.html" "$MF_TESTS/t_timeline.png" main \
+		> "$mf_work/seen" 2>&1
+	ok $? "chromium loads the page"
+	seen() { sed -n "s/^$1=//p" "$mf_work/seen"; }
+	is "$(seen errors)" "[]" "... with no console error"
+	total=$("$MF_PRINT" "$d" 2> /dev/null | sed -n 's/^malloc_freq: \([0-9]*\) calls.*/\1/p')
+	like "$(seen chart)" "^\{\"process\":0,\"points\":[4-9],\"bars\":[0-9]+,\"snapshots\":$snaps,\"calls\":$total,\"maxLive\":[1-9][0-9]*\}\$" \
+		"the chart: the series' points, its $snaps snapshots marked, its calls the total $total, live bytes"
+else
+	skip "no chromium and node to read the page"
+	skip "no chromium and node to read the page"
+	skip "no chromium and node to read the page"
+fi
 
 # more records than a file keeps (48): every other goes, the interval doubles, sums stay exact
 rm -rf "$mf_work"/malloc_freq.*
