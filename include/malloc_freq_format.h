@@ -135,7 +135,8 @@ struct mf_prof_header {
 	uint64_t timeline_interval_ns;	 /* the least time between two records, now */
 	uint64_t timeline_checked_ns;	 /* the thread's last look at the clock (0: none) */
 	uint64_t timeline_checked_calls; /* and calls_total then */
-	uint64_t reserved[26];		 /* zero */
+	uint64_t timeline_checked_live;	 /* and (lifetimes) the process's live bytes then */
+	uint64_t reserved[25];		 /* zero */
 };
 
 /*
@@ -145,11 +146,11 @@ struct mf_prof_header {
  * record when timeline_interval_ns have passed since its last one (since start_ns for the
  * first). When the thread's last look came an interval or more before this one (it was idle
  * in between), a record of that look comes first: its time and calls_total, flag
- * MF_TIMELINE_CALLS_ONLY, no other figures. When the room is full, every other record goes
- * (the later of each pair stays: totals stay exact) and the interval doubles. A record is
- * written before the count that covers it. With the file's end (end_ns and the trie's totals)
- * and the last look (timeline_checked_*), a reader has the thread's calls over time to within
- * MF_TIMELINE_STEP calls.
+ * MF_TIMELINE_CALLS_ONLY, no other figures but the process's live bytes. When the room is full,
+ * every other record goes (the later of each pair stays: totals stay exact) and the interval
+ * doubles. A record is written before the count that covers it. With the file's end (end_ns and the
+ * trie's totals) and the last look (timeline_checked_*), a reader has the thread's calls over time
+ * to within MF_TIMELINE_STEP calls.
  */
 #define MF_TIMELINE_OFFSET     1024u /* in the header page */
 #define MF_TIMELINE_RECORDS    48u
@@ -165,7 +166,10 @@ struct mf_timeline_record {
 	uint64_t live_blocks; /* blocks not freed then (by any thread) */
 	uint32_t flags;	      /* MF_TIMELINE_* */
 	uint32_t reserved0;
-	uint64_t reserved; /* zero */
+	/* (lifetimes) the process's live requested bytes then, all threads' (the lifetimes' one
+	 * sum: exact with one thread, else to within a batch per thread); in a calls-only record
+	 * too, as at that look */
+	uint64_t process_live;
 };
 
 struct mf_node {

@@ -455,7 +455,13 @@ void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
  * mf_timeline_start: at the file's making; mf_timeline_look: by the file's thread when its
  * calls_total crossed a multiple of MF_TIMELINE_STEP (nodes: its trie's, leaf_slots: the
  * slots after each leaf). */
-void mf_timeline_start(struct mf_prof_header *h);
+static inline void mf_timeline_start(struct mf_prof_header *h)
+{
+	if (mf_config.timeline_ms) {
+		h->timeline_interval_ns = mf_config.timeline_ms * 1000000ull;
+		h->timeline_records = MF_TIMELINE_RECORDS;
+	}
+}
 void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, unsigned leaf_slots);
 
 /* process.c: the process record (who the process is, how it ended). Async-signal-safe. */
@@ -716,8 +722,9 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 void mf_life_exit(void);
 /* Every leaf's peak fields brought up to date (at exit, and before a snapshot copies them). */
 void mf_life_settle(void);
-void mf_life_thread_exit(void); /* the thread's live bytes not yet counted, counted */
-void mf_life_init(void);	/* at start, with lifetimes on */
+void mf_life_thread_exit(void);	 /* the thread's live bytes not yet counted, counted */
+void mf_life_init(void);	 /* at start, with lifetimes on */
+uint64_t mf_life_live_now(void); /* the process's live bytes, this thread's changes in */
 void mf_life_prefork(void);
 void mf_life_postfork_parent(void);
 void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */

@@ -25,14 +25,6 @@ static struct mf_timeline_record *mf_timeline_records(struct mf_prof_header *h)
 	return (struct mf_timeline_record *)((char *)h + MF_TIMELINE_OFFSET);
 }
 
-void mf_timeline_start(struct mf_prof_header *h)
-{
-	if (!mf_config.timeline_ms)
-		return;
-	h->timeline_interval_ns = mf_config.timeline_ms * 1000000ull;
-	h->timeline_records = MF_TIMELINE_RECORDS;
-}
-
 static void mf_timeline_sum(uint64_t *to, uint64_t v)
 {
 	if (__builtin_add_overflow(*to, v, to))
@@ -88,6 +80,7 @@ void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, uns
 	if (!h->timeline_records)
 		return;
 	uint64_t now = mf_timeline_now();
+	uint64_t live = h->records & MF_RECORD_LIFE ? mf_life_live_now() : 0;
 	uint32_t n = h->timeline_count;
 	const struct mf_timeline_record *prev = n ? &mf_timeline_records(h)[n - 1] : NULL;
 	uint64_t last = prev ? prev->time_ns : 0;
@@ -97,14 +90,17 @@ void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, uns
 		/* (idle since its last look: that is when the calls since the last record came) */
 		if (seen >= last && now - seen >= interval &&
 		    (!prev || h->timeline_checked_calls > prev->calls))
-			mf_timeline_append(
-			    h, &(struct mf_timeline_record){.time_ns = seen,
-							    .calls = h->timeline_checked_calls,
-							    .flags = MF_TIMELINE_CALLS_ONLY});
-		struct mf_timeline_record r = {.time_ns = now, .calls = h->calls_total};
+			mf_timeline_append(h, &(struct mf_timeline_record){
+						  .time_ns = seen,
+						  .calls = h->timeline_checked_calls,
+						  .flags = MF_TIMELINE_CALLS_ONLY,
+						  .process_live = h->timeline_checked_live});
+		struct mf_timeline_record r = {
+		    .time_ns = now, .calls = h->calls_total, .process_live = live};
 		mf_timeline_totals(h, nodes, leaf_slots, &r);
 		mf_timeline_append(h, &r);
 	}
 	h->timeline_checked_calls = h->calls_total;
+	h->timeline_checked_live = live;
 	__atomic_store_n(&h->timeline_checked_ns, now, __ATOMIC_RELEASE);
 }

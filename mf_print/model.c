@@ -454,6 +454,7 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->interval_ns = p->header.timeline_interval_ns;
 	t->checked_ns = p->header.timeline_checked_ns;
 	t->checked_calls = p->header.timeline_checked_calls;
+	t->checked_live = p->header.timeline_checked_live;
 	if (p->timeline_count) {
 		size_t size = p->timeline_count * sizeof(*t->records);
 		if (!(t->records = malloc(size)))

@@ -186,7 +186,7 @@ struct mf_thread {
 	struct mf_timeline_record *records;
 	uint32_t nrecords;
 	int timeline;
-	uint64_t interval_ns, checked_ns, checked_calls;
+	uint64_t interval_ns, checked_ns, checked_calls, checked_live;
 };
 
 struct mf_model {

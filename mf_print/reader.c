@@ -248,6 +248,7 @@ static int mf_header_check(const unsigned char *data, size_t size, struct mf_pro
 	if (h->version < 9) {	/* (reserved then) */
 		h->timeline_count = h->timeline_records = 0;
 		h->timeline_interval_ns = h->timeline_checked_ns = h->timeline_checked_calls = 0;
+		h->timeline_checked_live = 0;
 	}
 	if (h->records & ~MF_RECORD_LIFE) {
 		mf_fail(err, errlen, "corrupt header (records 0x%x)", h->records);

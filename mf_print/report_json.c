@@ -210,11 +210,13 @@ static int mf_json_timeline(FILE *out, const struct mf_model *m, uint32_t proces
 		t.interval_ns, t.unended ? "true" : "false");
 	for (size_t i = 0; i < t.count; i++) {
 		const struct mf_timeline_point *x = &t.points[i];
-		fprintf(out,
-			"%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
-			", %" PRIu64 "]",
+		fprintf(out, "%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", ",
 			i ? ", " : "", x->time_ns, x->calls, x->bytes, x->temporaries,
-			x->live_bytes, x->live_blocks);
+			x->live_bytes);
+		if (x->blocks_known || !t.live)
+			fprintf(out, "%" PRIu64 "]", x->live_blocks);
+		else
+			fputs("null]", out);
 	}
 	fputs("]}", out);
 	mf_timeline_free(&t);

@@ -49,8 +49,10 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 			x->calls - prev->calls,
 			(double)(x->calls - prev->calls) * 1e9 / (double)row, bytes,
 			x->temporaries - prev->temporaries);
-		if (t->live)
+		if (t->live && x->blocks_known)
 			fprintf(out, " %12s %12" PRIu64, live, x->live_blocks);
+		else if (t->live)
+			fprintf(out, " %12s %12s", live, "-");
 		fputc('\n', out);
 		prev = x;
 		if (end >= start + span)

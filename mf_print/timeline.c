@@ -13,6 +13,9 @@ struct mf_event {
 	uint32_t thread;
 	uint32_t seq;	/* its place among all: a thread's events keep their order at equal times */
 	int calls_only; /* its other figures are interpolated */
+	int final;	/* the thread's end: its file's totals */
+	int has_live;	/* plive holds the process's live bytes then (lifetimes) */
+	uint64_t plive;
 	struct mf_timeline_point p;
 };
 
@@ -67,6 +70,7 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 			    size_t *n, size_t *cap)
 {
 	const struct mf_thread *t = &m->threads[k];
+	int live = m->has_lifetimes;
 	size_t first = *n, need = *n + t->nrecords + 3;
 	if (need > *cap) {
 		size_t c = need * 2;
@@ -87,16 +91,21 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 					     mf_scale(r->bytes, t->sample_rate),
 					     mf_scale(r->temporaries, t->sample_rate),
 					     mf_scale(r->live_bytes, t->sample_rate),
-					     mf_scale(r->live_blocks, t->sample_rate)}};
+					     mf_scale(r->live_blocks, t->sample_rate)},
+				       .has_live = live,
+				       .plive = mf_scale(r->process_live, t->sample_rate)};
 	}
 	const struct mf_event *last = &v[*n - 1];
 	if (t->checked_ns >= last->p.time_ns && t->checked_calls > last->p.calls)
 		v[(*n)++] =
 		    (struct mf_event){.thread = k,
 				      .calls_only = 1,
-				      .p = {.time_ns = t->checked_ns, .calls = t->checked_calls}};
+				      .p = {.time_ns = t->checked_ns, .calls = t->checked_calls},
+				      .has_live = live,
+				      .plive = mf_scale(t->checked_live, t->sample_rate)};
 	struct mf_event *fin = &v[(*n)++];
-	*fin = (struct mf_event){.thread = k, .p = {.time_ns = t->end_ns ? t->end_ns : end}};
+	*fin = (struct mf_event){
+	    .thread = k, .final = 1, .p = {.time_ns = t->end_ns ? t->end_ns : end}};
 	mf_thread_final(m, k, &fin->p);
 	/* Times never go back, nor calls (the coarse clock may read before the file's start). */
 	for (size_t i = first + 1; i < *n; i++) {
@@ -158,6 +167,9 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 	if (!(out->points = calloc(n + 1, sizeof(*out->points))))
 		goto nomem;
 	struct mf_timeline_point sum = {0};
+	/* (live bytes: the process's own sum as the latest record says it; at a thread's end,
+	 * the threads' leaves' sum, which at the process's end is what stayed live) */
+	uint64_t live = 0;
 	for (size_t i = 0; i < n; i++) {
 		static const struct mf_timeline_point zero;
 		uint32_t k = e[i].thread;
@@ -165,10 +177,16 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 		mf_point_move(&sum, from, &e[i].p);
 		at[k] = (uint32_t)i + 1;
 		sum.time_ns = e[i].p.time_ns;
-		if (out->count && out->points[out->count - 1].time_ns == sum.time_ns)
-			out->points[out->count - 1] = sum;
-		else
-			out->points[out->count++] = sum;
+		live = e[i].has_live ? e[i].plive : e[i].final ? sum.live_bytes : live;
+		struct mf_timeline_point x = sum;
+		x.live_bytes = live;
+		x.blocks_known = !e[i].calls_only;
+		if (out->count && out->points[out->count - 1].time_ns == sum.time_ns) {
+			x.blocks_known |= out->points[out->count - 1].blocks_known;
+			out->points[out->count - 1] = x;
+		} else {
+			out->points[out->count++] = x;
+		}
 	}
 	free(e);
 	free(at);

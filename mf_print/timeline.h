@@ -16,7 +16,11 @@ struct mf_timeline_point {
 	uint64_t calls;	  /* calls seen (recorded or not, as the threads' files count them) */
 	uint64_t bytes;	  /* requested */
 	uint64_t temporaries;
-	uint64_t live_bytes, live_blocks; /* (lifetimes) */
+	/* (lifetimes) the process's live bytes (its one sum, as a thread's last look read it),
+	 * and its live blocks as each thread's last whole record counted them: known where a
+	 * whole record or an end is (blocks_known), not at a look before a pause */
+	uint64_t live_bytes, live_blocks;
+	int blocks_known;
 };
 
 struct mf_timeline {

@@ -57,6 +57,11 @@ leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks.*/\1/p' "$mf_work/tl")
 is "$(tail -n 1 "$mf_work/tl" | awk '{ print $NF }')" "$leaked" \
 	"lifetimes: the last row's live blocks are the summary's leaked blocks ($leaked)"
 like "$(grep ' time .*calls' "$mf_work/tl")" "live +live blocks" "... in columns of their own"
+# (the look at the first phase's last call comes before that call's block is live)
+like "$(grep -m1 "^ *[0-9.]* s  *$N " "$mf_work/tl")" " 62(4\.9|5\.0) KiB  *-\$" \
+	"the first phase's $N blocks of 100 bytes live (but the one being made) as the pause begins"
+like "$(awk '$3 == 0 && $4 == 0' "$mf_work/tl" | head -n 1)" " 62(4\.9|5\.0) KiB  *-\$" \
+	"... and through the pause (live blocks not known there: -)"
 
 # --html: the chart above the flame graph, read by headless Chromium: the series' points, its
 # calls the total, the snapshots marked (interval snapshots every 0.5 s)
