@@ -2,11 +2,12 @@
 # The timeline (MALLOC_FREQ_TIMELINE), on tests/prog_timeline.c: phases of known counts
 # (multiples of the 64 calls between two looks at the clock) apart by pauses longer than the
 # interval show in mf_print --timeline as bursts of exactly those counts, and its rows sum to
-# the summary's total, as --json's points do; with lifetimes the last row's live figures are the summary's leaks;
-# with more records than a file keeps, the rows still sum exactly; a process killed by
-# SIGKILL leaves its series; --html draws the chart (its screenshot kept as
-# tests/t_timeline.png); a profile of format 8 reads, with no timeline, said once;
-# MALLOC_FREQ_TIMELINE=off keeps none, a bad value is said and the default used.
+# the summary's total, as --json's points do; with lifetimes the live bytes of a phase hold
+# through the pause after it, and the last row's live blocks are the summary's leaks; with
+# more records than a file keeps, the rows still sum exactly; a process killed by SIGKILL
+# leaves its series; --html draws the chart (its screenshot kept as tests/t_timeline.png); a
+# profile of format 8 reads, with no timeline, said once; MALLOC_FREQ_TIMELINE=off keeps
+# none, a bad value is said and the default used.
 . "$srcdir/tests/tap.sh"
 T=0.2 N=6400 M=3200
 # bursts FILE: the calls of each run of non-empty rows of --timeline, with the rows' sum last
