@@ -49,11 +49,12 @@
 #define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC "MFMODS\r\n"
 #define MF_PROCESS_MAGIC "MFPROC\r\n"
-/* 8: struct mf_life has max_blocks and lifetime_ns (MF_LIFE_SLOTS grew from 18 to 19);
+/* 9: the thread's timeline (struct mf_timeline_record) in its header page;
+ * 8: struct mf_life has max_blocks and lifetime_ns (MF_LIFE_SLOTS grew from 18 to 19);
  * 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
  * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
  * record; 2: module records of any size */
-#define MF_FORMAT_VERSION  8u
+#define MF_FORMAT_VERSION  9u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -126,9 +127,49 @@ struct mf_prof_header {
 	 * for the process or the thread, counted here, in no stack and not in calls_total
 	 * (scaled by the sampling interval, as calls_total). Zero in older files. */
 	uint64_t calls_off;
-	uint32_t weight;       /* since version 4: 1 if MF_MODULE_WEIGHT nodes may follow leaves */
-	uint32_t records;      /* since version 4: MF_RECORD_* bits: what follows each leaf */
-	uint64_t reserved[30]; /* zero */
+	uint32_t weight;  /* since version 4: 1 if MF_MODULE_WEIGHT nodes may follow leaves */
+	uint32_t records; /* since version 4: MF_RECORD_* bits: what follows each leaf */
+	/* Since version 9: the thread's timeline (below). */
+	uint32_t timeline_count;	 /* records written */
+	uint32_t timeline_records;	 /* room for them (MF_TIMELINE_RECORDS); 0: none kept */
+	uint64_t timeline_interval_ns;	 /* the least time between two records, now */
+	uint64_t timeline_checked_ns;	 /* the thread's last look at the clock (0: none) */
+	uint64_t timeline_checked_calls; /* and calls_total then */
+	uint64_t timeline_checked_live;	 /* and (lifetimes) the process's live bytes then */
+	uint64_t reserved[25];		 /* zero */
+};
+
+/*
+ * Since version 9: the timeline. A .prof file's header page holds, at MF_TIMELINE_OFFSET,
+ * timeline_count records of the thread's running totals over time. The thread looks at the
+ * (coarse) clock each time calls_total crosses a multiple of MF_TIMELINE_STEP, and writes a
+ * record when timeline_interval_ns have passed since its last one (since start_ns for the
+ * first). When the thread's last look came an interval or more before this one (it was idle
+ * in between), a record of that look comes first: its time and calls_total, flag
+ * MF_TIMELINE_CALLS_ONLY, no other figures but the process's live bytes. When the room is full,
+ * every other record goes (the later of each pair stays: totals stay exact) and the interval
+ * doubles. A record is written before the count that covers it. With the file's end (end_ns and the
+ * trie's totals) and the last look (timeline_checked_*), a reader has the thread's calls over time
+ * to within MF_TIMELINE_STEP calls.
+ */
+#define MF_TIMELINE_OFFSET     1024u /* in the header page */
+#define MF_TIMELINE_RECORDS    48u
+#define MF_TIMELINE_STEP       64u /* a power of two */
+#define MF_TIMELINE_CALLS_ONLY 1u  /* flags: time and calls alone are known */
+
+struct mf_timeline_record {
+	uint64_t time_ns;     /* CLOCK_REALTIME_COARSE */
+	uint64_t calls;	      /* calls_total then */
+	uint64_t bytes;	      /* requested by the calls in the trie (its leaves' bytes) */
+	uint64_t temporaries; /* its leaves' temporaries */
+	uint64_t live_bytes;  /* (lifetimes) of the blocks its leaves allocated, the bytes and */
+	uint64_t live_blocks; /* blocks not freed then (by any thread) */
+	uint32_t flags;	      /* MF_TIMELINE_* */
+	uint32_t reserved0;
+	/* (lifetimes) the process's live requested bytes then, all threads' (the lifetimes' one
+	 * sum: exact with one thread, else to within a batch per thread); in a calls-only record
+	 * too, as at that look */
+	uint64_t process_live;
 };
 
 struct mf_node {
@@ -418,6 +459,11 @@ static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t c
 /* A compile-time check that writer and reader agree on layout. */
 #define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
 	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
+	_Static_assert(sizeof(struct mf_prof_header) <= MF_TIMELINE_OFFSET &&                      \
+			   MF_TIMELINE_OFFSET +                                                    \
+				   MF_TIMELINE_RECORDS * sizeof(struct mf_timeline_record) <=      \
+			       MF_HEADER_SIZE,                                                     \
+		       "the timeline fits the header page");                                       \
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_leaf) == MF_LEAF_SLOTS * 32, "leaf record fills slots");   \
 	_Static_assert(sizeof(struct mf_life) == MF_LIFE_SLOTS * 32, "life record fills slots");   \

@@ -14,8 +14,11 @@
 
 #define MF_SAMPLE_MAX 1000000000ul
 
-struct mf_config mf_config = {
-    .depth = MF_DEPTH_DEFAULT, .sample = 1, .file_mode = 0600, .dir_mode = 0700};
+struct mf_config mf_config = {.depth = MF_DEPTH_DEFAULT,
+			      .sample = 1,
+			      .file_mode = 0600,
+			      .dir_mode = 0700,
+			      .timeline_ms = 1000};
 
 /* ln(1 + x) for |x| <= 1/2, to within a few units in the last place, as 2 atanh(x / (2 + x)):
  * its series gains at least a factor 9 per term. (libm would be one more library for every
@@ -126,6 +129,15 @@ static void mf_config_control(void)
 		mf_log("MALLOC_FREQ_SNAPSHOT_INTERVAL=\"%s\" is not a number of seconds from 0.001 "
 		       "to 86400 (three decimals at most) or off; using off",
 		       s);
+	s = secure_getenv("MALLOC_FREQ_TIMELINE");
+	if (s && !strcmp(s, "off"))
+		mf_config.timeline_ms = 0;
+	else if (s && !(mf_config.timeline_ms = mf_parse_ms(s))) {
+		mf_log("MALLOC_FREQ_TIMELINE=\"%s\" is not a number of seconds from 0.001 to 86400 "
+		       "(three decimals at most) or off; using 1",
+		       s);
+		mf_config.timeline_ms = 1000;
+	}
 }
 
 void mf_config_load(void)

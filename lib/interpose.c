@@ -364,10 +364,12 @@ static inline __attribute__((always_inline)) int mf_sample_hot(struct mf_thread 
 			return 0;
 		x->size_count[(unsigned)__builtin_ctzll(slot) >> 3]++;
 	}
-	t->file.header->calls_total++;
+	uint64_t calls = ++t->file.header->calls_total;
 	leaf->calls++;
 	leaf->bytes += bytes;
 	mf_tls.last_record = x;
+	if (mf_unlikely(!(calls & (MF_TIMELINE_STEP - 1))))
+		mf_timeline_look(t->file.header, t->file.nodes, t->trie.leaf_slots);
 	return 1;
 }
 

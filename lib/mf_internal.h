@@ -29,6 +29,7 @@
  *   confine.c     prctl and syscall: seccomp strict mode;  bpf.c: a filter read and run
  *   config.c, parse.c  the settings;  control.c: the public API, signals, the control thread
  *   snapshot.c    snapshot directories;  tags.c: tag names and the `tags` file
+ *   timeline.c    the thread's totals over time, in its file's header page
  *   log.c         lines on stderr;  write_all.c: a buffer written whole;  format.c: snprintf
  *   spin.c        the spinlocks' wait
  *   unwind/, life/  stack capture and lifetimes (maps in their internal.h; what the rest of
@@ -95,6 +96,7 @@ struct mf_config {
 	int snapshot_signal; /* MALLOC_FREQ_SNAPSHOT_SIGNAL; 0: none */
 	int toggle_signal;   /* MALLOC_FREQ_TOGGLE_SIGNAL; 0: none */
 	uint64_t snapshot_interval_ms; /* MALLOC_FREQ_SNAPSHOT_INTERVAL; 0: none */
+	uint64_t timeline_ms;	       /* MALLOC_FREQ_TIMELINE; 0: off */
 	int weight_time; /* MALLOC_FREQ_WEIGHT=time: CPU time between recorded calls, per stack */
 	char cache[MF_PATH_LEN];      /* directory of the rule cache; empty: none */
 	unsigned file_mode, dir_mode; /* MALLOC_FREQ_MODE: the profile's files and directories */
@@ -232,6 +234,19 @@ int mf_prof_extend(struct mf_prof_file *f);
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity);
 void mf_prof_close(struct mf_prof_file *f);
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
+
+/* timeline.c: the thread's totals over time in its file's header page (MALLOC_FREQ_TIMELINE).
+ * mf_timeline_start: at the file's making; mf_timeline_look: by the file's thread when its
+ * calls_total crossed a multiple of MF_TIMELINE_STEP (nodes: its trie's, leaf_slots: the
+ * slots after each leaf). */
+static inline void mf_timeline_start(struct mf_prof_header *h)
+{
+	if (mf_config.timeline_ms) {
+		h->timeline_interval_ns = mf_config.timeline_ms * 1000000ull;
+		h->timeline_records = MF_TIMELINE_RECORDS;
+	}
+}
+void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, unsigned leaf_slots);
 
 /* process.c: the process record (who the process is, how it ended). Async-signal-safe. */
 struct mf_process_real { /* the functions wrapped; NULL until mf_process_init */

@@ -441,6 +441,7 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	h->records = mf_config.lifetimes ? MF_RECORD_LIFE : 0;
 	h->weight = (uint32_t)mf_config.weight_time;
 	h->start_ns = mf_now_ns();
+	mf_timeline_start(h);
 	prctl(PR_GET_NAME, h->thread_name);
 	h->thread_name[MF_THREAD_NAME_LEN - 1] = 0;
 	__atomic_store_n(&h->state, MF_STATE_RECORDING, __ATOMIC_RELEASE);

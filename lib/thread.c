@@ -569,19 +569,22 @@ void mf_thread_each_file(mf_thread_copy_fn *fn, void *arg)
 static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t bytes)
 {
 	struct mf_prof_header *h = t->file.header;
+	uint64_t before = h->calls_total;
 	h->calls_total += (uint64_t)t->interval;
 	mf_thread_next(t);
 	if (mf_unlikely(!node)) {
 		h->calls_lost++;
-		return;
+	} else {
+		mf_thread_count_size(t, node, bytes);
+		mf_tls.nodes = t->trie.nodes; /* (after: the file may have grown) */
+		mf_tls.last_record = mf_thread_leaf(t, node);
+		struct mf_node *leaf = &t->trie.nodes[node];
+		leaf->calls++;
+		if (__builtin_add_overflow(leaf->bytes, bytes, &leaf->bytes))
+			leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
 	}
-	mf_thread_count_size(t, node, bytes);
-	mf_tls.nodes = t->trie.nodes; /* (after: the file may have grown) */
-	mf_tls.last_record = mf_thread_leaf(t, node);
-	struct mf_node *leaf = &t->trie.nodes[node];
-	leaf->calls++;
-	if (__builtin_add_overflow(leaf->bytes, bytes, &leaf->bytes))
-		leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
+	if (mf_unlikely((before ^ h->calls_total) >= MF_TIMELINE_STEP)) /* (crossed a multiple) */
+		mf_timeline_look(h, t->file.nodes, t->trie.leaf_slots);
 }
 
 /* The trie's root becomes the node of the thread's tag path (made if new; the root when the

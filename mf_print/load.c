@@ -237,7 +237,14 @@ static int mf_dir_add(struct mf_model *m, struct mf_dir *d)
 {
 	if (d->process != MF_NONE)
 		return 0;
-	return mf_model_add_process(m, &d->info, &d->process);
+	/* (its snapshots' times: the --html chart marks them) */
+	int r = mf_snapshot_marks(d->home, &d->info.snaps, &d->info.nsnaps);
+	if (!r)
+		r = mf_model_add_process(m, &d->info, &d->process);
+	free(d->info.snaps);
+	d->info.snaps = NULL;
+	d->info.nsnaps = 0;
+	return r;
 }
 
 static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)

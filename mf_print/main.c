@@ -35,6 +35,7 @@ enum mf_mode {
 	MF_MODE_DOT,
 	MF_MODE_LIST,
 	MF_MODE_TAGS,
+	MF_MODE_TIMELINE,
 	MF_MODE_HTML
 };
 
@@ -84,6 +85,10 @@ static void mf_usage(FILE *out)
 	    "      --list            each process's snapshots: number, time, totals, label\n"
 	    "      --tags            the tree of tag paths (malloc_freq_tag_push): calls and\n"
 	    "                        bytes inside each, with nested tags and alone\n"
+	    "      --timeline        each process over time, a row per interval: calls, calls\n"
+	    "                        per second, requested bytes, temporaries, and with\n"
+	    "                        lifetimes the bytes and blocks live (format 9 profiles;\n"
+	    "                        MALLOC_FREQ_TIMELINE)\n"
 	    "      --json            the whole profile as JSON: summary, modules, frames,\n"
 	    "                        stacks, processes and threads with totals, samples\n"
 	    "                        with every counter the profile holds (schema:\n"
@@ -109,7 +114,8 @@ static void mf_usage(FILE *out)
 	    "                        in place of the report; not with --list)\n"
 	    "      --html FILE       one self-contained page (no network): a zoomable flame\n"
 	    "                        graph with search, metric (each one held), process and\n"
-	    "                        thread choices,\n"
+	    "                        thread choices, the timeline above it (calls per second,\n"
+	    "                        live bytes, snapshots marked),\n"
 	    "                        and the tree as a table ('-': to stdout)\n"
 	    "\n"
 	    "Options:\n"
@@ -443,6 +449,7 @@ static const struct mf_option mf_options[] = {
     MF_FLAG("full-names", 0, report.full_names),
     MF_MODE("list", MF_MODE_LIST),
     MF_MODE("tags", MF_MODE_TAGS),
+    MF_MODE("timeline", MF_MODE_TIMELINE),
     {"time", 0, no_argument, 0, 0, mf_opt_time},
     MF_VALUE("snapshot", 0, mf_opt_snapshot),
     MF_VALUE("since", 0, mf_opt_since),
@@ -477,7 +484,7 @@ static int mf_check_args(struct mf_args *a, int modes)
 	if (modes > 1)
 		return mf_usage_error(
 		    "choose one of --collapsed, --threads, --processes, --json, --dot, --list, "
-		    "--tags and --html");
+		    "--tags, --timeline and --html");
 	if (a->windows > 1)
 		return mf_usage_error("choose one of --snapshot, --since and --between");
 	if (a->mode == MF_MODE_HTML && a->pprof && !strcmp(a->html, "-") && !strcmp(a->pprof, "-"))
@@ -694,6 +701,8 @@ static int mf_report(const struct mf_model *m, const struct mf_args *a)
 		return mf_report_processes(stdout, m, &a->report);
 	if (a->mode == MF_MODE_TAGS)
 		return mf_report_tags(stdout, m, &a->report);
+	if (a->mode == MF_MODE_TIMELINE)
+		return mf_report_timeline(stdout, m, &a->report);
 	if (m->nprocesses > 1 && (r = mf_report_programs(stdout, m, &a->report)))
 		return r;
 	if (a->mode == MF_MODE_THREADS)

@@ -355,9 +355,14 @@ int mf_model_add_process(struct mf_model *m, const struct mf_process *info, uint
 	if (info->ntags && (p->tags = malloc((size_t)info->ntags * MF_TAG_NAME_LEN)))
 		memcpy((char *)p->tags, info->tags, (size_t)info->ntags * MF_TAG_NAME_LEN);
 	p->ntags = p->tags ? info->ntags : 0;
+	size_t snaps = (size_t)info->nsnaps * sizeof(*p->snaps);
+	p->snaps = NULL;
+	if (snaps && (p->snaps = malloc(snaps)))
+		memcpy(p->snaps, info->snaps, snaps);
+	p->nsnaps = p->snaps ? info->nsnaps : 0;
 	*id = (uint32_t)m->nprocesses - 1;
 	return p->dir && p->name && p->exe && p->cmdline && p->exec_from_dir &&
-		       (p->tags || !info->ntags)
+		       (p->tags || !info->ntags) && (p->snaps || !snaps)
 		   ? 0
 		   : -ENOMEM;
 }
@@ -442,6 +447,21 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->nested = p->header.calls_nested;
 	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
+	t->start_ns = p->header.start_ns;
+	t->end_ns = p->header.end_ns;
+	t->timeline = p->header.timeline_records != 0;
+	m->timeline_old += p->header.version < 9;
+	t->interval_ns = p->header.timeline_interval_ns;
+	t->checked_ns = p->header.timeline_checked_ns;
+	t->checked_calls = p->header.timeline_checked_calls;
+	t->checked_live = p->header.timeline_checked_live;
+	if (p->timeline_count) {
+		size_t size = p->timeline_count * sizeof(*t->records);
+		if (!(t->records = malloc(size)))
+			return -ENOMEM;
+		memcpy(t->records, p->timeline, size);
+		t->nrecords = p->timeline_count;
+	}
 	m->estimated |= t->sample_rate > 1;
 	if (t->sample_rate > m->processes[process].sample_rate) /* (one rate per process) */
 		m->processes[process].sample_rate = t->sample_rate;
@@ -851,10 +871,13 @@ void mf_model_free(struct mf_model *m)
 		free((char *)p->cmdline);
 		free((char *)p->exec_from_dir);
 		free((char *)p->tags);
+		free(p->snaps);
 		free(p->module_of);
 	}
-	for (size_t i = 0; i < m->nthreads; i++)
+	for (size_t i = 0; i < m->nthreads; i++) {
 		free((char *)m->threads[i].path);
+		free(m->threads[i].records);
+	}
 	free(m->modules);
 	free(m->frames);
 	free(m->stack_frames);

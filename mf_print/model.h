@@ -118,6 +118,12 @@ enum mf_end {
 	MF_END_EXEC,	   /* replaced by another image (exec_to) */
 };
 
+/* A snapshot of a process (snap.<n>, malloc_freq_format.h): its number and when it was taken. */
+struct mf_snapshot_mark {
+	uint64_t number;
+	uint64_t time_ns; /* CLOCK_REALTIME */
+};
+
 /* One process image: a malloc_freq.<pid>[.<n>] directory. */
 struct mf_process {
 	uint64_t pid, ppid;	   /* ppid 0: not known */
@@ -152,6 +158,8 @@ struct mf_process {
 	uint32_t nmodules;
 	const char *tags; /* its tag names, MF_TAG_NAME_LEN bytes each (ntags); NULL: none */
 	uint32_t ntags;
+	struct mf_snapshot_mark *snaps; /* its snapshots, in number order (malloc'd; NULL: none) */
+	uint32_t nsnaps;
 };
 
 /* Requests of one size bucket (malloc_freq_format.h: MF_SIZE_BUCKET) in one sample. */
@@ -172,6 +180,13 @@ struct mf_thread {
 	uint64_t nested;      /* calls counted apart: a signal handler's, inside the profiler */
 	uint64_t off;	      /* calls made while recording was off (scaled, as seen) */
 	int complete;	      /* finalized at thread or process exit */
+	uint64_t start_ns, end_ns; /* its file made, finalized (0: never) */
+	/* (format 9) its timeline: the records read (malloc'd; NULL: none), the interval between
+	 * them at the end, its last look at the clock and its calls then; timeline: it kept one */
+	struct mf_timeline_record *records;
+	uint32_t nrecords;
+	int timeline;
+	uint64_t interval_ns, checked_ns, checked_calls, checked_live;
 };
 
 struct mf_model {
@@ -202,6 +217,7 @@ struct mf_model {
 	size_t nlives, cap_lives;
 	int has_leaf_records; /* some thread's file (format 4) has temporaries and sizes */
 	int has_lifetimes;    /* some thread's file has lifetimes (MALLOC_FREQ_LIFETIMES) */
+	size_t timeline_old;  /* threads of format 8 or older: no timeline */
 	size_t life_old;      /* threads whose lifetimes have no maximums and lifetime sums
 				 (format 7 or older): with any, those columns are not held */
 	/* Set before threads are added (--short-lived): the lifetime buckets 0 to short_buckets

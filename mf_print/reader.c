@@ -245,11 +245,34 @@ static int mf_header_check(const unsigned char *data, size_t size, struct mf_pro
 	}
 	if (h->version < 4)
 		h->records = 0; /* (reserved then) */
+	if (h->version < 9) {	/* (reserved then) */
+		h->timeline_count = h->timeline_records = 0;
+		h->timeline_interval_ns = h->timeline_checked_ns = h->timeline_checked_calls = 0;
+		h->timeline_checked_live = 0;
+	}
 	if (h->records & ~MF_RECORD_LIFE) {
 		mf_fail(err, errlen, "corrupt header (records 0x%x)", h->records);
 		return -1;
 	}
 	return 0;
+}
+
+/* The timeline records of a thread file's header page (version 9) into out. */
+static void mf_timeline_parse(const unsigned char *data, const struct mf_prof_header *h,
+			      struct mf_profile *out)
+{
+	uint32_t n =
+	    h->timeline_count < MF_TIMELINE_RECORDS ? h->timeline_count : MF_TIMELINE_RECORDS;
+	out->timeline_count = 0;
+	for (uint32_t i = 0; h->version >= 9 && i < n; i++) {
+		struct mf_timeline_record r;
+		memcpy(&r, data + MF_TIMELINE_OFFSET + i * sizeof(r), sizeof(r));
+		const struct mf_timeline_record *last =
+		    out->timeline_count ? &out->timeline[out->timeline_count - 1] : NULL;
+		if (!r.time_ns || (last && (r.time_ns < last->time_ns || r.calls < last->calls)))
+			continue;
+		out->timeline[out->timeline_count++] = r;
+	}
 }
 
 /* mapped: data is a file's mapping, whose pages are let go once checked. */
@@ -343,6 +366,7 @@ static int mf_parse_profile_in(const unsigned char *data, size_t size, const cha
 		return mf_fail(err, errlen, "out of memory");
 	}
 	out->header = h;
+	mf_timeline_parse(data, &h, out);
 	out->node_count = n;
 	out->nodes = nodes;
 	out->map = copy;

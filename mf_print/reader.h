@@ -31,6 +31,10 @@ struct mf_profile {
 	void *map;		     /* the file's mapping, or the copy; NULL: nodes are the
 					caller's */
 	size_t map_len;		     /* of a mapping; 0 for a copy */
+	/* (version 9) the thread's timeline as read: the records whose time and calls never go
+	 * back (a record seen while the writer was making room is left out) */
+	uint32_t timeline_count;
+	struct mf_timeline_record timeline[MF_TIMELINE_RECORDS];
 };
 
 /* A leaf's blocks and bytes still live when its file was read (frees are counted after

@@ -44,6 +44,9 @@ void mf_process_end_text(const struct mf_process *p, char *buf, size_t size);
 int mf_report_histogram(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* --leaks: the stacks with blocks live at the end (lifetimes), by the sort key. */
 int mf_report_leaks(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
+/* --timeline: each process's calls, bytes and (lifetimes) live bytes over time, a row per
+ * interval. */
+int mf_report_timeline(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* --tags: the tree of tag paths, each with its calls and bytes, total and self. */
 int mf_report_tags(FILE *out, const struct mf_model *m, const struct mf_report_options *o);
 /* One line per distinct stack as shown: "outermost;...;caller;malloc COUNT", ordered frame

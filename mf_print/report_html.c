@@ -15,6 +15,7 @@
 #include "pathtrie.h"
 #include "report.h"
 #include "text.h"
+#include "timeline.h"
 
 /* s as a JSON string that is safe inside a script element: '<' as \u003c (no "</script>"),
  * control characters escaped. Labels are already valid UTF-8 (mf_text_escape). */
@@ -73,6 +74,41 @@ static int mf_html_functions(const struct mf_model *m, const struct mf_labels *l
 	for (size_t p = 0; p < m->nprocesses && !r; p++)
 		fn_of[lines->of_process[p]] = fns->of_process[p];
 	return r;
+}
+
+/* Each process's timeline (timeline.h) and snapshots, times in ns after its first point (a
+ * page's numbers hold 2^53 exactly; the epoch's nanoseconds do not): null when it kept none. */
+static int mf_html_timelines(FILE *out, const struct mf_model *m)
+{
+	fputs(",\n\"timelines\":[", out);
+	for (uint32_t i = 0; i < m->nprocesses; i++) {
+		const struct mf_process *p = &m->processes[i];
+		struct mf_timeline t;
+		if (mf_timeline_build(m, i, &t))
+			return -ENOMEM;
+		fputs(i ? "," : "", out);
+		if (!t.kept || !t.count) {
+			fputs("null", out);
+			mf_timeline_free(&t);
+			continue;
+		}
+		uint64_t t0 = t.points[0].time_ns;
+		fprintf(out, "{\"interval\":%" PRIu64 ",\"live\":%s,\"points\":[", t.interval_ns,
+			t.live ? "true" : "false");
+		for (size_t k = 0; k < t.count; k++) {
+			const struct mf_timeline_point *x = &t.points[k];
+			fprintf(out, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
+				k ? "," : "", x->time_ns - t0, x->calls, x->bytes, x->live_bytes);
+		}
+		fputs("],\"snapshots\":[", out);
+		for (uint32_t k = 0; k < p->nsnaps; k++)
+			fprintf(out, "%s[%" PRId64 ",%" PRIu64 "]", k ? "," : "",
+				(int64_t)(p->snaps[k].time_ns - t0), p->snaps[k].number);
+		fputs("]}", out);
+		mf_timeline_free(&t);
+	}
+	fputc(']', out);
+	return 0;
 }
 
 static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_pathtrie *t,
@@ -148,7 +184,7 @@ static void mf_html_data(FILE *out, const struct mf_model *m, const struct mf_pa
 		mf_html_string(out, mf_text_escape(p->cmdline, text, sizeof(text)));
 		fputc(']', out);
 	}
-	fputs("]}", out);
+	fputc(']', out);
 }
 
 int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
@@ -175,6 +211,8 @@ int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_o
 		const char *at = strstr(mf_html_page, "@MF_DATA@");
 		fwrite(mf_html_page, 1, (size_t)(at - mf_html_page), out);
 		mf_html_data(out, m, &t, &lines, &fns, fn_of, leaf, o);
+		r = mf_html_timelines(out, m);
+		fputc('}', out);
 		fputs(at + strlen("@MF_DATA@"), out);
 	}
 	mf_labels_free(&lines);

@@ -12,6 +12,7 @@
 
 #include "fold.h"
 #include "report.h"
+#include "timeline.h"
 
 #define MF_JSON_VERSION 2
 
@@ -191,11 +192,42 @@ static void mf_json_stacks(FILE *out, const struct mf_model *m)
 	fputs("\n  ],\n", out);
 }
 
+/* A process's timeline (timeline.h): its points' running totals, or null when it kept none. */
+static int mf_json_timeline(FILE *out, const struct mf_model *m, uint32_t process)
+{
+	struct mf_timeline t;
+	if (mf_timeline_build(m, process, &t))
+		return -ENOMEM;
+	if (!t.kept || !t.count) {
+		fputs(", \"timeline\": null", out);
+		mf_timeline_free(&t);
+		return 0;
+	}
+	fprintf(out,
+		", \"timeline\": {\"interval_ns\": %" PRIu64 ", \"unended\": %s, \"columns\": "
+		"[\"time_ns\", \"calls\", \"bytes\", \"temporaries\", \"live_bytes\", "
+		"\"live_blocks\"], \"points\": [",
+		t.interval_ns, t.unended ? "true" : "false");
+	for (size_t i = 0; i < t.count; i++) {
+		const struct mf_timeline_point *x = &t.points[i];
+		fprintf(out, "%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", ",
+			i ? ", " : "", x->time_ns, x->calls, x->bytes, x->temporaries,
+			x->live_bytes);
+		if (x->blocks_known || !t.live)
+			fprintf(out, "%" PRIu64 "]", x->live_blocks);
+		else
+			fputs("null]", out);
+	}
+	fputs("]}", out);
+	mf_timeline_free(&t);
+	return 0;
+}
+
 /* The processes and threads with their totals (sums of their samples). */
 static int mf_json_owners(FILE *out, const struct mf_model *m)
 {
 	uint64_t *tv[MF_METRICS] = {0}, *pv[MF_METRICS] = {0}, row[MF_METRICS];
-	int flag = 0;
+	int flag = 0, err = 0;
 	if (mf_fold_sums(m, MF_FOLD_BY_THREAD, tv, &flag) ||
 	    mf_fold_sums(m, MF_FOLD_BY_PROCESS, pv, &flag)) {
 		for (int k = 0; k < MF_METRICS; k++)
@@ -221,6 +253,10 @@ static int mf_json_owners(FILE *out, const struct mf_model *m)
 			fputs("null, ", out);
 		mf_fold_row(row, pv, (uint32_t)i);
 		mf_json_values(out, "total", row);
+		if (mf_json_timeline(out, m, (uint32_t)i)) {
+			err = -ENOMEM;
+			break;
+		}
 		putc('}', out);
 	}
 	fputs("\n  ],\n  \"threads\": [", out);
@@ -247,7 +283,7 @@ static int mf_json_owners(FILE *out, const struct mf_model *m)
 		free(tv[k]);
 		free(pv[k]);
 	}
-	return 0;
+	return err;
 }
 
 static void mf_json_samples(FILE *out, const struct mf_model *m)

@@ -12,6 +12,7 @@
 #include <sys/mman.h>
 #include <time.h>
 
+#include "array.h"
 #include "snapshots.h"
 #include "text.h"
 
@@ -131,6 +132,43 @@ int mf_snapshot_last_reset(const char *dir, char *name, size_t size, struct mf_s
 {
 	return mf_snap_choose(dir, mf_snap_pick_any, NULL, MF_SNAPSHOT_RESET, name, size, rec, err,
 			      errlen);
+}
+
+static int mf_mark_cmp(const void *a, const void *b)
+{
+	const struct mf_snapshot_mark *x = a, *y = b;
+	return x->number < y->number ? -1 : x->number > y->number;
+}
+
+int mf_snapshot_marks(const char *dir, struct mf_snapshot_mark **marks, uint32_t *n)
+{
+	*marks = NULL;
+	*n = 0;
+	DIR *d = opendir(dir);
+	if (!d)
+		return 0;
+	struct dirent *e;
+	size_t cap = 0;
+	int r = 0;
+	while (!r && (e = readdir(d))) {
+		const char *label;
+		char path[PATH_MAX], err[256];
+		struct mf_snapshot_record rec;
+		if (!mf_snap_number(e->d_name, &label))
+			continue;
+		snprintf(path, sizeof(path), "%s/%s/snapshot", dir, e->d_name);
+		if (mf_read_snapshot(path, &rec, err, sizeof(err)))
+			continue;
+		struct mf_snapshot_mark *x = mf_array_push(*marks, *n, cap);
+		if (!x)
+			r = -ENOMEM;
+		else
+			*x = (struct mf_snapshot_mark){rec.number, rec.time_ns};
+	}
+	closedir(d);
+	if (*n)
+		qsort(*marks, *n, sizeof(**marks), mf_mark_cmp);
+	return r;
 }
 
 static uint64_t mf_less(uint64_t a, uint64_t b)

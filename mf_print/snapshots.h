@@ -8,6 +8,7 @@
 #include <stdio.h>
 
 #include "discover.h"
+#include "model.h"
 #include "reader.h"
 
 /* The snapshot of process directory dir that spec names: its number (1, 2, ...) or its label
@@ -28,6 +29,10 @@ int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err
  * message in err (base is not an earlier state of p), or -ENOMEM. */
 int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uint64_t peak_id,
 			char *err, size_t errlen);
+/* Every snapshot of process directory dir whose record reads, in number order, into *marks
+ * (malloc'd; NULL when none) and *n. 0, or -ENOMEM; a directory that cannot be listed has
+ * none. */
+int mf_snapshot_marks(const char *dir, struct mf_snapshot_mark **marks, uint32_t *n);
 /* --list: each directory's snapshots, with when they were taken, their labels and totals,
  * and its program and pid as name(dir, buf, size, &pid) says them. 0, 1 after an error said
  * on stderr, or -ENOMEM / -EIO. */

@@ -92,6 +92,8 @@ async function main() {
 	}
 	out("total", await eval_("window.mf.total()"));
 	out("drawn", await eval_("window.mf.drawn()"));
+	// the timeline chart: what it drew (null: none)
+	out("chart", await eval_("window.mf.chart()"));
 	const click = async (x, y) => {
 		for (const type of ["mouseMoved", "mousePressed", "mouseReleased"])
 			await s("Input.dispatchMouseEvent", { type, x, y, button: "left", clickCount: 1 });

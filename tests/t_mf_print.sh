@@ -35,8 +35,8 @@ check "empty directory" 1 "^mf_print: $mf_work/empty: no profiles here" "$mf_wor
 check "a file instead of a directory" 1 "^mf_print: $prof: not a directory" "$prof"
 d=$(bad magic); f=$(ls "$d"/*.prof); patch "$f" 0 101
 check "not a profile (bad magic)" 1 "^mf_print: $f: not a malloc_freq file \(bad magic\)" "$d"
-d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 011
-check "a newer format version is named as such" 1 "^mf_print: $f: format version 9, newer than this mf_print reads \(1 to 8\): read it with the mf_print of the malloc_freq that wrote it" "$d"
+d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 012
+check "a newer format version is named as such" 1 "^mf_print: $f: format version 10, newer than this mf_print reads \(1 to 9\): read it with the mf_print of the malloc_freq that wrote it" "$d"
 d=$(bad order); f=$(ls "$d"/*.prof); patch "$f" 12 001; patch "$f" 13 002; patch "$f" 14 003; patch "$f" 15 004
 check "other byte order" 1 "^mf_print: $f: written on a machine of the other byte order" "$d"
 d=$(bad short); f=$(ls "$d"/*.prof); head -c 100 "$prof" > "$f"
@@ -329,7 +329,7 @@ ok $? "--html FILE --pprof -: the page written, and stdout holds the pprof profi
 check "--thr: the start of more than one option" 2 "^mf_print: '--thr' is the start of more than one option$" --thr 1 "$good"
 check "missing option value" 2 "^mf_print: --dir needs a value" --dir
 check "no directory" 2 "^mf_print: no profile directory given" --threshold 1
-check "two reports at once" 2 "^mf_print: choose one of --collapsed, --threads, --processes, --json, --dot, --list, --tags and --html" --collapsed --threads "$good"
+check "two reports at once" 2 "^mf_print: choose one of --collapsed, --threads, --processes, --json, --dot, --list, --tags, --timeline and --html" --collapsed --threads "$good"
 check "--thread not a number" 2 "^mf_print: --thread 'x'" --thread x "$good"
 check "--process with nothing to match" 2 "^mf_print: --process '': give a pid or a program name" --process "" "$good"
 check "--process that matches nothing: exit 3, and the programs there are named" 3 "^mf_print: no process here is nosuchprog \(--process\); the programs are: prog_kill" --process nosuchprog "$good"

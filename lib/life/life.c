@@ -153,6 +153,11 @@ void mf_life_settle(void)
 /* The thread's change of live bytes not yet in the process's sum (see the peak above). */
 static MF_TLS int64_t mf_life_delta;
 
+uint64_t mf_life_live_now(void)
+{
+	return __atomic_load_n(&mf_life_live, __ATOMIC_RELAXED) + (uint64_t)mf_life_delta;
+}
+
 /* The process's live bytes plus d (modulo 2^64): a locked add, or while the process has one
  * thread a plain one (no other thread reads it until one is created, which orders it). */
 static inline uint64_t mf_life_live_add(uint64_t d)

@@ -62,6 +62,7 @@ void mf_life_exit(void);
 void mf_life_settle(void);
 void mf_life_thread_exit(void); /* the thread's live bytes not yet counted, counted */
 void mf_life_init(void);	/* at start, with lifetimes on */
+uint64_t mf_life_live_now(void); /* the process's live bytes, this thread's changes in */
 void mf_life_prefork(void);
 void mf_life_postfork_parent(void);
 void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */

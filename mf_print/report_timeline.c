@@ -1,0 +1,85 @@
+/* --timeline: each process's timeline (timeline.h) as a table, a row per interval of time:
+ * calls and their rate, requested bytes, temporaries, and with lifetimes the bytes and blocks
+ * live at the row's end. */
+#include "config.h"
+
+#include <errno.h>
+#include <inttypes.h>
+
+#include "report.h"
+#include "text.h"
+#include "timeline.h"
+
+#define MF_TIMELINE_ROWS 40 /* at most, per process: rows widen (doubling) to fit */
+
+static void mf_seconds(char *buf, size_t size, uint64_t ns)
+{
+	if (ns < 10000000000ull)
+		snprintf(buf, size, "%.3f s", (double)ns / 1e9);
+	else
+		snprintf(buf, size, "%.1f s", (double)ns / 1e9);
+}
+
+static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t process,
+			    const struct mf_timeline *t)
+{
+	const struct mf_process *p = &m->processes[process];
+	uint64_t start = t->points[0].time_ns, span = t->points[t->count - 1].time_ns - start;
+	uint64_t row = t->interval_ns ? t->interval_ns : 1000000000ull;
+	while (span / row >= MF_TIMELINE_ROWS)
+		row *= 2;
+	char w[32], s[32];
+	mf_seconds(w, sizeof(w), row);
+	mf_seconds(s, sizeof(s), span);
+	fprintf(out, "\n%s (%s, pid %" PRIu64 "): %s, a row per %s%s\n", p->dir, p->name, p->pid, s,
+		w, t->unended ? " (a thread ended unrecorded: its last calls are at the end)" : "");
+	fprintf(out, "%10s %12s %12s %12s %12s", "time", "calls", "calls/s", "requested",
+		"temporaries");
+	if (t->live)
+		fprintf(out, " %12s %12s", "live", "live blocks");
+	fputc('\n', out);
+	const struct mf_timeline_point *prev = &t->points[0];
+	for (uint64_t end = start + row;; end += row) {
+		const struct mf_timeline_point *x = mf_timeline_at(t, end);
+		char at[32], bytes[32], live[32];
+		mf_seconds(at, sizeof(at), end - start);
+		mf_text_bytes(bytes, sizeof(bytes), x->bytes - prev->bytes);
+		mf_text_bytes(live, sizeof(live), x->live_bytes);
+		fprintf(out, "%10s %12" PRIu64 " %12.0f %12s %12" PRIu64, at,
+			x->calls - prev->calls,
+			(double)(x->calls - prev->calls) * 1e9 / (double)row, bytes,
+			x->temporaries - prev->temporaries);
+		if (t->live && x->blocks_known)
+			fprintf(out, " %12s %12" PRIu64, live, x->live_blocks);
+		else if (t->live)
+			fprintf(out, " %12s %12s", live, "-");
+		fputc('\n', out);
+		prev = x;
+		if (end >= start + span)
+			break;
+	}
+	return 0;
+}
+
+int mf_report_timeline(FILE *out, const struct mf_model *m, const struct mf_report_options *o)
+{
+	(void)o;
+	int none = 0;
+	if (m->timeline_old)
+		fprintf(out, "\n%zu thread file%s of format 8 or older: no timeline\n",
+			m->timeline_old, m->timeline_old == 1 ? "" : "s");
+	for (uint32_t i = 0; i < m->nprocesses; i++) {
+		struct mf_timeline t;
+		if (mf_timeline_build(m, i, &t))
+			return -ENOMEM;
+		if (t.kept && t.count)
+			mf_timeline_rows(out, m, i, &t);
+		else
+			none++;
+		mf_timeline_free(&t);
+	}
+	if (none && !m->timeline_old)
+		fprintf(out, "\n%d process%s kept no timeline (MALLOC_FREQ_TIMELINE=off)\n", none,
+			none == 1 ? "" : "es");
+	return ferror(out) ? -EIO : 0;
+}

@@ -1,0 +1,218 @@
+/* A process's timeline from its threads' records: each thread's records, bracketed by its
+ * start (zeros) and its end (its file's totals), become events; sorted by time, each moves the
+ * process's sums by what it adds to its thread's last. Reads the model; never prints. */
+#include "config.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "timeline.h"
+
+struct mf_event {
+	uint32_t thread;
+	uint32_t seq;	/* its place among all: a thread's events keep their order at equal times */
+	int calls_only; /* its other figures are interpolated */
+	int final;	/* the thread's end: its file's totals */
+	int has_live;	/* plive holds the process's live bytes then (lifetimes) */
+	uint64_t plive;
+	struct mf_timeline_point p;
+};
+
+static int mf_event_cmp(const void *a, const void *b)
+{
+	const struct mf_event *x = a, *y = b;
+	if (x->p.time_ns != y->p.time_ns)
+		return x->p.time_ns < y->p.time_ns ? -1 : 1;
+	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t mf_scale(uint64_t v, uint64_t rate)
+{
+	uint64_t r;
+	return __builtin_mul_overflow(v, rate, &r) ? UINT64_MAX : r;
+}
+
+/* A thread's final totals, from its samples. */
+static void mf_thread_final(const struct mf_model *m, uint32_t thread, struct mf_timeline_point *p)
+{
+	for (size_t s = 0; s < m->nsamples; s++) {
+		if (m->samples[s].thread != thread)
+			continue;
+		p->bytes += m->values[MF_METRIC_BYTES][s];
+		p->temporaries += m->values[MF_METRIC_TEMPORARY][s];
+		p->live_bytes += m->values[MF_METRIC_LEAKED][s];
+		p->live_blocks += m->values[MF_METRIC_LEAKED_BLOCKS][s];
+	}
+	p->calls = m->threads[thread].seen;
+}
+
+/* The figures of calls-only events between two whole ones, by their calls. */
+static void mf_interpolate(struct mf_event *e, size_t from, size_t to)
+{
+	const struct mf_timeline_point *a = &e[from].p, *b = &e[to].p;
+	for (size_t i = from + 1; i < to; i++) {
+		struct mf_timeline_point *p = &e[i].p;
+		double f = b->calls > a->calls
+			       ? (double)(p->calls - a->calls) / (double)(b->calls - a->calls)
+			       : 0;
+		p->bytes = a->bytes + (uint64_t)(f * (double)(b->bytes - a->bytes) + 0.5);
+		p->temporaries = a->temporaries +
+				 (uint64_t)(f * (double)(b->temporaries - a->temporaries) + 0.5);
+		p->live_bytes = a->live_bytes; /* (live is not monotonic: the last known) */
+		p->live_blocks = a->live_blocks;
+	}
+}
+
+/* Thread k's events, appended to *e: start, records, last look, end (at `end` when its file
+ * has none). */
+static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, struct mf_event **e,
+			    size_t *n, size_t *cap)
+{
+	const struct mf_thread *t = &m->threads[k];
+	int live = m->has_lifetimes;
+	size_t first = *n, need = *n + t->nrecords + 3;
+	if (need > *cap) {
+		size_t c = need * 2;
+		struct mf_event *v = realloc(*e, c * sizeof(*v));
+		if (!v)
+			return -ENOMEM;
+		*e = v;
+		*cap = c;
+	}
+	struct mf_event *v = *e;
+	v[(*n)++] = (struct mf_event){.thread = k, .p = {.time_ns = t->start_ns}};
+	for (uint32_t i = 0; i < t->nrecords; i++) {
+		const struct mf_timeline_record *r = &t->records[i];
+		struct mf_event *x = &v[(*n)++];
+		*x = (struct mf_event){.thread = k,
+				       .calls_only = (r->flags & MF_TIMELINE_CALLS_ONLY) != 0,
+				       .p = {r->time_ns, r->calls,
+					     mf_scale(r->bytes, t->sample_rate),
+					     mf_scale(r->temporaries, t->sample_rate),
+					     mf_scale(r->live_bytes, t->sample_rate),
+					     mf_scale(r->live_blocks, t->sample_rate)},
+				       .has_live = live,
+				       .plive = mf_scale(r->process_live, t->sample_rate)};
+	}
+	const struct mf_event *last = &v[*n - 1];
+	if (t->checked_ns >= last->p.time_ns && t->checked_calls > last->p.calls)
+		v[(*n)++] =
+		    (struct mf_event){.thread = k,
+				      .calls_only = 1,
+				      .p = {.time_ns = t->checked_ns, .calls = t->checked_calls},
+				      .has_live = live,
+				      .plive = mf_scale(t->checked_live, t->sample_rate)};
+	struct mf_event *fin = &v[(*n)++];
+	*fin = (struct mf_event){
+	    .thread = k, .final = 1, .p = {.time_ns = t->end_ns ? t->end_ns : end}};
+	mf_thread_final(m, k, &fin->p);
+	/* Times never go back, nor calls (the coarse clock may read before the file's start). */
+	for (size_t i = first + 1; i < *n; i++) {
+		if (v[i].p.time_ns < v[i - 1].p.time_ns)
+			v[i].p.time_ns = v[i - 1].p.time_ns;
+		if (v[i].p.calls < v[i - 1].p.calls)
+			v[i].p.calls = v[i - 1].p.calls;
+	}
+	for (size_t i = first; i < *n; i++)
+		v[i].seq = (uint32_t)i;
+	for (size_t i = first, whole = first; i < *n; i++)
+		if (!v[i].calls_only) {
+			mf_interpolate(v, whole, i);
+			whole = i;
+		}
+	return 0;
+}
+
+static void mf_point_move(struct mf_timeline_point *sum, const struct mf_timeline_point *from,
+			  const struct mf_timeline_point *to)
+{
+	sum->calls += to->calls - from->calls;
+	sum->bytes += to->bytes - from->bytes;
+	sum->temporaries += to->temporaries - from->temporaries;
+	sum->live_bytes += to->live_bytes - from->live_bytes;
+	sum->live_blocks += to->live_blocks - from->live_blocks;
+}
+
+int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_timeline *out)
+{
+	memset(out, 0, sizeof(*out));
+	const struct mf_process *proc = &m->processes[process];
+	out->live = m->has_lifetimes;
+	uint64_t end = proc->end_ns;
+	for (size_t k = 0; k < m->nthreads; k++) {
+		const struct mf_thread *t = &m->threads[k];
+		if (t->process != process)
+			continue;
+		out->kept |= t->timeline;
+		if (t->timeline && (!out->interval_ns || t->interval_ns < out->interval_ns))
+			out->interval_ns = t->interval_ns;
+		uint64_t latest = t->end_ns > t->checked_ns ? t->end_ns : t->checked_ns;
+		if (t->nrecords && t->records[t->nrecords - 1].time_ns > latest)
+			latest = t->records[t->nrecords - 1].time_ns;
+		if (!proc->end_ns && latest > end)
+			end = latest;
+		out->unended |= !t->end_ns;
+	}
+	struct mf_event *e = NULL;
+	size_t n = 0, cap = 0;
+	uint32_t *at = calloc(m->nthreads ? m->nthreads : 1, sizeof(*at)); /* the last event + 1 */
+	if (!at)
+		return -ENOMEM;
+	for (size_t k = 0; k < m->nthreads; k++)
+		if (m->threads[k].process == process &&
+		    mf_thread_events(m, (uint32_t)k, end, &e, &n, &cap))
+			goto nomem;
+	qsort(e, n, sizeof(*e), mf_event_cmp);
+	if (!(out->points = calloc(n + 1, sizeof(*out->points))))
+		goto nomem;
+	struct mf_timeline_point sum = {0};
+	/* (live bytes: the process's own sum as the latest record says it; at a thread's end,
+	 * the threads' leaves' sum, which at the process's end is what stayed live) */
+	uint64_t live = 0;
+	for (size_t i = 0; i < n; i++) {
+		static const struct mf_timeline_point zero;
+		uint32_t k = e[i].thread;
+		const struct mf_timeline_point *from = at[k] ? &e[at[k] - 1].p : &zero;
+		mf_point_move(&sum, from, &e[i].p);
+		at[k] = (uint32_t)i + 1;
+		sum.time_ns = e[i].p.time_ns;
+		live = e[i].has_live ? e[i].plive : e[i].final ? sum.live_bytes : live;
+		struct mf_timeline_point x = sum;
+		x.live_bytes = live;
+		x.blocks_known = !e[i].calls_only;
+		if (out->count && out->points[out->count - 1].time_ns == sum.time_ns) {
+			x.blocks_known |= out->points[out->count - 1].blocks_known;
+			out->points[out->count - 1] = x;
+		} else {
+			out->points[out->count++] = x;
+		}
+	}
+	free(e);
+	free(at);
+	return 0;
+nomem:
+	free(e);
+	free(at);
+	mf_timeline_free(out);
+	return -ENOMEM;
+}
+
+void mf_timeline_free(struct mf_timeline *t)
+{
+	free(t->points);
+	memset(t, 0, sizeof(*t));
+}
+
+const struct mf_timeline_point *mf_timeline_at(const struct mf_timeline *t, uint64_t time_ns)
+{
+	size_t lo = 0, hi = t->count; /* the first point after time_ns */
+	while (lo < hi) {
+		size_t mid = (lo + hi) / 2;
+		if (t->points[mid].time_ns <= time_ns)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return &t->points[lo ? lo - 1 : 0];
+}

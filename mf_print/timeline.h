@@ -1,0 +1,43 @@
+/* A process's timeline: its threads' running totals (format 9, malloc_freq_format.h) merged
+ * into one series of the process's totals over time, for the reports that show it (text,
+ * JSON, HTML). Reads the model only; never prints. */
+#ifndef MF_TIMELINE_H
+#define MF_TIMELINE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#include "model.h"
+
+/* The process's totals at one moment: what its threads had done by then, each as its last
+ * record before then said (scaled by its sampling rate). */
+struct mf_timeline_point {
+	uint64_t time_ns; /* CLOCK_REALTIME */
+	uint64_t calls;	  /* calls seen (recorded or not, as the threads' files count them) */
+	uint64_t bytes;	  /* requested */
+	uint64_t temporaries;
+	/* (lifetimes) the process's live bytes (its one sum, as a thread's last look read it),
+	 * and its live blocks as each thread's last whole record counted them: known where a
+	 * whole record or an end is (blocks_known), not at a look before a pause */
+	uint64_t live_bytes, live_blocks;
+	int blocks_known;
+};
+
+struct mf_timeline {
+	struct mf_timeline_point *points; /* in time order, the first the process's start (all
+					     zeros), the last its threads' ends */
+	size_t count;
+	uint64_t interval_ns; /* the least interval its threads recorded at (at the end) */
+	int kept;    /* some thread of it kept a timeline (format 9, MALLOC_FREQ_TIMELINE) */
+	int unended; /* some thread has no end (killed, running): its calls after its last
+			look at the clock are put at the process's last known moment */
+	int live;    /* it has lifetimes: live_* hold */
+};
+
+/* Process `process`'s timeline into *out (points malloc'd: mf_timeline_free). 0 or -ENOMEM. */
+int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_timeline *out);
+void mf_timeline_free(struct mf_timeline *t);
+/* The point in effect at time_ns: the last at or before it (the first when none). */
+const struct mf_timeline_point *mf_timeline_at(const struct mf_timeline *t, uint64_t time_ns);
+
+#endif

@@ -1,0 +1,43 @@
+/* Allocates in phases known by their counts and their pauses: for each argument N:MS, N calls
+ * of malloc(100) (each block kept until the next phase starts, then freed: live bytes step
+ * with the phases), then a pause of MS milliseconds. Last, "ready" on stdout; with the
+ * argument "wait" first, then waits to be killed.
+ * Usage: prog_timeline [wait] N:MS ... */
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+static void *blocks[1 << 16];
+
+__attribute__((noinline)) static void *site_phase(void)
+{
+	return malloc(100);
+}
+
+int main(int argc, char **argv)
+{
+	int wait = argc > 1 && !strcmp(argv[1], "wait");
+	long kept = 0;
+	for (int a = 1 + wait; a < argc; a++) {
+		long n = atol(argv[a]),
+		     ms = strchr(argv[a], ':') ? atol(strchr(argv[a], ':') + 1) : 0;
+		for (long i = 0; i < kept; i++)
+			free(blocks[i]);
+		for (long i = 0; i < n; i++) {
+			void *p = site_phase();
+			if (i < (long)(sizeof(blocks) / sizeof(blocks[0])))
+				blocks[i] = p;
+			else
+				free(p);
+		}
+		kept = n < (long)(sizeof(blocks) / sizeof(blocks[0])) ? n : 0;
+		nanosleep(&(struct timespec){ms / 1000, ms % 1000 * 1000000}, NULL);
+	}
+	printf("ready\n");
+	fflush(stdout);
+	while (wait)
+		pause();
+	return 0;
+}
