@@ -125,8 +125,8 @@ static uint64_t mf_rule_table_put(uintptr_t ra, uint64_t w)
 
 /* A return address new in this epoch, in the frame (sp, bp): its rule as libunwind confirmed
  * it in an earlier run (rule_cache.c); else from .eh_frame, kept if libunwind agrees, else
- * kept as one that needs libunwind; in a run without libunwind, kept as read. Where no unwind
- * table covers it, a frame pointer is guessed. */
+ * kept as one that needs libunwind; in a run without libunwind, or where the return address
+ * is saved signed, kept as read. Where no unwind table covers it, a frame pointer is guessed. */
 MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
 {
 	mf_rule_clear_if_wrapped(mf_walk_epoch_now());
@@ -141,7 +141,7 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 		/* No unwind table covers it (JIT code, hand-written assembly): a frame pointer is
 		 * guessed, each time within the stack (walk.c). Not libunwind's to confirm: its
 		 * own guess would give the caller a wrong stack pointer. */
-		r = (struct mf_cfi_rule){16, -16, 1, MF_CFI_GUESS};
+		r = (struct mf_cfi_rule){16, -16, 1, MF_CFI_GUESS, -8, 0};
 	} else {
 		/* An FDE not understood here: an end if libunwind ends there too, else
 		 * libunwind's. (-1: no libunwind in this run; then the rule as read, if there is
@@ -157,7 +157,12 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 		}
 		mf_fork_hold(); /* libunwind */
 		int agrees = mf_unwind_agrees(ra, sp, bp, &r);
-		if (agrees == 0 || (agrees < 0 && found))
+		/* A return address saved signed (AArch64's pointer authentication): libunwind 1.6
+		 * steps over no such frame, so its refusal says nothing of the rule; the rule as
+		 * read serves, unconfirmed, as in a run without libunwind (never kept in the rule
+		 * cache: the next run asks again). */
+		int unconfirmed = agrees == 0 && !found && r.ra_signed;
+		if (!unconfirmed && (agrees == 0 || (agrees < 0 && found)))
 			r.kind = MF_CFI_UNKNOWN;
 		if (agrees == 0 || (agrees > 0 && (!key || found)))
 			mf_rules_needed(); /* the next run needs libunwind for it again */
