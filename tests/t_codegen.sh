@@ -4,10 +4,21 @@
 # pointers, CET's endbr64 markers, stack-clash probes, PIE and not. Each runs as without the
 # profiler, its report has each site's exact count, and MALLOC_FREQ_UNWIND=check finds every
 # stack the same both ways. A static-pie build cannot take a preloaded library: the launcher
-# says so. A Go program calling C (cgo) has its C site's exact count.
+# says so. A Go program calling C (cgo) has its C site's exact count. For an arm64 library
+# under emulation (make check-arm64) the programs are built by the cross compiler, with
+# pointer authentication and BTI (-mbranch-protection=standard) in place of CET's markers.
 . "$srcdir/tests/tap.sh"
-[ "$mf_arch" = "$(uname -m)" ] ||
+if [ "$mf_arch" = "$(uname -m)" ]; then
+	compilers="gcc clang" cross=""
+elif [ "$mf_arch" = aarch64 ] && command -v aarch64-linux-gnu-gcc > /dev/null; then
+	compilers=aarch64-linux-gnu-gcc cross=1
+else
 	skip_all "the library is $mf_arch's, and this machine's compilers build $(uname -m)'s programs (emulated run)"
+fi
+case $mf_arch in
+aarch64) protection=-mbranch-protection=standard ;;
+*) protection=-fcf-protection ;;
+esac
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 [ -x "$launcher" ] || bail "no launcher at $launcher"
 src=$srcdir/tests/codegen.c
@@ -37,12 +48,21 @@ sites() {
 	is "$got" " $n $((2 * n)) $((3 * n)) $((4 * n))" "$1: each site's exact count"
 }
 
-for cc in gcc clang; do
+# libunwind_signed BIN: does libunwind take BIN's stacks whole (its site_direct's count exact)?
+# Its report in $mf_work/lu.txt.
+libunwind_signed() {
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_UNWIND=libunwind profile_within 60 "$1" $n > /dev/null 2>&1
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/lu.txt" 2> /dev/null
+	[ "$(calls "$mf_work/lu.txt" ';main;site_direct;wrap_malloc;malloc$')" = "$n" ]
+}
+
+for cc in $compilers; do
 	if ! command -v $cc > /dev/null; then
 		skip "$cc: not installed (apt-get install $cc)"
 		continue
 	fi
-	for flags in "" "-fno-omit-frame-pointer" "-fcf-protection" "-fstack-clash-protection" \
+	for flags in "" "-fno-omit-frame-pointer" "$protection" "-fstack-clash-protection" \
 		"-fPIE -pie" "-fno-pie -no-pie"; do
 		label="$cc -O2${flags:+ $flags}"
 		bin=$mf_work/codegen
@@ -52,8 +72,22 @@ for cc in gcc clang; do
 			sed 's/^/# /' "$mf_work/cc.err" | head -5
 			continue
 		fi
-		run_checked "$label" "$bin" $n
-		like "$summary" "^[0-9]+ stacks compared, [0-9]+ by the cached walk, 0 differed" "$label: check mode's summary: 0 differed"
+		if [ "$flags" = -mbranch-protection=standard ] && ! libunwind_signed "$bin"; then
+			# libunwind (1.6) steps over no frame whose return address is signed: its
+			# stacks end there, and check mode, which compares with them, cannot hold (and
+			# is slow: libunwind fails each stack; so a short run)
+			MALLOC_FREQ_UNWIND=check profile_within 300 "$bin" 20 > /dev/null 2> "$mf_work/check.err"
+			walked=$(sed -n 's/.*unwind check: \([0-9]*\) stacks compared, \([0-9]*\) by the cached walk.*/\1 \2/p' "$mf_work/check.err")
+			[ -n "$walked" ] && [ "${walked% *}" = "${walked#* }" ]
+			ok $? "$label: every stack from the cached walk (stacks compared, by the walk: ${walked:-none})"
+			skip "$label: check mode: libunwind here ends its stacks at the first signed return address ($(calls "$mf_work/lu.txt" ';main;site_direct;wrap_malloc;malloc$') of site_direct's $n calls whole)"
+			rm -rf "$mf_work"/malloc_freq.*
+			profile_within 60 "$bin" $n > /dev/null 2>&1
+			"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> "$mf_work/print.err"
+		else
+			run_checked "$label" "$bin" $n
+			like "$summary" "^[0-9]+ stacks compared, [0-9]+ by the cached walk, 0 differed" "$label: check mode's summary: 0 differed"
+		fi
 		sites "$label"
 	done
 done
@@ -61,7 +95,9 @@ done
 # static-pie: no dynamic loader, so no LD_PRELOAD. The program runs unchanged; the launcher
 # says that it is static and that nothing in it can be recorded.
 bin=$mf_work/codegen_static
-if ! gcc -O2 -g -static-pie -o "$bin" "$src" 2> "$mf_work/cc.err"; then
+if [ -n "$cross" ]; then
+	skip "static-pie: not built by the cross compiler here"
+elif ! gcc -O2 -g -static-pie -o "$bin" "$src" 2> "$mf_work/cc.err"; then
 	skip "gcc -static-pie: cannot build here ($(head -1 "$mf_work/cc.err"))"
 else
 	"$bin" $n > "$mf_work/plain.out"; prc=$?
@@ -78,7 +114,9 @@ fi
 
 # Go calling C: the C site's calls exact. (A Go program ends by an exit_group of its own, not
 # libc's exit: the check's summary, said at exit, is not written.)
-if ! command -v go > /dev/null; then
+if [ -n "$cross" ]; then
+	skip "Go (cgo): not cross-built here"
+elif ! command -v go > /dev/null; then
 	skip "Go (cgo): go not installed (apt-get install golang-go)"
 else
 	mkdir "$mf_work/go" && cp "$srcdir/tests/codegen_cgo.go" "$mf_work/go/main.go" &&

@@ -117,7 +117,9 @@ for site in a b; do
 done
 # code no unwind table covers (a JIT compiler's): stepped by its frame pointer, whole (its
 # instructions are x86-64's)
-if cached_walk "JIT code in anonymous memory"; then
+if [ "$mf_arch" != x86_64 ]; then
+	skip "JIT code in anonymous memory: prog_jit's code is x86-64's"
+elif cached_walk "JIT code in anonymous memory"; then
 	checked "JIT code in anonymous memory" "$MF_TESTS/prog_jit" 3000
 	walked "JIT code in anonymous memory"
 	hot "JIT code in anonymous memory"

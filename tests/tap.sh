@@ -47,7 +47,7 @@ native() {
 }
 # cached_walk WHAT: true where stacks can come from the cached walk; else skips WHAT
 cached_walk() {
-	[ "$mf_arch" = x86_64 ] && return 0
+	case $mf_arch in x86_64 | aarch64) return 0 ;; esac
 	skip "$1: no cached walk for $mf_arch: libunwind takes every stack"
 	return 1
 }

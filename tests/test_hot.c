@@ -59,13 +59,13 @@ void mf_rules_needed(void) {}
 
 static uint64_t rule(int cfa_rbp, int16_t rbp_off, int32_t cfa_off)
 {
-	struct mf_cfi_rule r = {cfa_off, rbp_off, (uint8_t)cfa_rbp, MF_CFI_STEP};
+	struct mf_cfi_rule r = {cfa_off, rbp_off, (uint8_t)cfa_rbp, MF_CFI_STEP, -8};
 	return mf_rule_pack(&r, mf_walk_epoch_now() & MF_RULE_EPOCH_MASK);
 }
 
 static uint64_t end_rule(void)
 {
-	struct mf_cfi_rule r = {0, 0, 0, MF_CFI_END};
+	struct mf_cfi_rule r = {0, 0, 0, MF_CFI_END, 0};
 	return mf_rule_pack(&r, mf_walk_epoch_now() & MF_RULE_EPOCH_MASK);
 }
 
@@ -83,7 +83,8 @@ static struct mf_walk_check scratch[MF_HOT_CHECKS];
 
 /* Four frames, innermost (3, the entry point's) to outermost (0, where the walk ends):
  *   3: CFA = sp + 16, rbp untouched (frame 2's rbp is frame 3's)
- *   2: CFA = sp + 32; if saves_rbp, rbp saved at CFA - 24, else untouched
+ *   2: CFA = sp + 32; if saves_rbp, rbp saved at CFA - 16 (with the return address: an
+ *      AArch64 frame record), else untouched
  *   1: CFA = rbp + 16, rbp saved at CFA - 16 (a frame-pointer frame)
  *   0: the end.
  * Returns frame 3 as a walk starts from it. */
@@ -95,7 +96,7 @@ static struct mf_frame build(int saves_rbp)
 	SLOT(cfa3 - 8) = PC2;
 	SLOT(cfa2 - 8) = PC1;
 	if (saves_rbp)
-		SLOT(cfa2 - 24) = bp1;
+		SLOT(cfa2 - 16) = bp1;
 	SLOT(cfa1 - 8) = PC0;
 	SLOT(cfa1 - 16) = 0x77; /* frame 0's rbp: used by no rule */
 	ws.count = 4;
@@ -104,7 +105,7 @@ static struct mf_frame build(int saves_rbp)
 	uintptr_t pcs[4] = {PC0, PC1, PC2, PC3};
 	uintptr_t sps[4] = {cfa1, cfa2, cfa3, sp3};
 	uintptr_t bps[4] = {0x77, bp1, bp3, bp3};
-	uint64_t rules[4] = {end_rule(), rule(1, -16, 16), rule(0, saves_rbp ? -24 : 0, 32),
+	uint64_t rules[4] = {end_rule(), rule(1, -16, 16), rule(0, saves_rbp ? -16 : 0, 32),
 			     rule(0, 0, 16)};
 	for (int i = 0; i < 4; i++) {
 		ws.pc[i] = pcs[i];
@@ -173,15 +174,15 @@ int main(void)
 	/* frame 2 saves rbp: the entry point's no longer matters, the saved word does */
 	f = build(1);
 	k = mf_walk_checks(&ws, c, 16, &entry.bp);
-	tap_ok(k == 4 && c[2].at == WORD(f.sp + 16 + 32 - 24) && c[2].was == AT(40),
+	tap_ok(k == 4 && c[2].at == WORD(f.sp + 16 + 32 - 16) && c[2].was == AT(40),
 	       "rbp saved on the way: that word is checked, not the register (got %d words)", k);
 	mf_hot_put(&hot, &ws, 43, &entry);
 	g = f;
 	g.bp += 64;
 	tap_ok(find(g) == 43, "found whatever the entry point's rbp");
-	SLOT(f.sp + 16 + 32 - 24) += 64;
+	SLOT(f.sp + 16 + 32 - 16) += 64;
 	tap_ok(find(f) == 0, "not once the saved rbp changed");
-	SLOT(f.sp + 16 + 32 - 24) -= 64;
+	SLOT(f.sp + 16 + 32 - 16) -= 64;
 	tap_ok(find(f) == 43, "found again once it is back");
 	tap_ok(mf_walk_checks(&ws, c, 3, &entry.bp) == -1, "more words than allowed: -1");
 

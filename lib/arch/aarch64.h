@@ -6,8 +6,9 @@
 #include <linux/audit.h>
 #include <stdint.h>
 
-/* There is no cached walk for AArch64 frames yet: libunwind takes every stack. */
-#define MF_ARCH_UNWIND_DEFAULT MF_UNWIND_LIBUNWIND
+/* Stacks are taken by the cached walk (lib/unwind/cfi.c, walk.c: frame records of x29 and x30
+ * by the .eh_frame rules, return addresses stripped of their pointer authentication code). */
+#define MF_ARCH_UNWIND_DEFAULT MF_UNWIND_CACHED
 #define MF_ARCH_AUDIT	       AUDIT_ARCH_AARCH64
 /* (only the *at forms: AArch64 has no open, mkdir, stat, lstat, rename, readlink) */
 #define MF_SYS_NAMED(name, at) SYS_##at

@@ -1,9 +1,12 @@
 /* Call frame information: for a code address, the rule that leads from its frame to its
  * caller's, read from the object's .eh_frame (found through .eh_frame_hdr with the loader's
- * lock-free lookup, mf_objects_find). Understood is what compilers emit for ordinary x86-64
- * functions: CFA = rsp or rbp + offset, rbp saved at an offset from the CFA or untouched, the
- * return address at CFA - 8. Anything else (signal trampolines, stack realignment, DWARF
- * expressions, registers saved in registers) is answered MF_CFI_UNKNOWN and left to libunwind.
+ * lock-free lookup, mf_objects_find). Understood is what compilers emit for ordinary
+ * functions: on x86-64, CFA = rsp or rbp + offset, rbp saved at an offset from the CFA or
+ * untouched, the return address at CFA - 8; on AArch64, CFA = sp or x29 + offset, x29 and the
+ * return address (x30) saved at offsets from the CFA (or x29 untouched), the return address
+ * signed or not (DW_CFA_AARCH64_negate_ra_state: the walk clears the signature of every one).
+ * Anything else (signal trampolines, stack realignment, DWARF expressions, registers saved in
+ * registers, a return address not yet saved) is answered MF_CFI_UNKNOWN and left to libunwind.
  * Runs inside malloc: no allocation, no locks; reads only the loaded objects' unwind tables. */
 #include "config.h"
 
@@ -13,8 +16,17 @@
 
 #include "unwind/internal.h"
 
-/* DWARF register numbers on x86-64 */
-enum { MF_DW_RBP = 6, MF_DW_RSP = 7, MF_DW_RA = 16 };
+#if defined(__aarch64__)
+/* DWARF register numbers on AArch64: x29 (the frame pointer), sp, x30 (the link register);
+ * the CFA is sp at the call. */
+enum { MF_DW_RBP = 29, MF_DW_RSP = 31, MF_DW_RA = 30, MF_CFA_AT_CALL = 0, MF_RA_ONLY_AT = 0 };
+#define MF_SAVED_OFF_MIN INT32_MIN /* (rule.h's packing says what fits) */
+#else
+/* DWARF register numbers on x86-64; the CFA is rsp before the call pushed the return address,
+ * which lies at CFA - 8 (MF_RA_ONLY_AT; 0: anywhere below the CFA). */
+enum { MF_DW_RBP = 6, MF_DW_RSP = 7, MF_DW_RA = 16, MF_CFA_AT_CALL = 8, MF_RA_ONLY_AT = -8 };
+#define MF_SAVED_OFF_MIN INT16_MIN
+#endif
 
 /* Pointer encodings (DW_EH_PE_*) */
 enum {
@@ -161,6 +173,7 @@ struct mf_cfa_row {
 	int cfa_reg; /* DWARF number; -1: an expression */
 	int64_t cfa_off;
 	struct mf_reg_rule rbp, ra, rsp;
+	int ra_signed; /* AArch64: the return address is signed here */
 };
 
 struct mf_cie {
@@ -214,6 +227,10 @@ static int mf_parse_cie(const uint8_t *p, const uint8_t *limit, uintptr_t base, 
 			case 'S':
 				c->signal_frame = 1;
 				break;
+#if defined(__aarch64__)
+			case 'B': /* return addresses signed with the B key: cleared the same way */
+				break;
+#endif
 			default:
 				return -1; /* unknown augmentation: the rest cannot be parsed */
 			}
@@ -378,6 +395,11 @@ static int mf_cfa_run(const uint8_t *p, const uint8_t *end, const struct mf_cie 
 			mf_rd_sleb(&r);
 			mf_rule_set(&row, reg, MF_REG_OTHER, 0);
 			break;
+#if defined(__aarch64__)
+		case 0x2d: /* AARCH64_negate_ra_state: the walk clears any signature */
+			row.ra_signed ^= 1;
+			break;
+#endif
 		case 0x2e: /* GNU_args_size */
 			mf_rd_uleb(&r);
 			break;
@@ -491,7 +513,7 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 		return -1;
 	if (pc < start || pc - start >= range)
 		return MF_CFI_NONE; /* between two functions' entries: none covers it */
-	struct mf_cfa_row init = {.cfa_reg = MF_DW_RSP, .cfa_off = 8}, row;
+	struct mf_cfa_row init = {.cfa_reg = MF_DW_RSP, .cfa_off = MF_CFA_AT_CALL}, row;
 	if (mf_cfa_run(c.insns, c.end, &c, start, start, (uintptr_t)hdr, &init, NULL))
 		return -1;
 	row = init;
@@ -501,18 +523,26 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 		out->kind = MF_CFI_END; /* the outermost frame (_start, a thread's start) */
 		return 0;
 	}
+	/* A return address still in its register (AArch64's x30, before the prologue saves it:
+	 * a first frame, or one a signal interrupted): no walk from the stack reads it, and
+	 * libunwind, started from sp and x29 alone, would not either: libunwind's stack. */
+	if (row.ra.how == MF_REG_SAME)
+		return 0;
 	if ((row.cfa_reg != MF_DW_RSP && row.cfa_reg != MF_DW_RBP) || row.cfa_off <= 0 ||
-	    row.cfa_off > INT32_MAX || row.ra.how != MF_REG_AT_CFA || row.ra.off != -8 ||
+	    row.cfa_off > INT32_MAX || row.ra.how != MF_REG_AT_CFA || row.ra.off >= 0 ||
+	    row.ra.off < MF_SAVED_OFF_MIN || (MF_RA_ONLY_AT && row.ra.off != MF_RA_ONLY_AT) ||
 	    row.rsp.how != MF_REG_SAME)
 		return -1;
-	if (row.rbp.how == MF_REG_AT_CFA && row.rbp.off < 0 && row.rbp.off >= INT16_MIN)
-		out->rbp_off = (int16_t)row.rbp.off;
+	if (row.rbp.how == MF_REG_AT_CFA && row.rbp.off < 0 && row.rbp.off >= MF_SAVED_OFF_MIN)
+		out->rbp_off = (int32_t)row.rbp.off;
 	else if (row.rbp.how == MF_REG_SAME)
 		out->rbp_off = 0;
 	else
 		return -1;
 	out->cfa_rbp = row.cfa_reg == MF_DW_RBP;
 	out->cfa_off = (int32_t)row.cfa_off;
+	out->ra_off = (int32_t)row.ra.off;
+	out->ra_signed = (uint8_t)row.ra_signed;
 	out->kind = MF_CFI_STEP;
 	return 0;
 }

@@ -338,7 +338,9 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 	int k = mf_walk_checks(ws, c, MF_HOT_CHECKS, &from->bp);
 	/* The first word is the caller's return address, which the root holds. */
 	uintptr_t caller = ws->pc[n - 2];
-	if (k < 1 || c[0].at != (const uintptr_t *)(ws->f[n - 2].sp - 8) || c[0].was != caller)
+	if (k < 1 ||
+	    c[0].at != (const uintptr_t *)(ws->f[n - 2].sp + mf_rule_ra_off(ws->f[n - 1].rule)) ||
+	    mf_ra_strip(c[0].was) != caller)
 		return;
 	uintptr_t pc = ws->pc[n - 1], sp = ws->f[n - 1].sp;
 	for (int attempt = 0; attempt < 2; attempt++) {

@@ -23,7 +23,8 @@
 
 /* cfi.c: the rule at pc (an address inside the instruction: a return address minus one). 0;
  * -1 when the frame is not of the simple kinds understood here; MF_CFI_NONE when no unwind
- * table covers pc. Every field of *rule is set (kind MF_CFI_UNKNOWN unless 0 is returned). */
+ * table covers pc. Every field of *rule is set (kind MF_CFI_UNKNOWN unless 0 is returned, and
+ * with 0 where the return address is still in a register, AArch64's x30). */
 enum { MF_CFI_NONE = -2 };
 int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *rule);
 

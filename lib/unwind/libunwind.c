@@ -204,7 +204,7 @@ int mf_unwind_agrees(uintptr_t pc, uintptr_t sp, uintptr_t bp, const struct mf_c
 	/* libunwind read the return address below the CFA, and the saved rbp between the two
 	 * stack pointers: reading them again here is safe once the CFA is the same. */
 	if ((r->cfa_rbp ? bp : sp) + (uintptr_t)r->cfa_off != nsp ||
-	    *(const uintptr_t *)(nsp - 8) != nip)
+	    mf_ra_strip(*(const uintptr_t *)(nsp + r->ra_off)) != nip)
 		return 0;
 	if (!r->rbp_off)
 		return bp == nbp;

@@ -10,8 +10,12 @@
  * table meanwhile is merely learned again. Runs inside malloc: no allocation but mmap. */
 #include "config.h"
 
+#include <errno.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 
 #include "fork.h"
 #include "thread.h"
@@ -125,10 +129,29 @@ static uint64_t mf_rule_table_put(uintptr_t ra, uint64_t w)
 	return w;
 }
 
+/* Is ra a signal's return trampoline that no unwind table covers (AArch64: mov x8, #139;
+ * svc #0, as qemu-user writes it where the kernel has a vDSO)? Its caller is the kernel's
+ * signal frame, which a frame pointer's guess would step past the interrupted frame: libunwind
+ * knows those two instructions. (Read by the kernel: ra may be no code at all.) */
+static int mf_rule_sigreturn(uintptr_t ra)
+{
+#if defined(__aarch64__)
+	uint32_t insn[2];
+	struct iovec local = {insn, sizeof(insn)}, remote = {(void *)ra, sizeof(insn)};
+	ssize_t got = process_vm_readv(gettid(), &local, 1, &remote, 1, 0);
+	if (got < 0 && errno == ENOSYS) /* (qemu-user has none: there, ra is read as code) */
+		memcpy(insn, (const void *)ra, sizeof(insn)), got = sizeof(insn);
+	return got == sizeof(insn) && insn[0] == 0xd2801168 && insn[1] == 0xd4000001;
+#else
+	(void)ra;
+	return 0;
+#endif
+}
+
 /* A return address new in this epoch, in the frame (sp, bp): its rule as libunwind confirmed
  * it in an earlier run (rule_cache.c); else from .eh_frame, kept if libunwind agrees, else
- * kept as one that needs libunwind; in a run without libunwind, kept as read. Where no unwind
- * table covers it, a frame pointer is guessed. */
+ * kept as one that needs libunwind; in a run without libunwind, or where the return address
+ * is saved signed, kept as read. Where no unwind table covers it, a frame pointer is guessed. */
 MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t bp, uint64_t epoch)
 {
 	mf_rule_clear_if_wrapped(mf_walk_epoch_now());
@@ -139,11 +162,14 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 		return mf_rule_table_put(ra, known | epoch << MF_RULE_EPOCH_SHIFT);
 	struct mf_cfi_rule r;
 	int found = mf_cfi_find(ra - 1, &r);
-	if (found == MF_CFI_NONE) {
+	if (found == MF_CFI_NONE && mf_rule_sigreturn(ra)) {
+		r.kind = MF_CFI_UNKNOWN;
+		mf_rules_needed(); /* (every run: the trampoline is found where it lies) */
+	} else if (found == MF_CFI_NONE) {
 		/* No unwind table covers it (JIT code, hand-written assembly): a frame pointer is
 		 * guessed, each time within the stack (walk.c). Not libunwind's to confirm: its
 		 * own guess would give the caller a wrong stack pointer. */
-		r = (struct mf_cfi_rule){16, -16, 1, MF_CFI_GUESS};
+		r = (struct mf_cfi_rule){16, -16, 1, MF_CFI_GUESS, -8, 0};
 	} else {
 		/* An FDE not understood here: an end if libunwind ends there too, else
 		 * libunwind's. (-1: no libunwind in this run; then the rule as read, if there is
@@ -159,7 +185,12 @@ MF_NOINLINE uint64_t mf_rule_table_learn(uintptr_t ra, uintptr_t sp, uintptr_t b
 		}
 		mf_fork_hold(); /* libunwind */
 		int agrees = mf_unwind_agrees(ra, sp, bp, &r);
-		if (agrees == 0 || (agrees < 0 && found))
+		/* A return address saved signed (AArch64's pointer authentication): libunwind 1.6
+		 * steps over no such frame, so its refusal says nothing of the rule; the rule as
+		 * read serves, unconfirmed, as in a run without libunwind (never kept in the rule
+		 * cache: the next run asks again). */
+		int unconfirmed = agrees == 0 && !found && r.ra_signed;
+		if (!unconfirmed && (agrees == 0 || (agrees < 0 && found)))
 			r.kind = MF_CFI_UNKNOWN;
 		if (agrees == 0 || (agrees > 0 && (!key || found)))
 			mf_rules_needed(); /* the next run needs libunwind for it again */

@@ -39,9 +39,10 @@ static int mf_walk_guess(struct mf_walk_stacks *ws, uintptr_t sp, uintptr_t bp)
 static int mf_walk_changed(const struct mf_walk_stacks *ws, int k)
 {
 	for (int i = k - 1; i >= 0; i--) {
-		int16_t rbp_off = mf_rule_rbp_off(ws->f[i + 1].rule);
+		uint64_t w = ws->f[i + 1].rule;
+		int32_t rbp_off = mf_rule_rbp_off(w);
 		if ((rbp_off && *(const uintptr_t *)(ws->f[i].sp + rbp_off) != ws->f[i].bp) ||
-		    *(const uintptr_t *)(ws->f[i].sp - 8) != ws->pc[i])
+		    mf_ra_strip(*(const uintptr_t *)(ws->f[i].sp + mf_rule_ra_off(w))) != ws->pc[i])
 			return i;
 	}
 	return -1;
@@ -113,10 +114,10 @@ int mf_walk(struct mf_walk_stacks *ws, int max, uintptr_t pc, uintptr_t sp, uint
 			ws->cut = j;
 			return MF_WALK_SLOW;
 		}
-		int16_t rbp_off = mf_rule_rbp_off(w);
+		int32_t rbp_off = mf_rule_rbp_off(w);
 		if (rbp_off)
 			bp = *(const uintptr_t *)(cfa + rbp_off);
-		pc = *(const uintptr_t *)(cfa - 8);
+		pc = mf_ra_strip(*(const uintptr_t *)(cfa + mf_rule_ra_off(w)));
 		sp = cfa;
 	}
 	ws->reusable = 0; /* cut short: what lies above is not known */
@@ -141,8 +142,11 @@ int mf_walk_checks(const struct mf_walk_stacks *ws, struct mf_walk_check *c, int
 			c[k++] = rbp;
 			rbp_checked = 1;
 		}
-		c[k++] = (struct mf_walk_check){(const uintptr_t *)(cfa - 8), ws->pc[i - 1]};
-		int16_t rbp_off = mf_rule_rbp_off(w);
+		/* (the word as it lies: a signed return address on AArch64, which the walk just
+		 * read there) */
+		const uintptr_t *ra = (const uintptr_t *)(cfa + mf_rule_ra_off(w));
+		c[k++] = (struct mf_walk_check){ra, MF_RA_SIGNED ? *ra : ws->pc[i - 1]};
+		int32_t rbp_off = mf_rule_rbp_off(w);
 		if (rbp_off) {
 			rbp = (struct mf_walk_check){(const uintptr_t *)(cfa + rbp_off),
 						     ws->f[i - 1].bp};
