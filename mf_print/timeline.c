@@ -167,6 +167,13 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 	if (!(out->points = calloc(n + 1, sizeof(*out->points))))
 		goto nomem;
 	struct mf_timeline_point sum = {0};
+	/* The first point is the process's start, with nothing counted: the first records may
+	 * lie at the same time (the coarse clock read before the file's start, so moved to it),
+	 * and a report counts from this point on. */
+	if (n) {
+		out->points[out->count] = sum;
+		out->points[out->count++].time_ns = e[0].p.time_ns;
+	}
 	/* (live bytes: the process's own sum as the latest record says it; at a thread's end,
 	 * the threads' leaves' sum, which at the process's end is what stayed live) */
 	uint64_t live = 0;
@@ -181,7 +188,7 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 		struct mf_timeline_point x = sum;
 		x.live_bytes = live;
 		x.blocks_known = !e[i].calls_only;
-		if (out->count && out->points[out->count - 1].time_ns == sum.time_ns) {
+		if (out->count > 1 && out->points[out->count - 1].time_ns == sum.time_ns) {
 			x.blocks_known |= out->points[out->count - 1].blocks_known;
 			out->points[out->count - 1] = x;
 		} else {
