@@ -6,6 +6,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <string.h>
 
 #include "fork.h"
 #include "thread.h"
@@ -55,7 +56,19 @@ static int mf_unwind_trim(void **pcs, int n, int watched)
 static int mf_unwind_slow(void **pcs, int max, int watched)
 {
 	int n = mf_libunwind_backtrace(pcs, max);
-	return n < 0 ? 0 : mf_unwind_trim(pcs, n, watched);
+	n = n < 0 ? 0 : mf_unwind_trim(pcs, n, watched);
+#if defined(__aarch64__)
+	/* A stack made by makecontext starts at __start_context: glibc's makecontext puts its
+	 * address (a nop no unwind table covers, before the function) in x30 and 0 in x29.
+	 * libunwind (1.6) steps from there to the same address and gives the frame twice; the
+	 * cached walk ends there, at x29's 0. The frame is the stack's once. */
+	struct mf_cfi_rule rule;
+	if (n >= 2 && pcs[0] == pcs[1] && mf_cfi_find((uintptr_t)pcs[0] - 1, &rule) != 0) {
+		memmove(pcs, pcs + 1, (size_t)(n - 1) * sizeof(*pcs));
+		n--;
+	}
+#endif
+	return n;
 }
 
 static unsigned long mf_checked, mf_checked_walked, mf_checked_differ, mf_checked_hot;
