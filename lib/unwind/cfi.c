@@ -525,9 +525,12 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 	}
 	/* A return address still in its register (AArch64's x30, before the prologue saves it:
 	 * a first frame, or one a signal interrupted): no walk from the stack reads it, and
-	 * libunwind, started from sp and x29 alone, would not either: libunwind's stack. */
+	 * libunwind, started from sp and x29 alone, would not either: libunwind's stack. (x86-64
+	 * has no such register: there the rule is of no kind understood here.) */
+#if defined(__aarch64__)
 	if (row.ra.how == MF_REG_SAME)
 		return 0;
+#endif
 	if ((row.cfa_reg != MF_DW_RSP && row.cfa_reg != MF_DW_RBP) || row.cfa_off <= 0 ||
 	    row.cfa_off > INT32_MAX || row.ra.how != MF_REG_AT_CFA || row.ra.off >= 0 ||
 	    row.ra.off < MF_SAVED_OFF_MIN || (MF_RA_ONLY_AT && row.ra.off != MF_RA_ONLY_AT) ||
