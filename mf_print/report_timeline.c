@@ -26,7 +26,7 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 	const struct mf_process *p = &m->processes[process];
 	uint64_t start = t->points[0].time_ns, span = t->points[t->count - 1].time_ns - start;
 	uint64_t row = t->interval_ns ? t->interval_ns : 1000000000ull;
-	while (span / row >= MF_TIMELINE_ROWS)
+	while (span / row >= MF_TIMELINE_ROWS && row <= UINT64_MAX / 2)
 		row *= 2;
 	char w[32], s[32];
 	mf_seconds(w, sizeof(w), row);
@@ -39,7 +39,10 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 		fprintf(out, " %12s %12s", "live", "live blocks");
 	fputc('\n', out);
 	const struct mf_timeline_point *prev = &t->points[0];
-	for (uint64_t end = start + row;; end += row) {
+	/* (offsets from start, each row's end saturated: a file's interval or times near 2^64
+	 * give one row, not an endless count past a wrap) */
+	for (uint64_t off = row;; off = off <= UINT64_MAX - row ? off + row : UINT64_MAX) {
+		uint64_t end = off <= UINT64_MAX - start ? start + off : UINT64_MAX;
 		const struct mf_timeline_point *x = mf_timeline_at(t, end);
 		char at[32], bytes[32], live[32];
 		mf_seconds(at, sizeof(at), end - start);
@@ -55,7 +58,7 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 			fprintf(out, " %12s %12s", live, "-");
 		fputc('\n', out);
 		prev = x;
-		if (end >= start + span)
+		if (off >= span || off == UINT64_MAX || end == UINT64_MAX)
 			break;
 	}
 	return 0;

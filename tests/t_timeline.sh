@@ -141,6 +141,23 @@ else
 	skip "no python3 (it writes the format 8 profile)"
 fi
 
+# a file whose interval is the most a 64-bit word holds: a row or so, not an endless count
+if command -v python3 > /dev/null 2>&1; then
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_TIMELINE=0.05 profile_within 60 "$MF_TESTS/prog_timeline" 640:100 > /dev/null
+	python3 - "$mf_work"/malloc_freq.*/*.prof << 'PY'
+import struct, sys
+for f in sys.argv[1:]:
+    d = bytearray(open(f, "rb").read())
+    struct.pack_into("<Q", d, 144, (1 << 64) - 1)  # timeline_interval_ns
+    open(f, "wb").write(d)
+PY
+	within 20 "$MF_PRINT" --timeline "$mf_work"/malloc_freq.* > "$mf_work/tl" 2> /dev/null
+	is "$?:$(grep -c ' s ' "$mf_work/tl")" "0:1" "an interval of 2^64 - 1 ns in the file: --timeline ends, with one row"
+else
+	skip "no python3 (it writes the damaged file)"
+fi
+
 # off, and a bad value
 rm -rf "$mf_work"/malloc_freq.*
 MALLOC_FREQ_TIMELINE=off profile_within 60 "$MF_TESTS/prog_timeline" 64:0 > /dev/null
