@@ -448,6 +448,7 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->off = p->header.calls_off; /* (0 before version 4: reserved) */
 	t->complete = p->complete;
 	t->start_ns = p->header.start_ns;
+	t->timeline_from_ns = p->timeline_from_ns;
 	t->end_ns = p->header.end_ns;
 	t->timeline = p->header.timeline_records != 0;
 	m->timeline_old += p->header.version < 9;

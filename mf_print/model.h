@@ -187,6 +187,7 @@ struct mf_thread {
 	uint32_t nrecords;
 	int timeline;
 	uint64_t interval_ns, checked_ns, checked_calls, checked_live;
+	uint64_t timeline_from_ns; /* an earlier state subtracted: the timeline starts then */
 };
 
 struct mf_model {

@@ -35,6 +35,8 @@ struct mf_profile {
 	 * back (a record seen while the writer was making room is left out) */
 	uint32_t timeline_count;
 	struct mf_timeline_record timeline[MF_TIMELINE_RECORDS];
+	uint64_t timeline_from_ns; /* (an earlier state subtracted) its time: the records and the
+				      totals are those since then */
 };
 
 /* A leaf's blocks and bytes still live when its file was read (frees are counted after

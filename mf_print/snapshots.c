@@ -210,6 +210,42 @@ static void mf_records_subtract(struct mf_node *copy, const struct mf_profile *b
 	mf_profile_life_put(base, copy, i, &l);
 }
 
+/* The timeline since base was copied: the records after it, less what base had counted (its
+ * leaves' bytes and temporaries, its calls); live bytes and blocks are states, kept as read. */
+static void mf_timeline_subtract(struct mf_profile *p, const struct mf_profile *base)
+{
+	uint64_t from =
+	    base->header.end_ns ? base->header.end_ns : base->header.timeline_checked_ns;
+	uint64_t bytes = 0, temporaries = 0;
+	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
+		const struct mf_node *b = &base->nodes[i];
+		after = mf_profile_slots_after(base, b);
+		if (b->module != MF_MODULE_ENTRY)
+			continue;
+		bytes += b->bytes;
+		if (after) {
+			struct mf_leaf x; /* (copied for the type) */
+			memcpy(&x, b + 1, sizeof(x));
+			temporaries += x.temporaries;
+		}
+	}
+	uint32_t k = 0;
+	for (uint32_t i = 0; i < p->timeline_count; i++) {
+		struct mf_timeline_record r = p->timeline[i];
+		if (r.calls <= base->header.calls_total) /* (by calls: the coarse clock may read
+							    before base's copy, made after) */
+			continue;
+		r.calls = mf_less(r.calls, base->header.calls_total);
+		r.bytes = mf_less(r.bytes, bytes);
+		r.temporaries = mf_less(r.temporaries, temporaries);
+		p->timeline[k++] = r;
+	}
+	p->timeline_count = k;
+	struct mf_prof_header *h = &p->header;
+	h->timeline_checked_calls = mf_less(h->timeline_checked_calls, base->header.calls_total);
+	p->timeline_from_ns = from;
+}
+
 int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uint64_t peak_id,
 			char *err, size_t errlen)
 {
@@ -268,6 +304,7 @@ int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uin
 	h->calls_lost = mf_less(h->calls_lost, base->header.calls_lost);
 	h->calls_nested = mf_less(h->calls_nested, base->header.calls_nested);
 	h->calls_off = mf_less(h->calls_off, base->header.calls_off);
+	mf_timeline_subtract(p, base);
 	return 0;
 }
 

@@ -81,7 +81,8 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 		*cap = c;
 	}
 	struct mf_event *v = *e;
-	v[(*n)++] = (struct mf_event){.thread = k, .p = {.time_ns = t->start_ns}};
+	uint64_t from = t->start_ns > t->timeline_from_ns ? t->start_ns : t->timeline_from_ns;
+	v[(*n)++] = (struct mf_event){.thread = k, .p = {.time_ns = from}};
 	for (uint32_t i = 0; i < t->nrecords; i++) {
 		const struct mf_timeline_record *r = &t->records[i];
 		struct mf_event *x = &v[(*n)++];

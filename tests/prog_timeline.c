@@ -1,8 +1,11 @@
 /* Allocates in phases known by their counts and their pauses: for each argument N:MS, N calls
  * of malloc(100) (each block kept until the next phase starts, then freed: live bytes step
- * with the phases), then a pause of MS milliseconds. Last, "ready" on stdout; with the
- * argument "wait" first, then waits to be killed.
- * Usage: prog_timeline [wait] N:MS ... */
+ * with the phases), then a pause of MS milliseconds; the argument "reset" in their place
+ * calls malloc_freq_reset (found with dlsym: nothing without the profiler). Last, "ready" on
+ * stdout; with the argument "wait" first, then waits to be killed.
+ * Usage: prog_timeline [wait] N:MS|reset ... */
+#define _GNU_SOURCE
+#include <dlfcn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,6 +24,13 @@ int main(int argc, char **argv)
 	int wait = argc > 1 && !strcmp(argv[1], "wait");
 	long kept = 0;
 	for (int a = 1 + wait; a < argc; a++) {
+		if (!strcmp(argv[a], "reset")) {
+			int (*reset)(void) =
+			    (int (*)(void))dlsym(RTLD_DEFAULT, "malloc_freq_reset");
+			if (reset)
+				reset();
+			continue;
+		}
 		long n = atol(argv[a]),
 		     ms = strchr(argv[a], ':') ? atol(strchr(argv[a], ':') + 1) : 0;
 		for (long i = 0; i < kept; i++)

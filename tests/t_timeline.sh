@@ -141,6 +141,16 @@ else
 	skip "no python3 (it writes the format 8 profile)"
 fi
 
+# a reset: the timeline is the window's, since the reset, its rows summing to its total
+rm -rf "$mf_work"/malloc_freq.*
+MALLOC_FREQ_TIMELINE=$T profile_within 60 "$MF_TESTS/prog_timeline" $N:1000 reset $M:1000 $M:0 > /dev/null
+"$MF_PRINT" --timeline "$mf_work"/malloc_freq.* > "$mf_work/tl" 2> /dev/null
+is "$(bursts "$mf_work/tl")" "$M $((M + 1)) sum $((2 * M + 1))" \
+	"after malloc_freq_reset: bursts of $M and $M (and the last call), the rows summing to the window's total"
+is "$(total "$mf_work/tl")" $((2 * M + 1)) "... which is the summary's"
+"$MF_PRINT" --timeline --since 0 "$mf_work"/malloc_freq.* > "$mf_work/tl" 2> /dev/null
+like "$(bursts "$mf_work/tl")" "^$N $M $((M + 1)) sum $((N + 2 * M + 1))\$" "--since 0: the whole run's bursts"
+
 # a file whose interval is the most a 64-bit word holds: a row or so, not an endless count
 if command -v python3 > /dev/null 2>&1; then
 	rm -rf "$mf_work"/malloc_freq.*
