@@ -60,8 +60,8 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 void mf_life_exit(void);
 /* Every leaf's peak fields brought up to date (at exit, and before a snapshot copies them). */
 void mf_life_settle(void);
-void mf_life_thread_exit(void); /* the thread's live bytes not yet counted, counted */
-void mf_life_init(void);	/* at start, with lifetimes on */
+void mf_life_thread_exit(void);	 /* the thread's live bytes not yet counted, counted */
+void mf_life_init(void);	 /* at start, with lifetimes on */
 uint64_t mf_life_live_now(void); /* the process's live bytes, this thread's changes in */
 void mf_life_prefork(void);
 void mf_life_postfork_parent(void);
