@@ -88,8 +88,9 @@ void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, uns
 	uint64_t interval = h->timeline_interval_ns;
 	if (now >= (n ? last : h->start_ns) + interval) {
 		uint64_t seen = h->timeline_checked_ns;
-		/* (idle since its last look: that is when the calls since the last record came) */
-		if (seen >= last && now - seen >= interval &&
+		/* (idle since its last look, if it had one: that is when the calls since the last
+		 * record came) */
+		if (seen && seen >= last && now - seen >= interval &&
 		    (!prev || h->timeline_checked_calls > prev->calls))
 			mf_timeline_append(h, &(struct mf_timeline_record){
 						  .time_ns = seen,

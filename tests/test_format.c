@@ -13,6 +13,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/auxv.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -45,6 +46,12 @@ pid_t mf_confine_pid(void)
 
 /* Frames here are fake addresses; resolve maps them to module 0 at offset pc - 0x1000. */
 /* The file's growth as a thread makes it: room in the file, then the mapping. */
+/* timeline.c reads the process's live bytes for a file with lifetimes; this one has none */
+uint64_t mf_life_live_now(void)
+{
+	return 0;
+}
+
 static struct mf_node *grow(void *file, uint64_t *capacity)
 {
 	return mf_prof_extend(file) ? NULL : mf_prof_grow(file, capacity);
@@ -128,6 +135,7 @@ int main(void)
 	if (!mkdtemp(dir))
 		tap_bail("mkdtemp");
 	setenv("MALLOC_FREQ_DIR", dir, 1);
+	setenv("MALLOC_FREQ_TIMELINE", "0.001", 1); /* (a record a millisecond: version 9) */
 	mf_config_load();
 	mf_modules_init();
 	tap_ok(mf_prof_dir_ensure() == 0, "the writer creates the process directory");
@@ -176,6 +184,15 @@ int main(void)
 	tap_ok(t.index_mask + 1 > MF_TRIE_INDEX_ROOM,
 	       "the index outgrew its room (%llu slots) for one of its own",
 	       (unsigned long long)t.index_mask + 1);
+	/* The timeline, as the thread's own looks at the clock write it (timeline.c) */
+	f.header->calls_total = 640;
+	nanosleep(&(struct timespec){0, 10000000}, NULL); /* (past the coarse clock's tick) */
+	mf_timeline_look(f.header, f.nodes, t.leaf_slots);
+	f.header->calls_total = 704;
+	mf_timeline_look(f.header, f.nodes, t.leaf_slots);
+	struct mf_timeline_record rec0 =
+	    ((struct mf_timeline_record *)((char *)f.header + MF_TIMELINE_OFFSET))[0];
+	uint32_t f_timeline_count = f.header->timeline_count;
 	mf_prof_finalize(f.header, MF_STATE_THREAD_EXIT, 4242);
 	uint64_t written = f.header->node_count;
 	f.header->calls_off = 12345; /* (version 4: calls made while recording was off) */
@@ -202,6 +219,12 @@ int main(void)
 		   p.header.weight == 0 && p.header.records == 0,
 	       "version %u, calls made while off, weight and record bits round-trip",
 	       p.header.version);
+	tap_ok(p.header.timeline_interval_ns == 1000000 && p.header.timeline_records &&
+		   f_timeline_count == 1 && p.timeline_count == 1 && p.timeline[0].calls == 640 &&
+		   p.timeline[0].time_ns == rec0.time_ns && rec0.time_ns &&
+		   p.header.timeline_checked_calls == 704,
+	       "the timeline round-trips: its interval, its one record (640 calls), the last "
+	       "look's 704");
 	tap_ok(p.node_count == written, "node count round-trips (%llu)",
 	       (unsigned long long)written);
 	tap_ok(memcmp(p.nodes, copy, written * sizeof(*copy)) == 0, "every node round-trips");
