@@ -86,15 +86,17 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 	for (uint32_t i = 0; i < t->nrecords; i++) {
 		const struct mf_timeline_record *r = &t->records[i];
 		struct mf_event *x = &v[(*n)++];
-		*x = (struct mf_event){.thread = k,
-				       .calls_only = (r->flags & MF_TIMELINE_CALLS_ONLY) != 0,
-				       .p = {r->time_ns, r->calls,
-					     mf_scale(r->bytes, t->sample_rate),
-					     mf_scale(r->temporaries, t->sample_rate),
-					     mf_scale(r->live_bytes, t->sample_rate),
-					     mf_scale(r->live_blocks, t->sample_rate)},
-				       .has_live = live,
-				       .plive = mf_scale(r->process_live, t->sample_rate)};
+		*x = (struct mf_event){
+		    .thread = k,
+		    .calls_only = (r->flags & MF_TIMELINE_CALLS_ONLY) != 0,
+		    .p = {.time_ns = r->time_ns,
+			  .calls = r->calls,
+			  .bytes = mf_scale(r->bytes, t->sample_rate),
+			  .temporaries = mf_scale(r->temporaries, t->sample_rate),
+			  .live_bytes = mf_scale(r->live_bytes, t->sample_rate),
+			  .live_blocks = mf_scale(r->live_blocks, t->sample_rate)},
+		    .has_live = live,
+		    .plive = mf_scale(r->process_live, t->sample_rate)};
 	}
 	const struct mf_event *last = &v[*n - 1];
 	if (t->checked_ns >= last->p.time_ns && t->checked_calls > last->p.calls)

@@ -59,13 +59,17 @@ void mf_rules_needed(void) {}
 
 static uint64_t rule(int cfa_rbp, int16_t rbp_off, int32_t cfa_off)
 {
-	struct mf_cfi_rule r = {cfa_off, rbp_off, (uint8_t)cfa_rbp, MF_CFI_STEP, -8};
+	struct mf_cfi_rule r = {.cfa_off = cfa_off,
+				.rbp_off = rbp_off,
+				.cfa_rbp = (uint8_t)cfa_rbp,
+				.kind = MF_CFI_STEP,
+				.ra_off = -8};
 	return mf_rule_pack(&r, mf_walk_epoch_now() & MF_RULE_EPOCH_MASK);
 }
 
 static uint64_t end_rule(void)
 {
-	struct mf_cfi_rule r = {0, 0, 0, MF_CFI_END, 0};
+	struct mf_cfi_rule r = {.kind = MF_CFI_END};
 	return mf_rule_pack(&r, mf_walk_epoch_now() & MF_RULE_EPOCH_MASK);
 }
 

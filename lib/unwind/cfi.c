@@ -533,7 +533,7 @@ int mf_cfi_find(uintptr_t pc, struct mf_cfi_rule *out)
 #endif
 	if ((row.cfa_reg != MF_DW_RSP && row.cfa_reg != MF_DW_RBP) || row.cfa_off <= 0 ||
 	    row.cfa_off > INT32_MAX || row.ra.how != MF_REG_AT_CFA || row.ra.off >= 0 ||
-	    row.ra.off < MF_SAVED_OFF_MIN || (MF_RA_ONLY_AT && row.ra.off != MF_RA_ONLY_AT) ||
+	    row.ra.off < MF_SAVED_OFF_MIN || (MF_RA_ONLY_AT != 0 && row.ra.off != MF_RA_ONLY_AT) ||
 	    row.rsp.how != MF_REG_SAME)
 		return -1;
 	if (row.rbp.how == MF_REG_AT_CFA && row.rbp.off < 0 && row.rbp.off >= MF_SAVED_OFF_MIN)
