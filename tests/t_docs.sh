@@ -106,7 +106,7 @@ is "$bad" "" "every link of README.md, HACKING.md, docs/*.md and tests/README.md
 
 # tests/README.md: every test has its line in the index, every test and source file the file
 # names exists, every .c file of lib/, mf_print/ and launcher/ has its line in the table of
-# source files, and the section of hostile hosts holds Makefile.am's HOSTILE_TESTS.
+# source files, and the section of hostile hosts holds tests/local.mk's HOSTILE_TESTS.
 idx=$srcdir/tests/README.md
 # rows HEADING: the first cells ("| `name` |") of the tables under HEADING, up to the next
 # heading of its level or above
@@ -137,17 +137,17 @@ for f in $mapped; do [ -e "$srcdir/$f" ] || gone="$gone $f"; done
 is "$gone" "" "every source file tests/README.md's table names exists"
 is "$(awk '/^## / { on = /^## Source files/ } on && /^\| `/ && !/`t_|`test_|no test/' "$idx")" "" \
 	"every source file in tests/README.md's table names its tests, or says it has none"
-# A section named for a list of Makefile.am ("### Hostile hosts (`HOSTILE_TESTS`)") holds
+# A section named for a list of tests/local.mk ("### Hostile hosts (`HOSTILE_TESTS`)") holds
 # that list's tests; list VAR: the tests of VAR's assignments (=, +=, with continued lines)
 list() {
 	awk -v v="$1" '$1 == v && ($2 == "=" || $2 == "+=") { on = 1 } on { print; on = /\\$/ }' \
-		"$srcdir/Makefile.am" | grep -oE 'tests/t_[a-z0-9_]+\.sh' | sed 's|^tests/||' | sort
+		"$srcdir/tests/local.mk" | grep -oE 'tests/t_[a-z0-9_]+\.sh' | sed 's|^tests/||' | sort
 }
 lists=$(sed -n 's/^### .*(`\([A-Z_]*\)`)$/\1/p' "$idx")
 [ "$(printf '%s\n' "$lists" | grep -c .)" -ge 2 ]
-ok $? "tests/README.md's sections of Makefile.am's lists are found ($(echo $lists))"
+ok $? "tests/README.md's sections of tests/local.mk's lists are found ($(echo $lists))"
 for v in $lists; do
 	heading=$(grep -m1 "^### .*(\`$v\`)\$" "$idx")
-	is "$(rows "$heading" | sort)" "$(list "$v")" "tests/README.md's section $v is Makefile.am's $v"
+	is "$(rows "$heading" | sort)" "$(list "$v")" "tests/README.md's section $v is tests/local.mk's $v"
 done
 done_testing
