@@ -20,14 +20,21 @@ AM_CFLAGS = $(TEST_PROG_CFLAGS)
 EXTRA_DIST += tests/lsan.supp tests/tap.sh tests/dhat_compare.py tests/symbolize_target.c tests/prog_rust.rs tests/prog_python.py \
 	tests/prog_rust_inline.rs tests/prog_cxx_scopes.cpp
 
+# lib/'s modules of files and processes, as plain code (not the preloaded library's build), for
+# the unit tests that call them: test_format and test_files
+check_LIBRARIES += tests/libmf_files.a
+tests_libmf_files_a_SOURCES = lib/profile_file.c lib/fds_apart.c lib/process.c \
+	lib/process_end.c lib/modules.c lib/objects.c lib/loader.c lib/namespaces.c lib/config.c \
+	lib/parse.c lib/parse.h lib/log.c lib/write_all.c lib/format.c
+tests_libmf_files_a_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
+
 # unit: the on-disk format round trip, writer (lib/) to reader (mf_print/)
 check_PROGRAMS += tests/test_format
-tests_test_format_SOURCES = tests/test_format.c tests/tap.h lib/trie.c lib/profile_file.c \
-	lib/fds_apart.c lib/process.c lib/process_end.c lib/modules.c lib/objects.c lib/loader.c lib/namespaces.c lib/config.c lib/parse.c lib/parse.h lib/log.c lib/write_all.c lib/format.c \
-	lib/timeline.c mf_print/reader.c
+tests_test_format_SOURCES = tests/test_format.c tests/tap.h lib/trie.c lib/timeline.c \
+	mf_print/reader.c
+tests_test_format_LDADD = tests/libmf_files.a -ldl -lpthread
 tests_test_format_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
 tests_test_format_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_format_LDADD = -ldl -lpthread
 TESTS += tests/test_format
 
 # unit: the hot stacks and the words that decide a walk, on stacks built by hand (each frame's
@@ -42,28 +49,26 @@ TESTS += tests/test_hot
 
 # unit: offline symbolization against a program compiled at test time
 check_PROGRAMS += tests/test_symbolize
-tests_test_symbolize_SOURCES = tests/test_symbolize.c mf_print/symbolize.c mf_print/names.c \
-	mf_print/elfsym.c mf_print/inlines.c mf_print/ranges.c
+tests_test_symbolize_SOURCES = tests/test_symbolize.c
 tests_test_symbolize_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/mf_print $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
 tests_test_symbolize_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_symbolize_LDADD = $(LIBDW_LIBS) -lelf $(LIBIBERTY_LIBS)
+tests_test_symbolize_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_symbolize
 
 # unit: the model, on profiles built by hand, and every report from one model
 check_PROGRAMS += tests/test_model
-tests_test_model_SOURCES = tests/test_model.c tests/tap.h $(MF_PRINT_CORE)
+tests_test_model_SOURCES = tests/test_model.c tests/tap.h
 tests_test_model_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
 tests_test_model_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_model_LDADD = $(LIBDW_LIBS) -lelf $(LIBIBERTY_LIBS) $(ZLIB_LIBS) -lm
+tests_test_model_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_model
 
 # what the symbolizer says of a program's addresses, for tests that compare it with addr2line
 check_PROGRAMS += tests/sym_frames
-tests_sym_frames_SOURCES = tests/sym_frames.c mf_print/symbolize.c mf_print/names.c \
-	mf_print/elfsym.c mf_print/inlines.c mf_print/ranges.c
+tests_sym_frames_SOURCES = tests/sym_frames.c
 tests_sym_frames_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
 tests_sym_frames_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_sym_frames_LDADD = $(LIBDW_LIBS) -lelf $(LIBIBERTY_LIBS)
+tests_sym_frames_LDADD = $(MF_PRINT_LIBS)
 
 # programs run under the profiler
 check_PROGRAMS += tests/prog_sites tests/prog_kill tests/prog_fork tests/prog_exec \
@@ -90,7 +95,7 @@ tests_prog_life_LDADD = -lpthread
 tests_prog_life_sample_LDADD = -lpthread
 tests_prog_reuse_LDADD = tests/libreuse_nofp.a
 # (two of prog_reuse's frames without a frame pointer, whichever the compiler)
-check_LIBRARIES = tests/libreuse_nofp.a
+check_LIBRARIES += tests/libreuse_nofp.a
 tests_libreuse_nofp_a_SOURCES = tests/prog_reuse_nofp.c
 tests_libreuse_nofp_a_CFLAGS = $(TEST_PROG_CFLAGS) -fomit-frame-pointer
 tests_prog_rules_LDADD = -ldl
@@ -261,10 +266,10 @@ CLEANFILES += tests/t_html.png tests/t_timeline.png
 
 # unit: simplified C++ names
 check_PROGRAMS += tests/test_names
-tests_test_names_SOURCES = tests/test_names.c mf_print/names.c
+tests_test_names_SOURCES = tests/test_names.c
 tests_test_names_CFLAGS = $(MF_CFLAGS) $(SANITIZE_CFLAGS)
 tests_test_names_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_names_LDADD = $(LIBIBERTY_LIBS)
+tests_test_names_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_names
 
 # ---- benchmark: `make bench` (never part of make check: timings are not tests) ----------------
@@ -306,11 +311,10 @@ bench-print: lib/libmalloc_freq.la mf_print/mf_print tests/bench_run tests/bench
 
 # robustness: every truncation and 20000 random changes of real files (tests/fuzz_corpus)
 check_PROGRAMS += tests/test_reader_robust
-tests_test_reader_robust_SOURCES = tests/test_reader_robust.c tests/reader_exercise.h \
-	$(MF_PRINT_CORE)
+tests_test_reader_robust_SOURCES = tests/test_reader_robust.c tests/reader_exercise.h
 tests_test_reader_robust_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
 tests_test_reader_robust_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_reader_robust_LDADD = $(LIBDW_LIBS) -lelf $(LIBIBERTY_LIBS) $(ZLIB_LIBS) -lm
+tests_test_reader_robust_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_reader_robust
 EXTRA_DIST += tests/fuzz_corpus tests/fuzz_reader.c
 
@@ -331,11 +335,10 @@ clean-local-fuzz:
 
 # unit: planted symlinks, taken names, permissions
 check_PROGRAMS += tests/test_files
-tests_test_files_SOURCES = tests/test_files.c tests/tap.h lib/profile_file.c lib/fds_apart.c \
-	lib/process.c lib/process_end.c lib/modules.c lib/objects.c lib/loader.c lib/namespaces.c lib/config.c lib/parse.c lib/parse.h lib/log.c lib/write_all.c lib/format.c
+tests_test_files_SOURCES = tests/test_files.c tests/tap.h
 tests_test_files_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
 tests_test_files_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_files_LDADD = -ldl -lpthread
+tests_test_files_LDADD = tests/libmf_files.a -ldl -lpthread
 TESTS += tests/test_files
 
 # ---- the longer tier: a peer's test suite (CPython's regression tests) under the profiler ----
