@@ -249,14 +249,14 @@ static MF_INLINE void *mf_returned(void *p, size_t n);
 MF_EXPORT void *malloc(size_t n)
 {
 	if (mf_likely(mf_passed()))
-		return mf_real.malloc(n);
+		return mf_real.alloc.malloc(n);
 	return mf_malloc_noted(n);
 }
 
 MF_EXPORT void *calloc(size_t n, size_t m)
 {
 	if (mf_likely(mf_passed()))
-		return mf_real.calloc(n, m);
+		return mf_real.alloc.calloc(n, m);
 	return mf_calloc_noted(n, m);
 }
 
@@ -283,14 +283,14 @@ static MF_NOINLINE void *mf_malloc_noted(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
 		return mf_real_own(0, n, 0);
-	return mf_returned(mf_real.malloc(n), n);
+	return mf_returned(mf_real.alloc.malloc(n), n);
 }
 
 static MF_NOINLINE void *mf_calloc_noted(size_t n, size_t m)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
 		return mf_own_calloc(n, m);
-	return mf_returned(mf_real.calloc(n, m), mf_product(n, m));
+	return mf_returned(mf_real.alloc.calloc(n, m), mf_product(n, m));
 }
 
 /* (mf_count_down(n): --*n <= 0, in the fewest instructions: lib/arch/) */
@@ -434,8 +434,8 @@ MF_EXPORT void *realloc(void *old, size_t n)
 	if (mf_unlikely(mf_real_is_bootstrap(old)))
 		return mf_returned(mf_real_move_bootstrap(old, n), n);
 	if (mf_unlikely(mf_nonzero(mf_life_on)))
-		return mf_realloc_life(mf_real.realloc, old, n, last);
-	return mf_reallocated(old, n, mf_real.realloc(old, n), last);
+		return mf_realloc_life(mf_real.alloc.realloc, old, n, last);
+	return mf_reallocated(old, n, mf_real.alloc.realloc(old, n), last);
 }
 
 /* As glibc does it, overflow check then realloc, the one glibc's would call (the first in the
@@ -465,7 +465,7 @@ MF_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 		void *p = mf_real_own(align, n, 0);
 		return p ? (*out = p, 0) : ENOMEM;
 	}
-	int r = mf_real.posix_memalign(out, align, n);
+	int r = mf_real.alloc.posix_memalign(out, align, n);
 	mf_returned(r ? NULL : *out, n);
 	return r;
 }
@@ -474,28 +474,28 @@ MF_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
 		return mf_real_own(align, n, 0);
-	return mf_returned(mf_real.aligned_alloc(align, n), n);
+	return mf_returned(mf_real.alloc.aligned_alloc(align, n), n);
 }
 
 MF_EXPORT void *memalign(size_t align, size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
 		return mf_real_own(align, n, 0);
-	return mf_returned(mf_real.memalign(align, n), n);
+	return mf_returned(mf_real.alloc.memalign(align, n), n);
 }
 
 MF_EXPORT void *valloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_returned(mf_real.valloc(n), n);
+	return mf_returned(mf_real.alloc.valloc(n), n);
 }
 
 MF_EXPORT void *pvalloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
 		return mf_real_own(4096, n, 0);
-	return mf_returned(mf_real.pvalloc(n), n);
+	return mf_returned(mf_real.alloc.pvalloc(n), n);
 }
 
 static inline __attribute__((always_inline)) void mf_free(void *p)
@@ -503,7 +503,7 @@ static inline __attribute__((always_inline)) void mf_free(void *p)
 	if (mf_unlikely(mf_real_is_bootstrap(p)))
 		mf_real_free_bootstrap(p);
 	else
-		mf_real.free(p);
+		mf_real.alloc.free(p);
 }
 
 /* A block of the bootstrap arena, or any with lifetimes on (apart, so that free's common path
@@ -526,7 +526,7 @@ MF_EXPORT void free(void *p)
 	if (mf_unlikely((uintptr_t)p - (uintptr_t)mf_free_apart_lo < mf_free_apart_span))
 		mf_free_apart(p);
 	else
-		mf_real.free(p);
+		mf_real.alloc.free(p);
 }
 
 /* The entry points above by addresses that are this library's own (the lookup may find
@@ -565,14 +565,14 @@ void *const mf_entry_own[MF_ENTRY_OWN_COUNT] = {
  * (through libc's or libunwind's slots) go to x unrecorded, as they did before. */
 #define MF_NEXT_ENTRY __attribute__((used, noinline, visibility("hidden")))
 
-MF_NEXT_ENTRY void *mf_next_malloc(size_t n, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_malloc(size_t n, const struct mf_allocator *x)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MALLOC, n)))
 		return x->malloc(n);
 	return mf_returned(x->malloc(n), n);
 }
 
-MF_NEXT_ENTRY void *mf_next_calloc(size_t n, size_t m, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_calloc(size_t n, size_t m, const struct mf_allocator *x)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_CALLOC, mf_product(n, m))))
 		return x->calloc(n, m);
@@ -580,7 +580,7 @@ MF_NEXT_ENTRY void *mf_next_calloc(size_t n, size_t m, const struct mf_next *x)
 }
 
 static inline __attribute__((always_inline)) void *
-mf_next_realloc_as(enum mf_entry e, void *old, size_t n, const struct mf_next *x)
+mf_next_realloc_as(enum mf_entry e, void *old, size_t n, const struct mf_allocator *x)
 {
 	struct mf_last last = mf_last_now();
 	if (mf_unlikely(mf_enter(e, n)))
@@ -594,12 +594,13 @@ mf_next_realloc_as(enum mf_entry e, void *old, size_t n, const struct mf_next *x
 	return p;
 }
 
-MF_NEXT_ENTRY void *mf_next_realloc(void *old, size_t n, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_realloc(void *old, size_t n, const struct mf_allocator *x)
 {
 	return mf_next_realloc_as(MF_ENTRY_REALLOC, old, n, x);
 }
 
-MF_NEXT_ENTRY void *mf_next_reallocarray(void *old, size_t n, size_t m, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_reallocarray(void *old, size_t n, size_t m,
+					 const struct mf_allocator *x)
 {
 	size_t total;
 	if (__builtin_mul_overflow(n, m, &total)) {
@@ -611,7 +612,7 @@ MF_NEXT_ENTRY void *mf_next_reallocarray(void *old, size_t n, size_t m, const st
 }
 
 MF_NEXT_ENTRY int mf_next_posix_memalign(void **out, size_t align, size_t n,
-					 const struct mf_next *x)
+					 const struct mf_allocator *x)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_POSIX_MEMALIGN, n)))
 		return x->posix_memalign(out, align, n);
@@ -620,35 +621,35 @@ MF_NEXT_ENTRY int mf_next_posix_memalign(void **out, size_t align, size_t n,
 	return r;
 }
 
-MF_NEXT_ENTRY void *mf_next_aligned_alloc(size_t align, size_t n, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_aligned_alloc(size_t align, size_t n, const struct mf_allocator *x)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_ALIGNED_ALLOC, n)))
 		return x->aligned_alloc(align, n);
 	return mf_returned(x->aligned_alloc(align, n), n);
 }
 
-MF_NEXT_ENTRY void *mf_next_memalign(size_t align, size_t n, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_memalign(size_t align, size_t n, const struct mf_allocator *x)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_MEMALIGN, n)))
 		return x->memalign(align, n);
 	return mf_returned(x->memalign(align, n), n);
 }
 
-MF_NEXT_ENTRY void *mf_next_valloc(size_t n, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_valloc(size_t n, const struct mf_allocator *x)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
 		return x->valloc(n);
 	return mf_returned(x->valloc(n), n);
 }
 
-MF_NEXT_ENTRY void *mf_next_pvalloc(size_t n, const struct mf_next *x)
+MF_NEXT_ENTRY void *mf_next_pvalloc(size_t n, const struct mf_allocator *x)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
 		return x->pvalloc(n);
 	return mf_returned(x->pvalloc(n), n);
 }
 
-MF_NEXT_ENTRY void mf_next_free(void *p, const struct mf_next *x)
+MF_NEXT_ENTRY void mf_next_free(void *p, const struct mf_allocator *x)
 {
 	if (mf_unlikely(p == mf_tls.last_block) && p) {
 		mf_tls.last_block = NULL;

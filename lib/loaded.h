@@ -139,17 +139,5 @@ extern MF_TLS uintptr_t mf_rebind_watched;
  * posix_memalign, aligned_alloc, memalign, valloc, pvalloc, free. */
 #define MF_ENTRY_OWN_COUNT 10
 extern void *const mf_entry_own[MF_ENTRY_OWN_COUNT];
-/* An allocator the entry points of interpose.c forward to (mf_next_malloc, ...). */
-struct mf_next {
-	void *(*malloc)(size_t);
-	void *(*calloc)(size_t, size_t);
-	void *(*realloc)(void *, size_t);
-	int (*posix_memalign)(void **, size_t, size_t);
-	void *(*aligned_alloc)(size_t, size_t);
-	void *(*memalign)(size_t, size_t);
-	void *(*valloc)(size_t);
-	void *(*pvalloc)(size_t);
-	void (*free)(void *);
-};
 
 #endif

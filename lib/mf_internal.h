@@ -131,19 +131,25 @@ void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
  * -errno (-EIO: a write wrote nothing). Async-signal-safe. */
 int mf_write_all(int fd, const void *buf, size_t len);
 
-/* real.c: the next allocator in the lookup order. Until mf_real_init() the pointers lead to a
- * small static bootstrap arena, so they are never NULL. */
-struct mf_real {
+/* An allocator's entry points: the one the program's calls reach (mf_real.alloc), or one a
+ * library reaches past the profiler (rebind.c's tables, which assembly stubs index by this
+ * layout: 72 bytes, in this order). */
+struct mf_allocator {
 	void *(*malloc)(size_t);
 	void *(*calloc)(size_t, size_t);
 	void *(*realloc)(void *, size_t);
-	void *(*realloc_first)(void *, size_t); /* the first in the lookup order (reallocarray's) */
 	int (*posix_memalign)(void **, size_t, size_t);
 	void *(*aligned_alloc)(size_t, size_t);
 	void *(*memalign)(size_t, size_t);
 	void *(*valloc)(size_t);
 	void *(*pvalloc)(size_t);
 	void (*free)(void *);
+};
+/* real.c: the next allocator in the lookup order. Until mf_real_init() the pointers lead to a
+ * small static bootstrap arena, so they are never NULL. */
+struct mf_real {
+	struct mf_allocator alloc;		/* (first: the hot path's loads) */
+	void *(*realloc_first)(void *, size_t); /* the first in the lookup order (reallocarray's) */
 	int (*dlclose)(void *);
 	int (*dl_iterate_phdr)(int (*)(struct dl_phdr_info *, size_t, void *), void *);
 	/* what the profile's files depend on: who the process is, what its root is; NULL until

@@ -94,16 +94,16 @@ static int mf_boot_dlclose(void *h)
 }
 
 struct mf_real mf_real = {
-    .malloc = mf_boot_malloc,
-    .calloc = mf_boot_calloc,
-    .realloc = mf_boot_realloc,
+    .alloc = {.malloc = mf_boot_malloc,
+	      .calloc = mf_boot_calloc,
+	      .realloc = mf_boot_realloc,
+	      .posix_memalign = mf_boot_posix_memalign,
+	      .aligned_alloc = mf_boot_aligned_alloc,
+	      .memalign = mf_boot_aligned_alloc,
+	      .valloc = mf_boot_valloc,
+	      .pvalloc = mf_boot_valloc,
+	      .free = mf_boot_free},
     .realloc_first = mf_boot_realloc,
-    .posix_memalign = mf_boot_posix_memalign,
-    .aligned_alloc = mf_boot_aligned_alloc,
-    .memalign = mf_boot_aligned_alloc,
-    .valloc = mf_boot_valloc,
-    .pvalloc = mf_boot_valloc,
-    .free = mf_boot_free,
     .dlclose = mf_boot_dlclose,
 };
 
@@ -124,7 +124,7 @@ int mf_real_is_bootstrap(const void *p)
 
 void *mf_real_move_bootstrap(void *p, size_t size)
 {
-	void *q = mf_real.malloc(size);
+	void *q = mf_real.alloc.malloc(size);
 	if (q) {
 		size_t old = ((size_t *)p)[-1];
 		memcpy(q, p, old < size ? old : size);
@@ -204,18 +204,18 @@ void *mf_real_own(size_t align, size_t n, int zero)
 		return NULL;
 	}
 	if (align <= MF_BOOTSTRAP_ALIGN)
-		return zero ? mf_real.calloc(1, n) : mf_real.malloc(n);
-	return mf_real.posix_memalign(&p, align, n) ? NULL : p;
+		return zero ? mf_real.alloc.calloc(1, n) : mf_real.alloc.malloc(n);
+	return mf_real.alloc.posix_memalign(&p, align, n) ? NULL : p;
 }
 
 void *mf_real_own_realloc(void *old, size_t n)
 {
 	if (old && !mf_real_is_bootstrap(old))
-		return mf_real.realloc(old, n);
+		return mf_real.alloc.realloc(old, n);
 	void *p = mf_boot_realloc(old, n);
 	if (p)
 		return p;
-	return old ? mf_real_move_bootstrap(old, n) : mf_real.malloc(n);
+	return old ? mf_real_move_bootstrap(old, n) : mf_real.alloc.malloc(n);
 }
 
 int mf_real_ours(void *fn)
@@ -331,30 +331,30 @@ int mf_real_init(void)
 {
 	struct mf_real r;
 	/* Resolve everything first and publish after, so no entry point sees a half-set table. */
-#define MF_RESOLVE(name)                                                                           \
+#define MF_RESOLVE(field, symbol)                                                                  \
 	do {                                                                                       \
-		*(void **)&r.name = dlsym(RTLD_NEXT, #name);                                       \
-		if (!r.name)                                                                       \
-			r.name = mf_real.name;                                                     \
+		*(void **)&r.field = dlsym(RTLD_NEXT, symbol);                                     \
+		if (!r.field)                                                                      \
+			r.field = mf_real.field;                                                   \
 	} while (0)
-	MF_RESOLVE(malloc);
-	MF_RESOLVE(calloc);
-	MF_RESOLVE(realloc);
-	MF_RESOLVE(posix_memalign);
-	MF_RESOLVE(aligned_alloc);
-	MF_RESOLVE(memalign);
-	MF_RESOLVE(valloc);
-	MF_RESOLVE(pvalloc);
-	MF_RESOLVE(free);
-	MF_RESOLVE(dlclose);
-	MF_RESOLVE(dl_iterate_phdr);
+	MF_RESOLVE(alloc.malloc, "malloc");
+	MF_RESOLVE(alloc.calloc, "calloc");
+	MF_RESOLVE(alloc.realloc, "realloc");
+	MF_RESOLVE(alloc.posix_memalign, "posix_memalign");
+	MF_RESOLVE(alloc.aligned_alloc, "aligned_alloc");
+	MF_RESOLVE(alloc.memalign, "memalign");
+	MF_RESOLVE(alloc.valloc, "valloc");
+	MF_RESOLVE(alloc.pvalloc, "pvalloc");
+	MF_RESOLVE(alloc.free, "free");
+	MF_RESOLVE(dlclose, "dlclose");
+	MF_RESOLVE(dl_iterate_phdr, "dl_iterate_phdr");
 #undef MF_RESOLVE
 	/* reallocarray is glibc's realloc with an overflow check; glibc's calls realloc as the
 	 * program does, through the lookup order: a program's own realloc, or an allocator's
 	 * preloaded before the profiler, gets the call (and has the block). */
 	*(void **)&r.realloc_first = mf_real_first("realloc");
 	if (!r.realloc_first)
-		r.realloc_first = r.realloc;
+		r.realloc_first = r.alloc.realloc;
 	/* The program's dlclose and dl_iterate_phdr must work even if we do not record; and so
 	 * must its set*uid and chroot. */
 	mf_real.dlclose = r.dlclose;
@@ -367,8 +367,9 @@ int mf_real_init(void)
 	MF_RESOLVE_ANY(chroot);
 	MF_RESOLVE_ANY(pthread_setcanceltype);
 #undef MF_RESOLVE_ANY
-	if (r.malloc == mf_boot_malloc || r.free == mf_boot_free || r.calloc == mf_boot_calloc ||
-	    r.realloc == mf_boot_realloc || !r.dl_iterate_phdr) {
+	if (r.alloc.malloc == mf_boot_malloc || r.alloc.free == mf_boot_free ||
+	    r.alloc.calloc == mf_boot_calloc || r.alloc.realloc == mf_boot_realloc ||
+	    !r.dl_iterate_phdr) {
 		mf_log("cannot find the next malloc/free with dlsym(RTLD_NEXT); not recording");
 		return -1;
 	}

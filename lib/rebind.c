@@ -47,9 +47,9 @@ static const char *const mf_rebind_names[MF_REBIND_NAMES] = {
  * its allocator's address into the register after the call's arguments, a jump to interpose.c's
  * entry point (16 bytes, in the order of the names above; the instructions: lib/arch/). */
 enum { MF_REBIND_TABLES = 16, MF_REBIND_STUB = 16 };
-__attribute__((used, visibility("hidden"))) struct mf_next mf_rebind_next[MF_REBIND_TABLES];
+__attribute__((used, visibility("hidden"))) struct mf_allocator mf_rebind_next[MF_REBIND_TABLES];
 static unsigned mf_rebind_state[MF_REBIND_TABLES]; /* 0 free, 1 being filled, 2 in use */
-_Static_assert(sizeof(struct mf_next) == 72, "the stubs' stride");
+_Static_assert(sizeof(struct mf_allocator) == 72, "the stubs' stride");
 extern const char mf_rebind_stubs[] __attribute__((visibility("hidden")));
 /* clang-format off */
 __asm__(MF_ARCH_REBIND_STUB
@@ -94,7 +94,7 @@ struct mf_rebind_group {
 };
 
 /* A table for the allocator (its stubs), found or taken; -1 when all are taken. */
-static int mf_rebind_table(const struct mf_next *next)
+static int mf_rebind_table(const struct mf_allocator *next)
 {
 	for (int k = 0; k < MF_REBIND_TABLES; k++)
 		if (__atomic_load_n(&mf_rebind_state[k], __ATOMIC_ACQUIRE) == 2 &&
@@ -131,7 +131,7 @@ static int mf_rebind_forward(void *root, struct mf_rebind_group *g)
 		dlerror(); /* (the program's dlerror must not find ours) */
 	if (!t[MF_REBIND_MALLOC] || !t[MF_REBIND_FREE] || t[MF_REBIND_MALLOC] == mf_rebind_own[0])
 		return -1; /* (no allocator there, or the entry points themselves) */
-	struct mf_next next = {
+	struct mf_allocator next = {
 	    /* (the stubs forward to these) */
 	    t[MF_REBIND_MALLOC],	 t[MF_REBIND_CALLOC],	     t[MF_REBIND_REALLOC],
 	    t[MF_REBIND_POSIX_MEMALIGN], t[MF_REBIND_ALIGNED_ALLOC], t[MF_REBIND_MEMALIGN],
@@ -139,11 +139,7 @@ static int mf_rebind_forward(void *root, struct mf_rebind_group *g)
 	for (int e = 0; e < MF_REBIND_NAMES; e++) /* (where the lookup finds ours: they count) */
 		if (t[e] == mf_rebind_own[e])
 			t[e] = NULL;
-	if (next.malloc == mf_real.malloc && next.calloc == mf_real.calloc &&
-	    next.realloc == mf_real.realloc && next.free == mf_real.free &&
-	    next.posix_memalign == mf_real.posix_memalign &&
-	    next.aligned_alloc == mf_real.aligned_alloc && next.memalign == mf_real.memalign &&
-	    next.valloc == mf_real.valloc && next.pvalloc == mf_real.pvalloc) {
+	if (!memcmp(&next, &mf_real.alloc, sizeof(next))) {
 		for (int e = 0; e < MF_REBIND_NAMES; e++)
 			g->forward[e] = t[e] ? mf_rebind_own[e] : NULL;
 		return 0;
