@@ -293,6 +293,43 @@ static void mf_rebind_objects(const struct link_map *handle, int deep, const str
 			    "some of its calls are not recorded");
 }
 
+/* A slot pointed at an entry point for the allocator preloaded first: led to it again. */
+static int mf_rebind_slot_back(void **slot, const char *name, const ElfW(Sym) * sym, unsigned type,
+			       void *arg)
+{
+	(void)sym, (void)type;
+	struct mf_rebind_slots *s = arg;
+	for (int e = 0; e < MF_REBIND_NAMES; e++)
+		if (s->g->forward[e] && s->g->target[e] &&
+		    __atomic_load_n(slot, __ATOMIC_ACQUIRE) == s->g->forward[e] &&
+		    !strcmp(name, mf_rebind_names[e]) && mf_got_write(s->o, slot, s->g->target[e]))
+			s->failed = 1;
+	return 0;
+}
+
+int mf_rebind_undo(void)
+{
+	if (!mf_rebind_first_on)
+		return 0;
+	__atomic_store_n(&mf_rebind_first_on, 0, __ATOMIC_RELEASE);
+	struct mf_rebind_scan s = {.first = 1};
+	uintptr_t self = (uintptr_t)mf_rebind_own[MF_REBIND_MALLOC];
+	int failed = 0;
+	do {
+		s.count = s.more = 0;
+		mf_objects_iterate(mf_rebind_collect, &s);
+		for (int i = 0; i < s.count; i++) {
+			struct mf_rebind_slots slots = {&s.objects[i], &mf_rebind_first, 0};
+			if (self - s.objects[i].start < s.objects[i].end - s.objects[i].start ||
+			    mf_attach_skip(s.objects[i].start))
+				continue;
+			if (mf_got_each(&s.objects[i], mf_rebind_slot_back, &slots) || slots.failed)
+				failed = 1;
+		}
+	} while (s.more);
+	return failed ? -1 : 0;
+}
+
 /* In a dl_iterate_phdr callback: the base namespace's last object. */
 static int mf_rebind_last(struct dl_phdr_info *info, size_t size, void *arg)
 {
