@@ -7,9 +7,12 @@
  *   e     says whether errno is still what it was set to before the line was read, and
  *         whether any MALLOC_FREQ_ variable is in the environment
  *   s     says whether every signal's disposition is as it was at start
+ *   g     says which object the program's malloc leads to now (its GOT slot's, as a function
+ *         pointer taken from it: libc, or the profiler while attached)
  *   q     ends, with status 7
  * Usage: prog_attach < commands */
 #define _GNU_SOURCE
+#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -105,6 +108,15 @@ int main(void)
 			printf("signals %s\n",
 			       dispositions() == signals ? "as at start" : "changed");
 			continue;
+		case 'g': {
+			void *(*volatile fn)(size_t) = malloc; /* (read from the GOT now) */
+			Dl_info info;
+			const char *name = dladdr((void *)fn, &info) && info.dli_fname
+					       ? strrchr(info.dli_fname, '/')
+					       : NULL;
+			printf("malloc leads to %s\n", name ? name + 1 : "?");
+			continue;
+		}
 		case 'q':
 			printf("end\n");
 			return 7;

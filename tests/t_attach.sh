@@ -35,10 +35,12 @@ ours() { cat /proc/"$pid"/task/*/comm 2> /dev/null | grep -c '^malloc_freq'; }
 run() {
 	: > "$1"
 	send "$1" a100; send "$1" t100
+	send "$1" g
 	$2
+	: > during.txt; send during.txt g
 	send "$1" a50; send "$1" t30; send "$1" f; send "$1" e; send "$1" s
 	$3
-	send "$1" a70; send "$1" t20; send "$1" e; send "$1" s
+	send "$1" a70; send "$1" t20; send "$1" e; send "$1" s; send "$1" g
 }
 
 start env -u MALLOC_FREQ_CACHE
@@ -66,6 +68,8 @@ like "$(cat again.err)" "^malloc_freq: process $pid \\([^)]*prog_attach\\) is pr
 is "$detach_rc" 0 "--detach: status 0"
 like "$(cat detach.err)" "^malloc_freq: detached from process $pid" "--detach says so"
 like "$(cat detach.err)" "malloc_freq: report: .* $mf_work/att" "--detach names the report"
+like "$(cat during.txt)" '^malloc leads to libmalloc_freq\.so$' "while attached: the program's malloc slot leads to the profiler"
+like "$(grep '^malloc leads' attached.txt | tail -n 1)" '^malloc leads to libc\.so' "after detach: to libc again"
 is "$after" "$before" "after detach: the program's threads only"
 is "$after_ours" 0 "after detach: no thread named malloc_freq"
 is "$status" 7 "attached and detached: the program's own status"
