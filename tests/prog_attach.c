@@ -9,8 +9,10 @@
  *   s     says whether every signal's disposition is as it was at start
  *   g     says which object the program's malloc leads to now (its GOT slot's, as a function
  *         pointer taken from it: libc, or the profiler while attached)
+ *   p N   N calls of PLUGIN's plugin_run (N malloc/free pairs at its plugin_site), the library
+ *         opened at the first (a library loaded after an attach)
  *   q     ends, with status 7
- * Usage: prog_attach < commands */
+ * Usage: prog_attach PLUGIN < commands */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <errno.h>
@@ -63,9 +65,10 @@ static unsigned long dispositions(void)
 
 extern char **environ;
 
-int main(void)
+int main(int argc, char **argv)
 {
 	char line[64];
+	void (*plugin_run)(long) = NULL;
 	void *before = malloc(100), *moved = malloc(200);
 	unsigned long signals = dispositions();
 	pthread_t th;
@@ -117,6 +120,15 @@ int main(void)
 			printf("malloc leads to %s\n", name ? name + 1 : "?");
 			continue;
 		}
+		case 'p':
+			if (!plugin_run) {
+				void *h = argc > 1 ? dlopen(argv[1], RTLD_NOW) : NULL;
+				*(void **)&plugin_run = h ? dlsym(h, "plugin_run") : NULL;
+			}
+			if (!plugin_run)
+				return 4;
+			plugin_run(n);
+			break;
 		case 'q':
 			printf("end\n");
 			return 7;

@@ -1,7 +1,8 @@
 #!/bin/sh
 # malloc_freq --attach PID and --detach PID on a running program (tests/prog_attach, driven a
 # line at a time through a fifo, as a server is by its clients): the calls made between attach
-# and detach counted exactly, in a thread that existed at attach too; a block allocated before
+# and detach counted exactly, in a thread that existed at attach too and in a library opened
+# after it; the program's malloc slot led back at detach; a block allocated before
 # attach and freed after is no crash, with lifetimes too; after detach no thread of the
 # profiler's is left, and the program's output, errno, signals and exit status are as without
 # it; a process that cannot or must not be attached to is refused, saying why.
@@ -9,6 +10,8 @@
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 [ -x "$launcher" ] || bail "no launcher at $launcher"
 prog=$MF_TESTS/prog_attach
+plugin=$MF_TESTS/.libs/plugin.so
+[ -f "$plugin" ] || bail "no $plugin"
 unset LD_PRELOAD MALLOC_FREQ_DIR
 cd "$mf_work" || bail "cd $mf_work"
 command -v gdb > /dev/null || skip_all "no gdb: --attach and --detach run it"
@@ -22,7 +25,7 @@ fi
 # The program started with its input and output on fifos (fds 3 and 4 here); its pid in $pid.
 start() {
 	rm -f in out; mkfifo in out
-	"$@" "$prog" < in > out & pid=$!
+	"$@" "$prog" "$plugin" < in > out & pid=$!
 	exec 3> in 4< out
 }
 # One line to the program, its answer kept in the file $1.
@@ -38,9 +41,9 @@ run() {
 	send "$1" g
 	$2
 	: > during.txt; send during.txt g
-	send "$1" a50; send "$1" t30; send "$1" f; send "$1" e; send "$1" s
+	send "$1" a50; send "$1" t30; send "$1" p40; send "$1" f; send "$1" e; send "$1" s
 	$3
-	send "$1" a70; send "$1" t20; send "$1" e; send "$1" s; send "$1" g
+	send "$1" a70; send "$1" t20; send "$1" p10; send "$1" e; send "$1" s; send "$1" g
 }
 
 start env -u MALLOC_FREQ_CACHE
@@ -78,6 +81,7 @@ ok $((1 - same)) "the program's output, errno, environment and signals as withou
 "$MF_PRINT" --collapsed att > att.txt 2> att.print; ok $? "mf_print reads the output"
 is "$(calls att.txt ';site_main;malloc$')" 50 "site_main: exactly the 50 calls made while attached"
 is "$(calls att.txt ';site_thread;malloc$')" 30 "site_thread, a thread older than the attach: its 30"
+is "$(calls att.txt ';plugin_site;malloc$')" 40 "plugin_site, in a library opened after the attach: its 40"
 is "$(grep -c 'no MALLOC_FREQ_' attached.txt)" 2 "the settings given while attaching are not left in the environment"
 
 # with lifetimes and a control thread (snapshots by interval): the block from before is freed
