@@ -132,10 +132,10 @@ int mf_objects_each(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
  * RTLD_DEEPBIND, every object of a namespace made by dlmopen) have their GOT slots for it
  * pointed at entry points that forward to it, once the loader has loaded them. */
 void mf_rebind_init(void); /* at start: watches the loader's dlopen */
-/* malloc_freq --detach (attach.c): objects loaded from now on are left alone, and the slots
- * pointed at the entry points for the allocator preloaded first (the one the library found
- * loaded late: attach.c) lead to it again, but in the objects mf_attach_skip names. 0, or -1
- * (some slot could not be read or written). */
+/* malloc_freq --detach (attach.c): the loader's _dl_open is no longer watched (objects loaded
+ * from now on are left alone), and the slots pointed at the entry points for the allocator
+ * preloaded first (the one the library found loaded late) lead to it again, but in the objects
+ * mf_attach_skip names. 0, or -1 (some slot could not be read or written). */
 int mf_rebind_undo(void);
 /* The frame of a dlopen of the calling thread's that is watched now (its slots rebound once the
  * loader returns), or 0 (or, after the loader's error, the last, left by its longjmp). */

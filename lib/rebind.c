@@ -196,6 +196,10 @@ static int mf_rebind_slot(void **slot, const char *name, const ElfW(Sym) * sym, 
 static struct mf_rebind_group mf_rebind_first;
 static int mf_rebind_first_on;
 
+/* The slot watched, and ld.so's object that holds it (mf_rebind_undo puts _dl_open back). */
+static void **mf_rebind_watched_slot;
+static struct mf_got_object mf_rebind_watched_ldso;
+
 /* The objects to look at, collected with the loader's lock held. */
 enum { MF_REBIND_BATCH = 64 };
 struct mf_rebind_scan {
@@ -309,12 +313,16 @@ static int mf_rebind_slot_back(void **slot, const char *name, const ElfW(Sym) * 
 
 int mf_rebind_undo(void)
 {
+	int failed = 0;
+	/* (a dlopen already past the slot finishes in mf_rebind_open_watched, as before) */
+	if (mf_rebind_watched_slot &&
+	    mf_got_write(&mf_rebind_watched_ldso, mf_rebind_watched_slot, (void *)mf_rebind_real))
+		failed = 1;
 	if (!mf_rebind_first_on)
-		return 0;
+		return failed ? -1 : 0;
 	__atomic_store_n(&mf_rebind_first_on, 0, __ATOMIC_RELEASE);
 	struct mf_rebind_scan s = {.first = 1};
 	uintptr_t self = (uintptr_t)mf_rebind_own[MF_REBIND_MALLOC];
-	int failed = 0;
 	do {
 		s.count = s.more = 0;
 		mf_objects_iterate(mf_rebind_collect, &s);
@@ -463,7 +471,11 @@ static int mf_rebind_watch(struct mf_rebind_ldso *l, void **slot)
 	void *to = mf_rebind_probe_seen ? (void *)mf_rebind_open : (void *)mf_rebind_real;
 	if (mf_got_write(&l->object, slot, to)) /* (the probe stays: it passes calls on) */
 		return -1;
-	return mf_rebind_probe_seen ? 0 : -1;
+	if (!mf_rebind_probe_seen)
+		return -1;
+	mf_rebind_watched_ldso = l->object;
+	mf_rebind_watched_slot = slot;
+	return 0;
 }
 
 /* In a namespace made before the watch began: its objects, rebound now. */
