@@ -296,12 +296,21 @@ static void mf_attach_add(struct mf_attach_text *t, const char *fmt, ...)
 	t->len += (size_t)n;
 }
 
-/* The functions the script calls that ld.so has copies of its own (gdb may find those first, and
- * ld.so's unsetenv works on ld.so's copy of the environment): looked up with dlsym, as the
- * program's own calls find them. */
-static const char *const mf_attach_fns[] = {"__errno_location", "getenv", "setenv",
-					    "unsetenv",		"putenv", "munmap"};
-enum { MF_FN_ERRNO, MF_FN_GETENV, MF_FN_SETENV, MF_FN_UNSETENV, MF_FN_PUTENV, MF_FN_MUNMAP };
+/* The functions the script calls, libc's, looked up in libc with dlsym: gdb may find ld.so's
+ * copies first (ld.so's unsetenv works on ld.so's copy of the environment), and a program may
+ * define its own (bash keeps its variables apart from libc's environment, which the library
+ * reads). The last name is libc's own. */
+static const char *const mf_attach_fns[] = {"__errno_location", "getenv", "setenv",   "unsetenv",
+					    "putenv",		"munmap", "libc.so.6"};
+enum {
+	MF_FN_ERRNO,
+	MF_FN_GETENV,
+	MF_FN_SETENV,
+	MF_FN_UNSETENV,
+	MF_FN_PUTENV,
+	MF_FN_MUNMAP,
+	MF_FN_LIBC
+};
 
 /* The strings, one after another, into page: each setting's name and value, the library's
  * path, the functions' names. Their offsets into off (2 per setting, then 1 each); the bytes. */
@@ -310,7 +319,7 @@ static size_t mf_attach_strings(char *page, size_t size, const char *const *env,
 {
 	size_t at = 0;
 	int k = 0;
-	for (int i = 0; i <= 2 * n + 6; i++) {
+	for (int i = 0; i <= 2 * n + 7; i++) {
 		const char *from, *to;
 		if (i < 2 * n) {
 			const char *eq = strchr(env[i / 2], '=');
@@ -334,7 +343,7 @@ int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
 {
 	enum { MAX_ENV = 32, PAGE = 65536 };
 	static char strings[PAGE];
-	size_t off[2 * MAX_ENV + 8];
+	size_t off[2 * MAX_ENV + 9];
 	int n = 0;
 	while (env[n] && n < MAX_ENV)
 		n++;
@@ -361,9 +370,13 @@ int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
 			mf_attach_add(&t, "\\%03o", c);
 	}
 	mf_attach_add(&t, "\"\n");
-	for (int f = 0; f < 6; f++)
+	mf_attach_add(&t,
+		      "  set $mf_libc = ((void *(*)(const char *, int))dlopen)($mf_page + %zu, "
+		      "5)\n",
+		      fn[MF_FN_LIBC]);
+	for (int f = 0; f < MF_FN_LIBC; f++)
 		mf_attach_add(&t,
-			      "  set $mf_fn%d = ((void *(*)(void *, const char *))dlsym)(0, "
+			      "  set $mf_fn%d = ((void *(*)(void *, const char *))dlsym)($mf_libc, "
 			      "$mf_page + %zu)\n",
 			      f, fn[f]);
 	/* (errno first, put back last; a variable the process had is put back as it was) */
