@@ -104,6 +104,23 @@ cmp -s plain_var.txt life.txt; ok $? "with lifetimes: the conversation as withou
 "$MF_PRINT" --collapsed life > life.col 2> /dev/null
 is "$(calls life.col ';site_main;malloc$')/$(calls life.col ';site_thread;malloc$')" 50/30 "with lifetimes: 50 and 30"
 
+# bash defines setenv and getenv of its own, apart from libc's environment: the settings still
+# reach the library (its process directory under -o, not in bash's current directory)
+if command -v bash > /dev/null; then
+	rm -f bin bout; mkfifo bin bout
+	bash -c 'echo ready; read -r x; y="$x$x"; echo "$y"; read -r x' < bin > bout & bpid=$!
+	exec 6> bin 7< bout; read -r ready <&7
+	"$launcher" --attach "$bpid" -q -o bashprof 2> err; rc=$?
+	echo line >&6; read -r doubled <&7
+	"$launcher" --detach "$bpid" -q 2>> err
+	echo end >&6; exec 6>&- 7<&-; wait "$bpid"
+	is "$rc/$doubled" 0/lineline "attached to bash: it goes on"
+	[ -d "bashprof/malloc_freq.$bpid" ] && [ ! -e "malloc_freq.$bpid" ]
+	ok $? "attached to bash: its profile under -o"
+else
+	skip "no bash"; skip "no bash"
+fi
+
 # refused, saying why
 start env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB"
 send /dev/null a1 # (its first answer: it runs, preloaded)
