@@ -1,6 +1,7 @@
 /* malloc_freq: runs a program with libmalloc_freq.so preloaded, every process of its tree
  * profiled under one directory, then says what was recorded and how to read it. Passes the
- * program's exit status through and dies of the signal that killed it. Options become the
+ * program's exit status through and dies of the signal that killed it; or, with --attach and
+ * --detach, profiles a running process for a while (attach.c). Options become the
  * MALLOC_FREQ_* settings the library reads; it never changes what the library records. */
 #include "config.h"
 
