@@ -79,6 +79,8 @@ is "$status" 7 "attached and detached: the program's own status"
 same=1; cmp -s plain.txt attached.txt || same=0
 ok $((1 - same)) "the program's output, errno, environment and signals as without the profiler"
 "$MF_PRINT" --collapsed att > att.txt 2> att.print; ok $? "mf_print reads the output"
+"$MF_PRINT" att > att.sum 2> /dev/null
+grep 'not finalized' att.sum; is "$?" 1 "after detach: every file final (none not finalized)"
 is "$(calls att.txt ';site_main;malloc$')" 50 "site_main: exactly the 50 calls made while attached"
 is "$(calls att.txt ';site_thread;malloc$')" 30 "site_thread, a thread older than the attach: its 30"
 is "$(calls att.txt ';plugin_site;malloc$')" 40 "plugin_site, in a library opened after the attach: its 40"
@@ -103,6 +105,9 @@ sed 's/no MALLOC_FREQ_/MALLOC_FREQ_ in the environment/' plain.txt > plain_var.t
 cmp -s plain_var.txt life.txt; ok $? "with lifetimes: the conversation as without the profiler, its own variable kept"
 "$MF_PRINT" --collapsed life > life.col 2> /dev/null
 is "$(calls life.col ';site_main;malloc$')/$(calls life.col ';site_thread;malloc$')" 50/30 "with lifetimes: 50 and 30"
+"$MF_PRINT" life > life.sum 2> /dev/null
+like "$(grep 'lifetimes:' life.sum)" '; 2 frees of blocks never seen allocated$' \
+	"with lifetimes: the block from before attach freed, and one realloc'd, are 2 unknown frees"
 
 # bash defines setenv and getenv of its own, apart from libc's environment: the settings still
 # reach the library (its process directory under -o, not in bash's current directory)
