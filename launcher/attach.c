@@ -257,6 +257,12 @@ static void mf_attach_gdb_failed(pid_t pid, const char *out, const char *what)
 	char line[512] = "";
 	if (mf_attach_line(out, "mf-error ", line, sizeof(line)))
 		mf_attach_say("%s process %d failed: %s", what, (int)pid, line);
+	else if (mf_attach_line(out, "ptrace: No such process", line, sizeof(line)) &&
+		 !kill(pid, 0))
+		mf_attach_say("gdb could not attach to process %d, which exists (ptrace: No such "
+			      "process, as gdb may say of a process whose threads keep running); "
+			      "nothing was changed in it: try again",
+			      (int)pid);
 	else if (mf_attach_line(out, "ptrace: ", line, sizeof(line)) ||
 		 strstr(out, "Operation not permitted"))
 		mf_attach_say("cannot trace process %d: %s%s", (int)pid,
