@@ -1,6 +1,7 @@
 /* malloc_freq: runs a program with libmalloc_freq.so preloaded, every process of its tree
  * profiled under one directory, then says what was recorded and how to read it. Passes the
- * program's exit status through and dies of the signal that killed it. Options become the
+ * program's exit status through and dies of the signal that killed it; or, with --attach and
+ * --detach, profiles a running process for a while (attach.c). Options become the
  * MALLOC_FREQ_* settings the library reads; it never changes what the library records. */
 #include "config.h"
 
@@ -22,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "attach.h"
 #include "option_error.h"
 #include "parse.h"
 #include "process_end.h"
@@ -48,8 +50,9 @@ struct mf_launch {
 	int start_off, lifetimes;
 	int snapshot_signal, toggle_signal; /* 0: not given */
 	int report, quiet;
-	char **argv;	     /* the program and its arguments */
-	char base[PATH_MAX]; /* without -o: where malloc_freq.<pid> is made */
+	pid_t attach, detach; /* --attach PID, --detach PID; 0: not given */
+	char **argv;	      /* the program and its arguments */
+	char base[PATH_MAX];  /* without -o: where malloc_freq.<pid> is made */
 	char lib[PATH_MAX];
 	char print[PATH_MAX]; /* mf_print to run and to name */
 };
@@ -57,6 +60,7 @@ struct mf_launch {
 static void mf_usage(FILE *out)
 {
 	fputs("Usage: malloc_freq [OPTIONS] [--] PROGRAM [ARGS]...\n"
+	      "       malloc_freq --attach PID [OPTIONS]    malloc_freq --detach PID\n"
 	      "Runs PROGRAM with libmalloc_freq.so preloaded: every call to malloc and its\n"
 	      "eight siblings is counted by call stack, in PROGRAM and in every process it\n"
 	      "starts (fork, exec, shell scripts, builds), with no rebuild. When PROGRAM ends,\n"
@@ -102,6 +106,13 @@ static void mf_usage(FILE *out)
 	      "                        owner only), 640 or 644 (readable by the group, or\n"
 	      "                        by all); directories get search where read\n"
 	      "                        [MALLOC_FREQ_MODE]\n"
+	      "      --attach PID      profile the running process PID from now on (with\n"
+	      "                        gdb; dynamically linked; this user's, or as root),\n"
+	      "                        into DIR (-o) or malloc_freq.PID; no --report nor\n"
+	      "                        signal options\n"
+	      "      --detach PID      stop recording in PID, attached to before: it goes on\n"
+	      "                        with its allocator, the files final; the summary (and\n"
+	      "                        --report's report)\n"
 	      "  -q, --quiet           no summary at the end (a run that recorded nothing\n"
 	      "                        is still said)\n"
 	      "  -h, --help            this text\n"
@@ -121,13 +132,16 @@ static void mf_usage(FILE *out)
 	      "  mf_print --threshold 0.2 prof         the tree of a profile, at any later time\n"
 	      "  mf_print --processes prof             every process, and how it ended\n"
 	      "  mf_print --html prof.html prof        the flame graph, one page for a browser\n"
+	      "  malloc_freq --attach 4242 -o prof     a running server, from now on ...\n"
+	      "  malloc_freq --detach 4242             ... until now; it runs on\n"
 	      "  malloc_freq --snapshot-signal USR1 -o prof ./server &\n"
 	      "  kill -USR1 $!; mf_print --list prof   a snapshot of the running server (once\n"
 	      "                                        prof/ is there: malloc_freq is up)\n"
 	      "\n"
 	      "Exit status: PROGRAM's; 2 usage error; 125 malloc_freq could not start PROGRAM\n"
-	      "(no library, an output directory not empty or another user's); 126 PROGRAM\n"
-	      "cannot be run; 127 PROGRAM was not found.\n",
+	      "(no library, an output directory not empty or another user's), or could not\n"
+	      "attach or detach (said why); 126 PROGRAM cannot be run; 127 PROGRAM was not\n"
+	      "found. --attach and --detach: 0 when done.\n",
 	      out);
 }
 
@@ -175,7 +189,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		OPT_SNAPSHOT_SIGNAL,
 		OPT_TOGGLE_SIGNAL,
 		OPT_SNAPSHOT_INTERVAL,
-		OPT_MODE
+		OPT_MODE,
+		OPT_ATTACH,
+		OPT_DETACH
 	};
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -192,6 +208,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	    {"toggle-signal", required_argument, NULL, OPT_TOGGLE_SIGNAL},
 	    {"snapshot-interval", required_argument, NULL, OPT_SNAPSHOT_INTERVAL},
 	    {"mode", required_argument, NULL, OPT_MODE},
+	    {"attach", required_argument, NULL, OPT_ATTACH},
+	    {"detach", required_argument, NULL, OPT_DETACH},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -281,6 +299,14 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 				    optarg);
 			l->mode = optarg;
 			break;
+		case OPT_ATTACH:
+		case OPT_DETACH:
+			if (!mf_number(optarg, 1, INT_MAX))
+				return mf_usage_error("%s '%s': give a process id",
+						      c == OPT_ATTACH ? "--attach" : "--detach",
+						      optarg);
+			*(c == OPT_ATTACH ? &l->attach : &l->detach) = (pid_t)atoi(optarg);
+			break;
 		case 'q':
 			l->quiet = 1;
 			break;
@@ -302,6 +328,22 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	}
 	if (l->snapshot_signal && l->snapshot_signal == l->toggle_signal)
 		return mf_usage_error("--snapshot-signal and --toggle-signal name the same signal");
+	if ((l->attach || l->detach) && optind < argc)
+		return mf_usage_error("%s takes no program: it profiles a running process",
+				      l->attach ? "--attach" : "--detach");
+	if (l->attach && l->detach)
+		return mf_usage_error("--attach and --detach: give one");
+	if (l->attach && (l->snapshot_signal || l->toggle_signal || l->report))
+		return mf_usage_error("--attach: no %s (%s)",
+				      l->report ? "--report" : "signal options",
+				      l->report ? "the process goes on; --detach --report reports"
+						: "the program's own signals are left as they are");
+	if (l->detach && (l->out || l->sample || l->seed || l->depth || l->unwind || l->cache ||
+			  l->weight || l->start_off || l->lifetimes || l->snapshot_signal ||
+			  l->toggle_signal || l->snapshot_interval || l->mode))
+		return mf_usage_error("--detach takes only --report and --quiet");
+	if (l->attach || l->detach)
+		return 0;
 	if (optind >= argc)
 		return mf_usage_error("no program given");
 	l->argv = argv + optind;
@@ -476,6 +518,61 @@ struct mf_child_msg {
 	char dir[PATH_MAX];
 };
 
+/* The default output directory of process pid in base, its n-th if the first ones are taken
+ * (.1, .2 ... as the library names its own): 1, or 0 when it does not fit. */
+static int mf_out_name(char *out, size_t size, const char *base, pid_t pid, int n)
+{
+	int len = n ? snprintf(out, size, "%s/malloc_freq.%d.%d", base, (int)pid, n)
+		    : snprintf(out, size, "%s/malloc_freq.%d", base, (int)pid);
+	if (len < 0 || (size_t)len >= size) {
+		errno = ENAMETOOLONG;
+		return 0;
+	}
+	return 1;
+}
+
+/* The MALLOC_FREQ_* settings the options give, each passed to set (dir: MALLOC_FREQ_DIR). */
+static void mf_settings(const struct mf_launch *l, const char *dir,
+			void (*set)(const char *, const char *, void *), void *arg)
+{
+	set("MALLOC_FREQ_DIR", dir, arg);
+	if (l->sample)
+		set("MALLOC_FREQ_SAMPLE", l->sample, arg);
+	if (l->seed)
+		set("MALLOC_FREQ_SEED", l->seed, arg);
+	if (l->depth)
+		set("MALLOC_FREQ_DEPTH", l->depth, arg);
+	if (l->unwind)
+		set("MALLOC_FREQ_UNWIND", l->unwind, arg);
+	if (l->cache)
+		set("MALLOC_FREQ_CACHE", l->cache, arg);
+	if (l->weight)
+		set("MALLOC_FREQ_WEIGHT", l->weight, arg);
+	if (l->start_off)
+		set("MALLOC_FREQ_START", "off", arg);
+	if (l->lifetimes)
+		set("MALLOC_FREQ_LIFETIMES", "1", arg);
+	char num[16];
+	if (l->snapshot_signal) {
+		snprintf(num, sizeof(num), "%d", l->snapshot_signal);
+		set("MALLOC_FREQ_SNAPSHOT_SIGNAL", num, arg);
+	}
+	if (l->toggle_signal) {
+		snprintf(num, sizeof(num), "%d", l->toggle_signal);
+		set("MALLOC_FREQ_TOGGLE_SIGNAL", num, arg);
+	}
+	if (l->snapshot_interval)
+		set("MALLOC_FREQ_SNAPSHOT_INTERVAL", l->snapshot_interval, arg);
+	if (l->mode)
+		set("MALLOC_FREQ_MODE", l->mode, arg);
+}
+
+static void mf_setenv(const char *name, const char *value, void *arg)
+{
+	(void)arg;
+	setenv(name, value, 1);
+}
+
 /* In the child: the output directory (the default one named after this process, with
  * .1, .2 ... when it is taken, as the library names its own), the settings, exec. */
 static void mf_child(struct mf_launch *l, const char *preload, int fd)
@@ -483,13 +580,8 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 	struct mf_child_msg msg = {0};
 	if (!l->out) {
 		for (int n = 0;; n++) {
-			if (n)
-				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d.%d", l->base,
-					 (int)getpid(), n);
-			else
-				snprintf(msg.dir, sizeof(msg.dir), "%s/malloc_freq.%d", l->base,
-					 (int)getpid());
-			if (!mkdir(msg.dir, l->dir_mode))
+			if (mf_out_name(msg.dir, sizeof(msg.dir), l->base, getpid(), n) &&
+			    !mkdir(msg.dir, l->dir_mode))
 				break;
 			if (errno != EEXIST || n == 1000) {
 				msg.stage = 0, msg.err = errno;
@@ -504,37 +596,8 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 	}
 	if (write(fd, &msg, sizeof(msg)) < 0) {
 	}
-	setenv("MALLOC_FREQ_DIR", msg.dir, 1);
 	setenv("LD_PRELOAD", preload, 1);
-	if (l->sample)
-		setenv("MALLOC_FREQ_SAMPLE", l->sample, 1);
-	if (l->seed)
-		setenv("MALLOC_FREQ_SEED", l->seed, 1);
-	if (l->depth)
-		setenv("MALLOC_FREQ_DEPTH", l->depth, 1);
-	if (l->unwind)
-		setenv("MALLOC_FREQ_UNWIND", l->unwind, 1);
-	if (l->cache)
-		setenv("MALLOC_FREQ_CACHE", l->cache, 1);
-	if (l->weight)
-		setenv("MALLOC_FREQ_WEIGHT", l->weight, 1);
-	if (l->start_off)
-		setenv("MALLOC_FREQ_START", "off", 1);
-	if (l->lifetimes)
-		setenv("MALLOC_FREQ_LIFETIMES", "1", 1);
-	char num[16];
-	if (l->snapshot_signal) {
-		snprintf(num, sizeof(num), "%d", l->snapshot_signal);
-		setenv("MALLOC_FREQ_SNAPSHOT_SIGNAL", num, 1);
-	}
-	if (l->toggle_signal) {
-		snprintf(num, sizeof(num), "%d", l->toggle_signal);
-		setenv("MALLOC_FREQ_TOGGLE_SIGNAL", num, 1);
-	}
-	if (l->snapshot_interval)
-		setenv("MALLOC_FREQ_SNAPSHOT_INTERVAL", l->snapshot_interval, 1);
-	if (l->mode)
-		setenv("MALLOC_FREQ_MODE", l->mode, 1);
+	mf_settings(l, msg.dir, mf_setenv, NULL);
 	mf_restore_signals();
 	execvp(l->argv[0], l->argv);
 	msg.stage = 1, msg.err = errno;
@@ -715,23 +778,7 @@ static int mf_static_program(const char *prog, char *path, size_t size)
 			return 0;
 		dirs += len + 1;
 	}
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	Elf64_Ehdr eh;
-	int is = 0;
-	if (fd >= 0 && pread(fd, &eh, sizeof(eh), 0) == sizeof(eh) &&
-	    !memcmp(eh.e_ident, ELFMAG, SELFMAG) && eh.e_ident[EI_CLASS] == ELFCLASS64 &&
-	    (eh.e_type == ET_EXEC || eh.e_type == ET_DYN) && eh.e_phentsize == sizeof(Elf64_Phdr)) {
-		is = 1;
-		for (unsigned i = 0; i < eh.e_phnum && is; i++) {
-			Elf64_Phdr ph;
-			off_t at = (off_t)(eh.e_phoff + i * sizeof(ph));
-			if (pread(fd, &ph, sizeof(ph), at) != sizeof(ph) || ph.p_type == PT_INTERP)
-				is = 0;
-		}
-	}
-	if (fd >= 0)
-		close(fd);
-	return is;
+	return mf_attach_elf_static(path);
 }
 
 static void mf_summary(const struct mf_launch *l, const char *dir)
@@ -742,7 +789,7 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 	mf_text_bytes(bytes, sizeof(bytes), t.bytes);
 	const char *about = t.sampled ? "~" : "", *sat = t.calls == UINT64_MAX ? ">=" : "";
 	char path[PATH_MAX];
-	if (!t.threads && mf_static_program(l->argv[0], path, sizeof(path)))
+	if (!t.threads && l->argv && mf_static_program(l->argv[0], path, sizeof(path)))
 		fprintf(stderr,
 			"malloc_freq: nothing recorded in %s: %s is statically linked, and the "
 			"profiler cannot be preloaded into it (only a dynamically linked program's "
@@ -848,12 +895,135 @@ static int mf_pass_status(int st, const char *dir)
 	return 128 + sig; /* (a signal whose default is not to end the process) */
 }
 
+/* The settings for a process attached to: the launcher's MALLOC_FREQ_* environment, then
+ * the options' (as a child started here would have them), "NAME=VALUE" each. */
+struct mf_env_list {
+	char *v[40];
+	int n;
+};
+
+static void mf_env_put(const char *name, const char *value, void *arg)
+{
+	struct mf_env_list *e = arg;
+	size_t len = strlen(name);
+	char *one = malloc(len + strlen(value) + 2);
+	if (!one)
+		return;
+	sprintf(one, "%s=%s", name, value);
+	for (int i = 0; i < e->n; i++)
+		if (!strncmp(e->v[i], name, len) && e->v[i][len] == '=') {
+			free(e->v[i]);
+			e->v[i] = one;
+			return;
+		}
+	if (e->n < (int)(sizeof(e->v) / sizeof(e->v[0])) - 1)
+		e->v[e->n++] = one;
+	else
+		free(one);
+}
+
+extern char **environ;
+
+/* malloc_freq --attach PID: the output directory, then the library loaded into the process. */
+static int mf_attach_main(struct mf_launch *l)
+{
+	uid_t uid;
+	if (mf_attach_check(l->attach, 0, &uid) || mf_find_tools(l))
+		return MF_EXIT_FAILED;
+	const char *mode = l->mode ? l->mode : getenv("MALLOC_FREQ_MODE");
+	int file_mode = mode ? mf_parse_mode(mode) : -1;
+	l->dir_mode = mf_dir_mode(file_mode < 0 ? 0600 : (unsigned)file_mode);
+	char dir[PATH_MAX];
+	int made = 1;
+	if (l->out) {
+		made = mf_make_out(l->out, l->dir_mode);
+		if (made < 0 || !realpath(l->out, dir))
+			return MF_EXIT_FAILED;
+	} else {
+		if (mf_default_base(l))
+			return MF_EXIT_FAILED;
+		for (int n = 0;; n++) {
+			if (mf_out_name(dir, sizeof(dir), l->base, l->attach, n) &&
+			    !mkdir(dir, l->dir_mode))
+				break;
+			if (errno != EEXIST || n == 1000) {
+				mf_say("cannot make %s: %s", dir, strerror(errno));
+				return MF_EXIT_FAILED;
+			}
+		}
+	}
+	/* (root attaching to another user's process: the process makes its files there) */
+	if (uid != geteuid() && chown(dir, uid, (gid_t)-1)) {
+		mf_say("cannot give %s to user %d, whose process makes its files there: %s", dir,
+		       (int)uid, strerror(errno));
+		if (made)
+			rmdir(dir);
+		return MF_EXIT_FAILED;
+	}
+	struct mf_env_list env = {.n = 0};
+	for (char **e = environ; *e; e++)
+		if (!strncmp(*e, "MALLOC_FREQ_", 12) && strchr(*e, '=')) {
+			char name[64];
+			snprintf(name, sizeof(name), "%.*s", (int)(strchr(*e, '=') - *e), *e);
+			mf_env_put(name, strchr(*e, '=') + 1, &env);
+		}
+	mf_settings(l, dir, mf_env_put, &env);
+	env.v[env.n] = NULL;
+	int r = mf_attach_inject(l->attach, l->lib, (const char *const *)env.v);
+	for (int i = 0; i < env.n; i++)
+		free(env.v[i]);
+	if (r) {
+		if (made)
+			rmdir(dir);
+		return MF_EXIT_FAILED;
+	}
+	if (!l->quiet) {
+		fprintf(stderr,
+			"malloc_freq: attached to process %d: its calls from now on are "
+			"recorded in ",
+			(int)l->attach);
+		mf_shell_word(stderr, dir);
+		fprintf(stderr, "\nmalloc_freq: stop: malloc_freq --detach %d\n", (int)l->attach);
+	}
+	return 0;
+}
+
+/* malloc_freq --detach PID: recording stopped, the summary of what was recorded. */
+static int mf_detach_main(struct mf_launch *l)
+{
+	uid_t uid;
+	char dir[PATH_MAX];
+	if (mf_attach_check(l->detach, 1, &uid) || mf_find_tools(l) ||
+	    mf_attach_detach(l->detach, dir, sizeof(dir)))
+		return MF_EXIT_FAILED;
+	if (!dir[0]) {
+		fprintf(stderr,
+			"malloc_freq: detached from process %d, which made no call while "
+			"attached: nothing was recorded\n",
+			(int)l->detach);
+		return 0;
+	}
+	char *slash = strrchr(dir, '/'); /* (the output directory: the process's lies in it) */
+	if (slash && slash != dir)
+		*slash = 0;
+	if (!l->quiet)
+		fprintf(stderr, "malloc_freq: detached from process %d\n", (int)l->detach);
+	mf_summary(l, dir);
+	if (l->report)
+		mf_run_report(l, dir);
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct mf_launch l = {0};
 	int r = mf_parse_args(argc, argv, &l);
 	if (r)
 		return r;
+	if (l.attach)
+		return mf_attach_main(&l);
+	if (l.detach)
+		return mf_detach_main(&l);
 	/* The signals passed on to the program, blocked from now until their handlers are in
 	 * place (after the fork): one sent at once (`malloc_freq ... & kill -USR1 $!`) would
 	 * end the launcher. */

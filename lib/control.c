@@ -102,11 +102,15 @@ static uint64_t mf_control_now_ms(void)
 
 /* The control thread: takes the snapshots asked for by signal and by interval. Every signal
  * blocked; whatever it allocates is the profiler's own. */
+static int mf_control_stopping; /* mf_control_stop: the thread is to end */
+static pid_t mf_control_tid;	/* the thread, while it runs */
+
 static void *mf_control_main(void *arg)
 {
 	(void)arg;
 	mf_busy_enter();
 	mf_tls.own++;
+	__atomic_store_n(&mf_control_tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
 	prctl(PR_SET_NAME, "malloc_freq");
 	uint64_t every = mf_config.snapshot_interval_ms, next = mf_control_now_ms() + every;
 	unsigned seen = 0; /* (not read here: a signal may come before this thread runs) */
@@ -124,13 +128,29 @@ static void *mf_control_main(void *arg)
 			until = &wait;
 		}
 		syscall(SYS_futex, &mf_control_asked, FUTEX_WAIT_PRIVATE, seen, until, NULL, 0);
+		if (__atomic_load_n(&mf_control_stopping, __ATOMIC_ACQUIRE))
+			break;
 		unsigned asked = __atomic_load_n(&mf_control_asked, __ATOMIC_ACQUIRE);
 		if (asked != seen) {
 			seen = asked;
 			mf_snapshot_take("signal", MF_SNAPSHOT_BACKGROUND);
 		}
 	}
+	mf_tls.own--;
+	mf_busy_leave();
 	return NULL;
+}
+
+void mf_control_stop(void)
+{
+	pid_t tid = __atomic_load_n(&mf_control_tid, __ATOMIC_ACQUIRE);
+	__atomic_store_n(&mf_control_stopping, 1, __ATOMIC_RELEASE);
+	__atomic_add_fetch(&mf_control_asked, 1, __ATOMIC_RELEASE);
+	syscall(SYS_futex, &mf_control_asked, FUTEX_WAKE_PRIVATE, 1, NULL, NULL, 0);
+	/* (until the kernel no longer knows the thread: at most two seconds, in 1 ms steps) */
+	for (int i = 0;
+	     tid && i < 2000 && !(syscall(SYS_tgkill, getpid(), tid, 0) < 0 && errno == ESRCH); i++)
+		nanosleep(&(struct timespec){0, 1000000}, NULL);
 }
 
 /* Started with every signal blocked (the thread keeps that mask): a signal for the process is

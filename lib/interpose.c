@@ -136,6 +136,10 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 		mf_confine_count(bytes);
 		return;
 	}
+	if (mf_unlikely(mf_detached)) { /* (a call through a pointer taken while attached) */
+		mf_tls.last_record = &mf_leaf_none;
+		return;
+	}
 	if (mf_unlikely(mf_tls.cancel_async)) /* (its slow steps change the trie and the memo) */
 		syscall(SYS_rt_sigprocmask, SIG_BLOCK, &cancel, &mask, 8);
 	mf_tls.loader_held = mf_loader_held(from->sp);
@@ -751,6 +755,7 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 	mf_tls.own--;
 	mf_busy_leave();
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE) {
+		mf_attach_start();
 		mf_control_start();
 		mf_rebind_init();
 	}
@@ -759,8 +764,9 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 __attribute__((destructor)) static void mf_destructor(void)
 {
 	/* (exit() in seccomp strict mode: the kernel kills the thread at exit_group) */
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE || mf_confined)
-		return;
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE || mf_confined ||
+	    __atomic_load_n(&mf_detached, __ATOMIC_ACQUIRE))
+		return; /* (detached: the files are final) */
 	mf_busy_enter();
 	mf_snapshot_exit();
 	if (mf_life_on)

@@ -132,6 +132,11 @@ int mf_objects_each(int (*fn)(struct dl_phdr_info *, size_t, void *), void *arg)
  * RTLD_DEEPBIND, every object of a namespace made by dlmopen) have their GOT slots for it
  * pointed at entry points that forward to it, once the loader has loaded them. */
 void mf_rebind_init(void); /* at start: watches the loader's dlopen */
+/* malloc_freq --detach (attach.c): the loader's _dl_open is no longer watched (objects loaded
+ * from now on are left alone), and the slots pointed at the entry points for the allocator
+ * preloaded first (the one the library found loaded late) lead to it again, but in the objects
+ * mf_attach_skip names. 0, or -1 (some slot could not be read or written). */
+int mf_rebind_undo(void);
 /* The frame of a dlopen of the calling thread's that is watched now (its slots rebound once the
  * loader returns), or 0 (or, after the loader's error, the last, left by its longjmp). */
 extern MF_TLS uintptr_t mf_rebind_watched;
@@ -139,5 +144,13 @@ extern MF_TLS uintptr_t mf_rebind_watched;
  * posix_memalign, aligned_alloc, memalign, valloc, pvalloc, free. */
 #define MF_ENTRY_OWN_COUNT 10
 extern void *const mf_entry_own[MF_ENTRY_OWN_COUNT];
+
+/* attach.c: the library loaded into a running process, not preloaded (malloc_freq --attach);
+ * mf_attach_start at the constructor's end, after libunwind is loaded. */
+extern int mf_attached;
+extern int mf_detached; /* malloc_freq_detach was called: every call passes straight on */
+void mf_attach_start(void);
+int mf_attach_skip(uintptr_t start); /* an object loaded with the library, from start */
+int malloc_freq_detach(void);
 
 #endif

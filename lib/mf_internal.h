@@ -30,6 +30,7 @@
  *   config.c, parse.c  the settings;  control.c: the public API, signals, the control thread
  *   snapshot.c    snapshot directories;  tags.c: tag names and the `tags` file
  *   timeline.c    the thread's totals over time, in its file's header page
+ *   attach.c      loaded into a running process (malloc_freq --attach), and detached
  *   log.c         lines on stderr;  write_all.c: a buffer written whole;  format.c: snprintf
  *   spin.c        the spinlocks' wait
  *   unwind/, life/  stack capture and lifetimes (maps in their internal.h; what the rest of
@@ -284,6 +285,8 @@ void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a cou
  * record's (mf_life, in a process whose epoch is set: not a child made without fork()'s
  * handlers; a child made with them forgets the record before it records). */
 void mf_process_set(enum mf_process_counter c, uint64_t v);
+/* malloc_freq --detach: the record is left as it stands (running); nothing writes it again. */
+void mf_process_detach(void);
 void mf_process_prefork(void); /* fork(): the child will know its parent by it */
 void mf_process_forget(void);  /* in a forked child: the parent's record is not its */
 void mf_process_reaped(pid_t pid, int status);	    /* a wait returned a child's status */
@@ -345,6 +348,8 @@ void mf_gate_toggle(unsigned bits); /* async-signal-safe, as mf_gate_set */
 /* In a child, whose page is wiped: the gate as the parent had it, no snapshot holding. */
 void mf_gate_restore(void);
 void mf_control_init(void); /* after mf_config_load */
+/* malloc_freq --detach: the control thread, if one runs, ends; returns once it has left. */
+void mf_control_stop(void);
 /* At the end of the constructor: MALLOC_FREQ_START=off makes the directory now; the signal
  * handlers are installed and the control thread started, if settings ask for them. */
 void mf_control_start(void);

@@ -327,6 +327,11 @@ void mf_process_set(enum mf_process_counter c, uint64_t v)
 		__atomic_store_n(&r->counters[c], v, __ATOMIC_RELAXED);
 }
 
+void mf_process_detach(void)
+{
+	__atomic_store_n(&mf_proc_pid, 0, __ATOMIC_RELEASE);
+}
+
 void mf_process_prefork(void)
 {
 	mf_proc_forker = getpid();

@@ -192,6 +192,10 @@ static int mf_rebind_slot(void **slot, const char *name, const ElfW(Sym) * sym, 
 static struct mf_rebind_group mf_rebind_first;
 static int mf_rebind_first_on;
 
+/* The slot watched, and ld.so's object that holds it (mf_rebind_undo puts _dl_open back). */
+static void **mf_rebind_watched_slot;
+static struct mf_got_object mf_rebind_watched_ldso;
+
 /* The objects to look at, collected with the loader's lock held. */
 enum { MF_REBIND_BATCH = 64 };
 struct mf_rebind_scan {
@@ -287,6 +291,47 @@ static void mf_rebind_objects(const struct link_map *handle, int deep, const str
 		MF_LOG_ONCE("cannot point every allocation call of an object that reaches another "
 			    "allocator at the profiler (its tables could not be read or written): "
 			    "some of its calls are not recorded");
+}
+
+/* A slot pointed at an entry point for the allocator preloaded first: led to it again. */
+static int mf_rebind_slot_back(void **slot, const char *name, const ElfW(Sym) * sym, unsigned type,
+			       void *arg)
+{
+	(void)sym, (void)type;
+	struct mf_rebind_slots *s = arg;
+	for (int e = 0; e < MF_REBIND_NAMES; e++)
+		if (s->g->forward[e] && s->g->target[e] &&
+		    __atomic_load_n(slot, __ATOMIC_ACQUIRE) == s->g->forward[e] &&
+		    !strcmp(name, mf_rebind_names[e]) && mf_got_write(s->o, slot, s->g->target[e]))
+			s->failed = 1;
+	return 0;
+}
+
+int mf_rebind_undo(void)
+{
+	int failed = 0;
+	/* (a dlopen already past the slot finishes in mf_rebind_open_watched, as before) */
+	if (mf_rebind_watched_slot &&
+	    mf_got_write(&mf_rebind_watched_ldso, mf_rebind_watched_slot, (void *)mf_rebind_real))
+		failed = 1;
+	if (!mf_rebind_first_on)
+		return failed ? -1 : 0;
+	__atomic_store_n(&mf_rebind_first_on, 0, __ATOMIC_RELEASE);
+	struct mf_rebind_scan s = {.first = 1};
+	uintptr_t self = (uintptr_t)mf_rebind_own[MF_REBIND_MALLOC];
+	do {
+		s.count = s.more = 0;
+		mf_objects_iterate(mf_rebind_collect, &s);
+		for (int i = 0; i < s.count; i++) {
+			struct mf_rebind_slots slots = {&s.objects[i], &mf_rebind_first, 0};
+			if (self - s.objects[i].start < s.objects[i].end - s.objects[i].start ||
+			    mf_attach_skip(s.objects[i].start))
+				continue;
+			if (mf_got_each(&s.objects[i], mf_rebind_slot_back, &slots) || slots.failed)
+				failed = 1;
+		}
+	} while (s.more);
+	return failed ? -1 : 0;
 }
 
 /* In a dl_iterate_phdr callback: the base namespace's last object. */
@@ -422,7 +467,11 @@ static int mf_rebind_watch(struct mf_rebind_ldso *l, void **slot)
 	void *to = mf_rebind_probe_seen ? (void *)mf_rebind_open : (void *)mf_rebind_real;
 	if (mf_got_write(&l->object, slot, to)) /* (the probe stays: it passes calls on) */
 		return -1;
-	return mf_rebind_probe_seen ? 0 : -1;
+	if (!mf_rebind_probe_seen)
+		return -1;
+	mf_rebind_watched_ldso = l->object;
+	mf_rebind_watched_slot = slot;
+	return 0;
 }
 
 /* In a namespace made before the watch began: its objects, rebound now. */

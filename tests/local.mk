@@ -78,7 +78,9 @@ check_PROGRAMS += tests/prog_sites tests/prog_kill tests/prog_fork tests/prog_ex
 	tests/prog_rules tests/prog_jit tests/prog_tree tests/prog_life tests/prog_outputs \
 	tests/prog_life_sample tests/prog_peak tests/prog_life_fork tests/prog_life_handoff tests/prog_life_layout \
 	tests/prog_life_sigfork tests/prog_life_realloc tests/prog_life_sigfree tests/prog_life_max \
-	tests/prog_aslimit tests/prog_fifo tests/prog_samename tests/prog_timeline
+	tests/prog_aslimit tests/prog_fifo tests/prog_samename tests/prog_timeline \
+	tests/prog_attach
+tests_prog_attach_LDADD = -lpthread -ldl
 tests_run_status_CFLAGS = $(MF_CFLAGS) # (runs a program, is not run under the profiler)
 tests_prog_timeline_LDADD = -ldl
 tests_prog_samename_SOURCES = tests/prog_samename.c tests/prog_samename_calloc.c
@@ -250,6 +252,9 @@ check_SCRIPTS += $(CONTROL_TESTS) # (in TESTS and EXTRA_DIST with the others, ab
 # ---- tests of the launcher and the documents --------------------------------------------------
 # exit statuses, signals, a wrapper script, a process tree, usage errors (needs tests/prog_tree)
 check_SCRIPTS += tests/t_launcher.sh
+# --attach and --detach: a running program's calls counted from attach to detach, refusals
+# (needs tests/prog_attach, gdb and the right to trace)
+check_SCRIPTS += tests/t_attach.sh
 # the profile's modes; directories other users could replace it in, refused
 check_SCRIPTS += tests/t_owner.sh
 # the Rust and Python demos under the launcher, their counts as docs/demos.md tells them
