@@ -51,12 +51,18 @@ hot() {
 # same_report NAME CMD...: the collapsed report is the same with either unwinder. (Less the
 # loader's table of objects, which grows by allocating: MALLOC_FREQ_UNWIND=libunwind loads
 # libunwind and liblzma at start, the cached walk only if it needs them, so the program's
-# dlopen finds that table in another state.)
+# dlopen finds that table in another state. The cached run's rules come from the rule cache
+# the runs before warmed, which says libunwind is not needed.) Both run without glibc's
+# optional static TLS: where thread-local variables are reached by TLS descriptors (arm64),
+# libunwind's 16 bytes, loaded by dlopen, take that room (512 bytes), and a library the
+# program loads later with 512 bytes of its own gets dynamic TLS (four allocations more in
+# the loader) where a run that never loaded libunwind gives it static TLS.
 same_report() {
 	name=$1; shift
 	for mode in cached libunwind; do
 		rm -rf "$mf_work"/malloc_freq.*
-		MALLOC_FREQ_UNWIND=$mode MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" > /dev/null 2>&1
+		GLIBC_TUNABLES=${GLIBC_TUNABLES:+$GLIBC_TUNABLES:}glibc.rtld.optional_static_tls=0 \
+			MALLOC_FREQ_UNWIND=$mode MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$@" > /dev/null 2>&1
 		"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> /dev/null |
 			grep -v ';_dl_find_object_update;' | sort > "$mf_work/$mode.txt"
 	done
