@@ -172,8 +172,16 @@ int main(void)
 	SLOT(f.sp + 16 + 32 - 8) = PC1;
 	SLOT(f.bp) = 0x99;
 	tap_ok(find(f) == 42, "but still when frame 0's saved rbp changed: no rule uses it");
+	hot.missed = 0;
+	tap_ok(find(f) == 42 && !hot.missed, "a call found is not marked missed");
+	SLOT(f.sp + 16 + 32 - 8) = PC1 + 4;
+	tap_ok(find(f) == 0 && hot.missed,
+	       "a call looked for and not found is (the slow path does not look again)");
+	SLOT(f.sp + 16 + 32 - 8) = PC1;
+	hot.missed = 0;
 	mf_wiped.epoch++;
 	tap_ok(find(f) == 0, "not in another epoch");
+	tap_ok(!hot.missed, "... where it did not look: not marked (the slow path looks)");
 
 	/* frame 2 saves rbp: the entry point's no longer matters, the saved word does */
 	f = build(1);

@@ -115,7 +115,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 	while (mf_unlikely(root->caller != from->caller || root->sp != from->sp ||
 			   root->pc != from->pc)) {
 		if (!root->next)
-			return 0;
+			goto missed;
 		root = MF_HOT_AT(h, root->next);
 	}
 	const struct mf_hot_node *x = &root->node;
@@ -144,7 +144,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 		for (; c && (x = mf_hot_node(h, c))->was != v; c = x->sibling)
 			;
 		if (!c)
-			return 0;
+			goto missed;
 		/* The next call from it goes there directly. Its key last: a handler that leaves
 		 * this call for good (siglongjmp) leaves no fan that leads elsewhere. */
 		volatile struct mf_hot_fan *w = f; /* (the stores in this order) */
@@ -153,6 +153,8 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 		w->child = c;
 		w->key = key;
 	}
+missed: /* (the slow path need not look again: mf_unwind_leaf) */
+	h->missed = 1;
 	return 0;
 }
 
