@@ -219,8 +219,14 @@ int main(void)
 	outer_pc(PC0);
 	SLOT(f.sp + 16 + 32 - 8) = PC1 + 8;
 	ws.pc[1] = PC1 + 8;
+	uint32_t used = hot.used;
 	mf_hot_put(&hot, &ws, 60, &entry);
 	tap_ok(find(f) == 60, "a stack parting at an inner word: found at its leaf");
+	/* (a node's header takes 32 bytes, a word 16, its stop 16) */
+	tap_ok(hot.used - used == 32 + (32 + 3 * 16),
+	       "... the split moves no word: the new stack's node (its 2 words after the parting "
+	       "one, and a stop) and a header for the rest of the old one, 112 bytes (%u)",
+	       hot.used - used);
 	SLOT(f.sp + 16 + 32 - 8) = PC1;
 	all = 1;
 	for (int i = 1; i <= 3; i++) {
