@@ -172,8 +172,16 @@ int main(void)
 	SLOT(f.sp + 16 + 32 - 8) = PC1;
 	SLOT(f.bp) = 0x99;
 	tap_ok(find(f) == 42, "but still when frame 0's saved rbp changed: no rule uses it");
+	hot.missed = 0;
+	tap_ok(find(f) == 42 && !hot.missed, "a call found is not marked missed");
+	SLOT(f.sp + 16 + 32 - 8) = PC1 + 4;
+	tap_ok(find(f) == 0 && hot.missed,
+	       "a call looked for and not found is (the slow path does not look again)");
+	SLOT(f.sp + 16 + 32 - 8) = PC1;
+	hot.missed = 0;
 	mf_wiped.epoch++;
 	tap_ok(find(f) == 0, "not in another epoch");
+	tap_ok(!hot.missed, "... where it did not look: not marked (the slow path looks)");
 
 	/* frame 2 saves rbp: the entry point's no longer matters, the saved word does */
 	f = build(1);
@@ -211,8 +219,14 @@ int main(void)
 	outer_pc(PC0);
 	SLOT(f.sp + 16 + 32 - 8) = PC1 + 8;
 	ws.pc[1] = PC1 + 8;
+	uint32_t used = hot.used;
 	mf_hot_put(&hot, &ws, 60, &entry);
 	tap_ok(find(f) == 60, "a stack parting at an inner word: found at its leaf");
+	/* (a node's header takes 32 bytes, a word 16, its stop 16) */
+	tap_ok(hot.used - used == 32 + (32 + 3 * 16),
+	       "... the split moves no word: the new stack's node (its 2 words after the parting "
+	       "one, and a stop) and a header for the rest of the old one, 112 bytes (%u)",
+	       hot.used - used);
 	SLOT(f.sp + 16 + 32 - 8) = PC1;
 	all = 1;
 	for (int i = 1; i <= 3; i++) {

@@ -222,8 +222,11 @@ MF_NOINLINE uint32_t mf_unwind_leaf(struct mf_unwind_thread *u, struct mf_trie *
 				    const struct mf_frame *from)
 {
 	/* (MALLOC_FREQ_UNWIND=check looks among the hot stacks, then walks and compares;
-	 * under MALLOC_FREQ_UNWIND=libunwind there are none) */
-	uint32_t hot = mf_hot_find(&u->hot, from, mf_walk_epoch_now());
+	 * under MALLOC_FREQ_UNWIND=libunwind there are none) Not again where the hot path just
+	 * looked and found none: a walk cost that second look for nothing. (A flag left by a
+	 * call that ended elsewhere, or left for good, only makes one call walk.) */
+	uint32_t hot = u->hot.missed ? 0 : mf_hot_find(&u->hot, from, mf_walk_epoch_now());
+	u->hot.missed = 0;
 	if (hot && mf_config.unwind == MF_UNWIND_CACHED)
 		return hot;
 	return mf_unwind_walk(u, t, e, from, hot);

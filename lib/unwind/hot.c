@@ -21,16 +21,17 @@
 
 #include "unwind/internal.h"
 
-/* n words to check (and after them MF_HOT_STOP), then either a leaf, or a branch: the word at
- * *branch picks the child whose `was` it holds. */
+/* n words to check, at offset `words` in the arena, and after them a stop (MF_HOT_STOP), then
+ * either a leaf, or a branch: the word whose address the stop holds picks the child whose `was`
+ * it holds. A node split in two keeps its words where they lie: the first part's stop is
+ * written over the word they part at, the second part's words are the rest of the run. */
 struct mf_hot_node {
-	uintptr_t was;		 /* the parent's branch word, for this node */
-	const uintptr_t *branch; /* NULL for a leaf */
-	uint16_t n;
+	uintptr_t was;	  /* the parent's branch word, for this node */
+	uint32_t words;	  /* where its words lie */
 	uint32_t leaf;	  /* the trie leaf; 0 for a branch */
 	uint32_t child;	  /* first child */
 	uint32_t sibling; /* next child of the same parent */
-	struct mf_walk_check check[];
+	uint16_t n;
 };
 
 /* A root and its first node. (The entry point is known by pc: each has its own call.) */
@@ -38,18 +39,24 @@ struct mf_hot_root {
 	uintptr_t pc, sp, caller; /* the entry point's frame and its return address */
 	uint32_t next;		  /* the next root in its bucket */
 	uint32_t pad;
-	struct mf_hot_node node; /* (its words follow) */
+	struct mf_hot_node node; /* (its words follow at first) */
 };
 
 _Static_assert(MF_HOT_BUCKETS == 1 << 8, "mf_hot_bucket gives 8 bits");
-_Static_assert(sizeof(struct mf_hot_node) + (MF_HOT_CHECKS + 1) * sizeof(struct mf_walk_check) <=
-		   UINT16_MAX,
-	       "a node's words fit its 16-bit count");
+_Static_assert(MF_HOT_CHECKS + 1 <= UINT16_MAX, "a node's words fit its 16-bit count");
+_Static_assert(sizeof(struct mf_hot_node) == 32 && sizeof(struct mf_hot_root) == 64,
+	       "a node's words start 16-aligned after it");
 #define MF_HOT_AT(h, off) ((void *)((h)->arena + (off)))
 
 static struct mf_hot_node *mf_hot_node(const struct mf_hot *h, uint32_t off)
 {
 	return MF_HOT_AT(h, off);
+}
+
+static inline struct mf_walk_check *mf_hot_words(const struct mf_hot *h,
+						 const struct mf_hot_node *x)
+{
+	return MF_HOT_AT(h, x->words);
 }
 
 static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
@@ -59,8 +66,11 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 
 /* The check after a node's last: it never holds, and so ends the words' loop without a count
  * of its own to keep; the loop then knows it by where it reads (no word of a stack lies
- * there). It reads the arena's first word, the pc of the root at 0, which stays 0. */
-#define MF_HOT_STOP(h) ((struct mf_walk_check){(const uintptr_t *)(h)->arena, 1})
+ * there). It reads the arena's first word, the pc of the root at 0, which stays 0, against
+ * what is never 0: 1 after a leaf's words, the address of the word a branch's child is
+ * picked by after a branch's. */
+#define MF_HOT_STOP(h, what) ((struct mf_walk_check){(const uintptr_t *)(h)->arena, (what)})
+#define MF_HOT_LEAF	     1
 
 _Static_assert(MF_HOT_ARENA >> 4 <= 1 << 16, "a node's offset / 16 fits a fan key's low half");
 /* The fans' key of the node at off (16-aligned) in this round of the arena. */
@@ -74,18 +84,20 @@ static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t key, uint
 	return &h->fan[(was ^ was >> 8 ^ key) & (MF_HOT_FANS - 1)];
 }
 
-/* The node's words end after n of them: the stop there. */
-static void mf_hot_end(const struct mf_hot *h, struct mf_hot_node *x, uint32_t n)
+/* The node's words end after n of them: the stop there (what: MF_HOT_LEAF, or the address of
+ * the word it branches on). */
+static void mf_hot_end(const struct mf_hot *h, struct mf_hot_node *x, uint32_t n, uintptr_t what)
 {
 	x->n = (uint16_t)n;
-	x->check[n] = MF_HOT_STOP(h);
+	mf_hot_words(h, x)[n] = MF_HOT_STOP(h, what);
 }
 
-/* Are x's words what they were? In order, four to a round, until one is not: the stop after
- * them, or one before it. */
-static inline int mf_hot_same(const struct mf_hot *h, const struct mf_hot_node *x)
+/* The first of x's words that is not what it was, in order, four to a round: the stop after
+ * them (they all are), or one before it. */
+static inline const struct mf_walk_check *mf_hot_same(const struct mf_hot *h,
+						      const struct mf_hot_node *x)
 {
-	const struct mf_walk_check *c = x->check;
+	const struct mf_walk_check *c = mf_hot_words(h, x);
 	for (;; c += 4) {
 		if (*c[0].at != c[0].was)
 			break;
@@ -102,7 +114,7 @@ static inline int mf_hot_same(const struct mf_hot *h, const struct mf_hot_node *
 			break;
 		}
 	}
-	return c->at == MF_HOT_STOP(h).at;
+	return c;
 }
 
 MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now)
@@ -115,11 +127,14 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 	while (mf_unlikely(root->caller != from->caller || root->sp != from->sp ||
 			   root->pc != from->pc)) {
 		if (!root->next)
-			return 0;
+			goto missed;
 		root = MF_HOT_AT(h, root->next);
 	}
 	const struct mf_hot_node *x = &root->node;
-	while (mf_hot_same(h, x)) {
+	for (;;) {
+		const struct mf_walk_check *c = mf_hot_same(h, x);
+		if (c->at != (const uintptr_t *)h->arena)
+			break; /* (a word before the stop changed) */
 		if (x->leaf) {
 			h->hits++;
 #ifdef MF_FAULT_HOT
@@ -128,7 +143,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 #endif
 			return x->leaf;
 		}
-		uintptr_t v = *x->branch;
+		uintptr_t v = *(const uintptr_t *)c->was;
 		const struct mf_hot_node *first = mf_hot_node(h, x->child);
 		if (first->was == v) {
 			x = first;
@@ -140,19 +155,21 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 			x = mf_hot_node(h, f->child);
 			continue;
 		}
-		uint32_t c = first->sibling;
-		for (; c && (x = mf_hot_node(h, c))->was != v; c = x->sibling)
+		uint32_t k = first->sibling;
+		for (; k && (x = mf_hot_node(h, k))->was != v; k = x->sibling)
 			;
-		if (!c)
-			return 0;
+		if (!k)
+			goto missed;
 		/* The next call from it goes there directly. Its key last: a handler that leaves
 		 * this call for good (siglongjmp) leaves no fan that leads elsewhere. */
 		volatile struct mf_hot_fan *w = f; /* (the stores in this order) */
 		w->key = 0;
 		w->was = v;
-		w->child = c;
+		w->child = k;
 		w->key = key;
 	}
+missed: /* (the slow path need not look again: mf_unwind_leaf) */
+	h->missed = 1;
 	return 0;
 }
 
@@ -218,9 +235,9 @@ static uint32_t mf_hot_node_new(struct mf_hot *h, uintptr_t was, const struct mf
 	if (!off)
 		return 0;
 	struct mf_hot_node *x = MF_HOT_AT(h, off);
-	*x = (struct mf_hot_node){.was = was, .leaf = leaf};
-	memcpy(x->check, c, n * sizeof(*c));
-	mf_hot_end(h, x, n);
+	*x = (struct mf_hot_node){.was = was, .words = off + sizeof(*x), .leaf = leaf};
+	memcpy(mf_hot_words(h, x), c, n * sizeof(*c));
+	mf_hot_end(h, x, n, MF_HOT_LEAF);
 	return off;
 }
 
@@ -244,29 +261,33 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 {
 	for (;;) {
 		struct mf_hot_node *x = mf_hot_node(h, off);
+		struct mf_walk_check *w = mf_hot_words(h, x);
 		uint32_t i = 0;
-		while (i < x->n && i < n && x->check[i].at == c[i].at &&
-		       x->check[i].was == c[i].was)
+		while (i < x->n && i < n && w[i].at == c[i].at && w[i].was == c[i].was)
 			i++;
 		if (i < x->n) {
 			/* They part at word i (at the same place, or they are not of this tree):
-			 * the node keeps words 0..i-1 and branches on word i; its rest goes to a
-			 * new child, the new words to another. */
-			if (i == n || x->check[i].at != c[i].at)
+			 * the node keeps words 0..i-1 and branches on word i, whose place takes
+			 * its stop; its rest (where it lies, with its stop) goes to a new child,
+			 * the new words to another. */
+			if (i == n || w[i].at != c[i].at)
 				return -1;
-			uint32_t rest = mf_hot_node_new(h, x->check[i].was, x->check + i + 1,
-							x->n - i - 1, x->leaf);
-			uint32_t fresh = mf_hot_node_new(h, c[i].was, c + i + 1, n - i - 1, leaf);
-			if (!rest || !fresh)
+			uint32_t rest = mf_hot_alloc(h, sizeof(struct mf_hot_node));
+			uint32_t fresh =
+			    rest ? mf_hot_node_new(h, c[i].was, c + i + 1, n - i - 1, leaf) : 0;
+			if (!fresh)
 				return -1;
 			mf_hot_fans_forget(h, off);
 			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
-			struct mf_hot_node *r = mf_hot_node(h, rest);
-			r->branch = x->branch;
-			r->child = x->child;
-			r->sibling = fresh;
-			x->branch = x->check[i].at;
-			mf_hot_end(h, x, i);
+			*mf_hot_node(h, rest) = (struct mf_hot_node){
+			    .was = w[i].was,
+			    .words = x->words + (i + 1) * (uint32_t)sizeof(*w),
+			    .leaf = x->leaf,
+			    .child = x->child,
+			    .sibling = fresh,
+			    .n = (uint16_t)(x->n - i - 1),
+			};
+			mf_hot_end(h, x, i, (uintptr_t)w[i].at);
 			x->leaf = 0;
 			x->child = rest;
 			return 0;
@@ -274,7 +295,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 		if (x->leaf) /* the node's words are all the stack's: it is there already */
 			return i == n && x->leaf == leaf ? 0 : -1;
 		/* All its words agree and it branches, on word i of the new ones. */
-		if (i == n || c[i].at != x->branch)
+		if (i == n || c[i].at != (const uintptr_t *)w[x->n].was)
 			return -1;
 		uint32_t k = x->child;
 		while (k && mf_hot_node(h, k)->was != c[i].was)
@@ -315,9 +336,10 @@ static int mf_hot_root_new(struct mf_hot *h, uintptr_t pc, uintptr_t sp, uintptr
 		return -1;
 	struct mf_hot_root *root = MF_HOT_AT(h, off);
 	unsigned b = mf_hot_bucket(caller, sp);
-	*root = (struct mf_hot_root){pc, sp, caller, h->bucket[b], 0, {.leaf = leaf}};
-	memcpy(root->node.check, c, n * sizeof(*c));
-	mf_hot_end(h, &root->node, n);
+	*root = (struct mf_hot_root){
+	    pc, sp, caller, h->bucket[b], 0, {.words = off + sizeof(*root), .leaf = leaf}};
+	memcpy(mf_hot_words(h, &root->node), c, n * sizeof(*c));
+	mf_hot_end(h, &root->node, n, MF_HOT_LEAF);
 	h->bucket[b] = off;
 	return 0;
 }

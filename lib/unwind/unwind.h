@@ -80,6 +80,7 @@ struct mf_hot {
 	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned, touched as used */
 	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
 	uint32_t round;			 /* the arena's, as the fans' keys hold it (<< 16) */
+	uint32_t missed; /* mf_hot_find looked and found none, since mf_unwind_leaf last looked */
 	struct mf_hot_fan fan[MF_HOT_FANS]; /* by the branch and its word's value */
 };
 
@@ -103,10 +104,11 @@ void mf_unwind_init(void);
 void mf_unwind_thread_init(struct mf_unwind_thread *u);
 /* hot.c: the trie leaf of the stack of a call made now from frame `from`, if it is one of
  * the thread's hot stacks (h: its hot stacks, u->hot), else 0: the hot path, no system call,
- * errno untouched. Also 0 if `now` is not the epoch the stacks were kept in: now is
- * mf_walk_epoch_now() (unwind/internal.h), or on the hot path mf_wiped.hot, which holds the
- * gate above the epoch: none is found while a gate is set (mf_config.hot is 0, recording is
- * off, or a snapshot holds). */
+ * errno untouched. When it looked (now is the stacks' epoch) and found none, it sets
+ * h->missed: the slow path's mf_unwind_leaf then walks at once. Also 0 if `now` is not the epoch
+ * the stacks were kept in: now is mf_walk_epoch_now() (unwind/internal.h), or on the hot path
+ * mf_wiped.hot, which holds the gate above the epoch: none is found while a gate is set
+ * (mf_config.hot is 0, recording is off, or a snapshot holds). */
 uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, uint64_t now);
 /* The thread's hot stacks forgotten, and the trie nodes its last walk found: mf_hot_find
  * finds none until mf_unwind_leaf keeps new ones (the thread itself, or a signal handler in
