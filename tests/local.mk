@@ -273,10 +273,15 @@ tests_test_names_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_names
 
 # ---- benchmark: `make bench` (never part of make check: timings are not tests) ----------------
-EXTRA_PROGRAMS += tests/bench_alloc tests/bench_run tests/bench_shapes tests/bench_shapes_fp
+EXTRA_PROGRAMS += tests/bench_alloc tests/bench_run tests/bench_shapes tests/bench_shapes_fp \
+	tests/bench_churn
 tests_bench_alloc_SOURCES = tests/bench_alloc.c
 tests_bench_alloc_CFLAGS = -O2 -g -pthread
 tests_bench_alloc_LDADD = -lpthread
+# lifetimes' churn: blocks made and freed by chains, calloc, realloc and strdup
+tests_bench_churn_SOURCES = tests/bench_churn.c
+tests_bench_churn_CFLAGS = -O2 -g -pthread
+tests_bench_churn_LDADD = -lpthread
 # the stack shapes of real code, built as real code is: -O2 -g, and with frame pointers
 tests_bench_shapes_SOURCES = tests/bench_shapes.c
 tests_bench_shapes_CFLAGS = -O2 -g -pthread
