@@ -297,7 +297,7 @@ tests/bench_floor.so: tests/bench_floor.c
 CLEANFILES += tests/bench_floor.so
 EXTRA_DIST += tests/bench.sh tests/bench_floor.c
 bench: lib/libmalloc_freq.la mf_print/mf_print tests/bench_alloc tests/bench_run \
-		tests/bench_shapes tests/bench_shapes_fp tests/bench_floor.so
+		tests/bench_shapes tests/bench_shapes_fp tests/bench_churn tests/bench_floor.so
 	@MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' MF_BUILD='$(abs_top_builddir)' \
 		MF_SRC='$(abs_top_srcdir)' MF_FLOOR='$(abs_top_builddir)/tests/bench_floor.so' \
 		$(SHELL) $(top_srcdir)/tests/bench.sh
