@@ -17,6 +17,8 @@
 # Workloads:
 #   synthetic      threads that only malloc and free, at several depths (also with
 #                  MALLOC_FREQ_UNWIND=libunwind, to show what the cached unwinder buys)
+#   churn          tests/bench_churn, lifetimes' own: 2 threads whose blocks (chains, calloc,
+#                  a realloc pair, strdup) are each freed by the thread that made it
 #   wrapper2 .. mix  tests/bench_shapes, the stack shapes of real code: an allocation wrapper
 #                  reached by 2, 4 or 16 paths (and by 4 with the stack 10 or 30 deep), an
 #                  unrolled loop, one site 3, 10 or 30 frames deep, a recursion, a mix in 2
@@ -71,6 +73,8 @@ base() { if [ "$1" = startup-tmpfs ]; then echo "$shm"; else echo "$work"; fi; }
 
 workload synthetic "floor malloc_freq sampled libunwind lifetimes sampled-life heaptrack" "$reps" \
 	"$MF_BUILD/tests/bench_alloc 2 2000000" "$MF_BUILD/tests/bench_alloc 1 200000"
+workload churn "floor malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
+	"$MF_BUILD/tests/bench_churn 2 1000000" "$MF_BUILD/tests/bench_churn 2 20000"
 # iterations for about 0.3 s plain, and for about 100,000 calls under callgrind and check
 for s in wrapper2:16000000:100000 wrapper4:16000000:100000 wrapper16:16000000:100000 \
 	wrap4-depth10:12000000:100000 wrap4-depth30:6000000:100000 unrolled:5000000:25000 \

@@ -76,7 +76,7 @@ check_PROGRAMS += tests/prog_sites tests/prog_kill tests/prog_fork tests/prog_ex
 	tests/prog_signal tests/prog_daemon tests/prog_threads tests/prog_cxx tests/prog_spawn \
 	tests/run_status tests/prog_deep tests/prog_hazard tests/prog_reuse tests/prog_sighost \
 	tests/prog_rules tests/prog_jit tests/prog_tree tests/prog_life tests/prog_outputs \
-	tests/prog_life_sample tests/prog_peak tests/prog_life_fork tests/prog_life_handoff tests/prog_life_layout \
+	tests/prog_life_sample tests/prog_peak tests/prog_life_fork tests/prog_life_handoff tests/prog_life_layout tests/prog_life_arena \
 	tests/prog_life_sigfork tests/prog_life_realloc tests/prog_life_sigfree tests/prog_life_max \
 	tests/prog_aslimit tests/prog_fifo tests/prog_samename tests/prog_timeline \
 	tests/prog_attach
@@ -88,6 +88,7 @@ tests_prog_peak_LDADD = -ldl
 tests_prog_life_fork_LDADD = -lpthread
 tests_prog_life_handoff_LDADD = -lpthread
 tests_prog_life_layout_LDADD = -lpthread
+tests_prog_life_arena_LDADD = -lpthread
 tests_prog_life_max_LDADD = -lpthread
 tests_prog_life_realloc_LDADD = -lpthread
 tests_prog_aslimit_LDADD = -lpthread
@@ -149,7 +150,7 @@ check_SCRIPTS += tests/t_counts.sh tests/t_kill.sh tests/t_fork.sh tests/t_exec.
 	tests/t_signal.sh tests/t_daemon.sh tests/t_threads.sh tests/t_cxx.sh tests/t_processes.sh \
 	tests/t_fatal.sh tests/t_settings.sh tests/t_languages.sh tests/t_hazards.sh \
 	tests/t_unwind.sh tests/t_rules.sh tests/t_rust_inline.sh tests/t_clang.sh tests/t_process_tree.sh \
-	tests/t_life.sh tests/t_life_sample.sh tests/t_life_peak.sh tests/t_life_handoff.sh tests/t_life_layout.sh tests/t_life_sigfork.sh tests/t_life_realloc.sh tests/t_life_sigfree.sh tests/t_live_modules.sh tests/t_dhat.sh \
+	tests/t_life.sh tests/t_life_sample.sh tests/t_life_peak.sh tests/t_life_handoff.sh tests/t_life_arena.sh tests/t_life_layout.sh tests/t_life_sigfork.sh tests/t_life_realloc.sh tests/t_life_sigfree.sh tests/t_live_modules.sh tests/t_dhat.sh \
 	tests/t_dhat_real.sh tests/t_life_report.sh tests/t_life_max.sh tests/t_timeline.sh \
 	tests/t_pprof.sh tests/t_speedscope.sh tests/t_json.sh tests/t_dot.sh tests/t_diff.sh \
 	tests/t_metrics.sh tests/t_sym_nodebug.sh tests/t_split_dwarf.sh tests/t_dlreuse.sh \
@@ -278,10 +279,15 @@ tests_test_names_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_names
 
 # ---- benchmark: `make bench` (never part of make check: timings are not tests) ----------------
-EXTRA_PROGRAMS += tests/bench_alloc tests/bench_run tests/bench_shapes tests/bench_shapes_fp
+EXTRA_PROGRAMS += tests/bench_alloc tests/bench_run tests/bench_shapes tests/bench_shapes_fp \
+	tests/bench_churn
 tests_bench_alloc_SOURCES = tests/bench_alloc.c
 tests_bench_alloc_CFLAGS = -O2 -g -pthread
 tests_bench_alloc_LDADD = -lpthread
+# lifetimes' churn: blocks made and freed by chains, calloc, realloc and strdup
+tests_bench_churn_SOURCES = tests/bench_churn.c
+tests_bench_churn_CFLAGS = -O2 -g -pthread
+tests_bench_churn_LDADD = -lpthread
 # the stack shapes of real code, built as real code is: -O2 -g, and with frame pointers
 tests_bench_shapes_SOURCES = tests/bench_shapes.c
 tests_bench_shapes_CFLAGS = -O2 -g -pthread
@@ -297,7 +303,7 @@ tests/bench_floor.so: tests/bench_floor.c
 CLEANFILES += tests/bench_floor.so
 EXTRA_DIST += tests/bench.sh tests/bench_floor.c
 bench: lib/libmalloc_freq.la mf_print/mf_print tests/bench_alloc tests/bench_run \
-		tests/bench_shapes tests/bench_shapes_fp tests/bench_floor.so
+		tests/bench_shapes tests/bench_shapes_fp tests/bench_churn tests/bench_floor.so
 	@MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' MF_BUILD='$(abs_top_builddir)' \
 		MF_SRC='$(abs_top_srcdir)' MF_FLOOR='$(abs_top_builddir)/tests/bench_floor.so' \
 		$(SHELL) $(top_srcdir)/tests/bench.sh

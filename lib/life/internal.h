@@ -2,7 +2,9 @@
  * only):
  *   life.h  what the rest of lib/ sees (the entry points, a thread's start and end, fork)
  *   life.c  the entry points: each block's leaf counts, the clock, the live sum and the peak
- *   map.c   the address map from each live block to its leaf, and its filter under sampling
+ *   map.c   the address map from each live block to its leaf (a table per thread file, the
+ *           owner, and a shared one for the rest), and its filter under sampling
+ * Why a table per owner, found by a directory of regions: map.c's header.
  * Everything here runs inside malloc: no malloc, no stdio, errno preserved. */
 #ifndef MF_LIFE_INTERNAL_H
 #define MF_LIFE_INTERNAL_H
@@ -12,15 +14,25 @@
 #include "life/life.h"
 #include "mf_internal.h"
 
+#define MF_LIFE_FILES 65536 /* thread files numbered at most */
+
 /* map.c. Under sampling (at start): the filter is made. */
 void mf_life_map_sampled(void);
+/* Room for the owner of file number file (as it is numbered): 0, or -1 without memory. */
+int mf_life_map_file(uint32_t file);
+/* The lock of file's owner, which a change of its lifetime counts (frees, freed_bytes,
+ * lifetime_ns, lifetime) is made under: taken, given back (neither while the process has one
+ * thread). */
+void mf_life_map_hold(uint32_t file);
+void mf_life_map_release(uint32_t file);
 /* x into the map: 1; 0 without memory. A block the map held at x's address was freed where
  * the profiler did not see it: it is left in *stale (addr 0: none). */
 int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale);
 /* The block at addr out of the map into *out: 1; 0 if the map has none made by tick born_by
- * (UINT64_MAX: at any time). */
-int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_slot *out);
-void mf_life_map_prefork(void);
+ * (UINT64_MAX: at any time). hold: with 1, the lock of out->file's owner is held
+ * (mf_life_map_hold). */
+int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_slot *out, int hold);
+void mf_life_map_prefork(uint32_t files); /* (the owners of files numbered below files) */
 void mf_life_map_postfork_parent(void);
 void mf_life_map_postfork_child(void); /* empty, the filter too */
 /* In a child forked by a signal handler that interrupted this thread in the map: every lock

@@ -29,8 +29,6 @@
 #include "life/internal.h"
 #include "thread.h"
 
-#define MF_LIFE_FILES 65536
-
 /* The thread's change of live bytes not yet in the process's sum (mf_life_change). */
 #define MF_LIFE_BATCH (64 << 10)
 static int64_t mf_life_batch = MF_LIFE_BATCH; /* (sampled: the bytes that stand for as much) */
@@ -283,7 +281,7 @@ uint32_t mf_life_file_new(struct mf_node *nodes)
 	int saved = errno;
 	mf_spin_take(&mf_life_files_lock);
 	uint32_t id = mf_life_nfiles;
-	int room = id < MF_LIFE_FILES && mf_life_files_room(id) == 0;
+	int room = id < MF_LIFE_FILES && mf_life_files_room(id) == 0 && mf_life_map_file(id) == 0;
 	if (room) {
 		__atomic_store_n(&mf_life_files[id], nodes, __ATOMIC_RELEASE);
 		__atomic_store_n(&mf_life_nfiles, id + 1, __ATOMIC_RELEASE);
@@ -299,7 +297,9 @@ uint32_t mf_life_file_new(struct mf_node *nodes)
 }
 
 /* A block of leaf node of file, freed at now (0: found replaced, freed where we did not see
- * it, when is not known): its leaf's record (NULL: none). */
+ * it, when is not known): its leaf's record (NULL: none). Under the lock of the file's owner
+ * (mf_life_map_hold), so that its counts take plain adds: any thread may free the leaf's
+ * blocks, but none at the same time as another. */
 static MF_INLINE struct mf_life *mf_life_freed(const struct mf_life_slot *slot, uint64_t now)
 {
 	struct mf_node *nodes = __atomic_load_n(
@@ -315,23 +315,14 @@ static MF_INLINE struct mf_life *mf_life_freed(const struct mf_life_slot *slot, 
 		b = MF_SIZE_BUCKET(ns);
 		b = b < MF_LIFETIME_BUCKETS ? b : MF_LIFETIME_BUCKETS - 1;
 	}
-	/* Any thread may free the leaf's blocks at the same time as its own thread does: locked
-	 * adds, unless the process has one thread. */
-	if (__libc_single_threaded) {
-		l->frees++;
-		l->freed_bytes += slot->size;
-		l->lifetime_ns +=
-		    ns; /* (before its bucket: a reader sees no sum below the buckets') */
-		if (b < MF_LIFETIME_BUCKETS)
-			l->lifetime[b]++;
-		return l;
-	}
-	__atomic_add_fetch(&l->frees, 1, __ATOMIC_RELAXED);
-	__atomic_add_fetch(&l->freed_bytes, slot->size, __ATOMIC_RELAXED);
-	if (ns)
-		__atomic_add_fetch(&l->lifetime_ns, ns, __ATOMIC_RELAXED);
+	/* (stores a word at a time: other threads read them; frees after the bytes, which the
+	 * allocating thread reads after the blocks; the sum before its bucket: a reader sees no
+	 * sum below the buckets') */
+	__atomic_store_n(&l->freed_bytes, l->freed_bytes + slot->size, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->frees, l->frees + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->lifetime_ns, l->lifetime_ns + ns, __ATOMIC_RELAXED);
 	if (b < MF_LIFETIME_BUCKETS)
-		__atomic_add_fetch(&l->lifetime[b], 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&l->lifetime[b], l->lifetime[b] + 1, __ATOMIC_RELAXED);
 	return l;
 }
 
@@ -427,8 +418,10 @@ static MF_NOINLINE void mf_life_after(void)
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		mf_tls.life_busy++;
 		struct mf_life_slot slot;
-		if (mf_life_map_take(addr, at, &slot))
+		if (mf_life_map_take(addr, at, &slot, 1)) {
 			mf_life_charge(&slot, 0, at);
+			mf_life_map_release(slot.file);
+		}
 		mf_tls.life_busy--;
 	}
 }
@@ -447,7 +440,9 @@ static inline void mf_life_leave(void)
  * what the map held of it, freed at an unknown time. */
 static MF_NOINLINE void mf_life_stale(const struct mf_life_slot *stale)
 {
+	mf_life_map_hold(stale->file);
 	mf_life_freed(stale, 0);
+	mf_life_map_release(stale->file);
 	mf_life_delta -= (int64_t)stale->size;
 }
 
@@ -537,9 +532,10 @@ void mf_life_free(void *p)
 	mf_tls.life_busy++;
 	uint64_t now = mf_life_now(); /* (outside the lock: it takes a while) */
 	struct mf_life_slot slot;
-	if (mf_life_map_take((uintptr_t)p, UINT64_MAX, &slot))
+	if (mf_life_map_take((uintptr_t)p, UINT64_MAX, &slot, 1)) {
 		mf_life_charge(&slot, 0, now);
-	else
+		mf_life_map_release(slot.file);
+	} else
 		mf_life_unknown();
 	mf_life_leave();
 }
@@ -549,7 +545,7 @@ int mf_life_realloc_take(void *old, struct mf_life_slot *held)
 	if (!mf_life_maybe(old) || !mf_life_may_take(old, 0))
 		return -1;
 	mf_tls.life_busy++;
-	int found = mf_life_map_take((uintptr_t)old, UINT64_MAX, held);
+	int found = mf_life_map_take((uintptr_t)old, UINT64_MAX, held, 0);
 	mf_life_leave();
 	return found;
 }
@@ -567,7 +563,10 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 	}
 	if (taken == 1 && !mf_tls.life_busy) {
 		mf_tls.life_busy++;
-		mf_life_charge(held, p ? n : 0, mf_life_now());
+		uint64_t now = mf_life_now();
+		mf_life_map_hold(held->file);
+		mf_life_charge(held, p ? n : 0, now);
+		mf_life_map_release(held->file);
 		mf_life_leave();
 	} else if (taken == 0) {
 		mf_life_unknown();
@@ -577,7 +576,7 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 
 void mf_life_prefork(void)
 {
-	mf_life_map_prefork();
+	mf_life_map_prefork(mf_life_nfiles);
 }
 
 void mf_life_postfork_parent(void)

@@ -1,11 +1,27 @@
 /* The address map of lifetimes: each live block's address to its size, its leaf and when it was
  * made (struct mf_life_slot), so that a free on any thread finds them.
  *
- * 64 shards by a hash of the block's 64 KiB region, each an open-addressing table (linear
- * probing, deletion by backward shift: no tombstones) behind a spinlock of its own, so threads
- * that allocate at once (each from its own arena) rarely meet (and while the process has one
- * thread, none is taken); a shard doubles at half full. A slot is 32 bytes, so a live block
- * costs 64 to 128 bytes. Within a shard a block's slot follows its place in its region
+ * Each thread file has a table of its own (an owner), and a directory says which owner each
+ * 64 KiB region of the heap belongs to: the first thread that puts a block of a region in the
+ * map claims it (one compare-and-swap per region), and its blocks there go into its own table.
+ * A thread allocates from an arena of its own, so its blocks lie in its own regions, and its
+ * frees of them touch its table and a line of the directory that nobody writes any more. A
+ * block of a region claimed by another thread (an arena shared by more threads than glibc has
+ * arenas, or one a thread that ended left to a new one), or whose directory entry holds
+ * another region, goes into the shared map: 64 shards by a hash of the region. A free reads
+ * the directory: the region's owner's table has the block, or else the shared map does (a
+ * region's owner never changes while its table may hold a block of it). Each owner's table
+ * and its thread file's lifetime counts are under the owner's lock, which only its own thread
+ * takes as long as no other thread frees its blocks; while the process has one thread, no
+ * lock is taken at all. (Other ways to find a block's owner were weighed: a per-thread map
+ * with a lock-free queue of frees to its owner leaves a block freed by another thread counted
+ * live until the owner runs again, so a peak or a snapshot taken meanwhile is wrong; the
+ * arena's own header is glibc's inside, and another allocator has none.)
+ *
+ * Each table is open addressing (linear probing, deletion by backward shift: no tombstones),
+ * doubled at half full. A slot is 32 bytes, so a live block costs 64 to 128 bytes; an owner 64
+ * bytes, in pages of 256 as threads come; the directory 256 KiB of address space, touched as
+ * regions are claimed. Within a table a block's slot follows its place in its region
  * (mf_life_home): blocks made one after another, which lie side by side and are mostly freed
  * close together in time too, have their slots side by side, where a hash of the whole address
  * put each on a cache line and a page of its own (on node with lifetimes, that cut the L1
@@ -16,8 +32,9 @@
  * is the host's, so a block cannot carry a mark of its own; the filter is 1 MiB of counts.
  *
  * Address space is taken as blocks come (it counts against RLIMIT_AS, which the program may
- * live close to): a shard's first tables are pieces of pages that all shards share, and the
- * filter is made with the first table, only if 1 MiB is within a 256th of RLIMIT_AS. */
+ * live close to): a table's first sizes are pieces of pages that all tables share, and the
+ * filter and the directory are made with the first table, each only if it is within a 256th
+ * of RLIMIT_AS (without the directory every block goes into the shared map). */
 #include "config.h"
 
 #include <errno.h>
@@ -30,18 +47,22 @@
 #define MF_LIFE_SHARDS	  64
 #define MF_LIFE_SLOTS_MIN 16
 /* Tables of 16, 32 and 64 slots (512 B to 2 KiB) are pieces of pages that hold pieces of one
- * size; a page is unmapped when its last piece is given back. At most two tables a shard are
- * that small at once (the old and the new, in a grow), each on a page at worst. */
+ * size; a page is unmapped when its last piece is given back. When every page of the pool is
+ * in use, such a table has a page of its own. */
 #define MF_LIFE_SMALL 3
 #define MF_LIFE_PAGES (2 * MF_LIFE_SHARDS)
+/* The directory: an entry per hash of a region, region << 16 | owner's file number (0: none) */
+#define MF_LIFE_DIR_BITS 15
+#define MF_LIFE_OWNERS	 256 /* owners to a page of them */
 
 uint8_t *mf_life_filter;
+static uint64_t *mf_life_dir;
 
-/* The pages of small tables, and the filter's making: under a lock of their own, taken in a
- * shard's grow (which holds the shard's lock, if any). */
+/* The pages of small tables, and the filter's and the directory's making: under a lock of
+ * their own, taken in a table's grow (which holds the table's lock, if any). */
 static struct {
 	int lock;
-	int filter_wanted, filter_tried; /* sampling; the filter's making was tried */
+	int filter_wanted, made; /* sampling; the filter and directory's making was tried */
 	struct {
 		char *at;      /* NULL: none */
 		uint8_t shift; /* the pieces' size, 1 << shift */
@@ -54,28 +75,33 @@ void mf_life_map_sampled(void)
 	mf_life_pages.filter_wanted = 1;
 }
 
-/* (with the first table, before any block enters the map: without it, every free is looked
- * up, slower and as exact; so it is never made later, once a block may have gone in) */
-static void mf_life_filter_make(void)
+static void *mf_life_map_new(size_t size)
 {
-	mf_life_pages.filter_tried = 1;
-	size_t size = (size_t)1 << MF_LIFE_FILTER_BITS;
-	if (!mf_life_pages.filter_wanted || mf_prof_as_share() < size)
-		return;
-	void *f = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (f != MAP_FAILED)
-		__atomic_store_n(&mf_life_filter, (uint8_t *)f, __ATOMIC_RELEASE);
+	void *m = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return m == MAP_FAILED ? NULL : m;
+}
+
+/* (with the first table, before any block enters the map: without the filter, every free is
+ * looked up, slower and as exact; without the directory every block goes into the shared map;
+ * so neither is made later, once a block may have gone in) */
+static void mf_life_make(void)
+{
+	mf_life_pages.made = 1;
+	size_t size = (size_t)1 << MF_LIFE_FILTER_BITS, dir = sizeof(uint64_t) << MF_LIFE_DIR_BITS;
+	void *m;
+	if (mf_prof_as_share() >= dir && (m = mf_life_map_new(dir)))
+		__atomic_store_n(&mf_life_dir, (uint64_t *)m, __ATOMIC_RELEASE);
+	if (mf_life_pages.filter_wanted && mf_prof_as_share() >= size &&
+	    (m = mf_life_map_new(size)))
+		__atomic_store_n(&mf_life_filter, (uint8_t *)m, __ATOMIC_RELEASE);
 }
 
 /* A table of n slots, zeroed; NULL without memory. */
 static struct mf_life_slot *mf_life_table_new(uint64_t n)
 {
 	size_t size = n * sizeof(struct mf_life_slot);
-	if (n >= MF_LIFE_SLOTS_MIN << MF_LIFE_SMALL) {
-		void *t =
-		    mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-		return t == MAP_FAILED ? NULL : t;
-	}
+	if (n >= MF_LIFE_SLOTS_MIN << MF_LIFE_SMALL)
+		return mf_life_map_new(size);
 	unsigned shift = (unsigned)__builtin_ctzll(size), pieces = 4096u >> shift;
 	int spare = -1;
 	for (int i = 0; i < MF_LIFE_PAGES; i++) {
@@ -90,15 +116,13 @@ static struct mf_life_slot *mf_life_table_new(uint64_t n)
 		mf_life_pages.page[i].used = (uint8_t)(used | 1u << k);
 		return memset(mf_life_pages.page[i].at + ((size_t)k << shift), 0, size);
 	}
-	void *page = spare < 0 ? MAP_FAILED
-			       : mmap(NULL, 4096, PROT_READ | PROT_WRITE,
-				      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (page == MAP_FAILED)
-		return NULL;
-	mf_life_pages.page[spare].at = page;
-	mf_life_pages.page[spare].shift = (uint8_t)shift;
-	mf_life_pages.page[spare].used = 1;
-	return page;
+	char *page = mf_life_map_new(4096);
+	if (page && spare >= 0) {
+		mf_life_pages.page[spare].at = page;
+		mf_life_pages.page[spare].shift = (uint8_t)shift;
+		mf_life_pages.page[spare].used = 1;
+	}
+	return (struct mf_life_slot *)page;
 }
 
 static void mf_life_table_free(struct mf_life_slot *t, uint64_t n)
@@ -120,10 +144,11 @@ static void mf_life_table_free(struct mf_life_slot *t, uint64_t n)
 		}
 		return;
 	}
+	munmap(at, 4096); /* (a page of its own) */
 }
 
 /* The filter's count for addr: one more, or one less. Counts are shared by blocks of any
- * shard (and changed only for sampled blocks, one call in N): a compare-and-swap. */
+ * table (and changed only for sampled blocks, one call in N): a compare-and-swap. */
 static inline void mf_life_filter_add(uintptr_t addr, int d)
 {
 	if (!mf_life_filter)
@@ -136,6 +161,7 @@ static inline void mf_life_filter_add(uintptr_t addr, int d)
 		;
 }
 
+/* A table: a shard of the shared map, or an owner's own. */
 struct mf_life_shard {
 	_Alignas(64) int lock;
 	struct mf_life_slot *slot;
@@ -143,12 +169,35 @@ struct mf_life_shard {
 };
 
 static struct mf_life_shard mf_life_shards[MF_LIFE_SHARDS];
+/* The owners by file number, in pages of MF_LIFE_OWNERS made as files are numbered (and never
+ * unmapped: a free on any thread may read one). */
+static struct mf_life_shard *mf_life_owners[MF_LIFE_FILES / MF_LIFE_OWNERS];
 
-/* A block's shard, and where in it the map looks for the block first, in slots: both from
- * one hash of the 64 KiB region it lies in, the shard its top 6 bits. The place is the
- * block's own (16-aligned) shifted by the hash: the blocks of a region (a heap's, handed out
- * side by side, one after another) are looked for side by side, in a run of their own, and
- * blocks at the same place in different regions (page-aligned ones, say) are not. */
+int mf_life_map_file(uint32_t file)
+{
+	struct mf_life_shard **page = &mf_life_owners[file / MF_LIFE_OWNERS];
+	if (__atomic_load_n(page, __ATOMIC_ACQUIRE))
+		return 0;
+	void *m = mf_life_map_new(MF_LIFE_OWNERS * sizeof(struct mf_life_shard));
+	if (!m)
+		return -1;
+	__atomic_store_n(page, (struct mf_life_shard *)m, __ATOMIC_RELEASE);
+	return 0;
+}
+
+/* The owner of file (numbered: its page is made). */
+static inline struct mf_life_shard *mf_life_owner(uint32_t file)
+{
+	return &__atomic_load_n(&mf_life_owners[file / MF_LIFE_OWNERS],
+				__ATOMIC_ACQUIRE)[file % MF_LIFE_OWNERS];
+}
+
+/* A block's shard, and where in a table the map looks for the block first, in slots: both
+ * from one hash of the 64 KiB region it lies in, the shard its top 6 bits, its directory
+ * entry the top MF_LIFE_DIR_BITS. The place is the block's own (16-aligned) shifted by the
+ * hash: the blocks of a region (a heap's, handed out side by side, one after another) are
+ * looked for side by side, in a run of their own, and blocks at the same place in different
+ * regions (page-aligned ones, say) are not. */
 static inline uint64_t mf_life_region_hash(uintptr_t addr)
 {
 	return (uint64_t)(addr >> 16) * 0x9e3779b97f4a7c15ull;
@@ -157,6 +206,17 @@ static inline uint64_t mf_life_region_hash(uintptr_t addr)
 static struct mf_life_shard *mf_life_shard(uintptr_t addr)
 {
 	return &mf_life_shards[mf_life_region_hash(addr) >> 58];
+}
+
+static inline uint64_t *mf_life_dir_at(uint64_t *dir, uintptr_t addr)
+{
+	return &dir[mf_life_region_hash(addr) >> (64 - MF_LIFE_DIR_BITS)];
+}
+
+/* What addr's directory entry holds when file owns its region. */
+static inline uint64_t mf_life_dir_entry(uintptr_t addr, uint32_t file)
+{
+	return (uint64_t)(addr >> 16) << 16 | file;
 }
 
 static inline uint64_t mf_life_home(uintptr_t addr, uint64_t mask)
@@ -174,7 +234,7 @@ static void mf_life_unlock(struct mf_life_shard *s)
 	mf_spin_give(&s->lock);
 }
 
-/* A shard's lock for a block's way in or out, taken unless the process has one thread: then,
+/* A table's lock for a block's way in or out, taken unless the process has one thread: then,
  * as glibc's own malloc does (it takes no lock then either), none is needed: no other thread
  * can be in the map, a signal handler's call in this thread stays out of it (life_busy), and
  * the thread becomes one of several only by creating another, outside the map. Whether it
@@ -193,6 +253,16 @@ static inline void mf_life_leave(struct mf_life_shard *s, int locked)
 		mf_life_unlock(s);
 }
 
+void mf_life_map_hold(uint32_t file)
+{
+	mf_life_enter(mf_life_owner(file));
+}
+
+void mf_life_map_release(uint32_t file)
+{
+	mf_life_leave(mf_life_owner(file), !__libc_single_threaded);
+}
+
 static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct mf_life_slot *x)
 {
 	uint64_t i = mf_life_home(x->addr, mask);
@@ -207,8 +277,8 @@ static MF_NOINLINE int mf_life_grow(struct mf_life_shard *s)
 	uint64_t n = s->slot ? (s->mask + 1) * 2 : MF_LIFE_SLOTS_MIN;
 	int saved = errno;
 	mf_spin_take(&mf_life_pages.lock);
-	if (!mf_life_pages.filter_tried)
-		mf_life_filter_make();
+	if (!mf_life_pages.made)
+		mf_life_make();
 	struct mf_life_slot *slot = mf_life_table_new(n);
 	mf_spin_give(&mf_life_pages.lock);
 	if (!slot) {
@@ -236,7 +306,7 @@ static inline struct mf_life_slot mf_life_slot_read(const struct mf_life_slot *x
 	return (struct mf_life_slot){x->addr, x->size, x->file, x->node, x->born};
 }
 
-/* Takes the slot of addr, of a block made by tick born_by, out of the shard (held) into
+/* Takes the slot of addr, of a block made by tick born_by, out of the table (held) into
  * *out; 0, or -1 if there is none. */
 static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t born_by,
 			struct mf_life_slot *out)
@@ -267,10 +337,31 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t born_b
 	return 0;
 }
 
+/* The table a block at addr of file goes into: its owner's if file owns the region (claimed
+ * now if nobody does), else the shared map's shard; entered (*locked: whether locked). */
+static inline struct mf_life_shard *mf_life_table_for(uintptr_t addr, uint32_t file, int *locked)
+{
+	uint64_t *dir = __atomic_load_n(&mf_life_dir, __ATOMIC_ACQUIRE);
+	if (mf_likely(dir != NULL)) {
+		uint64_t *e = mf_life_dir_at(dir, addr), want = mf_life_dir_entry(addr, file);
+		uint64_t was = __atomic_load_n(e, __ATOMIC_RELAXED);
+		if (mf_likely(was == want) ||
+		    (!was && __atomic_compare_exchange_n(e, &was, want, 0, __ATOMIC_RELAXED,
+							 __ATOMIC_RELAXED))) {
+			struct mf_life_shard *s = mf_life_owner(file);
+			*locked = mf_life_enter(s);
+			return s;
+		}
+	}
+	struct mf_life_shard *s = mf_life_shard(addr);
+	*locked = mf_life_enter(s);
+	return s;
+}
+
 MF_INLINE int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale)
 {
-	struct mf_life_shard *s = mf_life_shard(x->addr);
-	int locked = mf_life_enter(s), put = 0;
+	int locked, put = 0;
+	struct mf_life_shard *s = mf_life_table_for(x->addr, x->file, &locked);
 	stale->addr = 0;
 	if ((s->slot && 2 * (s->used + 1) <= s->mask + 1) || mf_life_grow(s) == 0) {
 		uint64_t i = mf_life_home(x->addr, s->mask);
@@ -294,25 +385,46 @@ MF_INLINE int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot 
 	return put;
 }
 
-MF_INLINE int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_slot *out)
+MF_INLINE int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_slot *out, int hold)
 {
+	uint64_t *dir = __atomic_load_n(&mf_life_dir, __ATOMIC_ACQUIRE);
+	if (mf_likely(dir != NULL)) {
+		uint64_t e = __atomic_load_n(mf_life_dir_at(dir, addr), __ATOMIC_RELAXED);
+		uint32_t file = (uint32_t)(e & 0xffff);
+		if (e >> 16 == addr >> 16 && file) {
+			struct mf_life_shard *s = mf_life_owner(file);
+			int locked = mf_life_enter(s);
+			if (mf_life_take(s, addr, born_by, out) == 0) {
+				if (!hold)
+					mf_life_leave(s, locked);
+				return 1;
+			}
+			mf_life_leave(s, locked);
+		}
+	}
 	struct mf_life_shard *s = mf_life_shard(addr);
 	int locked = mf_life_enter(s);
 	int found = mf_life_take(s, addr, born_by, out) == 0;
 	mf_life_leave(s, locked);
+	if (found && hold)
+		mf_life_map_hold(out->file);
 	return found;
 }
 
 /* No thread may be in the map when the child is made; but a signal handler's fork that
  * interrupted this thread in the map would wait for itself: then the child only starts over. */
 static int mf_life_held;
+static uint32_t mf_life_held_files; /* the owners whose locks are held (numbers below it) */
 
-void mf_life_map_prefork(void)
+void mf_life_map_prefork(uint32_t files)
 {
 	if (mf_tls.life_busy)
 		return;
 	for (int i = 0; i < MF_LIFE_SHARDS; i++)
 		mf_life_lock(&mf_life_shards[i]);
+	for (uint32_t f = 1; f < files; f++)
+		mf_life_lock(mf_life_owner(f));
+	mf_life_held_files = files;
 	mf_life_held = 1;
 }
 
@@ -321,28 +433,49 @@ void mf_life_map_postfork_parent(void)
 	if (!mf_life_held)
 		return;
 	mf_life_held = 0;
+	for (uint32_t f = 1; f < mf_life_held_files; f++)
+		mf_life_unlock(mf_life_owner(f));
 	for (int i = 0; i < MF_LIFE_SHARDS; i++)
 		mf_life_unlock(&mf_life_shards[i]);
+}
+
+/* fn for every table: the shards and every owner made */
+static void mf_life_each(void (*fn)(struct mf_life_shard *))
+{
+	for (int i = 0; i < MF_LIFE_SHARDS; i++)
+		fn(&mf_life_shards[i]);
+	for (size_t p = 0; p < MF_LIFE_FILES / MF_LIFE_OWNERS; p++)
+		if (mf_life_owners[p])
+			for (int i = 0; i < MF_LIFE_OWNERS; i++)
+				fn(&mf_life_owners[p][i]);
+}
+
+static void mf_life_unlock_one(struct mf_life_shard *s)
+{
+	s->lock = 0;
 }
 
 void mf_life_map_unlock_all(void)
 {
 	mf_life_held = 0;
 	mf_life_pages.lock = 0;
-	for (int i = 0; i < MF_LIFE_SHARDS; i++)
-		mf_life_shards[i].lock = 0;
+	mf_life_each(mf_life_unlock_one);
+}
+
+static void mf_life_empty(struct mf_life_shard *s)
+{
+	if (s->slot)
+		mf_life_table_free(s->slot, s->mask + 1);
+	*s = (struct mf_life_shard){0};
 }
 
 void mf_life_map_postfork_child(void)
 {
 	mf_life_held = 0;
 	mf_life_pages.lock = 0;
-	for (int i = 0; i < MF_LIFE_SHARDS; i++) {
-		struct mf_life_shard *s = &mf_life_shards[i];
-		if (s->slot)
-			mf_life_table_free(s->slot, s->mask + 1);
-		*s = (struct mf_life_shard){0};
-	}
+	mf_life_each(mf_life_empty);
 	if (mf_life_filter) /* (its pages read as zeros again) */
 		madvise(mf_life_filter, (size_t)1 << MF_LIFE_FILTER_BITS, MADV_DONTNEED);
+	if (mf_life_dir)
+		madvise(mf_life_dir, sizeof(uint64_t) << MF_LIFE_DIR_BITS, MADV_DONTNEED);
 }
