@@ -9,6 +9,7 @@
 #include <elf.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -216,13 +217,28 @@ static int mf_attach_gdb(pid_t pid, const char *text, char *out, size_t size)
 		if (null >= 0)
 			dup2(null, 0);
 		unsetenv("DEBUGINFOD_URLS");
+		/* (a session of its own: the terminal's ^C must not reach gdb while the process
+		 * runs a call of its; the process's signals, ignored or not, pass to it without
+		 * stopping gdb's call half way) */
+		setsid();
 		execlp("gdb", "gdb", "-nx", "-q", "-batch", "-iex", "set auto-load off", "-iex",
-		       "set unwindonsignal on", "-p", spid, "-x", path, (char *)NULL);
+		       "set unwindonsignal on", "-iex", "handle all nostop noprint pass", "-iex",
+		       "handle SIGINT nostop noprint pass", "-p", spid, "-x", path, (char *)NULL);
 		_exit(127);
 	}
 	close(fds[1]);
 	size_t have = 0;
 	ssize_t got;
+	/* (gdb's call waits for ever if the thread it stopped holds the allocator's or the
+	 * loader's lock: said once after 30 s; ending gdb then could leave the thread in a call
+	 * that returns nowhere, so the launcher keeps waiting) */
+	struct pollfd wait = {.fd = fds[0], .events = POLLIN};
+	if (poll(&wait, 1, 30000) == 0)
+		mf_attach_say(
+		    "gdb's call into process %d has not returned for 30 s: its main thread "
+		    "may have been stopped holding the allocator's or the loader's lock "
+		    "(docs/internals.md: Attach and detach); still waiting",
+		    (int)pid);
 	while ((got = read(fds[0], out + have, size - 1 - have)) > 0 || (got < 0 && errno == EINTR))
 		if (got > 0 && (have += (size_t)got) == size - 1)
 			have = 0; /* (only the end is kept: it says what went wrong) */

@@ -965,6 +965,16 @@ static int mf_attach_main(struct mf_launch *l)
 		if (!strncmp(*e, "MALLOC_FREQ_", 12) && strchr(*e, '=')) {
 			char name[64];
 			snprintf(name, sizeof(name), "%.*s", (int)(strchr(*e, '=') - *e), *e);
+			/* (a handler installed in a running process would outlive the detach: as
+			 * --snapshot-signal and --toggle-signal, refused) */
+			if (!strcmp(name, "MALLOC_FREQ_SNAPSHOT_SIGNAL") ||
+			    !strcmp(name, "MALLOC_FREQ_TOGGLE_SIGNAL")) {
+				mf_say("--attach leaves %s out: the profiler installs no signal "
+				       "handler "
+				       "in a process it attaches to",
+				       name);
+				continue;
+			}
 			mf_env_put(name, strchr(*e, '=') + 1, &env);
 		}
 	mf_settings(l, dir, mf_env_put, &env);

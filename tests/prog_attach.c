@@ -12,6 +12,7 @@
  *   p N   N calls of PLUGIN's plugin_run (N malloc/free pairs at its plugin_site), the library
  *         opened at the first (a library loaded after an attach)
  *   q     ends, with status 7
+ * SIGUSR1 is ignored (as by a server; t_attach sends it while gdb runs its calls).
  * Usage: prog_attach PLUGIN < commands */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -70,6 +71,7 @@ int main(int argc, char **argv)
 	char line[64];
 	void (*plugin_run)(long) = NULL;
 	void *before = malloc(100), *moved = malloc(200);
+	signal(SIGUSR1, SIG_IGN);
 	unsigned long signals = dispositions();
 	pthread_t th;
 	if (pthread_create(&th, NULL, thread_main, NULL))

@@ -106,6 +106,20 @@ cmp -s plain_var.txt life.txt; ok $? "with lifetimes: the conversation as withou
 "$MF_PRINT" --collapsed life > life.col 2> /dev/null
 is "$(calls life.col ';site_main;malloc$')/$(calls life.col ';site_thread;malloc$')" 50/30 "with lifetimes: 50 and 30"
 "$MF_PRINT" life > life.sum 2> /dev/null
+# signals while gdb runs its calls in the process (an ignored one too: a traced process reports
+# it to its tracer, which by default stops there and abandons the call)
+attach() { "$launcher" --attach "$pid" -q -o sig 2> sig.err; attach_rc=$?; }
+detach() { "$launcher" --detach "$pid" -q 2> sigd.err; detach_rc=$?; }
+start env -u MALLOC_FREQ_CACHE
+send ready.txt s # (its answer: SIGUSR1 is ignored from here on)
+(while kill -USR1 "$pid" 2> /dev/null; do sleep 0.002; done) & pelter=$!
+run sig.txt attach detach
+kill "$pelter"; wait "$pelter" 2> /dev/null
+finish sig.txt
+is "$attach_rc/$detach_rc/$status" 0/0/7 \
+	"SIGUSR1 (ignored) every 2 ms during attach and detach: both done, the program's own status"
+"$MF_PRINT" --collapsed sig > sig.col 2> /dev/null
+is "$(calls sig.col ';site_main;malloc$')" 50 "... and the 50 calls made while attached counted"
 like "$(grep 'lifetimes:' life.sum)" '; 2 frees of blocks never seen allocated$' \
 	"with lifetimes: the block from before attach freed, and one realloc'd, are 2 unknown frees"
 
