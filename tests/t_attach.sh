@@ -23,9 +23,14 @@ if grep -q 'ptrace: \|not permitted\|Could not attach' probe; then
 fi
 
 # The program started with its input and output on fifos (fds 3 and 4 here); its pid in $pid.
+# It starts with no MALLOC_FREQ_ variable but those the arguments give it (make check-fallback
+# sets one for the library: the launcher passes it on while attaching, the program never sees
+# it).
 start() {
 	rm -f in out; mkfifo in out
-	"$@" "$prog" "$plugin" < in > out & pid=$!
+	# shellcheck disable=SC2046 # (one -u NAME per variable)
+	env $(env | sed -n 's/^\(MALLOC_FREQ_[A-Za-z0-9_]*\)=.*/-u \1/p') \
+		"$@" "$prog" "$plugin" < in > out & pid=$!
 	exec 3> in 4< out
 }
 # One line to the program, its answer kept in the file $1.
