@@ -21,17 +21,6 @@
 
 #include "attach.h"
 
-static void mf_attach_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void mf_attach_say(const char *fmt, ...)
-{
-	va_list ap;
-	va_start(ap, fmt);
-	fputs("malloc_freq: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
-
 int mf_attach_elf_static(const char *path)
 {
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -137,54 +126,53 @@ int mf_attach_check(pid_t pid, int detach, uid_t *uid)
 {
 	char buf[256], exe[64], real[4096];
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
-		mf_attach_say("no process %d", (int)pid);
+		mf_say("no process %d", (int)pid);
 		return -1;
 	}
 	const char *ids = mf_attach_status(pid, "Uid:", buf, sizeof(buf));
 	unsigned long r = 0, e = 0, s = 0;
 	if (!ids || sscanf(ids, "%lu %lu %lu", &r, &e, &s) != 3) {
-		mf_attach_say("no process %d (its /proc/%d/status cannot be read)", (int)pid,
-			      (int)pid);
+		mf_say("no process %d (its /proc/%d/status cannot be read)", (int)pid, (int)pid);
 		return -1;
 	}
 	*uid = (uid_t)r;
 	uid_t me = getuid();
 	if ((r != me || e != me || s != me) && !mf_attach_may_trace_all()) {
-		mf_attach_say("process %d is user %lu's: tracing it takes that user, or "
-			      "CAP_SYS_PTRACE (root)%s",
-			      (int)pid, r, mf_attach_scope());
+		mf_say("process %d is user %lu's: tracing it takes that user, or "
+		       "CAP_SYS_PTRACE (root)%s",
+		       (int)pid, r, mf_attach_scope());
 		return -1;
 	}
 	snprintf(exe, sizeof(exe), "/proc/%d/exe", (int)pid);
 	ssize_t n = readlink(exe, real, sizeof(real) - 1);
 	real[n > 0 ? n : 0] = 0;
 	if (mf_attach_elf_static(exe)) {
-		mf_attach_say("process %d (%s) is statically linked: it has no dynamic loader to "
-			      "load the profiler into",
-			      (int)pid, real);
+		mf_say("process %d (%s) is statically linked: it has no dynamic loader to "
+		       "load the profiler into",
+		       (int)pid, real);
 		return -1;
 	}
 	int loaded = mf_attach_loaded(pid);
 	if (loaded < 0) {
-		mf_attach_say("cannot read /proc/%d/maps: %s%s", (int)pid, strerror(errno),
-			      mf_attach_scope());
+		mf_say("cannot read /proc/%d/maps: %s%s", (int)pid, strerror(errno),
+		       mf_attach_scope());
 		return -1;
 	}
 	if (!detach && loaded) {
-		mf_attach_say("process %d (%s) is profiled already: it was started under the "
-			      "profiler, or attached to (malloc_freq --detach %d stops an attached "
-			      "one)",
-			      (int)pid, real, (int)pid);
+		mf_say("process %d (%s) is profiled already: it was started under the "
+		       "profiler, or attached to (malloc_freq --detach %d stops an attached "
+		       "one)",
+		       (int)pid, real, (int)pid);
 		return -1;
 	}
 	if (detach && !loaded) {
-		mf_attach_say("process %d (%s) is not profiled", (int)pid, real);
+		mf_say("process %d (%s) is not profiled", (int)pid, real);
 		return -1;
 	}
 	if (!mf_attach_have_gdb()) {
-		mf_attach_say("%s needs gdb, which is not in PATH: install gdb (Debian: apt-get "
-			      "install gdb)",
-			      detach ? "--detach" : "--attach");
+		mf_say("%s needs gdb, which is not in PATH: install gdb (Debian: apt-get "
+		       "install gdb)",
+		       detach ? "--detach" : "--attach");
 		return -1;
 	}
 	return 0;
@@ -201,7 +189,7 @@ static int mf_attach_gdb(pid_t pid, const char *text, char *out, size_t size)
 	int fd = mkstemp(path), fds[2] = {-1, -1};
 	if (fd < 0 || write(fd, text, strlen(text)) != (ssize_t)strlen(text) ||
 	    pipe2(fds, O_CLOEXEC)) {
-		mf_attach_say("cannot write gdb's commands in %s: %s", path, strerror(errno));
+		mf_say("cannot write gdb's commands in %s: %s", path, strerror(errno));
 		if (fd >= 0)
 			close(fd), unlink(path);
 		return -1;
@@ -234,11 +222,10 @@ static int mf_attach_gdb(pid_t pid, const char *text, char *out, size_t size)
 	 * that returns nowhere, so the launcher keeps waiting) */
 	struct pollfd wait = {.fd = fds[0], .events = POLLIN};
 	if (poll(&wait, 1, 30000) == 0)
-		mf_attach_say(
-		    "gdb's call into process %d has not returned for 30 s: its main thread "
-		    "may have been stopped holding the allocator's or the loader's lock "
-		    "(docs/internals.md: Attach and detach); still waiting",
-		    (int)pid);
+		mf_say("gdb's call into process %d has not returned for 30 s: its main thread "
+		       "may have been stopped holding the allocator's or the loader's lock "
+		       "(docs/internals.md: Attach and detach); still waiting",
+		       (int)pid);
 	while ((got = read(fds[0], out + have, size - 1 - have)) > 0 || (got < 0 && errno == EINTR))
 		if (got > 0 && (have += (size_t)got) == size - 1)
 			have = 0; /* (only the end is kept: it says what went wrong) */
@@ -249,7 +236,7 @@ static int mf_attach_gdb(pid_t pid, const char *text, char *out, size_t size)
 	}
 	unlink(path);
 	if (child < 0 || !WIFEXITED(st) || WEXITSTATUS(st) == 127) {
-		mf_attach_say("cannot run gdb");
+		mf_say("cannot run gdb");
 		return -1;
 	}
 	return 0;
@@ -272,19 +259,19 @@ static void mf_attach_gdb_failed(pid_t pid, const char *out, const char *what)
 {
 	char line[512] = "";
 	if (mf_attach_line(out, "mf-error ", line, sizeof(line)))
-		mf_attach_say("%s process %d failed: %s", what, (int)pid, line);
+		mf_say("%s process %d failed: %s", what, (int)pid, line);
 	else if (mf_attach_line(out, "ptrace: No such process", line, sizeof(line)) &&
 		 !kill(pid, 0))
-		mf_attach_say("gdb could not attach to process %d, which exists (ptrace: No such "
-			      "process, as gdb may say of a process whose threads keep running); "
-			      "nothing was changed in it: try again",
-			      (int)pid);
+		mf_say("gdb could not attach to process %d, which exists (ptrace: No such "
+		       "process, as gdb may say of a process whose threads keep running); "
+		       "nothing was changed in it: try again",
+		       (int)pid);
 	else if (mf_attach_line(out, "ptrace: ", line, sizeof(line)) ||
 		 strstr(out, "Operation not permitted"))
-		mf_attach_say("cannot trace process %d: %s%s", (int)pid,
-			      line[0] ? line : "not permitted", mf_attach_scope());
+		mf_say("cannot trace process %d: %s%s", (int)pid, line[0] ? line : "not permitted",
+		       mf_attach_scope());
 	else
-		mf_attach_say("%s process %d failed; gdb said:\n%s", what, (int)pid, out);
+		mf_say("%s process %d failed; gdb said:\n%s", what, (int)pid, out);
 }
 
 /* A growing text. */
@@ -371,7 +358,7 @@ int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
 		n++;
 	size_t at = mf_attach_strings(strings, PAGE, env, n, lib, off);
 	if (!at) {
-		mf_attach_say("the settings and the library's path are too long");
+		mf_say("the settings and the library's path are too long");
 		return -1;
 	}
 	const size_t *fn = off + 2 * n + 1; /* (the functions' names) */
@@ -441,7 +428,7 @@ int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
 	char *out = malloc(PAGE), handle[64];
 	if (!t.s || !out) {
 		free(t.s), free(out);
-		mf_attach_say("out of memory");
+		mf_say("out of memory");
 		return -1;
 	}
 	int r = mf_attach_gdb(pid, t.s, out, PAGE);
@@ -458,7 +445,7 @@ int mf_attach_detach(pid_t pid, char *dir, size_t size)
 {
 	char *out = malloc(65536), result[64];
 	if (!out) {
-		mf_attach_say("out of memory");
+		mf_say("out of memory");
 		return -1;
 	}
 	/* (malloc_freq_detach keeps errno; malloc_freq_dir touches none) */
@@ -474,17 +461,17 @@ int mf_attach_detach(pid_t pid, char *dir, size_t size)
 		mf_attach_gdb_failed(pid, out, "detaching from");
 		r = -1;
 	} else if (!r && atoi(result) == -EPERM) {
-		mf_attach_say("process %d was started under the profiler, not attached to: it "
-			      "records until it ends",
-			      (int)pid);
+		mf_say("process %d was started under the profiler, not attached to: it "
+		       "records until it ends",
+		       (int)pid);
 		r = -1;
 	} else if (!r && atoi(result) == -EALREADY) {
-		mf_attach_say("process %d was detached from already", (int)pid);
+		mf_say("process %d was detached from already", (int)pid);
 		r = -1;
 	} else if (!r && atoi(result) != 0) {
-		mf_attach_say("process %d: some of its calls could not be led back to the "
-			      "allocator; recording has stopped",
-			      (int)pid);
+		mf_say("process %d: some of its calls could not be led back to the "
+		       "allocator; recording has stopped",
+		       (int)pid);
 	}
 	if (!r)
 		mf_attach_line(out, "mf-dir ", dir, size);

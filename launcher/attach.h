@@ -5,6 +5,8 @@
 #include <stddef.h>
 #include <sys/types.h>
 
+/* malloc_freq.c: "malloc_freq: " and the message on stderr, a line of its own. */
+void mf_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* Is the ELF file at path statically linked (no program interpreter, so no dynamic loader)? */
 int mf_attach_elf_static(const char *path);
 /* Whether process pid can be attached to (detach 0) or detached from (detach 1): it exists,

@@ -162,7 +162,7 @@ static int mf_usage_error(const char *fmt, ...)
 	return MF_EXIT_USAGE;
 }
 
-static void mf_say(const char *fmt, ...)
+void mf_say(const char *fmt, ...)
 {
 	va_list ap;
 	va_start(ap, fmt);
