@@ -136,7 +136,9 @@ static MF_NOINLINE void mf_sample_slow(const struct mf_frame *from, size_t bytes
 		mf_confine_count(bytes);
 		return;
 	}
-	if (mf_unlikely(mf_detached)) { /* (a call through a pointer taken while attached) */
+	if (mf_unlikely(__atomic_load_n(
+		&mf_detached,
+		__ATOMIC_RELAXED))) { /* (a call through a pointer taken while attached) */
 		mf_tls.last_record = &mf_leaf_none;
 		return;
 	}
