@@ -192,7 +192,10 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 		x.live_bytes = live;
 		x.blocks_known = !e[i].calls_only;
 		if (out->count > 1 && out->points[out->count - 1].time_ns == sum.time_ns) {
-			x.blocks_known |= out->points[out->count - 1].blocks_known;
+			/* (one moment's events: the blocks a whole record counted are still the
+			 * moment's only if no look at calls after it added any) */
+			const struct mf_timeline_point *was = &out->points[out->count - 1];
+			x.blocks_known |= was->blocks_known && was->calls == x.calls;
 			out->points[out->count - 1] = x;
 		} else {
 			out->points[out->count++] = x;

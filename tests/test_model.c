@@ -11,6 +11,7 @@
 #include "../mf_print/model.h"
 #include "../mf_print/reader.h"
 #include "../mf_print/report.h"
+#include "../mf_print/timeline.h"
 #include "tap.h"
 
 #define MAX_NODES 64
@@ -146,6 +147,51 @@ static int any_row(const char *line)
 {
 	(void)line;
 	return 1;
+}
+
+/* A timeline's moment where a thread's whole record (its live blocks counted) and a later look
+ * at calls only fall on one tick of the coarse clock: the blocks are known there only if that
+ * look added no call. */
+static void timeline_same_tick(struct mf_symbolizer *sym)
+{
+	for (int more = 0; more < 2; more++) {
+		struct mf_model m;
+		static struct trie t;
+		static const uint64_t pcs[] = {0x10, 0x70};
+		memset(&t, 0, sizeof(t));
+		record(&t, pcs, 2, MF_ENTRY_MALLOC, 6400, 16);
+		if (mf_model_init(&m, sym))
+			tap_bail("mf_model_init failed");
+		m.has_lifetimes = 1;
+		uint32_t p = add_process(&m, 3, "ticks");
+		add_thread(&m, p, &t, 31, 1);
+		struct mf_thread *th = &m.threads[m.nthreads - 1];
+		struct mf_timeline_record *r = calloc(2, sizeof(*r));
+		if (!r)
+			tap_bail("out of memory");
+		th->start_ns = 1000, th->end_ns = 9000, th->timeline = 1, th->interval_ns = 200;
+		r[0] = (struct mf_timeline_record){
+		    .time_ns = 5000, .calls = 4160, .live_blocks = 4159};
+		r[1] = (struct mf_timeline_record){
+		    .time_ns = 5000, .calls = more ? 6400 : 4160, .flags = MF_TIMELINE_CALLS_ONLY};
+		th->records = r, th->nrecords = 2;
+		if (mf_model_finish(&m))
+			tap_bail("mf_model_finish failed");
+		struct mf_timeline tl;
+		if (mf_timeline_build(&m, p, &tl))
+			tap_bail("mf_timeline_build failed");
+		const struct mf_timeline_point *at = NULL;
+		for (size_t i = 0; i < tl.count; i++)
+			if (tl.points[i].time_ns == 5000)
+				at = &tl.points[i];
+		tap_ok(at && at->calls == r[1].calls && at->blocks_known == !more,
+		       "timeline: a whole record and a look at %s calls on one tick: %llu calls, "
+		       "blocks %s",
+		       more ? "more" : "no more", at ? (unsigned long long)at->calls : 0ull,
+		       at && at->blocks_known ? "known" : "not known");
+		mf_timeline_free(&tl);
+		mf_model_free(&m);
+	}
 }
 
 int main(void)
@@ -316,6 +362,7 @@ int main(void)
 	free(cbytes), free(merged), free(json), free(dot), free(pprof), free(diff),
 	    free(dcollapsed);
 	mf_model_free(&m);
+	timeline_same_tick(sym);
 	mf_sym_free(sym);
 	return tap_done();
 }
