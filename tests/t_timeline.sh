@@ -49,11 +49,17 @@ else
 fi
 
 # with lifetimes: live bytes and blocks, the last row's those not freed at the end
-rm -rf "$mf_work"/malloc_freq.*
-MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_TIMELINE=$T profile_within 60 "$MF_TESTS/prog_timeline" \
-	$N:1000 $M:1000 > /dev/null
-d=$(ls -d "$mf_work"/malloc_freq.*)
-"$MF_PRINT" --timeline "$d" > "$mf_work/tl" 2> /dev/null
+# (the checks of the first phase's row need that phase within one interval: a run whose
+# phase a busy machine spread over two is run again, at most three times, and said)
+for try in 1 2 3; do
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_TIMELINE=$T profile_within 60 "$MF_TESTS/prog_timeline" \
+		$N:1000 $M:1000 > /dev/null
+	d=$(ls -d "$mf_work"/malloc_freq.*)
+	"$MF_PRINT" --timeline "$d" > "$mf_work/tl" 2> /dev/null
+	grep -q "^ *[0-9.]* s  *$N " "$mf_work/tl" && break
+	echo "# run $try: the first phase's $N calls fell in more than one row; run again"
+done
 leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks.*/\1/p' "$mf_work/tl")
 is "$(tail -n 1 "$mf_work/tl" | awk '{ print $NF }')" "$leaked" \
 	"lifetimes: the last row's live blocks are the summary's leaked blocks ($leaked)"
@@ -61,7 +67,7 @@ like "$(grep ' time .*calls' "$mf_work/tl")" "live +live blocks" "... in columns
 # (the look at the first phase's last call comes before that call's block is live)
 like "$(grep -m1 "^ *[0-9.]* s  *$N " "$mf_work/tl")" " 62(4\.9|5\.0) KiB  *-\$" \
 	"the first phase's $N blocks of 100 bytes live (but the one being made) as the pause begins"
-like "$(awk '$3 == 0 && $4 == 0' "$mf_work/tl" | head -n 1)" " 62(4\.9|5\.0) KiB  *-\$" \
+like "$(awk -v n=$N '$3 == n { burst = 1 } burst && $3 == 0 && $4 == 0' "$mf_work/tl" | head -n 1)" " 62(4\.9|5\.0) KiB  *-\$" \
 	"... and through the pause (live blocks not known there: -)"
 
 # --html: the chart above the flame graph, read by headless Chromium: the series' points, its
