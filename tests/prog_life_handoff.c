@@ -1,9 +1,11 @@
 /* Blocks handed to another thread at once (tests/t_life_handoff.sh): P pairs of threads; in
- * each, the producer allocates N blocks at site_handed and passes each through a one-slot
- * mailbox to its consumer, which frees it, while the producer goes on allocating (every other
+ * each, the producer allocates N blocks at site_handed and passes each through a mailbox of
+ * 64 slots to its consumer, which frees it, while the producer goes on allocating (every other
  * block, one more at site_temp, freed at once). Every block is freed: none leaked, none
  * unknown. With "shared", the producer frees every other site_handed block itself instead of
  * passing it on, so that one stack's blocks are freed by two threads at the same time.
+ * (A mailbox of one slot took a switch of threads per block: minutes on a busy machine, where
+ * each yield gives the processor away.)
  * Usage: prog_life_handoff N P [shared] */
 #include <pthread.h>
 #include <sched.h>
@@ -12,10 +14,13 @@
 
 #define NOINLINE __attribute__((noinline))
 
+#define SLOTS 64
+
 struct pair {
 	long n;
-	int shared;	    /* the producer frees the odd blocks of site_handed */
-	void *volatile box; /* the mailbox: NULL, or a block for the consumer */
+	int shared;	  /* the producer frees the odd blocks of site_handed */
+	void *box[SLOTS]; /* the mailbox: blocks for the consumer, put - took of them */
+	unsigned long put, took;
 	pthread_t producer, consumer;
 };
 
@@ -40,9 +45,10 @@ static void *produce(void *arg)
 			free(p);
 			continue;
 		}
-		while (__atomic_load_n(&q->box, __ATOMIC_ACQUIRE))
+		while (q->put - __atomic_load_n(&q->took, __ATOMIC_ACQUIRE) == SLOTS)
 			sched_yield();
-		__atomic_store_n(&q->box, p, __ATOMIC_RELEASE);
+		q->box[q->put % SLOTS] = p;
+		__atomic_store_n(&q->put, q->put + 1, __ATOMIC_RELEASE);
 		if (i & 1)
 			site_temp(i);
 	}
@@ -53,10 +59,10 @@ static void *consume(void *arg)
 {
 	struct pair *q = arg;
 	for (long i = 0; i < (q->shared ? (q->n + 1) / 2 : q->n); i++) {
-		void *p;
-		while (!(p = __atomic_load_n(&q->box, __ATOMIC_ACQUIRE)))
+		while (__atomic_load_n(&q->put, __ATOMIC_ACQUIRE) == q->took)
 			sched_yield();
-		__atomic_store_n(&q->box, NULL, __ATOMIC_RELEASE);
+		void *p = q->box[q->took % SLOTS];
+		__atomic_store_n(&q->took, q->took + 1, __ATOMIC_RELEASE);
 		free(p);
 	}
 	return NULL;

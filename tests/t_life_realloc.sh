@@ -5,7 +5,7 @@
 # where it was. Every block is charged once to its stack: none leaked, each freed block once
 # in its stack's lifetime histogram, no free of an unknown block; realloc to 0, and moving.
 . "$srcdir/tests/tap.sh"
-N=20000 M=2
+N=5000 M=2 # (each round maps, moves and unmaps: 20000 took minutes on a busy machine)
 for mode in zero move; do
 	life_profile "$mode: prog_life_realloc $N $M $mode" "$MF_TESTS/prog_life_realloc" $N $M $mode
 	is "$(calls "$mf_work/leaked" ';site_') $(sum "$(lives "$mf_work/hist" site_resized)")" "0 $N" \
