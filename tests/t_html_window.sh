@@ -5,7 +5,8 @@
 # mf_print --between A B (--snapshot B from the start, --since A to the end), in the flame
 # graph's total and the summary; the stacked chart's series sum at each snapshot to that
 # snapshot's total; with more stacks than the page keeps (tests/prog_threads.c), the rest are
-# folded, said, and the windows stay exact. Its screenshot is kept as tests/t_html_window.png.
+# folded, said, and the windows stay exact; the address names a window (#window=1-2). Its
+# screenshot is kept as tests/t_html_window.png.
 . "$srcdir/tests/tap.sh"
 chromium=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 [ -n "$chromium" ] || skip_all "no chromium to read the page (apt-get install chromium)"
@@ -64,6 +65,10 @@ expect="$expect
 -1 $(counts --since 0 | cut -d'|' -f1)"
 is "$(sed -n '2,$p' "$mf_work/stacked" | awk '$2 == $3 { print $1, $2 }')" "$expect" \
 	"... its series sum at each snapshot to that snapshot's total (--snapshot N), at the end to the run's"
+# a window named in the address
+node "$srcdir/tests/html_check.js" "$chromium" "$mf_work/page.html#window=1-2" "$mf_work/hash.png" \
+	> "$mf_work/seen_hash" 2>&1
+is "$(sed -n 's/^total=//p' "$mf_work/seen_hash")" "$B" "page.html#window=1-2: the page opens on window 1-2's $B calls"
 [ "$(head -c 8 "$MF_TESTS/t_html_window.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
 ok $? "a PNG screenshot kept as tests/t_html_window.png"
 
