@@ -79,13 +79,35 @@ static uint32_t mf_window_process(const struct mf_model *m, const struct mf_mode
 	return MF_NONE;
 }
 
-static uint32_t mf_window_thread(const struct mf_model *m, uint32_t proc,
+/* (qsort's context: the page's model) */
+static const struct mf_model *mf_sort_m;
+static int mf_window_thread_cmp(const void *a, const void *b)
+{
+	const struct mf_thread *x = &mf_sort_m->threads[*(const uint32_t *)a],
+			       *y = &mf_sort_m->threads[*(const uint32_t *)b];
+	if (x->process != y->process)
+		return x->process < y->process ? -1 : 1;
+	return strcmp(mf_window_base(x->path), mf_window_base(y->path));
+}
+
+/* (by_name: the page's threads in (process, file name) order) */
+static uint32_t mf_window_thread(const struct mf_model *m, const uint32_t *by_name, uint32_t proc,
 				 const struct mf_thread *th)
 {
-	for (uint32_t i = 0; proc != MF_NONE && i < m->nthreads; i++)
-		if (m->threads[i].process == proc &&
-		    !strcmp(mf_window_base(m->threads[i].path), mf_window_base(th->path)))
-			return i;
+	size_t lo = 0, hi = m->nthreads;
+	while (proc != MF_NONE && lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const struct mf_thread *x = &m->threads[by_name[mid]];
+		int c = x->process != proc
+			    ? (x->process < proc ? -1 : 1)
+			    : strcmp(mf_window_base(x->path), mf_window_base(th->path));
+		if (!c)
+			return by_name[mid];
+		if (c < 0)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
 	return 0x80000000u + (proc == MF_NONE ? 0x7fffffffu : proc);
 }
 
@@ -142,7 +164,8 @@ static int mf_window_state(struct mf_html_windows *w, const struct mf_model *m, 
 			w->present[(size_t)k * m->nprocesses + procs[p]] = 1;
 	}
 	for (uint32_t i = 0; i < sm->nthreads && !r; i++)
-		codes[i] = mf_window_thread(m, procs[sm->threads[i].process], &sm->threads[i]);
+		codes[i] =
+		    mf_window_thread(m, w->by_name, procs[sm->threads[i].process], &sm->threads[i]);
 	size_t ncur = 0;
 	for (size_t s = 0; s < sm->nsamples && !r; s++) {
 		const struct mf_sample *x = &sm->samples[s];
@@ -264,6 +287,13 @@ int mf_html_windows_map(struct mf_html_windows *w, const struct mf_model *m,
 	int r = mf_pathtrie_init(&w->rows);
 	if (!r && !(w->present = calloc(s->count * m->nprocesses + 1, 1)))
 		r = -ENOMEM;
+	if (!r && !(w->by_name = malloc((m->nthreads + 1) * sizeof(*w->by_name))))
+		r = -ENOMEM;
+	for (uint32_t i = 0; !r && i < m->nthreads; i++)
+		w->by_name[i] = i;
+	mf_sort_m = m;
+	if (!r)
+		qsort(w->by_name, m->nthreads, sizeof(*w->by_name), mf_window_thread_cmp);
 	for (size_t k = 0; k < s->count && !r; k++)
 		r = mf_window_state(w, m, (uint32_t)k, &s->v[k].m, t, lines, fns, fn_of, rooted,
 				    full_names);
@@ -359,5 +389,6 @@ void mf_html_windows_free(struct mf_html_windows *w)
 	free(w->deltas);
 	free(w->present);
 	free(w->row_of);
+	free(w->by_name);
 	*w = (struct mf_html_windows){0};
 }

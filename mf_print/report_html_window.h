@@ -33,6 +33,7 @@ struct mf_html_windows {
 	struct mf_html_delta *deltas; /* by state, then row */
 	size_t ndeltas, cap_deltas;
 	uint8_t *present;  /* by state and process of the page's model: in that state */
+	uint32_t *by_name; /* the page's threads by process and file name */
 	uint32_t *row_of;  /* by row: the row it is written as (folded rows share one) */
 	uint32_t nwritten; /* rows written */
 	size_t nrows;	   /* rows before folding */
