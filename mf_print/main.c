@@ -21,6 +21,7 @@
 #include "option_error.h"
 #include "report.h"
 #include "snapshots.h"
+#include "states.h"
 #include "symbolize.h"
 #include "text.h"
 
@@ -115,7 +116,8 @@ static void mf_usage(FILE *out)
 	    "      --html FILE       one self-contained page (no network): a zoomable flame\n"
 	    "                        graph with search, metric (each one held), process and\n"
 	    "                        thread choices, the timeline above it (calls per second,\n"
-	    "                        live bytes, snapshots marked),\n"
+	    "                        live bytes, snapshots marked: two chosen show that\n"
+	    "                        window, as --between; the busiest stacks stacked),\n"
 	    "                        and the tree as a table ('-': to stdout)\n"
 	    "\n"
 	    "Options:\n"
@@ -841,6 +843,7 @@ int main(int argc, char **argv)
 	signal(SIGBUS, mf_sigbus);
 	struct mf_found_list found = {0};
 	struct mf_model m = {0}, base = {0}; /* (base: --diff's) */
+	struct mf_states states = {0};	     /* (--html's windows) */
 	int base_failed = 0;
 	struct mf_symbolizer *sym = mf_sym_new();
 	struct mf_warnings warnings = {.verbose = a.verbose};
@@ -878,6 +881,10 @@ int main(int argc, char **argv)
 		r = r == 1 ? 0 : r;
 		a.report.base = &base;
 		a.report.base_name = a.diff;
+	}
+	if (!r && a.mode == MF_MODE_HTML && a.load.threads && !a.load.failed) {
+		r = mf_states_load(&states, &m, &found, &a.load, sym);
+		a.report.states = &states;
 	}
 	int chose_nothing = (a.load.have_thread || a.load.nprocess) && !a.load.threads &&
 			    a.load.files + a.load.unchosen + a.load.passed > 0;
@@ -917,6 +924,7 @@ out:
 	mf_found_free(&found);
 	mf_model_free(&m);
 	mf_model_free(&base);
+	mf_states_free(&states);
 	mf_load_free(&a.load);
 	if (sym)
 		mf_sym_free(sym);

@@ -7,6 +7,8 @@
 
 #include "model.h"
 
+struct mf_states;
+
 struct mf_report_options {
 	double threshold;      /* percent of the total of metric; smaller paths are folded */
 	enum mf_metric metric; /* what the tree and tables are ordered and folded by; what
@@ -20,10 +22,12 @@ struct mf_report_options {
 				  NULL or "": the whole run */
 	size_t files;	       /* files read, for the summary */
 	size_t dirs;
-	const struct mf_model *base; /* --diff: the profile compared against; NULL: none */
-	const char *base_name;	     /* its directory, as given */
-	const char *short_lived;     /* --short-lived as given (the model holds its buckets);
-					NULL: not given */
+	const struct mf_model *base;	/* --diff: the profile compared against; NULL: none */
+	const char *base_name;		/* its directory, as given */
+	const char *short_lived;	/* --short-lived as given (the model holds its buckets);
+					   NULL: not given */
+	const struct mf_states *states; /* --html: the snapshots' states, for its windows;
+					   NULL: none read */
 };
 
 /* The totals: calls, bytes, threads, files, by entry point, and what the profile lacks. */

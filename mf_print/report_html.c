@@ -13,6 +13,7 @@
 #include "labels.h"
 #include "mf_print/report_html_page.h"
 #include "pathtrie.h"
+#include "report_html_window.h"
 #include "report.h"
 #include "text.h"
 #include "timeline.h"
@@ -191,6 +192,7 @@ int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_o
 {
 	struct mf_labels lines = {0}, fns = {0};
 	struct mf_pathtrie t = {0};
+	struct mf_html_windows w = {0};
 	uint32_t *leaf = malloc((m->nsamples ? m->nsamples : 1) * sizeof(*leaf)), *fn_of = NULL;
 	int r = leaf ? mf_pathtrie_init(&t) : -ENOMEM;
 	if (!r)
@@ -207,17 +209,25 @@ int mf_report_html(FILE *out, const struct mf_model *m, const struct mf_report_o
 	if (!r)
 		r = mf_html_stacks(&t, m, &lines, mf_labels_rooted(&lines, o->merge_processes),
 				   leaf);
+	if (!r)
+		r = mf_html_windows_map(&w, m, o->states, &t, &lines, &fns, &fn_of,
+					mf_labels_rooted(&lines, o->merge_processes),
+					o->full_names);
 	if (!r) {
 		const char *at = strstr(mf_html_page, "@MF_DATA@");
 		fwrite(mf_html_page, 1, (size_t)(at - mf_html_page), out);
 		mf_html_data(out, m, &t, &lines, &fns, fn_of, leaf, o);
 		r = mf_html_timelines(out, m);
+		int held[MF_METRICS], nheld = mf_model_metrics(m, NULL, held);
+		if (!r)
+			r = mf_html_windows_write(out, &w, m, o->states, held, nheld);
 		fputc('}', out);
 		fputs(at + strlen("@MF_DATA@"), out);
 	}
 	mf_labels_free(&lines);
 	mf_labels_free(&fns);
 	mf_pathtrie_free(&t);
+	mf_html_windows_free(&w);
 	free(fn_of);
 	free(leaf);
 	if (!r && ferror(out))

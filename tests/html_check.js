@@ -1,9 +1,12 @@
 // Drives a page of mf_print --html in headless Chromium through the DevTools protocol (over
 // --remote-debugging-pipe: no network port, no npm package) and prints what it saw, one
 // "name=value" line each, for tests/t_html.sh to judge. Usage:
-//   node html_check.js CHROMIUM PAGE.html SCREENSHOT.png [FRAME [PROCESS [MODE]]]
+//   node html_check.js CHROMIUM PAGE.html SCREENSHOT.png [FRAME [PROCESS [MODE [WINDOWS]]]]
 // FRAME: a frame to click (zoom) and search for; PROCESS: the pid of a process to filter on
-// ("": none); MODE: frames "function" (default) or "line" (each call line a frame of its own).
+// ("": none); MODE: frames "function" (default) or "line" (each call line a frame of its own);
+// WINDOWS: "A:B ..." windows to choose on the timeline chart by clicking its marks (0: the
+// start, -1: the end; "A~B": by dragging from one to the other), each seen as
+// window_A_B=CALLS|BYTES|summary; the screenshot is then taken with the last one shown.
 // Exit 0 when the page could be driven (whatever it showed), 1 otherwise.
 "use strict";
 const { spawn } = require("child_process");
@@ -11,7 +14,7 @@ const fs = require("fs");
 const os = require("os");
 const path = require("path");
 
-const [chromium, page, shot, frame = "main", proc = "", mode = "function"] = process.argv.slice(2);
+const [chromium, page, shot, frame = "main", proc = "", mode = "function", windows = ""] = process.argv.slice(2);
 const profile = fs.mkdtempSync(path.join(os.tmpdir(), "mf_chromium."));
 const browser = spawn(chromium, ["--headless=new", "--no-sandbox", "--disable-gpu",
 	"--no-first-run", "--no-default-browser-check", "--disable-extensions",
@@ -94,10 +97,42 @@ async function main() {
 	out("drawn", await eval_("window.mf.drawn()"));
 	// the timeline chart: what it drew (null: none)
 	out("chart", await eval_("window.mf.chart()"));
-	const click = async (x, y) => {
+	async function click(x, y) {
 		for (const type of ["mouseMoved", "mousePressed", "mouseReleased"])
 			await s("Input.dispatchMouseEvent", { type, x, y, button: "left", clickCount: 1 });
 	};
+	// windows chosen on the chart, as a user does: a click on one mark, then on the other
+	if (windows) {
+		out("marks", await eval_("window.mf.marks().map((m) => m[0])"));
+		out("stacked", await eval_("window.mf.stacked()"));
+		for (const w of windows.split(" ")) {
+			const drag = w.indexOf("~") > 0, [a, b] = w.split(drag ? "~" : ":").map(Number);
+			const marks = await eval_("window.mf.marks()");
+			const at = (n) => marks.find((m) => m[0] === n);
+			if (!at(a) || !at(b)) { out("window_" + a + "_" + b, "no such mark"); continue; }
+			if (drag) {
+				await s("Input.dispatchMouseEvent", { type: "mouseMoved", x: at(a)[1], y: at(a)[2] });
+				await s("Input.dispatchMouseEvent", { type: "mousePressed", x: at(a)[1], y: at(a)[2], button: "left", clickCount: 1 });
+				await s("Input.dispatchMouseEvent", { type: "mouseMoved", x: at(b)[1], y: at(b)[2], button: "left" });
+				await s("Input.dispatchMouseEvent", { type: "mouseReleased", x: at(b)[1], y: at(b)[2], button: "left", clickCount: 1 });
+			} else {
+				await click(at(a)[1], at(a)[2]);
+				await click(at(b)[1], at(b)[2]);
+			}
+			const calls = await eval_("window.mf.total()");
+			await eval_("(() => { const e = document.getElementById('metric'); e.value = '1'; e.dispatchEvent(new Event('change')); })()");
+			const bytes = await eval_("window.mf.total()");
+			await eval_("(() => { const e = document.getElementById('metric'); e.value = '0'; e.dispatchEvent(new Event('change')); })()");
+			out("window_" + a + "_" + b, calls + "|" + bytes + "|" + await eval_("document.getElementById('summary').textContent"));
+		}
+		out("window_note", await eval_("document.getElementById('window-note').textContent"));
+		await s("Page.captureScreenshot", { format: "png" }).then((r) => fs.writeFileSync(shot, Buffer.from(r.data, "base64")));
+		await eval_("document.getElementById('window-reset').click()");
+		out("window_reset", await eval_("window.mf.total()"));
+		out("requests", requests.filter((u) => u !== url));
+		out("errors", errors);
+		return;
+	}
 	// a click zooms: the frame clicked becomes the zoomed one and fills the width
 	const box = await eval_("window.mf.find(" + JSON.stringify(frame) + ")");
 	out("found", !!box);

@@ -266,9 +266,9 @@ EXTRA_DIST += tests/README.md # (the tests' index, which t_docs.sh holds to the 
 
 # ---- tests of mf_print's --html ---------------------------------------------------------------
 # read in headless Chromium (tests/html_check.js), its screenshot kept as tests/t_html.png
-check_SCRIPTS += tests/t_html.sh
+check_SCRIPTS += tests/t_html.sh tests/t_html_window.sh
 EXTRA_DIST += tests/html_check.js docs/html_report.png
-CLEANFILES += tests/t_html.png tests/t_timeline.png
+CLEANFILES += tests/t_html.png tests/t_timeline.png tests/t_html_window.png
 
 # unit: simplified C++ names
 check_PROGRAMS += tests/test_names

@@ -1,9 +1,9 @@
 /* Allocates in phases known by their counts and their pauses: for each argument N:MS, N calls
  * of malloc(100) (each block kept until the next phase starts, then freed: live bytes step
  * with the phases), then a pause of MS milliseconds; the argument "reset" in their place
- * calls malloc_freq_reset (found with dlsym: nothing without the profiler). Last, "ready" on
- * stdout; with the argument "wait" first, then waits to be killed.
- * Usage: prog_timeline [wait] N:MS|reset ... */
+ * calls malloc_freq_reset, "snap" malloc_freq_snapshot (found with dlsym: nothing without the
+ * profiler). Last, "ready" on stdout; with the argument "wait" first, then waits to be killed.
+ * Usage: prog_timeline [wait] N:MS|reset|snap ... */
 #define _GNU_SOURCE
 #include <dlfcn.h>
 #include <stdio.h>
@@ -29,6 +29,13 @@ int main(int argc, char **argv)
 			    (int (*)(void))dlsym(RTLD_DEFAULT, "malloc_freq_reset");
 			if (reset)
 				reset();
+			continue;
+		}
+		if (!strcmp(argv[a], "snap")) {
+			int (*snap)(const char *) =
+			    (int (*)(const char *))dlsym(RTLD_DEFAULT, "malloc_freq_snapshot");
+			if (snap && snap(NULL) < 0)
+				return 1;
 			continue;
 		}
 		long n = atol(argv[a]),
