@@ -376,35 +376,83 @@ static int mf_snap_state_dir(struct mf_snap_state *st, size_t *cap, const char *
 	return r;
 }
 
+struct mf_snap_entry {
+	unsigned long n;
+	char *name;
+};
+
+static int mf_snap_entry_cmp(const void *a, const void *b)
+{
+	const struct mf_snap_entry *x = a, *y = b;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* home's snapshots by number, listed once for a whole chain (not once a step). */
+static int mf_snap_entries(const char *home, struct mf_snap_entry **v, size_t *n, char *err,
+			   size_t errlen)
+{
+	*v = NULL, *n = 0;
+	size_t cap = 0;
+	DIR *d = opendir(home);
+	if (!d)
+		return mf_snap_fail(err, errlen, "%s: %s", home, strerror(errno));
+	struct dirent *e;
+	int r = 0;
+	while (!r && (e = readdir(d))) {
+		const char *label;
+		unsigned long k = mf_snap_number(e->d_name, &label);
+		if (!k)
+			continue;
+		struct mf_snap_entry *x = mf_array_push(*v, *n, cap);
+		if (!x || !(x->name = strdup(e->d_name)))
+			r = -ENOMEM;
+		else
+			x->n = k;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*v, *n, sizeof(**v), mf_snap_entry_cmp);
+	return r;
+}
+
 int mf_snapshot_state(const char *home, const char *name, const struct mf_snapshot_record *rec,
 		      struct mf_snap_state *st, char *err, size_t errlen)
 {
 	memset(st, 0, sizeof(*st));
 	st->time_ns = rec->time_ns;
-	size_t cap = 0;
-	char dir[PATH_MAX + 256], prev_name[256];
+	size_t cap = 0, nsnaps = 0;
+	struct mf_snap_entry *snaps = NULL;
+	char dir[PATH_MAX + 256], path[PATH_MAX + 300];
 	struct mf_snapshot_record at = *rec, prev;
 	snprintf(dir, sizeof(dir), "%s/%s", home, name);
-	int r = 0;
+	int r = rec->builds_on ? mf_snap_entries(home, &snaps, &nsnaps, err, errlen) : 0;
 	for (unsigned rank = 0; !r; rank++) {
 		if ((r = mf_snap_state_dir(st, &cap, home, dir, rank, err, errlen)) ||
 		    !at.builds_on)
 			break;
-		char number[24];
-		snprintf(number, sizeof(number), "%" PRIu64, at.builds_on);
-		r = mf_snapshot_find(home, number, prev_name, sizeof(prev_name), &prev, err,
-				     errlen);
-		if (r > 0) { /* (taken away: what it held is not known) */
+		struct mf_snap_entry key = {at.builds_on, NULL}, *x = NULL;
+		if (at.builds_on <= ULONG_MAX)
+			x = bsearch(&key, snaps, nsnaps, sizeof(*snaps), mf_snap_entry_cmp);
+		if (!x) { /* (taken away: what it held is not known) */
 			st->missing = at.builds_on;
-			r = 0;
 			break;
 		}
-		if (!r && prev.number >= at.number)
-			r = mf_snap_fail(err, errlen, "snapshot %" PRIu64 " builds on a later one",
-					 at.number);
+		char why[512];
+		snprintf(path, sizeof(path), "%s/%s/snapshot", home, x->name);
+		if (at.builds_on >= at.number) /* (each builds on an earlier one: the walk ends) */
+			r = mf_snap_fail(err, errlen, "%s/snapshot: builds on a later snapshot",
+					 dir);
+		else if (mf_read_snapshot(path, &prev, why, sizeof(why)))
+			r = mf_snap_fail(err, errlen, "%s: %s", path, why);
+		else if (prev.number != at.builds_on)
+			r = mf_snap_fail(err, errlen, "%s: says it is snapshot %" PRIu64, path,
+					 prev.number);
 		at = prev;
-		snprintf(dir, sizeof(dir), "%s/%s", home, prev_name);
+		snprintf(dir, sizeof(dir), "%s/%s", home, x->name);
 	}
+	for (size_t i = 0; i < nsnaps; i++)
+		free(snaps[i].name);
+	free(snaps);
 	if (r) {
 		mf_snapshot_state_free(st);
 		return r;
