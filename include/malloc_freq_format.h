@@ -49,12 +49,14 @@
 #define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC "MFMODS\r\n"
 #define MF_PROCESS_MAGIC "MFPROC\r\n"
-/* 9: the thread's timeline (struct mf_timeline_record) in its header page;
+/* 10: snapshots after the first of a chain hold what changed (snapshot record's builds_on,
+ * the thread header's snap_* words), and name ended threads' files in `ended`;
+ * 9: the thread's timeline (struct mf_timeline_record) in its header page;
  * 8: struct mf_life has max_blocks and lifetime_ns (MF_LIFE_SLOTS grew from 18 to 19);
  * 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
  * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
  * record; 2: module records of any size */
-#define MF_FORMAT_VERSION  9u
+#define MF_FORMAT_VERSION  10u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 #define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
 
@@ -136,7 +138,13 @@ struct mf_prof_header {
 	uint64_t timeline_checked_ns;	 /* the thread's last look at the clock (0: none) */
 	uint64_t timeline_checked_calls; /* and calls_total then */
 	uint64_t timeline_checked_live;	 /* and (lifetimes) the process's live bytes then */
-	uint64_t reserved[25];		 /* zero */
+	/* Since version 10, written by snapshots alone (a reader ignores them): the last snapshot
+	 * that took the file's state, and a hash of that state, so a later snapshot of the same
+	 * chain leaves out a file that has not changed. */
+	uint64_t snap_pid;     /* the process that took it */
+	uint64_t snap_attempt; /* its snapshot attempt, numbered in that process from 1 */
+	uint64_t snap_sum;     /* the hash of the file's state it took */
+	uint64_t reserved[22]; /* zero */
 };
 
 /*
@@ -360,12 +368,23 @@ struct mf_process_record {
  * Since version 4: snapshots (malloc_freq_snapshot, malloc_freq_reset; the snapshot signal and
  * interval). A snapshot is a directory `snap.<n>[.<label>]/` in the process directory, n = 1,
  * 2, ... in the order taken: `snapshot`, an mf_snapshot_record, and a <tid>[.<n>].prof file
- * for every thread file the process had then. A running thread's is a copy of its file as it
- * stood (header state MF_STATE_SNAPSHOT, node_count as read before its nodes were copied, so
- * its trie is a prefix of the live file's: the same nodes at the same indexes, counts no
- * larger); a finalized one's is a hard link to it. Made as `.snap.<n>.tmp/` and renamed when
- * complete: a reader sees a whole snapshot or none. Frames index the process directory's
- * `modules`, which only grows. Readers of a process directory do not descend into snapshots.
+ * for thread files the process had then. A running thread's is a copy of its file as it stood
+ * (header state MF_STATE_SNAPSHOT, node_count as read before its nodes were copied, so its
+ * trie is a prefix of the live file's: the same nodes at the same indexes, counts no larger;
+ * since version 10 end_ns is the snapshot's time_ns). An ended thread's file, final: before
+ * version 10 a hard link to it; since, named in `ended` (one name a line, each ending in '\n')
+ * and read in the process directory; with lifetimes a copy (later frees still change the
+ * file). Made as `.snap.<n>.tmp/` and renamed when complete: a reader sees a whole snapshot
+ * or none. Frames index the process directory's `modules`, which only grows. Readers of a
+ * process directory do not descend into snapshots.
+ *
+ * Since version 10, a snapshot may build on the one before it (builds_on, in its record):
+ * then it holds and names only the thread files that changed since that one took them (a
+ * thread that recorded, or whose blocks were freed, or that ended). Its state is, for each
+ * thread file, the newest of it in itself and the snapshots it builds on, back to the first
+ * that builds on none (a full one). Interval and signal snapshots build on the one before,
+ * unless that one is of another process image or failed; malloc_freq_snapshot's and
+ * malloc_freq_reset's are full.
  */
 #define MF_SNAPSHOT_MAGIC     "MFSNAP\r\n"
 #define MF_SNAPSHOT_LABEL_LEN 64 /* a label's bytes kept (cut, not refused), NUL included */
@@ -380,9 +399,11 @@ struct mf_snapshot_record {
 	uint64_t number;      /* n of snap.<n> */
 	uint64_t pid;
 	uint64_t time_ns;		   /* CLOCK_REALTIME when it was taken */
-	uint64_t threads;		   /* thread files in it */
+	uint64_t threads;		   /* thread files it holds or names */
 	char label[MF_SNAPSHOT_LABEL_LEN]; /* NUL-terminated; empty: none */
-	uint64_t reserved[4];		   /* zero */
+	uint64_t builds_on;   /* since version 10: the number of the snapshot this one builds on;
+				 0: none, it is full (older snapshots are) */
+	uint64_t reserved[3]; /* zero */
 };
 
 /*

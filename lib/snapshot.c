@@ -2,8 +2,11 @@
  * own in the process directory (malloc_freq_format.h says what it holds). Made under a
  * temporary name and renamed when whole. Each running thread's file is copied exact (no call
  * half counted): copied again while the thread records meanwhile, and if it keeps recording,
- * copied while it waits (mf_thread_each_file). Runs in the program's threads
- * (and the profiler's control thread): no malloc, no stdio, errno kept. */
+ * copied while it waits (mf_thread_each_file). An interval or signal snapshot builds on the
+ * one before: it takes only the files whose state changed since a snapshot of its chain took
+ * them (a hash of that state is kept in each file's header), so a long run's snapshots cost
+ * what changed, not every thread each time. Runs in the program's threads (and the profiler's
+ * control thread): no malloc, no stdio, errno kept. */
 #include "config.h"
 
 #include <dirent.h>
@@ -28,18 +31,55 @@ static pthread_mutex_t mf_snap_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long mf_snap_taken; /* the last snapshot's number, in this process */
 static pid_t mf_snap_pid;	    /* the process mf_snap_taken counts for */
 static int mf_snap_exiting;	    /* exit() has begun: the control thread takes no more */
+static uint64_t mf_snap_attempts;   /* snapshots tried in this process, taken or not */
+/* The attempt of the full snapshot the last one taken builds on (or is); 0: the next one is
+ * full (none taken yet, or the last one failed: a file's mark may name what it never held). */
+static uint64_t mf_snap_chain;
 static _Alignas(8) unsigned char mf_snap_page[MF_HEADER_SIZE];
 static _Alignas(8) char mf_snap_dirents[16 << 10];
+static _Alignas(8) unsigned char mf_snap_read[16 << 10]; /* an ended file's nodes, hashed */
 
 struct mf_snap_call {
 	unsigned long n;
 	const char *label;
 	uint32_t flags;
 	int dir, tmp; /* descriptors: the process directory, the snapshot made */
+	int ended;    /* `ended`, the ended threads' files it names (-1: not made yet) */
 	char tmp_name[64], name[32 + MF_SNAPSHOT_LABEL_LEN];
 	struct mf_snapshot_record rec;
-	int err; /* the first error (-errno) */
+	uint64_t attempt; /* its attempt: the files it takes are marked with it */
+	uint64_t chain;	  /* the full snapshot's attempt: a mark since then was taken (0: full) */
+	int err;	  /* the first error (-errno) */
 };
+
+/* h and the n bytes (a multiple of 8) at p, hashed. */
+static uint64_t mf_snap_hash(uint64_t h, const void *p, size_t n)
+{
+	const uint64_t *w = p;
+	for (size_t i = 0; i < n / 8; i++) {
+		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
+
+/* A copy of a header page, its snapshot marks taken out and hashed: what the marks said. */
+struct mf_snap_mark {
+	uint64_t pid, attempt, sum;
+};
+
+static struct mf_snap_mark mf_snap_unmark(struct mf_prof_header *copy)
+{
+	struct mf_snap_mark m = {copy->snap_pid, copy->snap_attempt, copy->snap_sum};
+	copy->snap_pid = copy->snap_attempt = copy->snap_sum = 0;
+	return m;
+}
+
+/* Whether a file marked was taken as it is (sum) by a snapshot of c's chain: left out. */
+static int mf_snap_same(const struct mf_snap_call *c, struct mf_snap_mark m, uint64_t sum)
+{
+	return c->chain && m.pid == c->rec.pid && m.attempt >= c->chain && m.sum == sum;
+}
 
 static uint64_t mf_snap_now(void)
 {
@@ -49,25 +89,31 @@ static uint64_t mf_snap_now(void)
 }
 
 /* A running thread's file, copied: its header (the node count read first, the state saying it
- * is a copy), then that many nodes; a pass after the first writes the file over. */
+ * is a copy), then that many nodes; a pass after the first writes the file over. Left out of a
+ * snapshot that builds on another if a snapshot of its chain took it as it is. */
 static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 {
 	struct mf_snap_call *c = arg;
-	const struct mf_prof_header *h = f->header;
+	struct mf_prof_header *h = f->header;
 	uint64_t count = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE);
 	size_t nodes = count * sizeof(struct mf_node);
-	c->rec.threads += !pass;
 	if (c->err)
 		return;
 	memcpy(mf_snap_page, h, MF_HEADER_SIZE);
 	struct mf_prof_header *copy = (struct mf_prof_header *)mf_snap_page;
 	copy->node_count = count;
+	struct mf_snap_mark mark = mf_snap_unmark(copy);
+	uint64_t sum = mf_snap_hash(mf_snap_hash(1, mf_snap_page, MF_HEADER_SIZE), f->nodes, nodes);
+	int made = pass && faccessat(c->tmp, f->name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
+	if (!made && mf_snap_same(c, mark, sum))
+		return;
+	c->rec.threads += !made;
 	copy->state = MF_STATE_SNAPSHOT;
-	copy->end_ns = mf_snap_now();
+	copy->end_ns = c->rec.time_ns; /* (the same in every copy: one left out reads as taken) */
 	int err = mf_prof_size_allowed((off_t)(MF_HEADER_SIZE + nodes));
 	int fd = err ? -1
 		     : openat(c->tmp, f->name,
-			      O_WRONLY | O_CREAT | (pass ? O_TRUNC : O_EXCL) | O_CLOEXEC,
+			      O_WRONLY | O_CREAT | (made ? O_TRUNC : O_EXCL) | O_CLOEXEC,
 			      mf_config.file_mode);
 	if (!err && fd < 0)
 		err = -errno;
@@ -77,15 +123,23 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 		err = mf_write_all(fd, f->nodes, nodes);
 	if (fd >= 0)
 		close(fd);
+	if (!err) { /* (words no thread writes but a snapshot, under mf_snap_lock) */
+		h->snap_pid = c->rec.pid;
+		h->snap_attempt = c->attempt;
+		h->snap_sum = sum;
+	}
 	c->err = err;
 }
 
-/* An ended thread's file fd copied as name into the snapshot: 0 or -errno. */
-static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name)
+/* An ended thread's file fd copied as name into the snapshot, up to its last node (size
+ * bytes: the room it never used stays out): 0 or -errno. */
+static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name, off_t size)
 {
 	struct stat st;
 	if (fstat(fd, &st))
 		return -errno;
+	if (size < st.st_size)
+		st.st_size = size;
 	int err = mf_prof_size_allowed(st.st_size);
 	int to = err ? -1
 		     : openat(c->tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
@@ -116,23 +170,70 @@ static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name)
 	return err;
 }
 
-/* A thread file of the directory that is not a running thread's: linked if finalized (it never
- * changes again), or with lifetimes copied (later frees of its blocks still count in it); one
- * still being made by a starting thread holds nothing yet. */
+/* name, an ended thread's file, named in the snapshot's `ended`: 0 or -errno. */
+static int mf_snap_name_ended(struct mf_snap_call *c, const char *name)
+{
+	if (c->ended < 0) {
+		c->ended = openat(c->tmp, "ended", O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
+				  mf_config.file_mode);
+		if (c->ended < 0)
+			return -errno;
+	}
+	size_t len = strlen(name);
+	char line[NAME_MAX + 2];
+	memcpy(line, name, len);
+	line[len] = '\n';
+	return mf_write_all(c->ended, line, len + 1);
+}
+
+/* The hash of an ended thread's file fd whose header page (marks out) is in mf_snap_page: with
+ * lifetimes, its nodes too (frees still change them). */
+static uint64_t mf_snap_sum_ended(int fd, int life)
+{
+	const struct mf_prof_header *h = (const struct mf_prof_header *)mf_snap_page;
+	uint64_t sum = mf_snap_hash(1, mf_snap_page, MF_HEADER_SIZE);
+	uint64_t left = life ? h->node_count * sizeof(struct mf_node) : 0;
+	for (off_t at = MF_HEADER_SIZE; left;) {
+		ssize_t n = pread(fd, mf_snap_read,
+				  left < sizeof(mf_snap_read) ? left : sizeof(mf_snap_read), at);
+		if (n <= 0 || n % 8)
+			return sum ^ 1; /* (cut short: taken again, as changed) */
+		sum = mf_snap_hash(sum, mf_snap_read, (size_t)n);
+		at += n, left -= (uint64_t)n;
+	}
+	return sum;
+}
+
+/* A thread file of the directory that is not a running thread's: if finalized and changed
+ * since its chain took it, named (it never changes again), or with lifetimes copied (later
+ * frees of its blocks still count in it); one still being made by a starting thread holds
+ * nothing yet. */
 static void mf_snap_link(struct mf_snap_call *c, const char *name)
 {
-	uint32_t state = 0;
-	int fd = openat(c->dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
+	int fd = openat(c->dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC), marks = fd >= 0;
+	if (fd < 0)
+		fd = openat(c->dir, name, O_RDONLY | O_NOFOLLOW | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	ssize_t r = pread(fd, &state, sizeof(state), offsetof(struct mf_prof_header, state));
+	struct mf_prof_header *h = (struct mf_prof_header *)mf_snap_page;
+	ssize_t r = pread(fd, mf_snap_page, MF_HEADER_SIZE, 0);
 	int err = 1; /* (not an ended thread's) */
-	if (r == sizeof(state) &&
-	    (state == MF_STATE_THREAD_EXIT || state == MF_STATE_PROCESS_EXIT)) {
-		if (mf_life_on)
-			err = mf_snap_copy_ended(c, fd, name);
+	if (r == MF_HEADER_SIZE &&
+	    (h->state == MF_STATE_THREAD_EXIT || h->state == MF_STATE_PROCESS_EXIT)) {
+		struct mf_snap_mark mark = mf_snap_unmark(h);
+		off_t size = (off_t)(MF_HEADER_SIZE + h->node_count * sizeof(struct mf_node));
+		uint64_t sum = mf_snap_sum_ended(fd, mf_life_on);
+		if (marks && mf_snap_same(c, mark, sum))
+			err = 1;
+		else if (mf_life_on)
+			err = mf_snap_copy_ended(c, fd, name, size);
 		else
-			err = linkat(c->dir, name, c->tmp, name, 0) ? -errno : 0;
+			err = mf_snap_name_ended(c, name);
+		mark = (struct mf_snap_mark){c->rec.pid, c->attempt, sum};
+		/* (a mark not written: the old one does not match, and it is taken again) */
+		if (!err && marks)
+			(void)!pwrite(fd, &mark, sizeof(mark),
+				      offsetof(struct mf_prof_header, snap_pid));
 	}
 	close(fd);
 	if (!err)
@@ -206,6 +307,9 @@ static long mf_snap_apart(void *arg)
 		mf_thread_each_file(mf_snap_copy, c);
 		if (!c->err)
 			mf_snap_ended(c);
+		if (c->ended >= 0 && close(c->ended) && !c->err)
+			c->err = -errno;
+		c->ended = -1;
 		err = c->err;
 	}
 	if (!err) {
@@ -245,8 +349,10 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 	if (!r) {
 		pthread_mutex_lock(&mf_snap_lock);
 		pid_t pid = getpid();
-		if (mf_snap_pid != pid) /* (a forked child numbers its own from 1) */
+		if (mf_snap_pid != pid) { /* (a forked child numbers its own from 1) */
 			mf_snap_pid = pid, mf_snap_taken = 0, mf_snap_exiting = 0;
+			mf_snap_attempts = 0, mf_snap_chain = 0;
+		}
 		uint32_t background = flags & MF_SNAPSHOT_BACKGROUND;
 		if (background && mf_snap_exiting) {
 			pthread_mutex_unlock(&mf_snap_lock);
@@ -258,7 +364,12 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		memset(&c, 0, sizeof(c));
 		c.n = mf_snap_taken + 1;
 		c.label = label;
-		c.tmp = -1;
+		c.tmp = c.ended = -1;
+		c.attempt = ++mf_snap_attempts;
+		/* (the program's own and resets are full: each reads alone, as asked) */
+		if (background && !(flags & MF_SNAPSHOT_RESET) && mf_snap_taken)
+			c.chain = mf_snap_chain;
+		c.rec.builds_on = c.chain ? mf_snap_taken : 0;
 		memcpy(c.rec.magic, MF_SNAPSHOT_MAGIC, sizeof(c.rec.magic));
 		c.rec.version = MF_FORMAT_VERSION;
 		c.rec.byte_order = MF_BYTE_ORDER_MARK;
@@ -270,6 +381,7 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		r = mf_fds_apart(mf_snap_apart, &c);
 		if (!r)
 			r = (long)(mf_snap_taken = c.n);
+		mf_snap_chain = r < 0 ? 0 : c.chain ? c.chain : c.attempt;
 		/* (the program hears of its own snapshot's failure; no one asks for these) A full
 		 * disk, say: each later one is tried as usual, so they come again with room. */
 		if (r < 0 && background)

@@ -3,6 +3,7 @@
 #include "config.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -210,6 +211,8 @@ struct mf_dir {
 	uint32_t ntags;
 	char top[PATH_MAX + 256]; /* where the thread files are read: the directory or a snapshot */
 	char base[PATH_MAX + 256]; /* the snapshot subtracted from them; "": none */
+	struct mf_snap_state top_state, base_state; /* the files of each (top's if top_snap) */
+	int top_snap;
 };
 
 /* Decides (once the pid is known: from the record, the name, or the first profile) whether
@@ -272,11 +275,12 @@ static void mf_dir_record(struct mf_dir *d, struct mf_load *ld)
 static int mf_dir_subtract(struct mf_load *ld, struct mf_dir *d, struct mf_profile *p,
 			   const char *name)
 {
-	char path[2 * PATH_MAX], err[512];
+	char err[512];
 	struct mf_profile b;
-	snprintf(path, sizeof(path), "%s/%s", d->base, name);
-	if (access(path, F_OK) && errno == ENOENT)
+	const struct mf_snap_file *f = mf_snapshot_state_find(&d->base_state, name);
+	if (!f)
 		return 0;
+	const char *path = f->path;
 	int r = mf_read_profile(path, &b, err, sizeof(err));
 	if (r > 0)
 		return 0;
@@ -287,6 +291,7 @@ static int mf_dir_subtract(struct mf_load *ld, struct mf_dir *d, struct mf_profi
 			mf_profile_free(&b);
 		return 1;
 	}
+	mf_snapshot_state_fix(&d->base_state, f, &b);
 	r = mf_profile_subtract(p, &b, d->have_record ? d->info.peak_id : 0, err, sizeof(err));
 	mf_profile_free(&b);
 	if (r == -1) {
@@ -355,7 +360,11 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 {
 	char path[2 * PATH_MAX], err[512];
 	struct mf_profile p;
-	snprintf(path, sizeof(path), "%s/%s", d->top, name);
+	const struct mf_snap_file *f =
+	    d->top_snap ? mf_snapshot_state_find(&d->top_state, name) : NULL;
+	snprintf(path, sizeof(path), "%s", f ? f->path : "");
+	if (!f)
+		snprintf(path, sizeof(path), "%s/%s", d->top, name);
 	ld->files++;
 	int rp = mf_read_profile(path, &p, err, sizeof(err));
 	if (rp > 0) {
@@ -381,6 +390,8 @@ static int mf_dir_profile(struct mf_model *m, struct mf_load *ld, struct mf_dir 
 			 err, (unsigned long long)p.node_count);
 		ld->failed = 1;
 	}
+	if (f)
+		mf_snapshot_state_fix(&d->top_state, f, &p);
 	int r = 0;
 	if (!d->have_map || d->map.cut) { /* (the modules it lacks: placeholders) */
 		uint32_t need = 0;
@@ -423,31 +434,78 @@ done:
 	return r > 0 ? 0 : r;
 }
 
-/* Which state of the process d reads (ld->top, ld->base): d->top and d->base set, and the
- * thread files' names in *names (the directory's, or the snapshot's: *own then, to free).
- * 0; 1 when the process is not read: the snapshot asked for is not there (counted in
- * ld->lacking, for the caller to say), or cannot be read (said); -ENOMEM. */
+/* The state of snapshot name (record rec) of d into *st: 0; 1 when it cannot be read (said);
+ * -ENOMEM. A snapshot it builds on that is missing is said. */
+static int mf_dir_state(struct mf_load *ld, struct mf_dir *d, const char *name,
+			const struct mf_snapshot_record *rec, struct mf_snap_state *st)
+{
+	char err[512];
+	int r = mf_snapshot_state(d->home, name, rec, st, err, sizeof(err));
+	if (r == -ENOMEM)
+		return r;
+	if (r) {
+		mf_error(d->home, "%s", err);
+		ld->failed = 1;
+		return 1;
+	}
+	if (st->missing) {
+		fprintf(stderr,
+			"mf_print: %s/%s: builds on snapshot %" PRIu64
+			", which is not there: the threads that did not change since it are left "
+			"out\n",
+			d->home, name, st->missing);
+		ld->failed = 1;
+	}
+	return 0;
+}
+
+/* The names of top's files, for the caller to read (*own 2: the array alone is its). */
+static int mf_dir_state_names(const struct mf_snap_state *st, char ***names, size_t *n, int *own)
+{
+	*names = NULL, *n = 0, *own = 2;
+	if (!st->n)
+		return 0;
+	if (!(*names = malloc(st->n * sizeof(**names))))
+		return -ENOMEM;
+	for (size_t i = 0; i < st->n; i++)
+		(*names)[i] = st->v[i].name;
+	*n = st->n;
+	return 0;
+}
+
+/* Which state of the process d reads (ld->top, ld->base): d->top, d->base and their states
+ * set, and the thread files' names in *names (the directory's, or the snapshot's: *own then,
+ * to free). 0; 1 when the process is not read: the snapshot asked for is not there (counted
+ * in ld->lacking, for the caller to say), or cannot be read (said); -ENOMEM. */
 static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, size_t *n, int *own)
 {
 	const char *dir = d->home, *spec = ld->top;
 	char name[256], err[512];
 	struct mf_snapshot_record top, base;
-	int r;
+	int r, named = strcmp(d->home, d->found->dir) != 0;
 	snprintf(d->top, sizeof(d->top), "%s", d->found->dir);
 	*names = d->found->profiles, *n = d->found->nprofiles, *own = 0;
-	if (ld->top) {
-		if ((r = mf_snapshot_find(dir, ld->top, name, sizeof(name), &top, err,
-					  sizeof(err))))
+	if (ld->top || named) {
+		if (ld->top && (r = mf_snapshot_find(dir, ld->top, name, sizeof(name), &top, err,
+						     sizeof(err))))
 			goto missing;
-		snprintf(d->top, sizeof(d->top), "%s/%s", dir, name);
-		if ((r = mf_discover_profiles(d->top, names, n)) == -ENOMEM)
-			return r;
-		if (r) {
-			mf_error(d->top, "%s", strerror(-r));
-			ld->failed = 1;
-			return 1;
+		if (ld->top) {
+			snprintf(d->top, sizeof(d->top), "%s/%s", dir, name);
+		} else { /* (a snapshot named on the command line: as --snapshot reads it) */
+			char path[PATH_MAX + 16];
+			snprintf(path, sizeof(path), "%s/snapshot", d->found->dir);
+			snprintf(name, sizeof(name), "%s", mf_base(d->found->dir));
+			if (mf_read_snapshot(path, &top, err, sizeof(err))) {
+				mf_error(path, "%s", err);
+				ld->failed = 1;
+				return 1;
+			}
 		}
-		*own = 1;
+		if ((r = mf_dir_state(ld, d, name, &top, &d->top_state)))
+			return r;
+		d->top_snap = 1;
+		if ((r = mf_dir_state_names(&d->top_state, names, n, own)))
+			return r;
 	}
 	if (ld->base) {
 		spec = ld->base;
@@ -460,18 +518,18 @@ static int mf_dir_states(struct mf_load *ld, struct mf_dir *d, char ***names, si
 			ld->failed = 1;
 			return 1;
 		}
-	} else if (ld->whole || ld->top || strcmp(d->home, d->found->dir) ||
+	} else if (ld->whole || ld->top || named ||
 		   mf_snapshot_last_reset(dir, name, sizeof(name), &base, err, sizeof(err))) {
 		/* (a snapshot, by --snapshot or named on the command line, is read as it was
 		 * taken: the last reset, which may come after it, is not subtracted) */
-		if (!ld->top && !ld->whole && strcmp(d->home, d->found->dir) && !ld->snapshots++)
+		if (!ld->top && !ld->whole && named && !ld->snapshots++)
 			snprintf(ld->snapshot, sizeof(ld->snapshot), "%s", mf_base(d->found->dir));
 		return 0;
 	} else {
 		ld->resets++;
 	}
 	snprintf(d->base, sizeof(d->base), "%s/%s", dir, name);
-	return 0;
+	return mf_dir_state(ld, d, name, &base, &d->base_state);
 missing:
 	if (r > 0) {
 		if (!ld->lacking++) {
@@ -488,10 +546,20 @@ missing:
 /* The file names mf_dir_states gave, if they are its own (a snapshot's). */
 static void mf_dir_names_free(char **names, size_t n, int own)
 {
-	for (size_t i = 0; own && i < n; i++)
+	for (size_t i = 0; own == 1 && i < n; i++)
 		free(names[i]);
 	if (own)
 		free(names);
+}
+
+/* d and what it holds, freed. */
+static void mf_dir_free(struct mf_dir *d)
+{
+	mf_snapshot_state_free(&d->top_state);
+	mf_snapshot_state_free(&d->base_state);
+	mf_modmap_free(&d->map);
+	free(d->tags);
+	free(d);
 }
 
 int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load *ld)
@@ -533,9 +601,7 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 	int own, r = mf_dir_states(ld, d, &names, &n, &own);
 	if (r) {
 		mf_dir_names_free(names, n, own); /* (a snapshot's, listed before the error) */
-		mf_modmap_free(&d->map);
-		free(d->tags);
-		free(d);
+		mf_dir_free(d);
 		return r < 0 ? r : 0;
 	}
 	/* Known now, the process is decided now, else by its first profile's pid; without
@@ -548,9 +614,7 @@ int mf_load_dir(struct mf_model *m, const struct mf_found *found, struct mf_load
 		r = mf_dir_profile(m, ld, d, names[i]);
 	ld->dirs_used += ld->threads > had;
 	mf_dir_names_free(names, n, own);
-	mf_modmap_free(&d->map);
-	free(d->tags);
-	free(d);
+	mf_dir_free(d);
 	return r;
 }
 

@@ -308,22 +308,220 @@ int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uin
 	return 0;
 }
 
+static int mf_snap_file_cmp(const void *a, const void *b)
+{
+	const struct mf_snap_file *x = a, *y = b;
+	int c = strcmp(x->name, y->name);
+	return c ? c : x->rank < y->rank ? -1 : x->rank > y->rank;
+}
+
+static int mf_snap_file_vcmp(const void *a, const void *b)
+{
+	return strverscmp(((const struct mf_snap_file *)a)->name,
+			  ((const struct mf_snap_file *)b)->name);
+}
+
+/* Adds name, read at dir/name, to st: 0 or -ENOMEM. */
+static int mf_snap_state_add(struct mf_snap_state *st, size_t *cap, const char *dir,
+			     const char *name, size_t len, unsigned rank)
+{
+	struct mf_snap_file *f = mf_array_push(st->v, st->n, *cap);
+	if (!f || !(f->name = strndup(name, len)) ||
+	    asprintf(&f->path, "%s/%.*s", dir, (int)len, name) < 0) {
+		if (f)
+			free(f->name), f->name = NULL, f->path = NULL;
+		return -ENOMEM;
+	}
+	f->rank = rank;
+	return 0;
+}
+
+/* The thread files snapshot directory dir holds and names (in `ended`, read in home). */
+static int mf_snap_state_dir(struct mf_snap_state *st, size_t *cap, const char *home,
+			     const char *dir, unsigned rank, char *err, size_t errlen)
+{
+	DIR *d = opendir(dir);
+	if (!d)
+		return mf_snap_fail(err, errlen, "%s: %s", dir, strerror(errno));
+	struct dirent *e;
+	int r = 0;
+	while (!r && (e = readdir(d))) {
+		size_t len = strlen(e->d_name);
+		if (len > 5 && !strcmp(e->d_name + len - 5, ".prof"))
+			r = mf_snap_state_add(st, cap, dir, e->d_name, len, rank);
+	}
+	closedir(d);
+	if (r)
+		return r;
+	char path[PATH_MAX + 320];
+	unsigned char *data;
+	size_t size;
+	snprintf(path, sizeof(path), "%s/ended", dir);
+	if ((r = mf_read_file(path, (size_t)1 << 30, &data, &size)) == -ENOENT)
+		return 0;
+	if (r)
+		return r == -ENOMEM ? r : mf_snap_fail(err, errlen, "%s: %s", path, strerror(-r));
+	for (size_t at = 0; !r && at < size;) {
+		const char *line = (const char *)data + at, *end = memchr(line, '\n', size - at);
+		size_t len = end ? (size_t)(end - line) : size - at;
+		at += len + 1;
+		if (len <= 5 || len > NAME_MAX || memchr(line, '/', len) || memchr(line, 0, len) ||
+		    memcmp(line + len - 5, ".prof", 5)) {
+			r = mf_snap_fail(err, errlen, "%s: a line that names no thread file", path);
+			break;
+		}
+		r = mf_snap_state_add(st, cap, home, line, len, rank);
+	}
+	free(data);
+	return r;
+}
+
+struct mf_snap_entry {
+	unsigned long n;
+	char *name;
+};
+
+static int mf_snap_entry_cmp(const void *a, const void *b)
+{
+	const struct mf_snap_entry *x = a, *y = b;
+	return x->n < y->n ? -1 : x->n > y->n;
+}
+
+/* home's snapshots by number, listed once for a whole chain (not once a step). */
+static int mf_snap_entries(const char *home, struct mf_snap_entry **v, size_t *n, char *err,
+			   size_t errlen)
+{
+	*v = NULL, *n = 0;
+	size_t cap = 0;
+	DIR *d = opendir(home);
+	if (!d)
+		return mf_snap_fail(err, errlen, "%s: %s", home, strerror(errno));
+	struct dirent *e;
+	int r = 0;
+	while (!r && (e = readdir(d))) {
+		const char *label;
+		unsigned long k = mf_snap_number(e->d_name, &label);
+		if (!k)
+			continue;
+		struct mf_snap_entry *x = mf_array_push(*v, *n, cap);
+		if (!x || !(x->name = strdup(e->d_name)))
+			r = -ENOMEM;
+		else
+			x->n = k;
+	}
+	closedir(d);
+	if (*n)
+		qsort(*v, *n, sizeof(**v), mf_snap_entry_cmp);
+	return r;
+}
+
+int mf_snapshot_state(const char *home, const char *name, const struct mf_snapshot_record *rec,
+		      struct mf_snap_state *st, char *err, size_t errlen)
+{
+	memset(st, 0, sizeof(*st));
+	st->time_ns = rec->time_ns;
+	size_t cap = 0, nsnaps = 0;
+	struct mf_snap_entry *snaps = NULL;
+	char dir[PATH_MAX + 256], path[PATH_MAX + 300];
+	struct mf_snapshot_record at = *rec, prev;
+	snprintf(dir, sizeof(dir), "%s/%s", home, name);
+	int r = rec->builds_on ? mf_snap_entries(home, &snaps, &nsnaps, err, errlen) : 0;
+	for (unsigned rank = 0; !r; rank++) {
+		if ((r = mf_snap_state_dir(st, &cap, home, dir, rank, err, errlen)) ||
+		    !at.builds_on)
+			break;
+		struct mf_snap_entry key = {at.builds_on, NULL}, *x = NULL;
+		if (at.builds_on <= ULONG_MAX)
+			x = bsearch(&key, snaps, nsnaps, sizeof(*snaps), mf_snap_entry_cmp);
+		if (!x) { /* (taken away: what it held is not known) */
+			st->missing = at.builds_on;
+			break;
+		}
+		char why[512];
+		snprintf(path, sizeof(path), "%s/%s/snapshot", home, x->name);
+		if (at.builds_on >= at.number) /* (each builds on an earlier one: the walk ends) */
+			r = mf_snap_fail(err, errlen, "%s/snapshot: builds on a later snapshot",
+					 dir);
+		else if (mf_read_snapshot(path, &prev, why, sizeof(why)))
+			r = mf_snap_fail(err, errlen, "%s: %s", path, why);
+		else if (prev.number != at.builds_on)
+			r = mf_snap_fail(err, errlen, "%s: says it is snapshot %" PRIu64, path,
+					 prev.number);
+		at = prev;
+		snprintf(dir, sizeof(dir), "%s/%s", home, x->name);
+	}
+	for (size_t i = 0; i < nsnaps; i++)
+		free(snaps[i].name);
+	free(snaps);
+	if (r) {
+		mf_snapshot_state_free(st);
+		return r;
+	}
+	if (st->n)
+		qsort(st->v, st->n, sizeof(*st->v), mf_snap_file_cmp);
+	size_t k = 0;
+	for (size_t i = 0; i < st->n; i++) {
+		if (k && !strcmp(st->v[k - 1].name, st->v[i].name)) { /* (an older state of it) */
+			free(st->v[i].name);
+			free(st->v[i].path);
+			continue;
+		}
+		st->v[k++] = st->v[i];
+	}
+	st->n = k;
+	if (st->n)
+		qsort(st->v, st->n, sizeof(*st->v), mf_snap_file_vcmp);
+	return 0;
+}
+
+const struct mf_snap_file *mf_snapshot_state_find(const struct mf_snap_state *st, const char *name)
+{
+	struct mf_snap_file key = {.name = (char *)name};
+	return st->n ? bsearch(&key, st->v, st->n, sizeof(*st->v), mf_snap_file_vcmp) : NULL;
+}
+
+void mf_snapshot_state_free(struct mf_snap_state *st)
+{
+	for (size_t i = 0; i < st->n; i++) {
+		free(st->v[i].name);
+		free(st->v[i].path);
+	}
+	free(st->v);
+	memset(st, 0, sizeof(*st));
+}
+
+void mf_snapshot_state_fix(const struct mf_snap_state *st, const struct mf_snap_file *f,
+			   struct mf_profile *p)
+{
+	if (f->rank && p->header.state == MF_STATE_SNAPSHOT)
+		p->header.end_ns = st->time_ns;
+}
+
 /* A snapshot's totals: its threads' recorded calls and bytes (scaled by their sampling). */
-static int mf_snap_totals(const char *path, uint64_t *calls, uint64_t *bytes, int *estimated)
+static int mf_snap_totals(const char *home, const char *name, const struct mf_snapshot_record *rec,
+			  uint64_t *calls, uint64_t *bytes, int *estimated)
 {
 	*calls = *bytes = 0;
-	DIR *d = opendir(path);
-	if (!d)
+	struct mf_snap_state st;
+	char err[512];
+	int r = mf_snapshot_state(home, name, rec, &st, err, sizeof(err));
+	if (r == -ENOMEM)
+		return r;
+	if (r) {
+		fprintf(stderr, "mf_print: %s\n", err);
 		return -1;
-	struct dirent *e;
-	char file[2 * PATH_MAX], err[512];
-	int r = 0;
-	while ((e = readdir(d))) {
-		size_t len = strlen(e->d_name);
-		if (len < 6 || strcmp(e->d_name + len - 5, ".prof"))
-			continue;
+	}
+	if (st.missing) {
+		fprintf(stderr,
+			"mf_print: %s/%s: builds on snapshot %" PRIu64
+			", which is not there: its totals lack the threads that did not change "
+			"since\n",
+			home, name, st.missing);
+		r = -1;
+	}
+	for (size_t k = 0; k < st.n; k++) {
+		const char *file = st.v[k].path;
 		struct mf_profile p;
-		snprintf(file, sizeof(file), "%s/%s", path, e->d_name);
 		int rp = mf_read_profile(file, &p, err, sizeof(err));
 		if (rp > 0)
 			continue;
@@ -345,7 +543,7 @@ static int mf_snap_totals(const char *path, uint64_t *calls, uint64_t *bytes, in
 			}
 		mf_profile_free(&p);
 	}
-	closedir(d);
+	mf_snapshot_state_free(&st);
 	return r;
 }
 
@@ -412,7 +610,14 @@ int mf_snapshot_list(FILE *out, const struct mf_found_list *found,
 			uint64_t calls, bytes;
 			int est = 0;
 			snprintf(path, sizeof(path), "%s/%s", dir, names[k]);
-			failed |= mf_snap_totals(path, &calls, &bytes, &est) != 0;
+			int tr = mf_snap_totals(dir, names[k], &rec, &calls, &bytes, &est);
+			if (tr == -ENOMEM) {
+				for (; k < n; k++)
+					free(names[k]);
+				free(names);
+				return tr;
+			}
+			failed |= tr != 0;
 			char when[32], b[32], label[3 * MF_SNAPSHOT_LABEL_LEN + 8];
 			time_t t = (time_t)(rec.time_ns / 1000000000u);
 			struct tm tm;

@@ -29,6 +29,31 @@ int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err
  * message in err (base is not an earlier state of p), or -ENOMEM. */
 int mf_profile_subtract(struct mf_profile *p, const struct mf_profile *base, uint64_t peak_id,
 			char *err, size_t errlen);
+/* What a snapshot reads as (malloc_freq_format.h): for each thread file, the newest of it in
+ * the snapshot and in those it builds on, back to a full one. */
+struct mf_snap_file {
+	char *name;    /* <tid>[.<n>].prof */
+	char *path;    /* where it is read */
+	unsigned rank; /* 0: the snapshot's own; k: the kth snapshot back */
+};
+struct mf_snap_state {
+	struct mf_snap_file *v; /* in version order of their names (malloc'd) */
+	size_t n;
+	uint64_t time_ns; /* when the snapshot was taken */
+	uint64_t missing; /* a snapshot it builds on that is not there (0: none), so the state
+			     of the threads unchanged since is not known */
+};
+/* The state of snapshot name (record rec) of process directory home into *st. 0; -1 with a
+ * message in err (a directory or `ended` list that cannot be read); -ENOMEM. */
+int mf_snapshot_state(const char *home, const char *name, const struct mf_snapshot_record *rec,
+		      struct mf_snap_state *st, char *err, size_t errlen);
+/* The file of st named name; NULL if st has none. */
+const struct mf_snap_file *mf_snapshot_state_find(const struct mf_snap_state *st, const char *name);
+void mf_snapshot_state_free(struct mf_snap_state *st);
+/* p, read from f of st, as the snapshot took it: a running thread's copy taken by an earlier
+ * snapshot of the chain ends when this one was taken (every copy's end_ns is its time). */
+void mf_snapshot_state_fix(const struct mf_snap_state *st, const struct mf_snap_file *f,
+			   struct mf_profile *p);
 /* Every snapshot of process directory dir whose record reads, in number order, into *marks
  * (malloc'd; NULL when none) and *n. 0, or -ENOMEM; a directory that cannot be listed has
  * none. */

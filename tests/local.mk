@@ -247,7 +247,7 @@ tests_prog_api_count_SOURCES = tests/prog_api_count.c
 tests_prog_api_count_LDADD = lib/libmalloc_freq_api.a -ldl
 CONTROL_TESTS = tests/t_control.sh tests/t_api_stub.sh tests/t_snapshot.sh tests/t_signals.sh \
 	tests/t_tags.sh tests/t_weight.sh tests/t_weight_cost.sh tests/t_snapshot_exact.sh tests/t_fork_control.sh \
-	tests/t_snapshot_dir.sh
+	tests/t_snapshot_dir.sh tests/t_snapshot_delta.sh
 check_SCRIPTS += $(CONTROL_TESTS) # (in TESTS and EXTRA_DIST with the others, above)
 
 # ---- tests of the launcher and the documents --------------------------------------------------

@@ -14,9 +14,11 @@
  * each start short threads one after another, each of which calls site_grown from 300
  * distinct stacks (its file grows as it goes); prints "snapshots N" and the short threads'
  * calls ("grown CALLS"). "ended N" (see ended). "until FILE": main calls site_p1 100 times a
- * millisecond until FILE exists, and prints "calls N". Exits 1 if a call fails.
+ * millisecond until FILE exists, and prints "calls N". "churn K N C R KILL" (see churn).
+ * Exits 1 if a call fails.
  * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
- *        exact N | mixed N | workers N W SECONDS | growing N | ended N | until FILE */
+ *        exact N | mixed N | workers N W SECONDS | growing N | ended N | until FILE |
+ *        churn K N C R KILL */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -301,6 +303,51 @@ static int workers(long n, int w, double secs)
 	return bad;
 }
 
+static long churn_calls;
+static void *churn_thread(void *arg)
+{
+	(void)arg;
+	for (long i = 0; i < churn_calls; i++)
+		site_a();
+	return NULL;
+}
+
+/* Started with MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2: N rounds, each K short threads one after
+ * another making C calls at site_a, main C calls at site_b in odd rounds, malloc_freq_reset
+ * after round R's calls (0: none), then SIGUSR2 and a wait for its snapshot. Prints each
+ * snapshot's number ("signal N", "reset N"); KILL 1: ends by SIGKILL. */
+static int churn(long k, long n, long c, long r, int kill)
+{
+	churn_calls = c;
+	long taken = 0;
+	for (long i = 1; i <= n; i++) {
+		for (long t = 0; t < k; t++) {
+			pthread_t th;
+			if (pthread_create(&th, NULL, churn_thread, NULL))
+				return 1;
+			pthread_join(th, NULL);
+		}
+		for (long x = 0; i % 2 && x < c; x++)
+			site_b();
+		if (i == r) {
+			if ((taken = malloc_freq_reset()) < 0)
+				return 1;
+			say("reset", taken);
+		}
+		char name[64];
+		snprintf(name, sizeof(name), "snap.%ld.signal", ++taken);
+		raise(SIGUSR2);
+		if (!appeared(name)) {
+			fprintf(stderr, "prog_snapshot: no %s after SIGUSR2\n", name);
+			return 1;
+		}
+		say("signal", taken);
+	}
+	if (kill)
+		raise(SIGKILL);
+	return 0;
+}
+
 static volatile sig_atomic_t own_ran;
 static void own_handler(int sig)
 {
@@ -403,8 +450,11 @@ int main(int argc, char **argv)
 		say("calls", calls);
 		return 0;
 	}
+	if (argc == 7 && !strcmp(argv[1], "churn"))
+		return churn(atol(argv[2]), atol(argv[3]), atol(argv[4]), atol(argv[5]),
+			     atoi(argv[6]));
 	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
 			"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS | "
-			"growing N | ended N | until FILE\n");
+			"growing N | ended N | until FILE | churn K N C R KILL\n");
 	return 2;
 }
