@@ -8,16 +8,16 @@
 # known by construction under the profiler and check what mf_print reports -----------------------
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
 # (the sanitizer options matter only to a --enable-sanitizers build: whole allocation stacks,
-# so that tests/lsan.supp can name the library function that leaks)
+# so that tests/fixtures/lsan.supp can name the library function that leaks)
 TESTS_ENVIRONMENT = srcdir='$(abs_top_srcdir)' \
 	MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \
 	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests' \
 	CC='$(CC)' ASAN_OPTIONS=fast_unwind_on_malloc=0 \
-	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/lsan.supp:print_suppressions=0'; \
+	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/fixtures/lsan.supp:print_suppressions=0'; \
 	export srcdir MF_LIB MF_PRINT MF_TESTS CC ASAN_OPTIONS LSAN_OPTIONS;
 TEST_PROG_CFLAGS = -O1 -g -fno-omit-frame-pointer -fno-builtin -pthread
 AM_CFLAGS = $(TEST_PROG_CFLAGS)
-EXTRA_DIST += tests/lsan.supp tests/tap.sh tests/dhat_compare.py tests/symbolize_target.c tests/prog_rust.rs tests/prog_python.py \
+EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/dhat_compare.py tests/symbolize_target.c tests/prog_rust.rs tests/prog_python.py \
 	tests/prog_rust_inline.rs tests/prog_cxx_scopes.cpp
 
 # lib/'s modules of files and processes, as plain code (not the preloaded library's build), for
@@ -320,14 +320,14 @@ bench-print: lib/libmalloc_freq.la mf_print/mf_print tests/bench_run tests/bench
 		MF_SRC='$(abs_top_srcdir)' $(SHELL) $(top_srcdir)/tests/bench_print.sh
 .PHONY: bench-print
 
-# robustness: every truncation and 20000 random changes of real files (tests/fuzz_corpus)
+# robustness: every truncation and 20000 random changes of real files (tests/fixtures/fuzz_corpus)
 check_PROGRAMS += tests/test_reader_robust
 tests_test_reader_robust_SOURCES = tests/test_reader_robust.c tests/reader_exercise.h
 tests_test_reader_robust_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
 tests_test_reader_robust_LDFLAGS = $(SANITIZE_CFLAGS)
 tests_test_reader_robust_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_reader_robust
-EXTRA_DIST += tests/fuzz_corpus tests/fuzz_reader.c
+EXTRA_DIST += tests/fixtures/fuzz_corpus tests/fuzz_reader.c
 
 # fuzzing: `make fuzz [FUZZ_SECONDS=60]` runs libFuzzer on the reader, seeded with the corpus
 FUZZ_SECONDS = 60
@@ -339,7 +339,7 @@ fuzz: tests/fuzz_reader.c $(MF_PRINT_CORE)
 		$(top_srcdir)/tests/fuzz_reader.c $(filter %.c,$(addprefix $(top_srcdir)/,$(MF_PRINT_CORE))) \
 		$(LIBDW_LIBS) -lelf $(LIBIBERTY_LIBS) $(ZLIB_LIBS) -lm -o fuzz-work/fuzz_reader
 	cd fuzz-work && ./fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
-		-rss_limit_mb=2048 -timeout=10 -artifact_prefix=findings/ corpus $(abs_top_srcdir)/tests/fuzz_corpus
+		-rss_limit_mb=2048 -timeout=10 -artifact_prefix=findings/ corpus $(abs_top_srcdir)/tests/fixtures/fuzz_corpus
 .PHONY: fuzz
 clean-local-fuzz:
 	rm -rf fuzz-work

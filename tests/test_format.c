@@ -372,7 +372,7 @@ int main(void)
 	/* Version 1's map (4152-byte records), as the previous writer wrote it, still reads. */
 	char v1[4200];
 	const char *src = getenv("srcdir") ? getenv("srcdir") : ".";
-	snprintf(v1, sizeof(v1), "%s/tests/fuzz_corpus/modules-v1", src);
+	snprintf(v1, sizeof(v1), "%s/tests/fixtures/fuzz_corpus/modules-v1", src);
 	unsigned char *data = NULL;
 	size_t size = 0;
 	r = mf_read_file(v1, 1 << 20, &data, &size);

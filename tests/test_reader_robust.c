@@ -1,7 +1,7 @@
 /* Every truncation of real profiles, module maps and process records, and 20000 random byte
  * changes (fixed seed): the reader accepts the input or rejects it with a message, and
  * whatever it accepts goes through every report; never a crash, a hang or a leak (CI runs this
- * under ASan). Inputs: the files in tests/fuzz_corpus, whose first byte says the kind (see
+ * under ASan). Inputs: the files in tests/fixtures/fuzz_corpus, whose first byte says the kind (see
  * reader_exercise.h). */
 #include "config.h"
 
@@ -15,10 +15,10 @@ int main(void)
 {
 	const char *srcdir = getenv("srcdir") ? getenv("srcdir") : ".";
 	char dir[4096], path[8192], err[512];
-	snprintf(dir, sizeof(dir), "%s/tests/fuzz_corpus", srcdir);
+	snprintf(dir, sizeof(dir), "%s/tests/fixtures/fuzz_corpus", srcdir);
 	DIR *d = opendir(dir);
 	if (!d)
-		tap_bail("no tests/fuzz_corpus");
+		tap_bail("no tests/fixtures/fuzz_corpus");
 	struct dirent *e;
 	int files = 0;
 	uint64_t rng = 0x9e3779b97f4a7c15ull;
