@@ -279,45 +279,48 @@ tests_test_names_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_names
 
 # ---- benchmark: `make bench` (never part of make check: timings are not tests) ----------------
-EXTRA_PROGRAMS += tests/bench_alloc tests/bench_run tests/bench_shapes tests/bench_shapes_fp \
-	tests/bench_churn
-tests_bench_alloc_SOURCES = tests/bench_alloc.c
-tests_bench_alloc_CFLAGS = -O2 -g -pthread
-tests_bench_alloc_LDADD = -lpthread
+EXTRA_PROGRAMS += tests/bench/bench_alloc tests/bench/bench_run tests/bench/bench_shapes \
+	tests/bench/bench_shapes_fp tests/bench/bench_churn
+tests_bench_bench_alloc_SOURCES = tests/bench/bench_alloc.c
+tests_bench_bench_alloc_CFLAGS = -O2 -g -pthread
+tests_bench_bench_alloc_LDADD = -lpthread
 # lifetimes' churn: blocks made and freed by chains, calloc, realloc and strdup
-tests_bench_churn_SOURCES = tests/bench_churn.c
-tests_bench_churn_CFLAGS = -O2 -g -pthread
-tests_bench_churn_LDADD = -lpthread
+tests_bench_bench_churn_SOURCES = tests/bench/bench_churn.c
+tests_bench_bench_churn_CFLAGS = -O2 -g -pthread
+tests_bench_bench_churn_LDADD = -lpthread
 # the stack shapes of real code, built as real code is: -O2 -g, and with frame pointers
-tests_bench_shapes_SOURCES = tests/bench_shapes.c
-tests_bench_shapes_CFLAGS = -O2 -g -pthread
-tests_bench_shapes_LDADD = -lpthread
-tests_bench_shapes_fp_SOURCES = tests/bench_shapes.c
-tests_bench_shapes_fp_CFLAGS = -O2 -g -fno-omit-frame-pointer -pthread
-tests_bench_shapes_fp_LDADD = -lpthread
-tests_bench_run_SOURCES = tests/bench_run.c
-tests_bench_run_CFLAGS = $(MF_CFLAGS)
+tests_bench_bench_shapes_SOURCES = tests/bench/bench_shapes.c
+tests_bench_bench_shapes_CFLAGS = -O2 -g -pthread
+tests_bench_bench_shapes_LDADD = -lpthread
+tests_bench_bench_shapes_fp_SOURCES = tests/bench/bench_shapes.c
+tests_bench_bench_shapes_fp_CFLAGS = -O2 -g -fno-omit-frame-pointer -pthread
+tests_bench_bench_shapes_fp_LDADD = -lpthread
+tests_bench_bench_run_SOURCES = tests/bench/bench_run.c
+tests_bench_bench_run_CFLAGS = $(MF_CFLAGS)
 # the floor: a preload that only forwards each call (built as any preloaded library is)
-tests/bench_floor.so: tests/bench_floor.c
-	$(AM_V_CC)$(CC) -O2 -fPIC -shared -ftls-model=initial-exec -o $@ $(top_srcdir)/tests/bench_floor.c
-CLEANFILES += tests/bench_floor.so
-EXTRA_DIST += tests/bench.sh tests/bench_floor.c
-bench: lib/libmalloc_freq.la mf_print/mf_print tests/bench_alloc tests/bench_run \
-		tests/bench_shapes tests/bench_shapes_fp tests/bench_churn tests/bench_floor.so
+tests/bench/bench_floor.so: tests/bench/bench_floor.c
+	$(AM_V_CC)$(CC) -O2 -fPIC -shared -ftls-model=initial-exec -o $@ \
+		$(top_srcdir)/tests/bench/bench_floor.c
+CLEANFILES += tests/bench/bench_floor.so
+EXTRA_DIST += tests/bench/bench.sh tests/bench/bench_floor.c
+bench: lib/libmalloc_freq.la mf_print/mf_print tests/bench/bench_alloc tests/bench/bench_run \
+		tests/bench/bench_shapes tests/bench/bench_shapes_fp tests/bench/bench_churn \
+		tests/bench/bench_floor.so
 	@MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' MF_BUILD='$(abs_top_builddir)' \
-		MF_SRC='$(abs_top_srcdir)' MF_FLOOR='$(abs_top_builddir)/tests/bench_floor.so' \
-		$(SHELL) $(top_srcdir)/tests/bench.sh
+		MF_SRC='$(abs_top_srcdir)' MF_FLOOR='$(abs_top_builddir)/tests/bench/bench_floor.so' \
+		$(SHELL) $(top_srcdir)/tests/bench/bench.sh
 .PHONY: bench
 # mf_print's section: how long its reports of real programs' and synthetic profiles take
-EXTRA_PROGRAMS += tests/bench_print_prog
-tests_bench_print_prog_SOURCES = tests/bench_print_prog.c
-tests_bench_print_prog_CFLAGS = -O2 -g -pthread
-tests_bench_print_prog_LDADD = -lpthread
-EXTRA_DIST += tests/bench_print.sh
+EXTRA_PROGRAMS += tests/bench/bench_print_prog
+tests_bench_bench_print_prog_SOURCES = tests/bench/bench_print_prog.c
+tests_bench_bench_print_prog_CFLAGS = -O2 -g -pthread
+tests_bench_bench_print_prog_LDADD = -lpthread
+EXTRA_DIST += tests/bench/bench_print.sh
 bench: bench-print
-bench-print: lib/libmalloc_freq.la mf_print/mf_print tests/bench_run tests/bench_print_prog
+bench-print: lib/libmalloc_freq.la mf_print/mf_print tests/bench/bench_run \
+		tests/bench/bench_print_prog
 	@MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' MF_BUILD='$(abs_top_builddir)' \
-		MF_SRC='$(abs_top_srcdir)' $(SHELL) $(top_srcdir)/tests/bench_print.sh
+		MF_SRC='$(abs_top_srcdir)' $(SHELL) $(top_srcdir)/tests/bench/bench_print.sh
 .PHONY: bench-print
 
 # robustness: every truncation and 20000 random changes of real files (tests/fixtures/fuzz_corpus)

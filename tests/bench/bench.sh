@@ -2,8 +2,8 @@
 # make bench: each workload plain, under malloc_freq (every call, and sampled with
 # MALLOC_FREQ_SAMPLE=100; every workload heaptrack runs also with MALLOC_FREQ_LIFETIMES=1,
 # every call and sampled: "sampled-life"),
-# under heaptrack (if installed), and under "floor" (tests/bench_floor.c: a preload that only
-# counts each call down and calls glibc's allocator, the least any preloaded profiler costs),
+# under heaptrack (if installed), and under "floor" (tests/bench/bench_floor.c: a preload that
+# only counts each call down and calls glibc's allocator, the least any preloaded profiler costs),
 # in interleaved repetitions;
 # prints the median CPU time, wall time and peak RSS of each as a ratio to the plain run, the
 # ratio of the fastest runs' CPU times (added noise disturbs it least; a drift of the
@@ -17,9 +17,9 @@
 # Workloads:
 #   synthetic      threads that only malloc and free, at several depths (also with
 #                  MALLOC_FREQ_UNWIND=libunwind, to show what the cached unwinder buys)
-#   churn          tests/bench_churn, lifetimes' own: 2 threads whose blocks (chains, calloc,
+#   churn          tests/bench/bench_churn, lifetimes' own: 2 threads whose blocks (chains, calloc,
 #                  a realloc pair, strdup) are each freed by the thread that made it
-#   wrapper2 .. mix  tests/bench_shapes, the stack shapes of real code: an allocation wrapper
+#   wrapper2 .. mix  tests/bench/bench_shapes, the stack shapes of real code: an allocation wrapper
 #                  reached by 2, 4 or 16 paths (and by 4 with the stack 10 or 30 deep), an
 #                  unrolled loop, one site 3, 10 or 30 frames deep, a recursion, a mix in 2
 #                  threads; *-fp: built with frame pointers. Their counts are known by
@@ -36,7 +36,7 @@
 # fail the bench.
 set -u
 reps=${REPS:-5}
-run=$MF_BUILD/tests/bench_run
+run=$MF_BUILD/tests/bench/bench_run
 mf_print=$MF_BUILD/mf_print/mf_print
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf_bench.XXXXXX")
 shm=
@@ -72,17 +72,17 @@ field() { eval "printf '%s' \"\${$1_$(echo "$2" | tr - _):-}\""; }
 base() { if [ "$1" = startup-tmpfs ]; then echo "$shm"; else echo "$work"; fi; }
 
 workload synthetic "floor malloc_freq sampled libunwind lifetimes sampled-life heaptrack" "$reps" \
-	"$MF_BUILD/tests/bench_alloc 2 2000000" "$MF_BUILD/tests/bench_alloc 1 200000"
+	"$MF_BUILD/tests/bench/bench_alloc 2 2000000" "$MF_BUILD/tests/bench/bench_alloc 1 200000"
 workload churn "floor malloc_freq sampled lifetimes sampled-life heaptrack" "$reps" \
-	"$MF_BUILD/tests/bench_churn 2 1000000" "$MF_BUILD/tests/bench_churn 2 20000"
+	"$MF_BUILD/tests/bench/bench_churn 2 1000000" "$MF_BUILD/tests/bench/bench_churn 2 20000"
 # iterations for about 0.3 s plain, and for about 100,000 calls under callgrind and check
 for s in wrapper2:16000000:100000 wrapper4:16000000:100000 wrapper16:16000000:100000 \
 	wrap4-depth10:12000000:100000 wrap4-depth30:6000000:100000 unrolled:5000000:25000 \
 	depth3:20000000:100000 depth10:12000000:100000 depth30:6000000:100000 \
 	recursive:8000000:100000 mix:4000000:40000; do
 	set -- $(echo "$s" | tr : ' ')
-	workload "$1" "floor malloc_freq sampled" "$reps" "$MF_BUILD/tests/bench_shapes $1 $2" \
-		"$MF_BUILD/tests/bench_shapes $1 $3" exact
+	workload "$1" "floor malloc_freq sampled" "$reps" "$MF_BUILD/tests/bench/bench_shapes $1 $2" \
+		"$MF_BUILD/tests/bench/bench_shapes $1 $3" exact
 done
 for s in wrapper2 wrapper4 wrapper16 depth3 depth10 depth30; do
 	workload "$s-fp" "floor malloc_freq sampled" "$reps" "$(field full $s | sed 's/shapes /shapes_fp /')" \
@@ -343,7 +343,7 @@ if command -v valgrind > /dev/null; then
 	if is_wanted synthetic; then
 		n=200000
 		read -r plain prof calls < "$work/synthetic.cg"
-		lu=$(irefs env MALLOC_FREQ_DIR="$work" MALLOC_FREQ_UNWIND=libunwind LD_PRELOAD="$MF_LIB" "$MF_BUILD/tests/bench_alloc" 1 $n)
+		lu=$(irefs env MALLOC_FREQ_DIR="$work" MALLOC_FREQ_UNWIND=libunwind LD_PRELOAD="$MF_LIB" "$MF_BUILD/tests/bench/bench_alloc" 1 $n)
 		awk -v p="$plain" -v m="$prof" -v l="$lu" -v n=$n 'BEGIN {
 			printf "\ncallgrind, synthetic, 1 thread, %d malloc+free (each recorded): instructions per call\n", n
 			printf "  plain %.0f; malloc_freq %.0f (%.0f added); with MALLOC_FREQ_UNWIND=libunwind %.0f\n",

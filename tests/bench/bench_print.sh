@@ -9,8 +9,8 @@
 # PRINT_WORKLOADS (default all), MF_PRINT_BASE, BENCH_PROFILES (keep the profiles there).
 set -u
 reps=${REPS:-3}
-run=$MF_BUILD/tests/bench_run
-prog=$MF_BUILD/tests/bench_print_prog
+run=$MF_BUILD/tests/bench/bench_run
+prog=$MF_BUILD/tests/bench/bench_print_prog
 mf_print=$MF_BUILD/mf_print/mf_print
 base=${MF_PRINT_BASE:-}
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf_bench_print.XXXXXX")
@@ -117,7 +117,7 @@ if want cmake; then
 	else echo "| cmake       | (not installed: apt-get install cmake ninja-build) |"; fi
 fi
 if want gcc; then
-	record gcc gcc -O2 -g -c -o prog.o "$MF_SRC/tests/bench_print_prog.c" && measure gcc
+	record gcc gcc -O2 -g -c -o prog.o "$MF_SRC/tests/bench/bench_print_prog.c" && measure gcc
 fi
 if want ar; then
 	gcc -c -o one.o proj/one.c
