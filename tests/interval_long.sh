@@ -1,6 +1,6 @@
 #!/bin/sh
 # make check-long: a long-running program with MALLOC_FREQ_SNAPSHOT_INTERVAL=1 for 60 s (4
-# threads allocating all the while, tests/prog_snapshot busy): 60 interval snapshots, totals
+# threads allocating all the while, tests/progs/prog_snapshot busy): 60 interval snapshots, totals
 # that never decrease, the last within one interval's calls of the final profile, and every
 # snapshot readable. Environment as for make check. Ends with "N passed, N failed".
 . "$srcdir/tests/tap.sh"

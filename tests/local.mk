@@ -11,14 +11,15 @@ LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver
 # so that tests/fixtures/lsan.supp can name the library function that leaks)
 TESTS_ENVIRONMENT = srcdir='$(abs_top_srcdir)' \
 	MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \
-	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests' \
+	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests/progs' \
 	CC='$(CC)' ASAN_OPTIONS=fast_unwind_on_malloc=0 \
 	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/fixtures/lsan.supp:print_suppressions=0'; \
 	export srcdir MF_LIB MF_PRINT MF_TESTS CC ASAN_OPTIONS LSAN_OPTIONS;
 TEST_PROG_CFLAGS = -O1 -g -fno-omit-frame-pointer -fno-builtin -pthread
 AM_CFLAGS = $(TEST_PROG_CFLAGS)
-EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/dhat_compare.py tests/symbolize_target.c tests/prog_rust.rs tests/prog_python.py \
-	tests/prog_rust_inline.rs tests/prog_cxx_scopes.cpp
+EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/progs/dhat_compare.py \
+	tests/progs/symbolize_target.c tests/progs/prog_rust.rs tests/progs/prog_python.py \
+	tests/progs/prog_rust_inline.rs tests/progs/prog_cxx_scopes.cpp
 
 # lib/'s modules of files and processes, as plain code (not the preloaded library's build), for
 # the unit tests that call them: test_format and test_files
@@ -64,85 +65,90 @@ tests_test_model_LDADD = $(MF_PRINT_LIBS)
 TESTS += tests/test_model
 
 # what the symbolizer says of a program's addresses, for tests that compare it with addr2line
-check_PROGRAMS += tests/sym_frames
-tests_sym_frames_SOURCES = tests/sym_frames.c
-tests_sym_frames_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
-tests_sym_frames_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_sym_frames_LDADD = $(MF_PRINT_LIBS)
+check_PROGRAMS += tests/progs/sym_frames
+tests_progs_sym_frames_SOURCES = tests/progs/sym_frames.c
+tests_progs_sym_frames_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
+tests_progs_sym_frames_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_progs_sym_frames_LDADD = $(MF_PRINT_LIBS)
 
 # programs run under the profiler
-check_PROGRAMS += tests/prog_sites tests/prog_kill tests/prog_fork tests/prog_exec \
-	tests/prog_errno tests/prog_dlopen tests/prog_dlbind tests/prog_mapfail tests/prog_exit_threads tests/prog_exit_grow tests/prog_sample tests/prog_allocator \
-	tests/prog_signal tests/prog_daemon tests/prog_threads tests/prog_cxx tests/prog_spawn \
-	tests/run_status tests/prog_deep tests/prog_hazard tests/prog_reuse tests/prog_sighost \
-	tests/prog_rules tests/prog_jit tests/prog_tree tests/prog_life tests/prog_outputs \
-	tests/prog_life_sample tests/prog_peak tests/prog_life_fork tests/prog_life_handoff tests/prog_life_layout tests/prog_life_arena \
-	tests/prog_life_sigfork tests/prog_life_realloc tests/prog_life_sigfree tests/prog_life_max \
-	tests/prog_aslimit tests/prog_fifo tests/prog_samename tests/prog_timeline \
-	tests/prog_attach
-tests_prog_attach_LDADD = -lpthread -ldl
-tests_run_status_CFLAGS = $(MF_CFLAGS) # (runs a program, is not run under the profiler)
-tests_prog_timeline_LDADD = -ldl
-tests_prog_samename_SOURCES = tests/prog_samename.c tests/prog_samename_calloc.c
-tests_prog_peak_LDADD = -ldl
-tests_prog_life_fork_LDADD = -lpthread
-tests_prog_life_handoff_LDADD = -lpthread
-tests_prog_life_layout_LDADD = -lpthread
-tests_prog_life_arena_LDADD = -lpthread
-tests_prog_life_max_LDADD = -lpthread
-tests_prog_life_realloc_LDADD = -lpthread
-tests_prog_aslimit_LDADD = -lpthread
-tests_prog_fifo_LDADD = -lpthread
-tests_prog_outputs_LDADD = -lpthread
-tests_prog_life_LDADD = -lpthread
-tests_prog_life_sample_LDADD = -lpthread
-tests_prog_reuse_LDADD = tests/libreuse_nofp.a
+check_PROGRAMS += tests/progs/prog_sites tests/progs/prog_kill tests/progs/prog_fork \
+	tests/progs/prog_exec tests/progs/prog_errno tests/progs/prog_dlopen \
+	tests/progs/prog_dlbind tests/progs/prog_mapfail tests/progs/prog_exit_threads \
+	tests/progs/prog_exit_grow tests/progs/prog_sample tests/progs/prog_allocator \
+	tests/progs/prog_signal tests/progs/prog_daemon tests/progs/prog_threads \
+	tests/progs/prog_cxx tests/progs/prog_spawn tests/progs/run_status tests/progs/prog_deep \
+	tests/progs/prog_hazard tests/progs/prog_reuse tests/progs/prog_sighost \
+	tests/progs/prog_rules tests/progs/prog_jit tests/progs/prog_tree tests/progs/prog_life \
+	tests/progs/prog_outputs tests/progs/prog_life_sample tests/progs/prog_peak \
+	tests/progs/prog_life_fork tests/progs/prog_life_handoff tests/progs/prog_life_layout \
+	tests/progs/prog_life_arena tests/progs/prog_life_sigfork tests/progs/prog_life_realloc \
+	tests/progs/prog_life_sigfree tests/progs/prog_life_max tests/progs/prog_aslimit \
+	tests/progs/prog_fifo tests/progs/prog_samename tests/progs/prog_timeline \
+	tests/progs/prog_attach
+tests_progs_prog_attach_LDADD = -lpthread -ldl
+tests_progs_run_status_CFLAGS = $(MF_CFLAGS) # (runs a program, is not run under the profiler)
+tests_progs_prog_timeline_LDADD = -ldl
+tests_progs_prog_samename_SOURCES = tests/progs/prog_samename.c tests/progs/prog_samename_calloc.c
+tests_progs_prog_peak_LDADD = -ldl
+tests_progs_prog_life_fork_LDADD = -lpthread
+tests_progs_prog_life_handoff_LDADD = -lpthread
+tests_progs_prog_life_layout_LDADD = -lpthread
+tests_progs_prog_life_arena_LDADD = -lpthread
+tests_progs_prog_life_max_LDADD = -lpthread
+tests_progs_prog_life_realloc_LDADD = -lpthread
+tests_progs_prog_aslimit_LDADD = -lpthread
+tests_progs_prog_fifo_LDADD = -lpthread
+tests_progs_prog_outputs_LDADD = -lpthread
+tests_progs_prog_life_LDADD = -lpthread
+tests_progs_prog_life_sample_LDADD = -lpthread
+tests_progs_prog_reuse_LDADD = tests/progs/libreuse_nofp.a
 # (two of prog_reuse's frames without a frame pointer, whichever the compiler)
-check_LIBRARIES += tests/libreuse_nofp.a
-tests_libreuse_nofp_a_SOURCES = tests/prog_reuse_nofp.c
-tests_libreuse_nofp_a_CFLAGS = $(TEST_PROG_CFLAGS) -fomit-frame-pointer
-tests_prog_rules_LDADD = -ldl
-tests_prog_sighost_CFLAGS = $(TEST_PROG_CFLAGS) $(LIBUNWIND_CFLAGS)
-tests_prog_sighost_LDADD = $(LIBUNWIND_LIBS) -ldl
-tests_prog_exit_threads_LDADD = -lpthread
-tests_prog_exit_grow_LDADD = -lpthread
-tests_prog_sample_LDADD = -lpthread
-tests_prog_allocator_LDADD = -ldl -lpthread
-tests_prog_daemon_LDADD = -lpthread
-tests_prog_threads_LDADD = -lpthread
-tests_prog_spawn_LDADD = -lpthread
-tests_prog_hazard_LDADD = -ldl -lpthread
-tests_prog_cxx_SOURCES = tests/prog_cxx.cpp
-tests_prog_cxx_CXXFLAGS = -O1 -g -fno-omit-frame-pointer
-tests_prog_sites_LDADD = -lpthread
-tests_prog_fork_LDADD = -lpthread
-tests_prog_dlopen_LDADD = -ldl
-tests_prog_dlbind_LDADD = -ldl
-tests_prog_mapfail_LDADD = -ldl
-check_LTLIBRARIES = tests/plugin.la tests/failmap.la tests/libmalloc_freq_fault.la \
-	tests/libmalloc_freq_slowexit.la
+check_LIBRARIES += tests/progs/libreuse_nofp.a
+tests_progs_libreuse_nofp_a_SOURCES = tests/progs/prog_reuse_nofp.c
+tests_progs_libreuse_nofp_a_CFLAGS = $(TEST_PROG_CFLAGS) -fomit-frame-pointer
+tests_progs_prog_rules_LDADD = -ldl
+tests_progs_prog_sighost_CFLAGS = $(TEST_PROG_CFLAGS) $(LIBUNWIND_CFLAGS)
+tests_progs_prog_sighost_LDADD = $(LIBUNWIND_LIBS) -ldl
+tests_progs_prog_exit_threads_LDADD = -lpthread
+tests_progs_prog_exit_grow_LDADD = -lpthread
+tests_progs_prog_sample_LDADD = -lpthread
+tests_progs_prog_allocator_LDADD = -ldl -lpthread
+tests_progs_prog_daemon_LDADD = -lpthread
+tests_progs_prog_threads_LDADD = -lpthread
+tests_progs_prog_spawn_LDADD = -lpthread
+tests_progs_prog_hazard_LDADD = -ldl -lpthread
+tests_progs_prog_cxx_SOURCES = tests/progs/prog_cxx.cpp
+tests_progs_prog_cxx_CXXFLAGS = -O1 -g -fno-omit-frame-pointer
+tests_progs_prog_sites_LDADD = -lpthread
+tests_progs_prog_fork_LDADD = -lpthread
+tests_progs_prog_dlopen_LDADD = -ldl
+tests_progs_prog_dlbind_LDADD = -ldl
+tests_progs_prog_mapfail_LDADD = -ldl
+check_LTLIBRARIES = tests/progs/plugin.la tests/progs/failmap.la \
+	tests/progs/libmalloc_freq_fault.la tests/progs/libmalloc_freq_slowexit.la
 # the library with a fault: now and then a hot stack gives a wrong leaf (check mode must say)
-tests_libmalloc_freq_fault_la_SOURCES = $(lib_libmalloc_freq_la_SOURCES)
-tests_libmalloc_freq_fault_la_CPPFLAGS = $(lib_libmalloc_freq_la_CPPFLAGS) -DMF_FAULT_HOT
-tests_libmalloc_freq_fault_la_CFLAGS = $(lib_libmalloc_freq_la_CFLAGS)
-tests_libmalloc_freq_fault_la_LDFLAGS = $(lib_libmalloc_freq_la_LDFLAGS) -rpath /nowhere
-tests_libmalloc_freq_fault_la_LIBADD = $(lib_libmalloc_freq_la_LIBADD)
-EXTRA_tests_libmalloc_freq_fault_la_DEPENDENCIES = lib/libmalloc_freq.map
+tests_progs_libmalloc_freq_fault_la_SOURCES = $(lib_libmalloc_freq_la_SOURCES)
+tests_progs_libmalloc_freq_fault_la_CPPFLAGS = $(lib_libmalloc_freq_la_CPPFLAGS) -DMF_FAULT_HOT
+tests_progs_libmalloc_freq_fault_la_CFLAGS = $(lib_libmalloc_freq_la_CFLAGS)
+tests_progs_libmalloc_freq_fault_la_LDFLAGS = $(lib_libmalloc_freq_la_LDFLAGS) -rpath /nowhere
+tests_progs_libmalloc_freq_fault_la_LIBADD = $(lib_libmalloc_freq_la_LIBADD)
+EXTRA_tests_progs_libmalloc_freq_fault_la_DEPENDENCIES = lib/libmalloc_freq.map
 # the library with a pause: an ending thread waits 50 ms once it has left the threads' list
-tests_libmalloc_freq_slowexit_la_SOURCES = $(lib_libmalloc_freq_la_SOURCES)
-tests_libmalloc_freq_slowexit_la_CPPFLAGS = $(lib_libmalloc_freq_la_CPPFLAGS) -DMF_FAULT_EXIT_SLOW
-tests_libmalloc_freq_slowexit_la_CFLAGS = $(lib_libmalloc_freq_la_CFLAGS)
-tests_libmalloc_freq_slowexit_la_LDFLAGS = $(lib_libmalloc_freq_la_LDFLAGS) -rpath /nowhere
-tests_libmalloc_freq_slowexit_la_LIBADD = $(lib_libmalloc_freq_la_LIBADD)
-EXTRA_tests_libmalloc_freq_slowexit_la_DEPENDENCIES = lib/libmalloc_freq.map
-tests_plugin_la_SOURCES = tests/plugin.c
-tests_plugin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
-check_LTLIBRARIES += tests/ctoralloc.la
-tests_ctoralloc_la_SOURCES = tests/ctoralloc.c
-tests_ctoralloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
-tests_failmap_la_SOURCES = tests/failmap.c
-tests_failmap_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
-tests_failmap_la_LIBADD = -ldl
+tests_progs_libmalloc_freq_slowexit_la_SOURCES = $(lib_libmalloc_freq_la_SOURCES)
+tests_progs_libmalloc_freq_slowexit_la_CPPFLAGS = $(lib_libmalloc_freq_la_CPPFLAGS) -DMF_FAULT_EXIT_SLOW
+tests_progs_libmalloc_freq_slowexit_la_CFLAGS = $(lib_libmalloc_freq_la_CFLAGS)
+tests_progs_libmalloc_freq_slowexit_la_LDFLAGS = $(lib_libmalloc_freq_la_LDFLAGS) -rpath /nowhere
+tests_progs_libmalloc_freq_slowexit_la_LIBADD = $(lib_libmalloc_freq_la_LIBADD)
+EXTRA_tests_progs_libmalloc_freq_slowexit_la_DEPENDENCIES = lib/libmalloc_freq.map
+tests_progs_plugin_la_SOURCES = tests/progs/plugin.c
+tests_progs_plugin_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+check_LTLIBRARIES += tests/progs/ctoralloc.la
+tests_progs_ctoralloc_la_SOURCES = tests/progs/ctoralloc.c
+tests_progs_ctoralloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_progs_failmap_la_SOURCES = tests/progs/failmap.c
+tests_progs_failmap_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+tests_progs_failmap_la_LIBADD = -ldl
 
 check_SCRIPTS += tests/t_counts.sh tests/t_kill.sh tests/t_fork.sh tests/t_exec.sh \
 	tests/t_dlopen.sh tests/t_dlbind.sh tests/t_transparent.sh tests/t_mf_print.sh tests/t_flamegraph.sh \
@@ -158,64 +164,67 @@ check_SCRIPTS += tests/t_counts.sh tests/t_kill.sh tests/t_fork.sh tests/t_exec.
 	tests/t_codegen.sh tests/t_cross_arch.sh
 EXTRA_DIST += $(check_SCRIPTS)
 # t_codegen.sh builds these itself, with each compiler and flag set
-EXTRA_DIST += tests/codegen.c tests/codegen_cgo.go
+EXTRA_DIST += tests/progs/codegen.c tests/progs/codegen_cgo.go
 # t_cross_arch.sh builds this itself, for each processor
-EXTRA_DIST += tests/prog_cross.c
+EXTRA_DIST += tests/progs/prog_cross.c
 # t_dlreuse.sh builds these itself (an assembler's frames, with $(CC))
-EXTRA_DIST += tests/prog_dlreuse.c tests/dlreuse_rsp.S tests/dlreuse_rbp.S
+EXTRA_DIST += tests/progs/prog_dlreuse.c tests/progs/dlreuse_rsp.S tests/progs/dlreuse_rbp.S
 # t_unwind_remap.sh likewise
-EXTRA_DIST += tests/prog_remap.c tests/nocfi_tramp.S
+EXTRA_DIST += tests/progs/prog_remap.c tests/progs/nocfi_tramp.S
 # t_speedscope.sh: its screenshot, and speedscope from npm, kept across `make clean`
-CLEANFILES += tests/t_speedscope.png
+CLEANFILES += tests/progs/t_speedscope.png
 distclean-local:
-	rm -rf tests/.speedscope
+	rm -rf tests/progs/.speedscope
 TESTS += $(check_SCRIPTS)
 
 # hostile hosts: programs that confine, starve or abuse the process the profiler runs in, each
-# checked against its plain run (tests/prog.h: their shared call sites)
-HOSTILE_PROGS = tests/prog_cancel tests/prog_stacks tests/prog_fsize tests/prog_seccomp \
-	tests/prog_leader tests/prog_rawfork tests/prog_identity tests/prog_longjmp tests/prog_fds \
-	tests/prog_mappings tests/prog_dirswap tests/prog_report tests/prog_stderr tests/prog_nproc \
-	tests/prog_ownalloc tests/prog_copies tests/prog_callback tests/prog_callback_cxx
+# checked against its plain run (tests/progs/prog.h: their shared call sites)
+HOSTILE_PROGS = tests/progs/prog_cancel tests/progs/prog_stacks tests/progs/prog_fsize \
+	tests/progs/prog_seccomp tests/progs/prog_leader tests/progs/prog_rawfork \
+	tests/progs/prog_identity tests/progs/prog_longjmp tests/progs/prog_fds \
+	tests/progs/prog_mappings tests/progs/prog_dirswap tests/progs/prog_report \
+	tests/progs/prog_stderr tests/progs/prog_nproc tests/progs/prog_ownalloc \
+	tests/progs/prog_copies tests/progs/prog_callback tests/progs/prog_callback_cxx
 check_PROGRAMS += $(HOSTILE_PROGS)
-tests_prog_cancel_LDADD = -lpthread
-tests_prog_stacks_LDFLAGS = -Wl,-z,now # (its own lazy binding would run on the small stacks)
-tests_prog_stacks_LDADD = -lpthread
-tests_prog_fsize_LDADD = -lpthread
-tests_prog_seccomp_LDADD = -lpthread -ldl
-tests_prog_leader_LDADD = -lpthread
-tests_prog_identity_LDADD = -lpthread
-tests_prog_fds_LDADD = -lpthread
-tests_prog_nproc_LDADD = -lpthread
-tests_prog_mappings_LDADD = -lpthread
-tests_prog_dirswap_LDADD = -ldl -lpthread
-tests_prog_report_LDADD = -ldl -lpthread
-tests_prog_ownalloc_LDADD = -lpthread
-tests_prog_copies_LDADD = -ldl
-tests_prog_callback_LDADD = -ldl
-tests_prog_callback_cxx_SOURCES = tests/prog_callback_cxx.cpp
-tests_prog_callback_cxx_CXXFLAGS = -O1 -g
-tests_prog_callback_cxx_LDADD = -lpthread
+tests_progs_prog_cancel_LDADD = -lpthread
+tests_progs_prog_stacks_LDFLAGS = -Wl,-z,now # (its own lazy binding would run on the small stacks)
+tests_progs_prog_stacks_LDADD = -lpthread
+tests_progs_prog_fsize_LDADD = -lpthread
+tests_progs_prog_seccomp_LDADD = -lpthread -ldl
+tests_progs_prog_leader_LDADD = -lpthread
+tests_progs_prog_identity_LDADD = -lpthread
+tests_progs_prog_fds_LDADD = -lpthread
+tests_progs_prog_nproc_LDADD = -lpthread
+tests_progs_prog_mappings_LDADD = -lpthread
+tests_progs_prog_dirswap_LDADD = -ldl -lpthread
+tests_progs_prog_report_LDADD = -ldl -lpthread
+tests_progs_prog_ownalloc_LDADD = -lpthread
+tests_progs_prog_copies_LDADD = -ldl
+tests_progs_prog_callback_LDADD = -ldl
+tests_progs_prog_callback_cxx_SOURCES = tests/progs/prog_callback_cxx.cpp
+tests_progs_prog_callback_cxx_CXXFLAGS = -O1 -g
+tests_progs_prog_callback_cxx_LDADD = -lpthread
 # an allocator a thread may leave at any instruction (cancelled, or by siglongjmp)
-check_LTLIBRARIES += tests/bumpalloc.la
-tests_bumpalloc_la_SOURCES = tests/bumpalloc.c
-tests_bumpalloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
+check_LTLIBRARIES += tests/progs/bumpalloc.la
+tests_progs_bumpalloc_la_SOURCES = tests/progs/bumpalloc.c
+tests_progs_bumpalloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 HOSTILE_TESTS = tests/t_cancel.sh tests/t_stacks.sh tests/t_fsize.sh tests/t_seccomp.sh \
 	tests/t_leader.sh tests/t_rawfork.sh tests/t_identity.sh tests/t_longjmp.sh \
 	tests/t_descriptors.sh tests/t_mappings.sh tests/t_dirswap.sh tests/t_report_text.sh \
 	tests/t_ownalloc.sh tests/t_copies.sh tests/t_callback.sh
 check_SCRIPTS += $(HOSTILE_TESTS) # (in TESTS and EXTRA_DIST with the others, above)
-EXTRA_DIST += tests/prog.h tests/prog_glibc.h tests/hostile_long.sh tests/interval_long.sh
+EXTRA_DIST += tests/progs/prog.h tests/progs/prog_glibc.h tests/hostile_long.sh \
+	tests/interval_long.sh
 # the longer tiers (CI runs them): a TAP script run with make check's environment
 MF_LONG_RUN = srcdir='$(abs_top_srcdir)' MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \
-	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests' \
+	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests/progs' \
 	$(SHELL) $(top_srcdir)/tests
 # the longer tier: the same hosts at full size (15000 threads) and the chancy ones many times
-check-hostile: lib/libmalloc_freq.la mf_print/mf_print $(HOSTILE_PROGS) tests/bumpalloc.la
+check-hostile: lib/libmalloc_freq.la mf_print/mf_print $(HOSTILE_PROGS) tests/progs/bumpalloc.la
 	@$(MF_LONG_RUN)/hostile_long.sh
 .PHONY: check-hostile
 # a long-running program's interval snapshots, over a minute
-check-long: lib/libmalloc_freq.la mf_print/mf_print tests/prog_snapshot
+check-long: lib/libmalloc_freq.la mf_print/mf_print tests/progs/prog_snapshot
 	@$(MF_LONG_RUN)/interval_long.sh
 .PHONY: check-long
 # the preload tests again with the loaded objects found by the profiler's own table, as on a
@@ -228,33 +237,34 @@ check-fallback:
 CLEANFILES += test-suite-fallback.log
 
 # runtime control: the public API (include/malloc_freq.h) and MALLOC_FREQ_START
-CONTROL_PROGS = tests/prog_control tests/prog_api tests/prog_api_static tests/prog_api_count tests/prog_snapshot \
-	tests/prog_tags tests/prog_weight tests/prog_weight_cost
+CONTROL_PROGS = tests/progs/prog_control tests/progs/prog_api tests/progs/prog_api_static \
+	tests/progs/prog_api_count tests/progs/prog_snapshot tests/progs/prog_tags \
+	tests/progs/prog_weight tests/progs/prog_weight_cost
 check_PROGRAMS += $(CONTROL_PROGS)
-tests_prog_control_LDADD = -lpthread
-tests_prog_snapshot_LDADD = -lpthread
-tests_prog_weight_cost_LDADD = -lpthread
-tests_prog_tags_LDFLAGS = -no-install
-tests_prog_tags_LDADD = lib/libmalloc_freq_api.la -lpthread
+tests_progs_prog_control_LDADD = -lpthread
+tests_progs_prog_snapshot_LDADD = -lpthread
+tests_progs_prog_weight_cost_LDADD = -lpthread
+tests_progs_prog_tags_LDFLAGS = -no-install
+tests_progs_prog_tags_LDADD = lib/libmalloc_freq_api.la -lpthread
 # one program linked with the stub library, shared (-no-install: the binary itself, no
 # libtool wrapper script, which the preload would profile too) and static
-tests_prog_api_SOURCES = tests/prog_api.c
-tests_prog_api_LDFLAGS = -no-install
-tests_prog_api_LDADD = lib/libmalloc_freq_api.la
-tests_prog_api_static_SOURCES = tests/prog_api.c
-tests_prog_api_static_LDADD = lib/libmalloc_freq_api.a -ldl
-tests_prog_api_count_SOURCES = tests/prog_api_count.c
-tests_prog_api_count_LDADD = lib/libmalloc_freq_api.a -ldl
+tests_progs_prog_api_SOURCES = tests/progs/prog_api.c
+tests_progs_prog_api_LDFLAGS = -no-install
+tests_progs_prog_api_LDADD = lib/libmalloc_freq_api.la
+tests_progs_prog_api_static_SOURCES = tests/progs/prog_api.c
+tests_progs_prog_api_static_LDADD = lib/libmalloc_freq_api.a -ldl
+tests_progs_prog_api_count_SOURCES = tests/progs/prog_api_count.c
+tests_progs_prog_api_count_LDADD = lib/libmalloc_freq_api.a -ldl
 CONTROL_TESTS = tests/t_control.sh tests/t_api_stub.sh tests/t_snapshot.sh tests/t_signals.sh \
 	tests/t_tags.sh tests/t_weight.sh tests/t_weight_cost.sh tests/t_snapshot_exact.sh tests/t_fork_control.sh \
 	tests/t_snapshot_dir.sh
 check_SCRIPTS += $(CONTROL_TESTS) # (in TESTS and EXTRA_DIST with the others, above)
 
 # ---- tests of the launcher and the documents --------------------------------------------------
-# exit statuses, signals, a wrapper script, a process tree, usage errors (needs tests/prog_tree)
+# exit statuses, signals, a wrapper script, a process tree, usage errors (needs tests/progs/prog_tree)
 check_SCRIPTS += tests/t_launcher.sh
 # --attach and --detach: a running program's calls counted from attach to detach, refusals
-# (needs tests/prog_attach, gdb and the right to trace)
+# (needs tests/progs/prog_attach, gdb and the right to trace)
 check_SCRIPTS += tests/t_attach.sh
 # the profile's modes; directories other users could replace it in, refused
 check_SCRIPTS += tests/t_owner.sh
@@ -265,10 +275,10 @@ check_SCRIPTS += tests/t_docs.sh
 EXTRA_DIST += tests/README.md # (the tests' index, which t_docs.sh holds to the tree)
 
 # ---- tests of mf_print's --html ---------------------------------------------------------------
-# read in headless Chromium (tests/html_check.js), its screenshot kept as tests/t_html.png
+# read in headless Chromium (tests/progs/html_check.js), its screenshot kept as tests/progs/t_html.png
 check_SCRIPTS += tests/t_html.sh
-EXTRA_DIST += tests/html_check.js docs/html_report.png
-CLEANFILES += tests/t_html.png tests/t_timeline.png
+EXTRA_DIST += tests/progs/html_check.js docs/html_report.png
+CLEANFILES += tests/progs/t_html.png tests/progs/t_timeline.png
 
 # unit: simplified C++ names
 check_PROGRAMS += tests/test_names

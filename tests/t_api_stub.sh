@@ -42,7 +42,7 @@ leaked=$(printf '%s\n' "$summary" | sed -n 's/^  lifetimes: \([0-9]*\) blocks .*
 ok $? "MALLOC_FREQ_LIFETIMES=1, started off: $leaked leaked, $unknown frees of unknown blocks (under 10)"
 rm -rf "$mf_work"/malloc_freq.*
 if command -v pkg-config > /dev/null; then
-	pc=$(PKG_CONFIG_PATH="$MF_TESTS/.." pkg-config --cflags --libs malloc_freq_api); rc=$?
+	pc=$(PKG_CONFIG_PATH="$MF_TESTS/../.." pkg-config --cflags --libs malloc_freq_api); rc=$?
 	is "$rc" 0 "pkg-config reads malloc_freq_api.pc"
 	like "$pc" "-lmalloc_freq_api" "and names -lmalloc_freq_api"
 else

@@ -1,5 +1,5 @@
 #!/bin/sh
-# malloc_freq --attach PID and --detach PID on a running program (tests/prog_attach, driven a
+# malloc_freq --attach PID and --detach PID on a running program (tests/progs/prog_attach, driven a
 # line at a time through a fifo, as a server is by its clients): the calls made between attach
 # and detach counted exactly, in a thread that existed at attach too and in a library opened
 # after it; the program's malloc slot led back at detach; a block allocated before

@@ -9,7 +9,7 @@ for t in addr2line objdump readelf; do
 	command -v $t > /dev/null || skip_all "$t not installed (binutils)"
 done
 bin=$mf_work/symbolize_target
-clang -O2 -g -o "$bin" "$srcdir/tests/symbolize_target.c" 2> "$mf_work/clang.err"; ok $? "clang -O2 -g builds the program"
+clang -O2 -g -o "$bin" "$srcdir/tests/progs/symbolize_target.c" 2> "$mf_work/clang.err"; ok $? "clang -O2 -g builds the program"
 if readelf -S "$bin" | grep -q '\.debug_aranges'; then
 	skip "this clang writes .debug_aranges: nothing to show"
 fi
@@ -29,7 +29,7 @@ n=$(wc -l < "$mf_work/calls")
 frames $(cat "$mf_work/calls") > "$mf_work/theirs"
 sed 's/^/# addr2line: /' "$mf_work/theirs" | head -12
 is "$(diff "$mf_work/theirs" "$mf_work/ours" | head -20)" "" "every frame of every call site as addr2line -i gives it"
-line=$(grep -n '@mark inline_call' "$srcdir/tests/symbolize_target.c" | cut -d: -f1)
+line=$(grep -n '@mark inline_call' "$srcdir/tests/progs/symbolize_target.c" | cut -d: -f1)
 profile "$bin" > /dev/null; ok $? "runs under the profiler"
 "$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
 like "$(cat "$mf_work/c.txt")" "outer_alloc symbolize_target.c:[0-9]+;inner_alloc \[inlined\] symbolize_target.c:$line;malloc " \

@@ -1,5 +1,5 @@
 #!/bin/sh
-# One program (tests/codegen.c: sites through a wrapper and a few call depths, counts known by
+# One program (tests/progs/codegen.c: sites through a wrapper and a few call depths, counts known by
 # construction) built by gcc and clang with each common code-generation flag set: frame
 # pointers, CET's endbr64 markers, stack-clash probes, PIE and not. Each runs as without the
 # profiler, its report has each site's exact count, and MALLOC_FREQ_UNWIND=check finds every
@@ -21,7 +21,7 @@ aarch64) protection=-mbranch-protection=standard ;;
 esac
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 [ -x "$launcher" ] || bail "no launcher at $launcher"
-src=$srcdir/tests/codegen.c
+src=$srcdir/tests/progs/codegen.c
 n=1000
 
 # run_checked LABEL BIN ARGS...: the same output and status as without the profiler; no stack
@@ -119,7 +119,7 @@ if [ -n "$cross" ]; then
 elif ! command -v go > /dev/null; then
 	skip "Go (cgo): go not installed (apt-get install golang-go)"
 else
-	mkdir "$mf_work/go" && cp "$srcdir/tests/codegen_cgo.go" "$mf_work/go/main.go" &&
+	mkdir "$mf_work/go" && cp "$srcdir/tests/progs/codegen_cgo.go" "$mf_work/go/main.go" &&
 		printf 'module codegen\n\ngo 1.19\n' > "$mf_work/go/go.mod"
 	if ! (cd "$mf_work/go" && GOFLAGS=-mod=mod GOCACHE="$mf_work/gocache" GOPATH="$mf_work/gopath" \
 		GOPROXY=off GOTOOLCHAIN=local CGO_ENABLED=1 go build -o "$mf_work/codegen_go" .) \

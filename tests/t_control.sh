@@ -1,6 +1,6 @@
 #!/bin/sh
 # Recording switched on and off through the API, MALLOC_FREQ_START=off: counts known by
-# construction (tests/prog_control.c) exact per site and per thread, nothing recorded while
+# construction (tests/progs/prog_control.c) exact per site and per thread, nothing recorded while
 # off, and the calls made while off counted exactly, in malloc_freq_stats and in the report.
 . "$srcdir/tests/tap.sh"
 n=1000 m=2000 k=3000 l=4000

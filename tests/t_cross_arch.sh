@@ -9,7 +9,7 @@
 other_lib="$MF_OTHER_BUILD/lib/.libs/libmalloc_freq.so"
 other_print="$MF_OTHER_BUILD/mf_print/mf_print"
 [ -f "$other_lib" ] && [ -x "$other_print" ] || bail "no library or mf_print in $MF_OTHER_BUILD"
-src="$srcdir/tests/prog_cross.c"
+src="$srcdir/tests/progs/prog_cross.c"
 line() { grep -n "line:$1" "$src" | cut -d: -f1; }
 n=3000
 

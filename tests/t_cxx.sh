@@ -17,7 +17,7 @@ is "$(calls "$mf_work/c.txt" ';site_bad_alloc;operator new;malloc$')" 1 "the fai
 if command -v g++ > /dev/null; then
 	for flags in "-O2 -g" "-O2"; do
 		bin=$mf_work/prog_cxx_scopes
-		g++ $flags -o "$bin" "$srcdir/tests/prog_cxx_scopes.cpp" || { fail "g++ $flags builds prog_cxx_scopes"; continue; }
+		g++ $flags -o "$bin" "$srcdir/tests/progs/prog_cxx_scopes.cpp" || { fail "g++ $flags builds prog_cxx_scopes"; continue; }
 		rm -rf "$mf_work"/malloc_freq.*
 		is "$(profile "$bin")" ok "g++ $flags: prog_cxx_scopes runs under the profiler"
 		"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null

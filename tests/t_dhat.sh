@@ -1,5 +1,5 @@
 #!/bin/sh
-# Lifetimes against Valgrind's DHAT, on tests/prog_life.c (4 threads, counts known by
+# Lifetimes against Valgrind's DHAT, on tests/progs/prog_life.c (4 threads, counts known by
 # construction): per call site, the blocks allocated (DHAT's tbk; ours, the calls), live at
 # the process's peak (gbk; our peak-blocks) and at the end (ebk; our leaked-blocks) agree, and
 # the most live at once (mbk, mb; our max-live-blocks, max-live) as far as DHAT measures it,
@@ -13,7 +13,7 @@
 # its own allocations last made a new maximum of the process's live bytes, a moment of it; ours
 # (max-live-blocks, max-live) is each thread's own maximum, summed over the threads: never
 # less than DHAT's, and equal where the program point's maximum is such a moment (site_peak's
-# blocks, all live at the process's peak; on tests/prog_life_max.c, site_rounds's).
+# blocks, all live at the process's peak; on tests/progs/prog_life_max.c, site_rounds's).
 . "$srcdir/tests/tap.sh"
 command -v valgrind > /dev/null || skip_all "valgrind is not installed (apt-get install valgrind)"
 command -v python3 > /dev/null || skip_all "python3 is not installed (it reads DHAT's JSON)"
@@ -77,7 +77,7 @@ for s in site_temp site_kept site_zero site_aligned site_sizes; do
 	ok $? "$s: our most blocks live at once ($1) are no fewer than DHAT's max of a moment (${3:-none})"
 done
 
-# tests/prog_life_max.c, one thread allocating: site_rounds's most live is DHAT's max
+# tests/progs/prog_life_max.c, one thread allocating: site_rounds's most live is DHAT's max
 args="20 1024 2 1 100 30"
 rm -rf "$mf_work"/malloc_freq.*
 MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_life_max" $args

@@ -2,7 +2,7 @@
 # Lifetimes against Valgrind's DHAT on two real programs: sqlite3 running a script (a table,
 # 2000 rows, an index, queries) and python3 running a module of its standard library's work
 # (a Counter, a dict, json both ways, re). Each runs once under DHAT and once under the
-# profiler with MALLOC_FREQ_LIFETIMES=1; tests/dhat_compare.py matches their program points
+# profiler with MALLOC_FREQ_LIFETIMES=1; tests/progs/dhat_compare.py matches their program points
 # (the stack below the allocation function, each frame a module and an offset: both
 # programs are stripped, so names would not tell most frames apart) and counts, per point,
 # the blocks allocated (DHAT's tbk; our calls), live at the peak (gbk; our peak-blocks) and
@@ -105,7 +105,7 @@ compare() {
 	is "$(cat "$mf_work/$name.out")" "$(cat "$mf_work/$name.vgout")" "$name: the same output in both runs"
 	"$MF_PRINT" --json "$mf_work/ours" > "$mf_work/$name.json" 2> /dev/null
 	ok $? "mf_print --json reads our profile"
-	python3 "$srcdir/tests/dhat_compare.py" "$mf_work/$name.dhat" "$mf_work/$name.vglog" \
+	python3 "$srcdir/tests/progs/dhat_compare.py" "$mf_work/$name.dhat" "$mf_work/$name.vglog" \
 		"$mf_work/$name.json" > "$mf_work/$name.cmp"
 	st=$?
 	ok $st "python3 reads and compares both"

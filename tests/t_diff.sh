@@ -8,7 +8,7 @@
 prog="$MF_TESTS/prog_outputs"
 shifted="$mf_work/prog_outputs_shifted"
 $CC -O1 -g -fno-omit-frame-pointer -fno-builtin -pthread -DMF_SHIFTED -o "$shifted" \
-	"$srcdir/tests/prog_outputs.c" -lpthread || bail "cannot build prog_outputs -DMF_SHIFTED"
+	"$srcdir/tests/progs/prog_outputs.c" -lpthread || bail "cannot build prog_outputs -DMF_SHIFTED"
 addr() { nm "$1" | awk '$3 == "site_a" { print $1 }'; }
 [ -n "$(addr "$prog")" ] && [ "$(addr "$prog")" != "$(addr "$shifted")" ]
 ok $? "the second build's site_a lies elsewhere ($(addr "$prog") and $(addr "$shifted"))"

@@ -8,10 +8,10 @@
 d="$mf_work/build"
 mkdir "$d" || bail "mkdir failed"
 for lib in rsp rbp; do
-	$CC -shared -o "$d/lib_$lib.so" "$srcdir/tests/dlreuse_$lib.S" 2> "$d/err" ||
+	$CC -shared -o "$d/lib_$lib.so" "$srcdir/tests/progs/dlreuse_$lib.S" 2> "$d/err" ||
 		skip_all "$CC cannot build a shared library from dlreuse_$lib.S: $(head -1 "$d/err")"
 done
-$CC -O2 -g -o "$d/prog" "$srcdir/tests/prog_dlreuse.c" -ldl || bail "cannot build prog_dlreuse"
+$CC -O2 -g -o "$d/prog" "$srcdir/tests/progs/prog_dlreuse.c" -ldl || bail "cannot build prog_dlreuse"
 
 n=1000
 for order in "rsp rbp" "rbp rsp"; do

@@ -10,8 +10,8 @@ report=$("$MF_PRINT" "$mf_work"/malloc_freq.*)
 if printf '%s\n' "$report" | grep -q "not finalized"; then fail "both files finalized at exit"; else pass "both files finalized at exit"; fi
 like "$report" "2 threads in 2 files" "two threads reported"
 
-# exit() while another thread's file moves (tests/prog_exit_grow.c, under a test build that
-# takes 50 ms to finalize each file, tests/libmalloc_freq_slowexit.so): the worker must not
+# exit() while another thread's file moves (tests/progs/prog_exit_grow.c, under a test build that
+# takes 50 ms to finalize each file, tests/progs/libmalloc_freq_slowexit.so): the worker must not
 # move its file while exit() finalizes it (exit() was killed by a fault there). 3 runs: the
 # program exits 0, and every file is finalized.
 for run in 1 2 3; do

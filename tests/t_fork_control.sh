@@ -1,5 +1,5 @@
 #!/bin/sh
-# The control thread in a pre-forking server (tests/prog_snapshot workers): each worker made
+# The control thread in a pre-forking server (tests/progs/prog_snapshot workers): each worker made
 # by fork() starts its own, so MALLOC_FREQ_SNAPSHOT_SIGNAL sent to a worker's pid takes a
 # snapshot in that worker's directory with its own counts, and MALLOC_FREQ_SNAPSHOT_INTERVAL
 # snapshots each worker; the master's counts hold none of the workers' calls.

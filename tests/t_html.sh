@@ -1,9 +1,9 @@
 #!/bin/sh
-# mf_print --html read by its real reader, headless Chromium (tests/html_check.js drives it
+# mf_print --html read by its real reader, headless Chromium (tests/progs/html_check.js drives it
 # through the DevTools protocol): the page loads with no console error and fetches nothing,
 # holds the totals of the text report, zooms on a click, highlights a search, switches metric,
 # orientation and process, and shows the threshold tree; its screenshot is kept as
-# tests/t_html.png.
+# tests/progs/t_html.png.
 . "$srcdir/tests/tap.sh"
 chromium=$(command -v chromium || command -v chromium-browser || command -v google-chrome)
 [ -n "$chromium" ] || skip_all "no chromium to read the page (apt-get install chromium)"
@@ -20,7 +20,7 @@ text_total=$("$MF_PRINT" "$mf_work" 2> /dev/null | sed -n '1s/^malloc_freq: \([0
 "$MF_PRINT" --collapsed --bytes "$mf_work" > "$mf_work/bytes" 2> /dev/null
 text_bytes=$(awk '{ s += $NF } END { printf "%.0f\n", s }' "$mf_work/bytes")
 child=$("$MF_PRINT" --processes "$mf_work" 2> /dev/null | sed -n -E 's/.*\] ([0-9]+), _exit\(7\).*/\1/p')
-node "$srcdir/tests/html_check.js" "$chromium" "$page" "$MF_TESTS/t_html.png" site_tree "$child" \
+node "$srcdir/tests/progs/html_check.js" "$chromium" "$page" "$MF_TESTS/t_html.png" site_tree "$child" \
 	> "$mf_work/seen" 2>&1; ok $? "chromium loads and drives the page"
 sed 's/^/# /' "$mf_work/seen"
 seen() { sed -n "s/^$1=//p" "$mf_work/seen"; }
@@ -62,7 +62,7 @@ is "$(seen total_all_again)" "$text_total" "all processes again: the whole total
 is "$(seen threads_all)" 3 "the thread list of all processes: the shell's, the parent's, the child's"
 is "$(seen total_thread)" 40 "the thread filter: the child's thread alone, its 40 calls"
 [ "$(head -c 8 "$MF_TESTS/t_html.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
-ok $? "a PNG screenshot kept as tests/t_html.png"
+ok $? "a PNG screenshot kept as tests/progs/t_html.png"
 "$MF_PRINT" --html '' "$mf_work" 2> /dev/null; is "$?" 2 "--html '': usage error"
 "$MF_PRINT" --html "$page" --collapsed "$mf_work" 2> /dev/null; is "$?" 2 "--html with --collapsed: usage error"
 "$MF_PRINT" --html "$mf_work/no/such/dir.html" "$mf_work" 2> "$mf_work/err"; is "$?" 1 "an unwritable page: exit 1"

@@ -4,7 +4,7 @@
 . "$srcdir/tests/tap.sh"
 why=$(rust_why)
 if [ -z "$why" ]; then
-	rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/prog_rust.rs" 2> "$mf_work/rustc.err"
+	rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/progs/prog_rust.rs" 2> "$mf_work/rustc.err"
 	ok $? "rustc builds the Rust program"
 	plain=$("$mf_work/prog_rust")
 	got=$(profile "$mf_work/prog_rust"); rc=$?
@@ -19,8 +19,8 @@ fi
 py=$(ls /usr/bin/python3 2>/dev/null || command -v python3)
 if [ -n "$py" ]; then
 	rm -rf "$mf_work"/malloc_freq.*
-	plain=$("$py" "$srcdir/tests/prog_python.py")
-	got=$(profile "$py" "$srcdir/tests/prog_python.py"); rc=$?
+	plain=$("$py" "$srcdir/tests/progs/prog_python.py")
+	got=$(profile "$py" "$srcdir/tests/progs/prog_python.py"); rc=$?
 	is "$rc:$got" "0:$plain" "Python: same output and status"
 	report=$("$MF_PRINT" --threads "$mf_work"/malloc_freq.* 2>/dev/null); ok $? "Python: the profile reads"
 	like "$report" "^malloc_freq: [0-9]+ calls, .* ([5-9]|[1-9][0-9]+) threads in" "Python: the main thread and its four workers are in it"

@@ -1,7 +1,7 @@
 #!/bin/sh
 # After malloc: every stack's size histogram and temporaries (blocks freed before their
 # thread's next allocation), in 4 threads, each figure known by construction
-# (tests/prog_life.c); under sampling, a stack whose every block is a temporary has as many
+# (tests/progs/prog_life.c); under sampling, a stack whose every block is a temporary has as many
 # temporaries as calls. Then mf_print's options for them. With MALLOC_FREQ_LIFETIMES=1: the
 # blocks each stack leaves live at exit, frees by another thread and after the allocating
 # thread ended charged to the allocating stack, frees of blocks never seen counted; a fork

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Threads that run one after another, each in the arena the one before left
-# (tests/prog_life_arena.c): a thread's blocks lie in regions of the heap that an ended
+# (tests/progs/prog_life_arena.c): a thread's blocks lie in regions of the heap that an ended
 # thread claimed in the lifetimes' directory, so they go into the shared map, and the blocks
 # of the ended thread, left in its own table, are freed by the next thread and by main. Every
 # block is charged once: none leaked, all 8 x 3000 in site_relay's lifetime histogram. (The

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Blocks freed by another thread at once (tests/prog_life_handoff.c), with lifetimes: the
+# Blocks freed by another thread at once (tests/progs/prog_life_handoff.c), with lifetimes: the
 # consumer frees each block while its producer goes on allocating and freeing, so the two
 # threads meet in the address map's shards all the time. Every block is charged once to its
 # stack: none leaked and no free of an unknown block, in 3 runs of 2 pairs of threads. Then

@@ -1,6 +1,6 @@
 #!/bin/sh
 # The lifetimes map with blocks laid out as its placement finds hardest
-# (tests/prog_life_layout.c): page-aligned blocks (all at one place of their pages), blocks
+# (tests/progs/prog_life_layout.c): page-aligned blocks (all at one place of their pages), blocks
 # glibc maps (one a region), small blocks side by side, in 2 threads; every other block freed,
 # the last first. Each site's blocks, leaked blocks and leaked bytes are exact, and no free is
 # of a block the map lost.

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Each stack's most live at once and its blocks' mean lifetime, on tests/prog_life_max.c (counts
+# Each stack's most live at once and its blocks' mean lifetime, on tests/progs/prog_life_max.c (counts
 # known by construction, lifetimes on): the max live column of the tree, --sort max-live's
 # order, --json (read by python3) and --pprof (read by go tool pprof) agree with the program;
 # site_slow's blocks, each freed after a sleep of T ms, have a mean lifetime of at least T (and

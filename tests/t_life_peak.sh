@@ -1,6 +1,6 @@
 #!/bin/sh
 # The process's peak of live bytes (DHAT's t-gmax) to the byte in a program with one thread,
-# whose changes around it are far smaller than the profiler's batch (tests/prog_peak.c): what
+# whose changes around it are far smaller than the profiler's batch (tests/progs/prog_peak.c): what
 # each stack held then, the peak's bytes and blocks; at exit, and in the files of a process
 # killed after it (a reader completes their peak figures: malloc_freq_format.h, struct
 # mf_life), also when a snapshot taken before the peak is subtracted (--since: the peak
@@ -29,7 +29,7 @@ for how in exit kill snap-kill; do
 		"$how: the stacks' bytes at the peak add up to it, to the byte"
 done
 
-# A fork while the forking thread has live bytes pending (tests/prog_life_fork.c): the child
+# A fork while the forking thread has live bytes pending (tests/progs/prog_life_fork.c): the child
 # starts from a live sum of 0 without them, and its peak is its own few KiB (keeping the
 # parent's pending -40,000 took its sum below zero and its peak to nearly 2^64 bytes).
 rm -rf "$mf_work"/malloc_freq.*

@@ -1,5 +1,5 @@
 #!/bin/sh
-# realloc racing other threads for its old block's address (tests/prog_life_realloc.c), with
+# realloc racing other threads for its old block's address (tests/progs/prog_life_realloc.c), with
 # lifetimes: glibc gives the address realloc frees to another thread's malloc at once, which
 # must not find the old block still in the map; and a realloc that fails leaves its block
 # where it was. Every block is charged once to its stack: none leaked, each freed block once

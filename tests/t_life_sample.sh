@@ -1,6 +1,6 @@
 #!/bin/sh
 # Lifetimes with sampling (MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_SAMPLE=N), on
-# tests/prog_life_sample.c, whose every figure is known by construction: exact with N = 1; with
+# tests/progs/prog_life_sample.c, whose every figure is known by construction: exact with N = 1; with
 # N = 4, each stack's calls, bytes, leaked, at-peak and freed blocks within 5% of the truth for
 # every stack holding at least 1% of the peak (site_small holds 1.1%).
 # Why 5% cannot fail by chance: each call is sampled with probability 1/N, independently, so a

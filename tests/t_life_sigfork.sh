@@ -1,5 +1,5 @@
 #!/bin/sh
-# Forks from a signal handler with lifetimes on (tests/prog_life_sigfork.c): most of them
+# Forks from a signal handler with lifetimes on (tests/progs/prog_life_sigfork.c): most of them
 # interrupt the profiler in its address map. Every child exits 0 (none killed by a fault
 # where the child's map was emptied under the interrupted call), and every child's profile
 # has its K blocks at site_kept, all leaked (its lifetimes were not left switched off), while

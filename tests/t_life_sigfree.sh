@@ -1,5 +1,5 @@
 #!/bin/sh
-# Frees made by a signal handler with lifetimes on (tests/prog_life_sigfree.c): most of them
+# Frees made by a signal handler with lifetimes on (tests/progs/prog_life_sigfree.c): most of them
 # interrupt the profiler, in its address map (the free is taken out as the thread leaves
 # it) or recording a call. Each of the K blocks is charged once: none leaked, each once in
 # its stack's lifetime histogram, no free of an unknown block, in 3 runs.

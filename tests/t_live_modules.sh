@@ -3,7 +3,7 @@
 # mf_print has read its module map, and a thread's file then names that library's module.
 # mf_print reads the map again (it only grows) and reports the thread whole, where it left
 # the thread out ("names module 6, the module map has 6", exit status 1). gdb holds mf_print
-# at its first thread file while the program (tests/prog_dlopen.c) loads the plugin.
+# at its first thread file while the program (tests/progs/prog_dlopen.c) loads the plugin.
 . "$srcdir/tests/tap.sh"
 command -v gdb > /dev/null || skip_all "gdb is not installed (it holds mf_print between its reads)"
 go=$mf_work/go

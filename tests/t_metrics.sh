@@ -114,7 +114,7 @@ if [ -z "$chromium" ] || ! command -v node > /dev/null; then
 	for i in 1 2 3 4; do skip "no chromium and node to drive the page (apt-get install chromium nodejs)"; done
 else
 	"$MF_PRINT" --html "$mf_work/life.html" "$d" 2> /dev/null
-	node "$srcdir/tests/html_check.js" "$chromium" "$mf_work/life.html" "$mf_work/life.png" site_kept \
+	node "$srcdir/tests/progs/html_check.js" "$chromium" "$mf_work/life.html" "$mf_work/life.png" site_kept \
 		> "$mf_work/seen" 2>&1; ok $? "chromium loads and drives the page"
 	totals=$(sed -n 's/^totals=//p' "$mf_work/seen" | tr -d '{}"' | tr ',:' ' =')
 	is " $totals" "$want" "the metric switch lists every metric, each total the text report's"

@@ -1,5 +1,5 @@
 #!/bin/sh
-# A program that defines malloc, calloc, realloc and free itself (tests/prog_ownalloc.c; its
+# A program that defines malloc, calloc, realloc and free itself (tests/progs/prog_ownalloc.c; its
 # free aborts on a block it did not give): each entry point it does not define reaches, under
 # the profiler, what it reaches without it (reallocarray: glibc's calls the program's realloc;
 # the aligned ones: glibc's own blocks, which the program does not free), so the program runs

@@ -9,7 +9,7 @@ why=$(rust_why)
 for t in addr2line objdump; do
 	command -v $t > /dev/null || skip_all "$t not installed (binutils)"
 done
-src=$srcdir/tests/prog_rust_inline.rs
+src=$srcdir/tests/progs/prog_rust_inline.rs
 # frames BINARY ADDR...: "function<TAB>file:line" per frame, a blank line after each address,
 # as addr2line says (demangled names without legacy hashes or v0 crate disambiguators)
 frames() {

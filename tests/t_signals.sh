@@ -1,6 +1,6 @@
 #!/bin/sh
 # Snapshots and recording switched from outside the program: MALLOC_FREQ_TOGGLE_SIGNAL,
-# MALLOC_FREQ_SNAPSHOT_SIGNAL, MALLOC_FREQ_SNAPSHOT_INTERVAL (tests/prog_snapshot.c). Counts
+# MALLOC_FREQ_SNAPSHOT_SIGNAL, MALLOC_FREQ_SNAPSHOT_INTERVAL (tests/progs/prog_snapshot.c). Counts
 # exact between toggles; a program's own handler respected; a reader looping over a live
 # directory while 4 threads allocate and snapshot signals arrive every few ms never fails and
 # never sees a total go down; snapshots while threads end (slowly, in a test build) that
@@ -77,7 +77,7 @@ is "$(decreases "$mf_work/list")" 0 "their totals never decrease, in number orde
 ls -a "$dir" | grep -q '\.tmp$'; is "$?" 1 "no temporary snapshot left"
 
 # Threads that end while snapshots are signalled, each pausing 50 ms once it has left the
-# threads' list (a test build's pause, tests/libmalloc_freq_slowexit.so): a snapshot copies
+# threads' list (a test build's pause, tests/progs/libmalloc_freq_slowexit.so): a snapshot copies
 # the running threads' files, then links the ended ones, so an ending thread's file must be
 # one or the other at every moment, or the snapshot misses its counts.
 busy_signalled "$MF_TESTS/.libs/libmalloc_freq_slowexit.so" 0.3

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Snapshots (malloc_freq_snapshot, malloc_freq_reset) and mf_print's --snapshot, --since,
-# --between and --list, on phases of known sizes (tests/prog_snapshot.c): each exact per site,
+# --between and --list, on phases of known sizes (tests/progs/prog_snapshot.c): each exact per site,
 # a thread that ended before a snapshot included, a parent directory read never counting a
 # snapshot, a SIGKILL right after a snapshot leaving both readable; the records after each
 # leaf (temporaries, sizes, lifetimes) copied with time weights and tags in the same trie.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # Snapshots of threads that allocate without pause are exact. Taken back to back by main while
-# 4 threads call sites that each always ask for the same size (tests/prog_snapshot.c, exact),
+# 4 threads call sites that each always ask for the same size (tests/progs/prog_snapshot.c, exact),
 # and by the profiler's thread every 20 ms (busy): every snapshot has, at every site of every
 # thread, bytes = calls x the site's size (no call half counted), and no thread's calls go
 # down from one snapshot to the next.

@@ -3,8 +3,8 @@
 # `speedscope FILE` loads it: the import succeeds, the default sample type (alloc_calls) is the
 # one shown, each site's calls and bytes are those prog_outputs makes, and the leaves' self
 # weights add up to the text report's calls. A truncated profile is rejected, visibly.
-# speedscope comes from npm, cached in the build tree (tests/.speedscope); SPEEDSCOPE_DIST may
-# name a speedscope dist/release directory instead. Leaves tests/t_speedscope.png behind.
+# speedscope comes from npm, cached in the build tree (tests/progs/.speedscope); SPEEDSCOPE_DIST may
+# name a speedscope dist/release directory instead. Leaves tests/progs/t_speedscope.png behind.
 . "$srcdir/tests/tap.sh"
 version=1.25.0
 cache="$MF_TESTS/.speedscope"
@@ -92,5 +92,5 @@ like "$(sed 's/<[^>]*>//g' "$mf_work/truncated.dom")" "alert: Unrecognized forma
 rm -f "$MF_TESTS/t_speedscope.png"
 page calls left-heavy --window-size=1200,800 --screenshot="$MF_TESTS/t_speedscope.png" > /dev/null
 [ -s "$MF_TESTS/t_speedscope.png" ]
-ok $? "a screenshot of the flame graph: tests/t_speedscope.png"
+ok $? "a screenshot of the flame graph: tests/progs/t_speedscope.png"
 done_testing

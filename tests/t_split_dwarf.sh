@@ -9,7 +9,7 @@
 command -v objdump > /dev/null || skip_all "objdump not installed (binutils)"
 command -v gcc > /dev/null || skip_all "gcc not installed"
 
-src=$srcdir/tests/symbolize_target.c
+src=$srcdir/tests/progs/symbolize_target.c
 cd "$mf_work" || bail "no work directory"
 # frames BINARY: the frames at the return address of each call of the program's own functions,
 # as sym_frames prints them

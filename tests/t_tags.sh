@@ -1,5 +1,5 @@
 #!/bin/sh
-# Tag scopes (malloc_freq_tag_push, tests/prog_tags.c): nested tags in 4 threads, counts per
+# Tag scopes (malloc_freq_tag_push, tests/progs/prog_tags.c): nested tags in 4 threads, counts per
 # tag path exact in every report ([tag] frames outermost) and in --tags (total and self); the
 # depth and name limits; tags with snapshots (--since) and with sampling; the tag label of
 # --pprof's samples, read by go tool pprof.

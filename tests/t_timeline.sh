@@ -1,11 +1,11 @@
 #!/bin/sh
-# The timeline (MALLOC_FREQ_TIMELINE), on tests/prog_timeline.c: phases of known counts
+# The timeline (MALLOC_FREQ_TIMELINE), on tests/progs/prog_timeline.c: phases of known counts
 # (multiples of the 64 calls between two looks at the clock) apart by pauses longer than the
 # interval show in mf_print --timeline as bursts of exactly those counts, and its rows sum to
 # the summary's total, as --json's points do; with lifetimes the live bytes of a phase hold
 # through the pause after it, and the last row's live blocks are the summary's leaks; with
 # more records than a file keeps, the rows still sum exactly; a process killed by SIGKILL
-# leaves its series; --html draws the chart (its screenshot kept as tests/t_timeline.png); a
+# leaves its series; --html draws the chart (its screenshot kept as tests/progs/t_timeline.png); a
 # profile of format 8 reads, with no timeline, said once; MALLOC_FREQ_TIMELINE=off keeps
 # none, a bad value is said and the default used.
 . "$srcdir/tests/tap.sh"
@@ -74,7 +74,7 @@ if [ -n "$chromium" ] && command -v node > /dev/null; then
 	d=$(ls -d "$mf_work"/malloc_freq.*)
 	snaps=$(ls -d "$d"/snap.* | wc -l)
 	"$MF_PRINT" --html "$mf_work/page.html" "$d" 2> /dev/null
-	node "$srcdir/tests/html_check.js" "$chromium" "$mf_work/page.html" "$MF_TESTS/t_timeline.png" main \
+	node "$srcdir/tests/progs/html_check.js" "$chromium" "$mf_work/page.html" "$MF_TESTS/t_timeline.png" main \
 		> "$mf_work/seen" 2>&1
 	ok $? "chromium loads the page"
 	seen() { sed -n "s/^$1=//p" "$mf_work/seen"; }

@@ -100,7 +100,7 @@ rm -rf "$mf_work"/malloc_freq.*
 profile "$MF_TESTS/prog_reuse" 3000 > /dev/null
 "$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 for site in A B C D; do
-	line=$(grep -n "call site $site" "$srcdir/tests/prog_reuse.c" | cut -d: -f1)
+	line=$(grep -n "call site $site" "$srcdir/tests/progs/prog_reuse.c" | cut -d: -f1)
 	is "$(calls "$mf_work/c.txt" ";main prog_reuse.c:$line;(framed [^;]*;)?relay [^;]*;leaf [^;]*;malloc$")" 3000 "call site $site of main: its own 3000 calls"
 done
 is "$(calls "$mf_work/c.txt" ";site_one [^;]*;relay [^;]*;leaf [^;]*;malloc$")" 3000 "the same stack 3000 times in a row: 3000 calls"
@@ -118,7 +118,7 @@ rm -rf "$mf_work"/malloc_freq.*
 profile "$MF_TESTS/prog_reuse" 3000 level > /dev/null
 "$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 for site in a b; do
-	line=$(grep -n "level site $site" "$srcdir/tests/prog_reuse.c" | cut -d: -f1)
+	line=$(grep -n "level site $site" "$srcdir/tests/progs/prog_reuse.c" | cut -d: -f1)
 	is "$(calls "$mf_work/c.txt" ";level_site prog_reuse.c:$line;framed_to [^;]*;relay_nofp [^;]*;leaf_nofp [^;]*;malloc$")" 3000 "level site $site, where the other's return address was: 3000 calls"
 done
 # code no unwind table covers (a JIT compiler's): stepped by its frame pointer, whole (its
@@ -152,12 +152,12 @@ if [ -n "$why" ]; then
 	skip "Rust: $why"
 elif ! native "Rust"; then
 	:
-elif rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/prog_rust.rs" 2> "$mf_work/rustc.err"; then
+elif rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/progs/prog_rust.rs" 2> "$mf_work/rustc.err"; then
 	checked "Rust" "$mf_work/prog_rust"
 	same_report "Rust" "$mf_work/prog_rust"
 else
 	sed 's/^/# /' "$mf_work/rustc.err" | head -5
-	fail "Rust: rustc builds tests/prog_rust.rs"
+	fail "Rust: rustc builds tests/progs/prog_rust.rs"
 fi
 
 # real programs from Debian packages (this machine's: they take only its own library)

@@ -6,7 +6,7 @@
 . "$srcdir/tests/tap.sh"
 d="$mf_work/build"
 mkdir "$d" || bail "mkdir failed"
-$CC -O2 -g -I"$srcdir/tests" -o "$d/prog" "$srcdir/tests/prog_remap.c" "$srcdir/tests/nocfi_tramp.S" 2> "$d/err" ||
+$CC -O2 -g -I"$srcdir/tests/progs" -o "$d/prog" "$srcdir/tests/progs/prog_remap.c" "$srcdir/tests/progs/nocfi_tramp.S" 2> "$d/err" ||
 	skip_all "$CC cannot build prog_remap.c with nocfi_tramp.S: $(head -1 "$d/err")"
 want=$(within 20 "$d/prog"); prc=$?
 for mode in cached check; do

@@ -1,5 +1,5 @@
 #!/bin/sh
-# MALLOC_FREQ_WEIGHT=time (tests/prog_weight.c): each recorded call charges its stack with the
+# MALLOC_FREQ_WEIGHT=time (tests/progs/prog_weight.c): each recorded call charges its stack with the
 # thread's CPU time since the previous one. A site reached after W ms of CPU work, N times,
 # holds about N x W ms; the one right after it next to nothing; the sum is the thread's CPU
 # time; not scaled by sampling; --sort time and --collapsed --time; no time, no report by it.

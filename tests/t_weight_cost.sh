@@ -1,6 +1,6 @@
 #!/bin/sh
 # MALLOC_FREQ_WEIGHT=time charges a stack the program's CPU time, not the profiler's
-# (tests/prog_weight_cost.c): site_loop is reached after each of many short pieces of work,
+# (tests/progs/prog_weight_cost.c): site_loop is reached after each of many short pieces of work,
 # site_ref once after the same pieces without the calls between them. Their charged times
 # stand as the program's own CPU times in the two phases do when run plain (ratios: a loaded
 # machine slows both alike), within 10 %. Threads and a forked child are each charged their

@@ -63,7 +63,7 @@ static void resolve(uintptr_t pc, struct mf_node *node)
 	node->rel_pc = pc - 0x1000;
 }
 
-/* A copy of the test plugin (tests/.libs/plugin.so) at dir/aaa.../aaa.../libmf_long.so, the
+/* A copy of the test plugin (tests/progs/.libs/plugin.so) at dir/aaa.../aaa.../libmf_long.so, the
  * whole path 4000 bytes; the path goes to out. 0 or -1. */
 static int mf_long_copy(const char *dir, char *out, size_t size)
 {
@@ -83,7 +83,7 @@ static int mf_long_copy(const char *dir, char *out, size_t size)
 	snprintf(out + n, size - n, "/libmf_long.so");
 	char plugin[4200];
 	snprintf(plugin, sizeof(plugin), "%s/.libs/plugin.so",
-		 getenv("MF_TESTS") ? getenv("MF_TESTS") : "tests");
+		 getenv("MF_TESTS") ? getenv("MF_TESTS") : "tests/progs");
 	int in = open(plugin, O_RDONLY);
 	int to = open(out, O_WRONLY | O_CREAT | O_TRUNC, 0755);
 	char buf[65536];

@@ -1,4 +1,4 @@
-/* TAP test of mf_print/symbolize.c. It builds tests/symbolize_target.c itself with
+/* TAP test of mf_print/symbolize.c. It builds tests/progs/symbolize_target.c itself with
  * "${CC:-cc} -g -O2" into a temporary directory (argv[1] may name that source; by default it is
  * found beside this file), finds call sites with objdump and the marked lines in the source, and
  * checks the frames, the fallbacks and the warnings. Needs cc and binutils (objdump, strip). */
@@ -289,7 +289,7 @@ int main(int argc, char **argv)
 		src = strdup(argv[1]);
 	} else if (getenv("srcdir")) {
 		/* make check exports srcdir: the source tree, also in out-of-tree builds */
-		if (asprintf(&src, "%s/tests/symbolize_target.c", getenv("srcdir")) < 0)
+		if (asprintf(&src, "%s/tests/progs/symbolize_target.c", getenv("srcdir")) < 0)
 			src = NULL;
 	} else {
 		const char *slash = strrchr(__FILE__, '/');

@@ -1,5 +1,5 @@
 /* A program whose own function has an allocation function's name: named_calls() reaches a
- * static function called calloc (tests/prog_samename_calloc.c) that calls malloc 20 times,
+ * static function called calloc (tests/progs/prog_samename_calloc.c) that calls malloc 20 times,
  * and main calls the real calloc 30 times. --dot keeps the two apart. */
 #include <stdlib.h>
 

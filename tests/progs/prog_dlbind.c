@@ -1,4 +1,4 @@
-/* Opens PLUGIN (tests/plugin.c) the way MODE says, has it call malloc N times in all
+/* Opens PLUGIN (tests/progs/plugin.c) the way MODE says, has it call malloc N times in all
  * (plugin_run) and each other entry point N / 10 times (plugin_entries), and closes it:
  *   now, lazy         dlopen with RTLD_NOW, RTLD_LAZY
  *   deep, deeplazy    dlopen with RTLD_NOW | RTLD_DEEPBIND, RTLD_LAZY | RTLD_DEEPBIND (its

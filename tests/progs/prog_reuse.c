@@ -155,7 +155,7 @@ static int remap(void)
 	return 0;
 }
 
-/* Without a frame pointer (tests/prog_reuse_nofp.c): calls leaf_nofp, which allocates n bytes;
+/* Without a frame pointer (tests/progs/prog_reuse_nofp.c): calls leaf_nofp, which allocates n bytes;
  * rbp passes through these two untouched, from framed_to's frame to the allocator's. */
 void relay_nofp(size_t n);
 

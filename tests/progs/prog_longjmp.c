@@ -4,7 +4,7 @@
  * then the timer stops and main forks a child that calls site_child 10 times and exits 0.
  *   loop N    the timer starts after main's first allocation
  *   first N   the timer starts before any allocation (the profiler's start is interrupted)
- * Needs an async-signal-safe allocator preloaded after the profiler (tests/bumpalloc.c).
+ * Needs an async-signal-safe allocator preloaded after the profiler (tests/progs/bumpalloc.c).
  * Prints "longjmp: N calls, J jumps, child exited 0". Usage: prog_longjmp loop|first N */
 #include <setjmp.h>
 #include <signal.h>

@@ -8,7 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 
-#include "../mf_print/symbolize.h"
+#include "../../mf_print/symbolize.h"
 
 int main(int argc, char **argv)
 {

@@ -1,7 +1,7 @@
 /* Loads FIRST, calls its function (fa or fb) N times, which calls back site(); unloads it;
  * then the same with SECOND, which the loader may map where FIRST was. Prints, for each, the
  * return address into the library that site() saw: where both are one address, one return
- * address stood in frames of two different rules (tests/dlreuse_rsp.S, dlreuse_rbp.S).
+ * address stood in frames of two different rules (tests/progs/dlreuse_rsp.S, dlreuse_rbp.S).
  * Usage: prog_dlreuse FIRST.so SECOND.so N */
 #include <dlfcn.h>
 #include <stdint.h>
