@@ -23,46 +23,46 @@ EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/progs/dhat_compare.py 
 
 # lib/'s modules of files and processes, as plain code (not the preloaded library's build), for
 # the unit tests that call them: test_format and test_files
-check_LIBRARIES += tests/libmf_files.a
-tests_libmf_files_a_SOURCES = lib/profile_file.c lib/fds_apart.c lib/process.c \
+check_LIBRARIES += tests/unit/libmf_files.a
+tests_unit_libmf_files_a_SOURCES = lib/profile_file.c lib/fds_apart.c lib/process.c \
 	lib/process_end.c lib/modules.c lib/objects.c lib/loader.c lib/namespaces.c lib/config.c \
 	lib/parse.c lib/parse.h lib/log.c lib/write_all.c lib/format.c
-tests_libmf_files_a_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
+tests_unit_libmf_files_a_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
 
 # unit: the on-disk format round trip, writer (lib/) to reader (mf_print/)
-check_PROGRAMS += tests/test_format
-tests_test_format_SOURCES = tests/test_format.c tests/tap.h lib/trie.c lib/timeline.c \
+check_PROGRAMS += tests/unit/test_format
+tests_unit_test_format_SOURCES = tests/unit/test_format.c tests/tap.h lib/trie.c lib/timeline.c \
 	mf_print/reader.c
-tests_test_format_LDADD = tests/libmf_files.a -ldl -lpthread
-tests_test_format_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
-tests_test_format_LDFLAGS = $(SANITIZE_CFLAGS)
-TESTS += tests/test_format
+tests_unit_test_format_LDADD = tests/unit/libmf_files.a -ldl -lpthread
+tests_unit_test_format_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
+tests_unit_test_format_LDFLAGS = $(SANITIZE_CFLAGS)
+TESTS += tests/unit/test_format
 
 # unit: the hot stacks and the words that decide a walk, on stacks built by hand (each frame's
 # return address at its CFA - 8, as on x86-64 and in an AArch64 frame record)
-check_PROGRAMS += tests/test_hot
-tests_test_hot_SOURCES = tests/test_hot.c tests/tap.h lib/unwind/walk.c \
+check_PROGRAMS += tests/unit/test_hot
+tests_unit_test_hot_SOURCES = tests/unit/test_hot.c tests/tap.h lib/unwind/walk.c \
 	lib/unwind/hot.c lib/unwind/rule_table.c
-tests_test_hot_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
-tests_test_hot_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_hot_LDADD = -lpthread
-TESTS += tests/test_hot
+tests_unit_test_hot_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
+tests_unit_test_hot_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_unit_test_hot_LDADD = -lpthread
+TESTS += tests/unit/test_hot
 
 # unit: offline symbolization against a program compiled at test time
-check_PROGRAMS += tests/test_symbolize
-tests_test_symbolize_SOURCES = tests/test_symbolize.c
-tests_test_symbolize_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/mf_print $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
-tests_test_symbolize_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_symbolize_LDADD = $(MF_PRINT_LIBS)
-TESTS += tests/test_symbolize
+check_PROGRAMS += tests/unit/test_symbolize
+tests_unit_test_symbolize_SOURCES = tests/unit/test_symbolize.c
+tests_unit_test_symbolize_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/mf_print $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
+tests_unit_test_symbolize_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_unit_test_symbolize_LDADD = $(MF_PRINT_LIBS)
+TESTS += tests/unit/test_symbolize
 
 # unit: the model, on profiles built by hand, and every report from one model
-check_PROGRAMS += tests/test_model
-tests_test_model_SOURCES = tests/test_model.c tests/tap.h
-tests_test_model_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
-tests_test_model_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_model_LDADD = $(MF_PRINT_LIBS)
-TESTS += tests/test_model
+check_PROGRAMS += tests/unit/test_model
+tests_unit_test_model_SOURCES = tests/unit/test_model.c tests/tap.h
+tests_unit_test_model_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
+tests_unit_test_model_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_unit_test_model_LDADD = $(MF_PRINT_LIBS)
+TESTS += tests/unit/test_model
 
 # what the symbolizer says of a program's addresses, for tests that compare it with addr2line
 check_PROGRAMS += tests/progs/sym_frames
@@ -281,12 +281,12 @@ EXTRA_DIST += tests/progs/html_check.js docs/html_report.png
 CLEANFILES += tests/progs/t_html.png tests/progs/t_timeline.png
 
 # unit: simplified C++ names
-check_PROGRAMS += tests/test_names
-tests_test_names_SOURCES = tests/test_names.c
-tests_test_names_CFLAGS = $(MF_CFLAGS) $(SANITIZE_CFLAGS)
-tests_test_names_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_names_LDADD = $(MF_PRINT_LIBS)
-TESTS += tests/test_names
+check_PROGRAMS += tests/unit/test_names
+tests_unit_test_names_SOURCES = tests/unit/test_names.c
+tests_unit_test_names_CFLAGS = $(MF_CFLAGS) $(SANITIZE_CFLAGS)
+tests_unit_test_names_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_unit_test_names_LDADD = $(MF_PRINT_LIBS)
+TESTS += tests/unit/test_names
 
 # ---- benchmark: `make bench` (never part of make check: timings are not tests) ----------------
 EXTRA_PROGRAMS += tests/bench/bench_alloc tests/bench/bench_run tests/bench/bench_shapes \
@@ -334,22 +334,22 @@ bench-print: lib/libmalloc_freq.la mf_print/mf_print tests/bench/bench_run \
 .PHONY: bench-print
 
 # robustness: every truncation and 20000 random changes of real files (tests/fixtures/fuzz_corpus)
-check_PROGRAMS += tests/test_reader_robust
-tests_test_reader_robust_SOURCES = tests/test_reader_robust.c tests/reader_exercise.h
-tests_test_reader_robust_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
-tests_test_reader_robust_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_reader_robust_LDADD = $(MF_PRINT_LIBS)
-TESTS += tests/test_reader_robust
-EXTRA_DIST += tests/fixtures/fuzz_corpus tests/fuzz_reader.c
+check_PROGRAMS += tests/unit/test_reader_robust
+tests_unit_test_reader_robust_SOURCES = tests/unit/test_reader_robust.c tests/unit/reader_exercise.h
+tests_unit_test_reader_robust_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
+tests_unit_test_reader_robust_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_unit_test_reader_robust_LDADD = $(MF_PRINT_LIBS)
+TESTS += tests/unit/test_reader_robust
+EXTRA_DIST += tests/fixtures/fuzz_corpus tests/unit/fuzz_reader.c
 
 # fuzzing: `make fuzz [FUZZ_SECONDS=60]` runs libFuzzer on the reader, seeded with the corpus
 FUZZ_SECONDS = 60
 FUZZ_CC = clang
-fuzz: tests/fuzz_reader.c $(MF_PRINT_CORE)
+fuzz: tests/unit/fuzz_reader.c $(MF_PRINT_CORE)
 	@mkdir -p fuzz-work/corpus fuzz-work/findings
 	$(FUZZ_CC) -g -O1 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=all \
 		-I$(top_builddir) -I$(top_srcdir)/include $(LIBDW_CFLAGS) \
-		$(top_srcdir)/tests/fuzz_reader.c $(filter %.c,$(addprefix $(top_srcdir)/,$(MF_PRINT_CORE))) \
+		$(top_srcdir)/tests/unit/fuzz_reader.c $(filter %.c,$(addprefix $(top_srcdir)/,$(MF_PRINT_CORE))) \
 		$(LIBDW_LIBS) -lelf $(LIBIBERTY_LIBS) $(ZLIB_LIBS) -lm -o fuzz-work/fuzz_reader
 	cd fuzz-work && ./fuzz_reader -max_total_time=$(FUZZ_SECONDS) -max_len=65536 \
 		-rss_limit_mb=2048 -timeout=10 -artifact_prefix=findings/ corpus $(abs_top_srcdir)/tests/fixtures/fuzz_corpus
@@ -358,12 +358,12 @@ clean-local-fuzz:
 	rm -rf fuzz-work
 
 # unit: planted symlinks, taken names, permissions
-check_PROGRAMS += tests/test_files
-tests_test_files_SOURCES = tests/test_files.c tests/tap.h
-tests_test_files_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
-tests_test_files_LDFLAGS = $(SANITIZE_CFLAGS)
-tests_test_files_LDADD = tests/libmf_files.a -ldl -lpthread
-TESTS += tests/test_files
+check_PROGRAMS += tests/unit/test_files
+tests_unit_test_files_SOURCES = tests/unit/test_files.c tests/tap.h
+tests_unit_test_files_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
+tests_unit_test_files_LDFLAGS = $(SANITIZE_CFLAGS)
+tests_unit_test_files_LDADD = tests/unit/libmf_files.a -ldl -lpthread
+TESTS += tests/unit/test_files
 
 # ---- the longer tier: a peer's test suite (CPython's regression tests) under the profiler ----
 EXTRA_DIST += tests/peer.sh

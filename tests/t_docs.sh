@@ -120,13 +120,13 @@ only() {
 	printf '%s\n' "$2" > "$mf_work/b"
 	printf '%s\n' "$1" | grep . | grep -vxF -f "$mf_work/b"
 }
-tests=$(cd "$srcdir/tests" && ls t_*.sh test_*.c | sort)
+tests=$(cd "$srcdir/tests" && ls t_*.sh unit/test_*.c | sort)
 indexed=$(rows '## The index' | sort)
 is "$(only "$tests" "$indexed" | tr '\n' ' ')" "" \
 	"every tests/t_*.sh and tests/test_*.c has its line in tests/README.md's index"
 is "$(printf '%s\n' "$indexed" | uniq -d | tr '\n' ' ')" "" \
 	"tests/README.md's index names each test once"
-named=$(grep -oE '\<(t|test)_[a-z0-9_]+\.(sh|c)\>' "$idx" | sort -u)
+named=$(grep -oE '\<([a-z]+/)*(t|test)_[a-z0-9_]+\.(sh|c)\>' "$idx" | sed 's|^tests/||' | sort -u)
 is "$(only "$named" "$tests" | tr '\n' ' ')" "" "every test tests/README.md names is in tests/"
 sources=$(cd "$srcdir" && find lib mf_print launcher -name '*.c' | sort)
 mapped=$(rows '## Source files and their tests' | sort)
@@ -135,7 +135,7 @@ is "$(only "$sources" "$mapped" | tr '\n' ' ')" "" \
 gone=
 for f in $mapped; do [ -e "$srcdir/$f" ] || gone="$gone $f"; done
 is "$gone" "" "every source file tests/README.md's table names exists"
-is "$(awk '/^## / { on = /^## Source files/ } on && /^\| `/ && !/`t_|`test_|no test/' "$idx")" "" \
+is "$(awk '/^## / { on = /^## Source files/ } on && /^\| `/ && !/`([a-z]+\/)?(t|test)_|no test/' "$idx")" "" \
 	"every source file in tests/README.md's table names its tests, or says it has none"
 # A section named for a list of tests/local.mk ("### Hostile hosts (`HOSTILE_TESTS`)") holds
 # that list's tests; list VAR: the tests of VAR's assignments (=, +=, with continued lines)

@@ -7,8 +7,8 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mf_print/names.h"
-#include "tap.h"
+#include "../../mf_print/names.h"
+#include "../tap.h"
 
 /* in: as a symbol table or debug info has it (mangled, or not); want: as reports show it. */
 static const struct {

@@ -9,10 +9,10 @@
 #include <stdio.h>
 #include <string.h>
 
-#include "../mf_print/load.h"
-#include "../mf_print/model.h"
-#include "../mf_print/reader.h"
-#include "../mf_print/report.h"
+#include "../../mf_print/load.h"
+#include "../../mf_print/model.h"
+#include "../../mf_print/reader.h"
+#include "../../mf_print/report.h"
 
 #define MF_EXERCISE_MODULES 64
 

@@ -10,12 +10,12 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "../lib/fork.h"
-#include "../lib/life/life.h"
-#include "../lib/loaded.h"
-#include "../lib/mf_internal.h"
-#include "../lib/thread.h"
-#include "tap.h"
+#include "../../lib/fork.h"
+#include "../../lib/life/life.h"
+#include "../../lib/loaded.h"
+#include "../../lib/mf_internal.h"
+#include "../../lib/thread.h"
+#include "../tap.h"
 
 /* What the module map tells stack capture (code was unloaded): nothing to forget here; and
  * the thread state it reads (whether signals are blocked already). */

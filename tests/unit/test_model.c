@@ -8,10 +8,10 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "../mf_print/model.h"
-#include "../mf_print/reader.h"
-#include "../mf_print/report.h"
-#include "tap.h"
+#include "../../mf_print/model.h"
+#include "../../mf_print/reader.h"
+#include "../../mf_print/report.h"
+#include "../tap.h"
 
 #define MAX_NODES 64
 

@@ -13,7 +13,7 @@
 #include "fork.h"
 #include "thread.h"
 #include "unwind/internal.h"
-#include "tap.h"
+#include "../tap.h"
 
 /* What the walk and the rule table need from the rest of the library, unused here. */
 MF_TLS struct mf_tls mf_tls;

@@ -9,7 +9,7 @@
 #include <stdlib.h>
 
 #include "reader_exercise.h"
-#include "tap.h"
+#include "../tap.h"
 
 int main(void)
 {
