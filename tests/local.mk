@@ -150,18 +150,27 @@ tests_progs_failmap_la_SOURCES = tests/progs/failmap.c
 tests_progs_failmap_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 tests_progs_failmap_la_LIBADD = -ldl
 
-check_SCRIPTS += tests/t_counts.sh tests/t_kill.sh tests/t_fork.sh tests/t_exec.sh \
-	tests/t_dlopen.sh tests/t_dlbind.sh tests/t_transparent.sh tests/t_mf_print.sh tests/t_flamegraph.sh \
-	tests/t_exit_threads.sh tests/t_sample.sh tests/t_allocators.sh tests/t_exports.sh \
-	tests/t_signal.sh tests/t_daemon.sh tests/t_threads.sh tests/t_cxx.sh tests/t_processes.sh \
-	tests/t_fatal.sh tests/t_settings.sh tests/t_languages.sh tests/t_hazards.sh \
-	tests/t_unwind.sh tests/t_rules.sh tests/t_rust_inline.sh tests/t_clang.sh tests/t_process_tree.sh \
-	tests/t_life.sh tests/t_life_sample.sh tests/t_life_peak.sh tests/t_life_handoff.sh tests/t_life_arena.sh tests/t_life_layout.sh tests/t_life_sigfork.sh tests/t_life_realloc.sh tests/t_life_sigfree.sh tests/t_live_modules.sh tests/t_dhat.sh \
-	tests/t_dhat_real.sh tests/t_life_report.sh tests/t_life_max.sh tests/t_timeline.sh \
-	tests/t_pprof.sh tests/t_speedscope.sh tests/t_json.sh tests/t_dot.sh tests/t_diff.sh \
-	tests/t_metrics.sh tests/t_sym_nodebug.sh tests/t_split_dwarf.sh tests/t_dlreuse.sh \
-	tests/t_unwind_remap.sh tests/t_report_words.sh tests/t_find_object.sh tests/t_ctor_alloc.sh \
-	tests/t_codegen.sh tests/t_cross_arch.sh
+check_SCRIPTS += tests/preload/t_counts.sh tests/preload/t_kill.sh tests/preload/t_fork.sh \
+	tests/preload/t_exec.sh tests/preload/t_dlopen.sh tests/preload/t_dlbind.sh \
+	tests/preload/t_transparent.sh tests/preload/t_mf_print.sh tests/preload/t_flamegraph.sh \
+	tests/preload/t_exit_threads.sh tests/preload/t_sample.sh tests/preload/t_allocators.sh \
+	tests/preload/t_exports.sh tests/preload/t_signal.sh tests/preload/t_daemon.sh \
+	tests/preload/t_threads.sh tests/preload/t_cxx.sh tests/preload/t_processes.sh \
+	tests/preload/t_fatal.sh tests/preload/t_settings.sh tests/preload/t_languages.sh \
+	tests/preload/t_hazards.sh tests/preload/t_unwind.sh tests/preload/t_rules.sh \
+	tests/preload/t_rust_inline.sh tests/preload/t_clang.sh tests/preload/t_process_tree.sh \
+	tests/preload/t_life.sh tests/preload/t_life_sample.sh tests/preload/t_life_peak.sh \
+	tests/preload/t_life_handoff.sh tests/preload/t_life_arena.sh \
+	tests/preload/t_life_layout.sh tests/preload/t_life_sigfork.sh \
+	tests/preload/t_life_realloc.sh tests/preload/t_life_sigfree.sh \
+	tests/preload/t_live_modules.sh tests/preload/t_dhat.sh tests/preload/t_dhat_real.sh \
+	tests/preload/t_life_report.sh tests/preload/t_life_max.sh tests/preload/t_timeline.sh \
+	tests/preload/t_pprof.sh tests/preload/t_speedscope.sh tests/preload/t_json.sh \
+	tests/preload/t_dot.sh tests/preload/t_diff.sh tests/preload/t_metrics.sh \
+	tests/preload/t_sym_nodebug.sh tests/preload/t_split_dwarf.sh tests/preload/t_dlreuse.sh \
+	tests/preload/t_unwind_remap.sh tests/preload/t_report_words.sh \
+	tests/preload/t_find_object.sh tests/preload/t_ctor_alloc.sh tests/preload/t_codegen.sh \
+	tests/preload/t_cross_arch.sh
 EXTRA_DIST += $(check_SCRIPTS)
 # t_codegen.sh builds these itself, with each compiler and flag set
 EXTRA_DIST += tests/progs/codegen.c tests/progs/codegen_cgo.go
@@ -208,24 +217,25 @@ tests_progs_prog_callback_cxx_LDADD = -lpthread
 check_LTLIBRARIES += tests/progs/bumpalloc.la
 tests_progs_bumpalloc_la_SOURCES = tests/progs/bumpalloc.c
 tests_progs_bumpalloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
-HOSTILE_TESTS = tests/t_cancel.sh tests/t_stacks.sh tests/t_fsize.sh tests/t_seccomp.sh \
-	tests/t_leader.sh tests/t_rawfork.sh tests/t_identity.sh tests/t_longjmp.sh \
-	tests/t_descriptors.sh tests/t_mappings.sh tests/t_dirswap.sh tests/t_report_text.sh \
-	tests/t_ownalloc.sh tests/t_copies.sh tests/t_callback.sh
+HOSTILE_TESTS = tests/hostile/t_cancel.sh tests/hostile/t_stacks.sh tests/hostile/t_fsize.sh \
+	tests/hostile/t_seccomp.sh tests/hostile/t_leader.sh tests/hostile/t_rawfork.sh \
+	tests/hostile/t_identity.sh tests/hostile/t_longjmp.sh tests/hostile/t_descriptors.sh \
+	tests/hostile/t_mappings.sh tests/hostile/t_dirswap.sh tests/hostile/t_report_text.sh \
+	tests/hostile/t_ownalloc.sh tests/hostile/t_copies.sh tests/hostile/t_callback.sh
 check_SCRIPTS += $(HOSTILE_TESTS) # (in TESTS and EXTRA_DIST with the others, above)
-EXTRA_DIST += tests/progs/prog.h tests/progs/prog_glibc.h tests/hostile_long.sh \
-	tests/interval_long.sh
+EXTRA_DIST += tests/progs/prog.h tests/progs/prog_glibc.h tests/hostile/hostile_long.sh \
+	tests/control/interval_long.sh
 # the longer tiers (CI runs them): a TAP script run with make check's environment
 MF_LONG_RUN = srcdir='$(abs_top_srcdir)' MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \
 	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests/progs' \
 	$(SHELL) $(top_srcdir)/tests
 # the longer tier: the same hosts at full size (15000 threads) and the chancy ones many times
 check-hostile: lib/libmalloc_freq.la mf_print/mf_print $(HOSTILE_PROGS) tests/progs/bumpalloc.la
-	@$(MF_LONG_RUN)/hostile_long.sh
+	@$(MF_LONG_RUN)/hostile/hostile_long.sh
 .PHONY: check-hostile
 # a long-running program's interval snapshots, over a minute
 check-long: lib/libmalloc_freq.la mf_print/mf_print tests/progs/prog_snapshot
-	@$(MF_LONG_RUN)/interval_long.sh
+	@$(MF_LONG_RUN)/control/interval_long.sh
 .PHONY: check-long
 # the preload tests again with the loaded objects found by the profiler's own table, as on a
 # glibc without _dl_find_object (before 2.35); their summary in test-suite-fallback.log
@@ -255,28 +265,29 @@ tests_progs_prog_api_static_SOURCES = tests/progs/prog_api.c
 tests_progs_prog_api_static_LDADD = lib/libmalloc_freq_api.a -ldl
 tests_progs_prog_api_count_SOURCES = tests/progs/prog_api_count.c
 tests_progs_prog_api_count_LDADD = lib/libmalloc_freq_api.a -ldl
-CONTROL_TESTS = tests/t_control.sh tests/t_api_stub.sh tests/t_snapshot.sh tests/t_signals.sh \
-	tests/t_tags.sh tests/t_weight.sh tests/t_weight_cost.sh tests/t_snapshot_exact.sh tests/t_fork_control.sh \
-	tests/t_snapshot_dir.sh
+CONTROL_TESTS = tests/control/t_control.sh tests/control/t_api_stub.sh tests/control/t_snapshot.sh \
+	tests/control/t_signals.sh tests/control/t_tags.sh tests/control/t_weight.sh \
+	tests/control/t_weight_cost.sh tests/control/t_snapshot_exact.sh \
+	tests/control/t_fork_control.sh tests/control/t_snapshot_dir.sh
 check_SCRIPTS += $(CONTROL_TESTS) # (in TESTS and EXTRA_DIST with the others, above)
 
 # ---- tests of the launcher and the documents --------------------------------------------------
 # exit statuses, signals, a wrapper script, a process tree, usage errors (needs tests/progs/prog_tree)
-check_SCRIPTS += tests/t_launcher.sh
+check_SCRIPTS += tests/preload/t_launcher.sh
 # --attach and --detach: a running program's calls counted from attach to detach, refusals
 # (needs tests/progs/prog_attach, gdb and the right to trace)
-check_SCRIPTS += tests/t_attach.sh
+check_SCRIPTS += tests/preload/t_attach.sh
 # the profile's modes; directories other users could replace it in, refused
-check_SCRIPTS += tests/t_owner.sh
+check_SCRIPTS += tests/preload/t_owner.sh
 # the Rust and Python demos under the launcher, their counts as docs/demos.md tells them
-check_SCRIPTS += tests/t_demos.sh
+check_SCRIPTS += tests/preload/t_demos.sh
 # --help and the man pages, the settings lib/ reads and malloc_freq.7, the documents' links
-check_SCRIPTS += tests/t_docs.sh
+check_SCRIPTS += tests/preload/t_docs.sh
 EXTRA_DIST += tests/README.md # (the tests' index, which t_docs.sh holds to the tree)
 
 # ---- tests of mf_print's --html ---------------------------------------------------------------
 # read in headless Chromium (tests/progs/html_check.js), its screenshot kept as tests/progs/t_html.png
-check_SCRIPTS += tests/t_html.sh
+check_SCRIPTS += tests/preload/t_html.sh
 EXTRA_DIST += tests/progs/html_check.js docs/html_report.png
 CLEANFILES += tests/progs/t_html.png tests/progs/t_timeline.png
 
@@ -366,8 +377,8 @@ tests_unit_test_files_LDADD = tests/unit/libmf_files.a -ldl -lpthread
 TESTS += tests/unit/test_files
 
 # ---- the longer tier: a peer's test suite (CPython's regression tests) under the profiler ----
-EXTRA_DIST += tests/peer.sh
+EXTRA_DIST += tests/system/peer.sh
 check-peer: lib/libmalloc_freq.la mf_print/mf_print
 	@MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \
-		MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' $(SHELL) $(top_srcdir)/tests/peer.sh
+		MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' $(SHELL) $(top_srcdir)/tests/system/peer.sh
 .PHONY: check-peer

@@ -1,4 +1,4 @@
-/* Allocation sites with counts known by construction, built by tests/t_codegen.sh with each
+/* Allocation sites with counts known by construction, built by tests/preload/t_codegen.sh with each
  * compiler and code-generation flag set: N calls at site_direct (malloc through a wrapper),
  * 2N at site_deep (the wrapper three frames down), 3N at site_calloc (calloc, no wrapper),
  * 4N at site_big (through the wrapper, below a 64 KiB frame the stack-clash probes walk).

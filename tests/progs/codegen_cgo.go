@@ -1,5 +1,5 @@
 // A Go program that calls C (cgo): site_cgo, in C, allocates N times per call, and main calls
-// it 3 times; prints "done 3N" and exits 3. Built by tests/t_codegen.sh. Usage: codegen N
+// it 3 times; prints "done 3N" and exits 3. Built by tests/preload/t_codegen.sh. Usage: codegen N
 package main
 
 /*

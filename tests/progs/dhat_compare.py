@@ -6,7 +6,7 @@
 # file's real name) and the return address's offset from the module's load bias, innermost
 # first, ending at __libc_start_call_main (DHAT's "(below main)"; where it stops unwinding);
 # the inlined frames both tools add at one address count once. Prints "name value..." lines
-# (see tests/t_dhat_real.sh), then up to 10 unexplained differences as "# ..." lines.
+# (see tests/preload/t_dhat_real.sh), then up to 10 unexplained differences as "# ..." lines.
 import collections
 import json
 import os

@@ -1,4 +1,4 @@
-/* tests/t_dlreuse.sh's second library: fb(f) calls f from a frame whose CFA is rbp + 16, 256
+/* tests/preload/t_dlreuse.sh's second library: fb(f) calls f from a frame whose CFA is rbp + 16, 256
  * bytes below rsp + 16, with the call at offset 0x20 of fb, as fa's in dlreuse_rsp.S. */
 	.text
 	.globl fb

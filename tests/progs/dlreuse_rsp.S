@@ -1,4 +1,4 @@
-/* tests/t_dlreuse.sh's first library: fa(f) calls f from a frame whose CFA is rsp + 16 (rbp
+/* tests/preload/t_dlreuse.sh's first library: fa(f) calls f from a frame whose CFA is rsp + 16 (rbp
  * untouched). The call sits at offset 0x20 of fa, as fb's does in dlreuse_rbp.S, so that the
  * two libraries, loaded one after the other at one address, put one return address in two
  * frames of different rules. */

@@ -1,6 +1,6 @@
 // Drives a page of mf_print --html in headless Chromium through the DevTools protocol (over
 // --remote-debugging-pipe: no network port, no npm package) and prints what it saw, one
-// "name=value" line each, for tests/t_html.sh to judge. Usage:
+// "name=value" line each, for tests/preload/t_html.sh to judge. Usage:
 //   node html_check.js CHROMIUM PAGE.html SCREENSHOT.png [FRAME [PROCESS [MODE]]]
 // FRAME: a frame to click (zoom) and search for; PROCESS: the pid of a process to filter on
 // ("": none); MODE: frames "function" (default) or "line" (each call line a frame of its own).

@@ -1,4 +1,4 @@
-/* Under a limited address space (RLIMIT_AS), tests/t_settings.sh: ROUNDS times (1), 4 threads
+/* Under a limited address space (RLIMIT_AS), tests/preload/t_settings.sh: ROUNDS times (1), 4 threads
  * each call site_small 100 times and end; then main asks for one block of MIB MiB and prints
  * whether it got it ("block ok" or "block failed"), as the program would without the
  * profiler. Usage: prog_aslimit MIB [ROUNDS]

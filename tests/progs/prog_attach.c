@@ -1,4 +1,4 @@
-/* A server-like program for malloc_freq --attach and --detach (tests/t_attach.sh): it runs until
+/* A server-like program for malloc_freq --attach and --detach (tests/preload/t_attach.sh): it runs until
  * told to end, doing what each line of its standard input says, and answers each line with one
  * line on standard output (its only output, the same with or without the profiler):
  *   a N   N malloc/free pairs at site_main, in the main thread

@@ -1,4 +1,4 @@
-/* exit() while another thread's file is moving (tests/t_exit_threads.sh): a worker calls
+/* exit() while another thread's file is moving (tests/preload/t_exit_threads.sh): a worker calls
  * site_leaf from ever new stacks, so its file grows without pause. A thread file is mapped in
  * a 16 MiB reservation and moved (mremap) when it grows past it (README, Mappings). main
  * watches the worker's file, read-only, and calls exit() when it is KEEP nodes short of the

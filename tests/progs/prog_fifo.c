@@ -1,4 +1,4 @@
-/* A real-time thread and an ordinary one on one processor (tests/t_hazards.sh): the thread
+/* A real-time thread and an ordinary one on one processor (tests/preload/t_hazards.sh): the thread
  * at SCHED_FIFO priority 10 allocates and frees 8 blocks ROUNDS times (20,000) at site_fifo,
  * sleeping 50 us every 10 rounds; main allocates and frees meanwhile at site_main until it is done.
  * When the real-time thread wakes it takes the processor from main, maybe while main holds

@@ -1,4 +1,4 @@
-/* A fork with a batch of live bytes pending (tests/t_life_peak.sh): with an idle thread
+/* A fork with a batch of live bytes pending (tests/preload/t_life_peak.sh): with an idle thread
  * running, so that live bytes go into the process's sum by batches, the parent allocates 2 x
  * 40,000 bytes (a batch: counted), then frees one block (-40,000: still pending in its
  * thread) and forks. The child starts from an empty map and a live sum of 0: allocates 100

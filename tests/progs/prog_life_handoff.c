@@ -1,4 +1,4 @@
-/* Blocks handed to another thread at once (tests/t_life_handoff.sh): P pairs of threads; in
+/* Blocks handed to another thread at once (tests/preload/t_life_handoff.sh): P pairs of threads; in
  * each, the producer allocates N blocks at site_handed and passes each through a one-slot
  * mailbox to its consumer, which frees it, while the producer goes on allocating (every other
  * block, one more at site_temp, freed at once). Every block is freed: none leaked, none

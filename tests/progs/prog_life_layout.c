@@ -1,4 +1,4 @@
-/* Blocks laid out as the lifetimes map's placement finds hardest (tests/t_life_layout.sh): the
+/* Blocks laid out as the lifetimes map's placement finds hardest (tests/preload/t_life_layout.sh): the
  * map looks for a block first at its place in its 64 KiB region, so blocks that share their
  * place in different regions, or whose places lie close together, meet in a shard's runs. In
  * T threads, each keeps, from three sites:

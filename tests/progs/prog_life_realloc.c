@@ -1,4 +1,4 @@
-/* realloc racing other threads for its old block's address (tests/t_life_realloc.sh): blocks
+/* realloc racing other threads for its old block's address (tests/preload/t_life_realloc.sh): blocks
  * are mapped (M_MMAP_THRESHOLD 64 KiB), so an address realloc frees goes at once to another
  * thread's malloc of the same size. One thread allocates N blocks at site_resized and first
  * asks realloc for more than can be had (the call fails; the block lives on), then either

@@ -1,4 +1,4 @@
-/* Forks from a signal handler with lifetimes on (tests/t_life_sigfork.sh): a timer's handler
+/* Forks from a signal handler with lifetimes on (tests/preload/t_life_sigfork.sh): a timer's handler
  * forks every 2 ms while the main thread allocates and frees in a loop, so most forks
  * interrupt the profiler in its address map. Each child, once the handler has returned,
  * allocates K blocks at site_kept, keeps them and exits 0. The parent waits for every child

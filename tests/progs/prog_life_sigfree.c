@@ -1,4 +1,4 @@
-/* Frees made by a signal handler with lifetimes on (tests/t_life_sigfree.sh): a timer's
+/* Frees made by a signal handler with lifetimes on (tests/preload/t_life_sigfree.sh): a timer's
  * handler frees one of K blocks of site_pool every 200 us while the main thread allocates
  * and frees in a loop at site_loop, so that most of its frees interrupt the profiler, in its
  * address map or recording the loop's call. The handler frees blocks of sizes the loop does

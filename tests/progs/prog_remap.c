@@ -1,4 +1,4 @@
-/* A coroutine stack unmapped and a smaller one mapped at its place (tests/t_unwind_remap.sh).
+/* A coroutine stack unmapped and a smaller one mapped at its place (tests/preload/t_unwind_remap.sh).
  * On a 1 MiB stack (mmap), co_a calls site_a through nocfi_tramp (nocfi_tramp.S: no unwind
  * table) with rbp in its own frame; the stack is unmapped, 64 KiB are mapped at its base, and
  * co_b calls site_b through nocfi_tramp with rbp 4 KiB above the new stack's end, where

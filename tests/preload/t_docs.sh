@@ -120,10 +120,10 @@ only() {
 	printf '%s\n' "$2" > "$mf_work/b"
 	printf '%s\n' "$1" | grep . | grep -vxF -f "$mf_work/b"
 }
-tests=$(cd "$srcdir/tests" && ls t_*.sh unit/test_*.c | sort)
+tests=$(cd "$srcdir/tests" && ls */t_*.sh */test_*.c | sort)
 indexed=$(rows '## The index' | sort)
 is "$(only "$tests" "$indexed" | tr '\n' ' ')" "" \
-	"every tests/t_*.sh and tests/test_*.c has its line in tests/README.md's index"
+	"every tests/*/t_*.sh and tests/*/test_*.c has its line in tests/README.md's index"
 is "$(printf '%s\n' "$indexed" | uniq -d | tr '\n' ' ')" "" \
 	"tests/README.md's index names each test once"
 named=$(grep -oE '\<([a-z]+/)*(t|test)_[a-z0-9_]+\.(sh|c)\>' "$idx" | sed 's|^tests/||' | sort -u)
@@ -141,7 +141,7 @@ is "$(awk '/^## / { on = /^## Source files/ } on && /^\| `/ && !/`([a-z]+\/)?(t|
 # that list's tests; list VAR: the tests of VAR's assignments (=, +=, with continued lines)
 list() {
 	awk -v v="$1" '$1 == v && ($2 == "=" || $2 == "+=") { on = 1 } on { print; on = /\\$/ }' \
-		"$srcdir/tests/local.mk" | grep -oE 'tests/t_[a-z0-9_]+\.sh' | sed 's|^tests/||' | sort
+		"$srcdir/tests/local.mk" | grep -oE 'tests/[a-z]+/t_[a-z0-9_]+\.sh' | sed 's|^tests/||' | sort
 }
 lists=$(sed -n 's/^### .*(`\([A-Z_]*\)`)$/\1/p' "$idx")
 [ "$(printf '%s\n' "$lists" | grep -c .)" -ge 2 ]
