@@ -1,0 +1,195 @@
+#!/bin/sh
+# malloc_freq --attach PID and --detach PID on a running program (tests/progs/prog_attach, driven a
+# line at a time through a fifo, as a server is by its clients): the calls made between attach
+# and detach counted exactly, in a thread that existed at attach too and in a library opened
+# after it; the program's malloc slot led back at detach; a block allocated before
+# attach and freed after is no crash, with lifetimes too; after detach no thread of the
+# profiler's is left, and the program's output, errno, signals and exit status are as without
+# it; a process that cannot or must not be attached to is refused, saying why.
+. "$srcdir/tests/tap.sh"
+launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
+[ -x "$launcher" ] || bail "no launcher at $launcher"
+prog=$MF_TESTS/prog_attach
+plugin=$MF_TESTS/.libs/plugin.so
+[ -f "$plugin" ] || bail "no $plugin"
+unset LD_PRELOAD MALLOC_FREQ_DIR
+cd "$mf_work" || bail "cd $mf_work"
+command -v gdb > /dev/null || skip_all "no gdb: --attach and --detach run it"
+sleep 60 & sleeper=$!
+gdb -nx -q -batch -p "$sleeper" < /dev/null > probe 2>&1
+kill "$sleeper"; wait "$sleeper" 2> /dev/null
+if grep -q 'ptrace: \|not permitted\|Could not attach' probe; then
+	skip_all "this user may not trace a process here ($(grep -m1 'ptrace: \|not permitted\|Could not attach' probe))"
+fi
+
+# The program started with its input and output on fifos (fds 3 and 4 here); its pid in $pid.
+# It starts with no MALLOC_FREQ_ variable but those the arguments give it (make check-fallback
+# sets one for the library: the launcher passes it on while attaching, the program never sees
+# it).
+start() {
+	rm -f in out; mkfifo in out
+	# shellcheck disable=SC2046 # (one -u NAME per variable)
+	env $(env | sed -n 's/^\(MALLOC_FREQ_[A-Za-z0-9_]*\)=.*/-u \1/p') \
+		"$@" "$prog" "$plugin" < in > out & pid=$!
+	exec 3> in 4< out
+}
+# One line to the program, its answer kept in the file $1.
+send() { echo "$2" >&3; read -r answer <&4; echo "$answer" >> "$1"; }
+# Its end: its status in $status.
+finish() { send "$1" q; exec 3>&- 4<&-; wait "$pid"; status=$?; }
+tasks() { ls "/proc/$pid/task" | wc -l; }
+ours() { cat /proc/"$pid"/task/*/comm 2> /dev/null | grep -c '^malloc_freq'; }
+# The program's whole conversation; $2 and $3 run where attach and detach go.
+run() {
+	: > "$1"
+	send "$1" a100; send "$1" t100
+	send "$1" g
+	$2
+	: > during.txt; send during.txt g
+	send "$1" a50; send "$1" t30; send "$1" p40; send "$1" f; send "$1" e; send "$1" s
+	$3
+	send "$1" a70; send "$1" t20; send "$1" p10; send "$1" e; send "$1" s; send "$1" g
+}
+
+start env -u MALLOC_FREQ_CACHE
+run plain.txt
+finish plain.txt
+is "$status" 7 "without the profiler: status 7"
+
+# attached: counted from attach to detach only
+attach() {
+	before=$(tasks)
+	"$launcher" --attach "$pid" -o att 2> attach.err; attach_rc=$?
+	"$launcher" --attach "$pid" -o again 2> again.err; again_rc=$?
+}
+detach() {
+	"$launcher" --detach "$pid" 2> detach.err; detach_rc=$?
+	after=$(tasks); after_ours=$(ours)
+}
+start env -u MALLOC_FREQ_CACHE
+run attached.txt attach detach
+finish attached.txt
+is "$attach_rc" 0 "--attach: status 0"
+like "$(sed -n 1p attach.err)" "^malloc_freq: attached to process $pid: its calls from now on are recorded in $mf_work/att\$" "--attach says where it records"
+is "$again_rc" 125 "attached already: refused"
+like "$(cat again.err)" "^malloc_freq: process $pid \\([^)]*prog_attach\\) is profiled already" "attached already: said"
+is "$detach_rc" 0 "--detach: status 0"
+like "$(cat detach.err)" "^malloc_freq: detached from process $pid" "--detach says so"
+like "$(cat detach.err)" "malloc_freq: report: .* $mf_work/att" "--detach names the report"
+like "$(cat during.txt)" '^malloc leads to libmalloc_freq\.so$' "while attached: the program's malloc slot leads to the profiler"
+like "$(grep '^malloc leads' attached.txt | tail -n 1)" '^malloc leads to libc\.so' "after detach: to libc again"
+is "$after" "$before" "after detach: the program's threads only"
+is "$after_ours" 0 "after detach: no thread named malloc_freq"
+is "$status" 7 "attached and detached: the program's own status"
+same=1; cmp -s plain.txt attached.txt || same=0
+ok $((1 - same)) "the program's output, errno, environment and signals as without the profiler"
+"$MF_PRINT" --collapsed att > att.txt 2> att.print; ok $? "mf_print reads the output"
+"$MF_PRINT" att > att.sum 2> /dev/null
+grep 'not finalized' att.sum; is "$?" 1 "after detach: every file final (none not finalized)"
+is "$(calls att.txt ';site_main;malloc$')" 50 "site_main: exactly the 50 calls made while attached"
+is "$(calls att.txt ';site_thread;malloc$')" 30 "site_thread, a thread older than the attach: its 30"
+is "$(calls att.txt ';plugin_site;malloc$')" 40 "plugin_site, in a library opened after the attach: its 40"
+is "$(grep -c 'no MALLOC_FREQ_' attached.txt)" 2 "the settings given while attaching are not left in the environment"
+
+# with lifetimes and a control thread (snapshots by interval): the block from before is freed
+# after attach, as an unknown one; the control thread ends at detach; the program's own
+# MALLOC_FREQ_CACHE, which the launcher's replaces while attaching, is as it was after
+attach() {
+	before=$(tasks)
+	"$launcher" --attach "$pid" -q --lifetimes --snapshot-interval 0.05 -o life 2> life.err
+	attach_rc=$?; during=$(ours)
+}
+detach() { "$launcher" --detach "$pid" -q 2> detach.err; detach_rc=$?; after=$(tasks); after_ours=$(ours); }
+start env MALLOC_FREQ_CACHE="$mf_work/its_own"
+run life.txt attach detach
+finish life.txt
+is "$attach_rc/$detach_rc/$status" 0/0/7 "with lifetimes: attached, detached, and the program's own status"
+is "$during" 1 "with --snapshot-interval: the control thread while attached"
+is "$after/$after_ours" "$before/0" "with --snapshot-interval: no thread of the profiler's after detach"
+sed 's/no MALLOC_FREQ_/MALLOC_FREQ_ in the environment/' plain.txt > plain_var.txt
+cmp -s plain_var.txt life.txt; ok $? "with lifetimes: the conversation as without the profiler, its own variable kept"
+"$MF_PRINT" --collapsed life > life.col 2> /dev/null
+is "$(calls life.col ';site_main;malloc$')/$(calls life.col ';site_thread;malloc$')" 50/30 "with lifetimes: 50 and 30"
+"$MF_PRINT" life > life.sum 2> /dev/null
+# signals while gdb runs its calls in the process (an ignored one too: a traced process reports
+# it to its tracer, which by default stops there and abandons the call)
+attach() { "$launcher" --attach "$pid" -q -o sig 2> sig.err; attach_rc=$?; }
+detach() { "$launcher" --detach "$pid" -q 2> sigd.err; detach_rc=$?; }
+start env -u MALLOC_FREQ_CACHE
+send ready.txt s # (its answer: SIGUSR1 is ignored from here on)
+(while kill -USR1 "$pid" 2> /dev/null; do sleep 0.002; done) & pelter=$!
+run sig.txt attach detach
+kill "$pelter"; wait "$pelter" 2> /dev/null
+finish sig.txt
+is "$attach_rc/$detach_rc/$status" 0/0/7 \
+	"SIGUSR1 (ignored) every 2 ms during attach and detach: both done, the program's own status"
+"$MF_PRINT" --collapsed sig > sig.col 2> /dev/null
+is "$(calls sig.col ';site_main;malloc$')" 50 "... and the 50 calls made while attached counted"
+like "$(grep 'lifetimes:' life.sum)" '; 2 frees of blocks never seen allocated$' \
+	"with lifetimes: the block from before attach freed, and one realloc'd, are 2 unknown frees"
+
+# bash defines setenv and getenv of its own, apart from libc's environment: the settings still
+# reach the library (its process directory under -o, not in bash's current directory)
+if command -v bash > /dev/null; then
+	rm -f bin bout; mkfifo bin bout
+	bash -c 'echo ready; read -r x; y="$x$x"; echo "$y"; read -r x' < bin > bout & bpid=$!
+	exec 6> bin 7< bout; read -r ready <&7
+	"$launcher" --attach "$bpid" -q -o bashprof 2> err; rc=$?
+	echo line >&6; read -r doubled <&7
+	"$launcher" --detach "$bpid" -q 2>> err
+	echo end >&6; exec 6>&- 7<&-; wait "$bpid"
+	is "$rc/$doubled" 0/lineline "attached to bash: it goes on"
+	[ -d "bashprof/malloc_freq.$bpid" ] && [ ! -e "malloc_freq.$bpid" ]
+	ok $? "attached to bash: its profile under -o"
+else
+	skip "no bash"; skip "no bash"
+fi
+
+# refused, saying why
+start env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB"
+send /dev/null a1 # (its first answer: it runs, preloaded)
+"$launcher" --attach "$pid" 2> err; rc=$?
+is "$rc" 125 "started under the profiler: --attach refused"
+like "$(cat err)" "^malloc_freq: process $pid \\(.*prog_attach\\) is profiled already" "... saying so"
+"$launcher" --detach "$pid" 2> err; rc=$?
+is "$rc" 125 "started under the profiler: --detach refused"
+like "$(cat err)" "^malloc_freq: process $pid was started under the profiler, not attached to" "... saying so"
+finish /dev/null
+start env
+send /dev/null a1
+"$launcher" --detach "$pid" 2> err; rc=$?
+is "$rc" 125 "a process not profiled: --detach refused"
+like "$(cat err)" "^malloc_freq: process $pid \\(.*prog_attach\\) is not profiled$" "... saying so"
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	setpriv --reuid=65534 --regid=65534 --clear-groups "$launcher" --attach "$pid" 2> err; rc=$?
+	owner=0
+elif [ "$(stat -c %u /proc/1)" != "$(id -u)" ]; then
+	"$launcher" --attach 1 2> err; rc=$?
+	owner=$(stat -c %u /proc/1)
+else
+	rc=; owner=
+fi
+if [ -n "$owner" ]; then
+	is "$rc" 125 "another user's process: refused"
+	like "$(cat err)" "^malloc_freq: process [0-9]* is user $owner's: tracing it takes that user, or CAP_SYS_PTRACE" "... saying what it takes"
+else
+	skip "no other user's process to try"; skip "no other user's process to try"
+fi
+finish /dev/null
+sh -c 'exit 0' & gone=$!; wait "$gone"
+"$launcher" --attach "$gone" 2> err; rc=$?
+is "$rc" 125 "a process that does not exist: refused"
+is "$(cat err)" "malloc_freq: no process $gone" "... saying so"
+printf '#include <unistd.h>\nint main(void) { return (int)read(0, &(char){0}, 1); }\n' > static.c
+if ${CC:-cc} -static -o static static.c 2> /dev/null; then
+	rm -f sin; mkfifo sin; ./static < sin & spid=$!; exec 5> sin
+	"$launcher" --attach "$spid" 2> err; rc=$?
+	exec 5>&-; wait "$spid"
+	is "$rc" 125 "a static program: refused"
+	like "$(cat err)" "^malloc_freq: process $spid \\(.*/static\\) is statically linked" "... saying so"
+else
+	skip "no static C library"; skip "no static C library"
+fi
+"$launcher" --attach 1 ./prog 2> err; is "$?" 2 "--attach with a program: a usage error"
+"$launcher" --detach 1 -o x 2> err; is "$?" 2 "--detach with -o: a usage error"
+done_testing

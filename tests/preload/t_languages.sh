@@ -1,0 +1,80 @@
+#!/bin/sh
+# Programs in other languages: Rust on the system allocator (exact counts from its sites,
+# names demangled) and Python with threads (same output, every thread in the profile).
+. "$srcdir/tests/tap.sh"
+why=$(rust_why)
+if [ -z "$why" ]; then
+	rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/progs/prog_rust.rs" 2> "$mf_work/rustc.err"
+	ok $? "rustc builds the Rust program"
+	plain=$("$mf_work/prog_rust")
+	got=$(profile "$mf_work/prog_rust"); rc=$?
+	is "$rc:$got" "0:$plain" "Rust: same output and status"
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2>/dev/null
+	is "$(calls "$mf_work/c.txt" 'prog_rust::site_rust_box(;[^;]*)*;malloc$')" 3000 "Rust: Box::new from site_rust_box, 3 x 1000 calls, name demangled"
+	is "$(calls "$mf_work/c.txt" 'prog_rust::site_rust_vec(;[^;]*)*;malloc$')" 1500 "Rust: Vec::with_capacity from site_rust_vec, 3 x 500 calls"
+	is "$(grep -c '_ZN\|_R[A-Z]' "$mf_work/c.txt")" 0 "Rust: no mangled names left"
+else
+	skip "Rust: $why"
+fi
+py=$(ls /usr/bin/python3 2>/dev/null || command -v python3)
+if [ -n "$py" ]; then
+	rm -rf "$mf_work"/malloc_freq.*
+	plain=$("$py" "$srcdir/tests/progs/prog_python.py")
+	got=$(profile "$py" "$srcdir/tests/progs/prog_python.py"); rc=$?
+	is "$rc:$got" "0:$plain" "Python: same output and status"
+	report=$("$MF_PRINT" --threads "$mf_work"/malloc_freq.* 2>/dev/null); ok $? "Python: the profile reads"
+	like "$report" "^malloc_freq: [0-9]+ calls, .* ([5-9]|[1-9][0-9]+) threads in" "Python: the main thread and its four workers are in it"
+else
+	echo "# python3 not installed: Python skipped"
+fi
+# Go with cgo: its C.malloc calls recorded; and how it ended, though Go's runtime ends the
+# process by a system call of its own (exit_group), past exit() and _exit(): a profiled
+# parent's wait (the launcher's, a shell's) says "exited N" (it read "ended unrecorded (then its
+# pid exited N)"), and with none the summary says why the end is not known (it read "killed
+# with no profiled parent to see it, crashed, or exec'd into a program not profiled").
+if command -v go > /dev/null 2>&1; then
+	mkdir "$mf_work/cgo"
+	cat > "$mf_work/cgo/main.go" <<'GO'
+package main
+
+// #include <stdlib.h>
+import "C"
+import (
+	"os"
+	"unsafe"
+)
+
+func main() {
+	for i := 0; i < 100; i++ {
+		C.free(unsafe.Pointer(C.malloc(48)))
+	}
+	if len(os.Args) > 1 {
+		os.Exit(3)
+	}
+}
+GO
+	(cd "$mf_work/cgo" && GOCACHE="$mf_work/gocache" GOPATH="$mf_work/gopath" GO111MODULE=off \
+		CGO_ENABLED=1 go build -o prog_cgo main.go) > "$mf_work/go.err" 2>&1
+	ok $? "go builds a cgo program"
+	cgo=$mf_work/cgo/prog_cgo
+	rm -rf "$mf_work"/malloc_freq.*
+	profile "$cgo"; rc=$?
+	"$MF_PRINT" "$mf_work"/malloc_freq.* > "$mf_work/report" 2> /dev/null
+	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
+	is "$rc:$(calls "$mf_work/c.txt" '_Cfunc__Cmalloc;malloc$')" "0:100" "cgo: exit 0, its 100 calls of C.malloc"
+	like "$(cat "$mf_work/report")" "1 file not finalized, of process [0-9]+ \(prog_cgo\): ended without saying how: a Go program ends by a system call of its own" \
+		"cgo, no profiled parent: the summary says the end is not known, and why"
+	rm -rf "$mf_work"/malloc_freq.*
+	profile sh -c '"$1"; "$1" x; exit 0' sh "$cgo"
+	"$MF_PRINT" --processes "$mf_work" > "$mf_work/procs" 2> /dev/null
+	is "$(grep -o '\[prog_cgo\] [0-9]*, [^:]*' "$mf_work/procs" | sed 's/ [0-9]*,/,/' | tr '\n' ';')" \
+		"[prog_cgo], exited 0;[prog_cgo], exited 3;" "cgo under a profiled shell: exited 0, and exited 3 (os.Exit)"
+	launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
+	"$launcher" -q -o "$mf_work/launched" "$cgo" x; rc=$?
+	is "$rc:$("$MF_PRINT" --processes "$mf_work/launched" 2> /dev/null | grep -o '\[prog_cgo\] [0-9]*, [^:]*' | sed 's/ [0-9]*,/,/')" \
+		"3:[prog_cgo], exited 3" "cgo under the launcher: exited 3"
+else
+	skip "go not installed (apt-get install golang-go): cgo skipped"
+fi
+[ "$mf_n" -gt 0 ] || skip_all "neither rustc nor python3 installed"
+done_testing

@@ -1,0 +1,152 @@
+# Compares a DHAT profile (dhat.json, and the valgrind log of that run, made with -v
+# --trace-symtab=yes: where it loaded each module) with mf_print --json of the same program
+# profiled with MALLOC_FREQ_LIFETIMES=1, program point by program point.
+# Usage: python3 dhat_compare.py DHAT_JSON VALGRIND_LOG OURS_JSON
+# A program point is its call stack below the allocation function, each frame a module (the
+# file's real name) and the return address's offset from the module's load bias, innermost
+# first, ending at __libc_start_call_main (DHAT's "(below main)"; where it stops unwinding);
+# the inlined frames both tools add at one address count once. Prints "name value..." lines
+# (see tests/preload/t_dhat_real.sh), then up to 10 unexplained differences as "# ..." lines.
+import collections
+import json
+import os
+import re
+import sys
+
+dhat_json, vg_log, ours_json = sys.argv[1:4]
+
+
+def module_name(path):
+    return os.path.basename(os.path.realpath(path))
+
+
+# DHAT: where valgrind put each module ("Reading syms from", its rx mapping, its bias)
+mods, cur, rx = [], None, None
+for line in open(vg_log, errors="replace"):
+    m = re.search(r"Reading syms from (\S+)", line)
+    if m:
+        cur, rx = module_name(m.group(1)), None
+        continue
+    m = re.match(r"rx_map:\s+avma (0x[0-9a-f]+)\s+size (\d+)", line)
+    if m and cur and rx is None:
+        rx = (int(m.group(1), 16), int(m.group(2)))
+    m = re.search(r"acquired as rx, bias (0x[0-9a-f]+)", line)
+    if m and cur and rx:
+        mods.append((rx[0], rx[0] + rx[1], int(m.group(1), 16), cur))
+        cur = None
+
+d = json.load(open(dhat_json))
+ftbl = d["ftbl"]
+unmapped = 0
+
+
+def dhat_frame(i):
+    global unmapped
+    a = int(ftbl[i].split(":")[0], 16)
+    for lo, hi, bias, name in mods:
+        if lo <= a < hi:
+            return (name, a + 1 - bias)  # (valgrind keeps the call's address: return - 1)
+    unmapped += 1
+    return ("?", a)
+
+
+# per key: [blocks, at t-gmax, at t-end, bytes at t-gmax, bytes]; and its innermost function
+D = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+inner = {}
+for pp in d["pps"]:
+    k = []
+    for f in (dhat_frame(i) for i in pp["fs"][1:]):  # ([0]: the allocation function)
+        if not f[0].startswith("vgpreload_") and (not k or k[-1] != f):
+            k.append(f)
+    v = D[tuple(k)]
+    for i, name in enumerate(("tbk", "gbk", "ebk", "gb", "tb")):
+        v[i] += pp[name]
+    inner[tuple(k)] = " ".join(ftbl[i].split(" ")[1] for i in pp["fs"][1:4])
+
+o = json.load(open(ours_json))
+frames, modules, stacks = o["frames"], o["modules"], o["stacks"]
+O = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+entry = {}
+for s in o["samples"]:
+    k, first = [], []
+    for f in reversed(stacks[s["stack"]]["frames"]):
+        x = frames[f]
+        if x["kind"] == "entry":
+            continue
+        key = (module_name(modules[x["module"]]["path"]) if x["module"] is not None
+               else x["kind"], x["offset"])
+        if not k or k[-1] != key:
+            k.append(key)
+        if len(k) <= 3:
+            first.append(x["function"] or "???")
+        if x["function"] == "__libc_start_call_main":
+            break
+    k = tuple(k)
+    inner[k] = inner.get(k, "") + " " + " ".join(first)  # (each tool names some)
+    entry[k] = stacks[s["stack"]]["entry"]
+    v, val = O[k], s["values"]
+    for i, name in enumerate(("calls", "peak-blocks", "leaked-blocks", "peak", "bytes")):
+        v[i] += val[name]
+
+
+
+def is_int(k):
+    # an int object (one of the 3 innermost functions makes one): whether one is allocated
+    # at all, and its size, follow its value (-5 to 256 are preallocated; a digit holds 30
+    # bits); python3's ints made from addresses (ids, hashes) differ between valgrind's
+    # allocator and glibc's
+    return re.search(r"(^| )_?PyLong_", inner.get(k) or "") is not None
+
+
+zero = [0, 0, 0, 0, 0]
+classes = collections.Counter()
+sums = {c: [[0] * 5, [0] * 5] for c in ("realloc", "window", "int")}
+window_abs = 0
+sizes = [0, 0]
+other = []
+for k in set(D) | set(O):
+    a, b = D.get(k, zero), O.get(k, zero)
+    if a[:3] == b[:3]:
+        c = "agree"
+        if a[4] != b[4]:  # the same blocks, of other sizes: by whole int digits?
+            sizes[0] += 1
+            sizes[1] += abs(a[4] - b[4]) % 4 != 0 or abs(a[4] - b[4]) > 4 * a[0]
+    elif b[0] and (entry.get(k) in ("realloc", "reallocarray") or a[0] > b[0]):
+        # DHAT charges a block realloc moves or resizes to the program point that first
+        # allocated it (and counts the realloc as one more block there); we charge the new
+        # block to the realloc's own stack: a realloc's stack, or a first allocation's
+        # (which DHAT then has more blocks for)
+        c = "realloc"
+    elif a[0] == b[0] and a[2] == b[2]:
+        # only the blocks at the peak differ: the moment each took its peak (see the test)
+        c = "window"
+        window_abs += abs(a[3] - b[3])
+    elif is_int(k):
+        c = "int"
+    else:
+        c = "other"
+        other.append((k, a, b))
+    classes[c] += 1
+    if c in sums:
+        for i in range(5):
+            sums[c][0][i] += a[i]
+            sums[c][1][i] += b[i]
+
+tot = [[sum(v[i] for v in X.values()) for i in range(5)] for X in (D, O)]
+print("dhat_totals", *tot[0][:3])
+print("ours_totals", *tot[1][:3])
+print("peak_bytes", tot[0][3], tot[1][3])
+print("keys", len(set(D) | set(O)), "agree", classes["agree"], "realloc", classes["realloc"],
+      "window", classes["window"], "int", classes["int"], "other", classes["other"])
+# where realloc moved blocks: DHAT's counts are ours, moved between those program points
+print("realloc_sums", *sums["realloc"][0][:3], "/", *sums["realloc"][1][:3])
+# the peak window: DHAT's bytes at the peak minus ours there, and the changes both ways
+print("window_bytes", sums["window"][0][3] - sums["window"][1][3], window_abs)
+# ints: DHAT's blocks, at the peak and the end, minus ours
+print("int_net", *(sums["int"][0][i] - sums["int"][1][i] for i in range(3)))
+# points whose blocks agree but not their sizes, and how many of them differ by other than
+# an int's 30-bit digits (4 bytes; at most one a block)
+print("sizes", *sizes)
+print("unmapped_frames", unmapped)
+for k, a, b in other[:10]:
+    print("# dhat", a[:3], "ours", b[:3], "at", inner.get(k), k[:4])
