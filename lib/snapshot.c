@@ -4,9 +4,10 @@
  * half counted): copied again while the thread records meanwhile, and if it keeps recording,
  * copied while it waits (mf_thread_each_file). An interval or signal snapshot builds on the
  * one before: it takes only the files whose state changed since a snapshot of its chain took
- * them (a hash of that state is kept in each file's header), so a long run's snapshots cost
- * what changed, not every thread each time. Runs in the program's threads (and the profiler's
- * control thread): no malloc, no stdio, errno kept. */
+ * them (a hash of that state is kept in each file's header), so a long run's snapshots take
+ * the disk space of what changed, not of every thread each time (each still reads every
+ * file's header); every MF_SNAP_CHAIN_MAX-th is full. Runs in the program's threads (and the
+ * profiler's control thread): no malloc, no stdio, errno kept. */
 #include "config.h"
 
 #include <dirent.h>
@@ -35,6 +36,10 @@ static uint64_t mf_snap_attempts;   /* snapshots tried in this process, taken or
 /* The attempt of the full snapshot the last one taken builds on (or is); 0: the next one is
  * full (none taken yet, or the last one failed: a file's mark may name what it never held). */
 static uint64_t mf_snap_chain;
+/* A chain's length is bounded: every MF_SNAP_CHAIN_MAX-th background snapshot is full, so that
+ * reading one reads at most that many, and removing old ones spares the later chains. */
+enum { MF_SNAP_CHAIN_MAX = 64 };
+static unsigned mf_snap_links; /* the snapshots of the current chain after its full one */
 static _Alignas(8) unsigned char mf_snap_page[MF_HEADER_SIZE];
 static _Alignas(8) char mf_snap_dirents[16 << 10];
 static _Alignas(8) unsigned char mf_snap_read[16 << 10]; /* an ended file's nodes, hashed */
@@ -351,7 +356,7 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		pid_t pid = getpid();
 		if (mf_snap_pid != pid) { /* (a forked child numbers its own from 1) */
 			mf_snap_pid = pid, mf_snap_taken = 0, mf_snap_exiting = 0;
-			mf_snap_attempts = 0, mf_snap_chain = 0;
+			mf_snap_attempts = 0, mf_snap_chain = 0, mf_snap_links = 0;
 		}
 		uint32_t background = flags & MF_SNAPSHOT_BACKGROUND;
 		if (background && mf_snap_exiting) {
@@ -367,7 +372,8 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		c.tmp = c.ended = -1;
 		c.attempt = ++mf_snap_attempts;
 		/* (the program's own and resets are full: each reads alone, as asked) */
-		if (background && !(flags & MF_SNAPSHOT_RESET) && mf_snap_taken)
+		if (background && !(flags & MF_SNAPSHOT_RESET) && mf_snap_taken &&
+		    mf_snap_links + 1 < MF_SNAP_CHAIN_MAX)
 			c.chain = mf_snap_chain;
 		c.rec.builds_on = c.chain ? mf_snap_taken : 0;
 		memcpy(c.rec.magic, MF_SNAPSHOT_MAGIC, sizeof(c.rec.magic));
@@ -382,6 +388,7 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		if (!r)
 			r = (long)(mf_snap_taken = c.n);
 		mf_snap_chain = r < 0 ? 0 : c.chain ? c.chain : c.attempt;
+		mf_snap_links = r < 0 ? 0 : c.chain ? mf_snap_links + 1 : 0;
 		/* (the program hears of its own snapshot's failure; no one asks for these) A full
 		 * disk, say: each later one is tried as usual, so they come again with room. */
 		if (r < 0 && background)

@@ -53,6 +53,19 @@ like "$rc $(cat "$mf_work/err")" "^1 mf_print: $dir/snap\.$(snap 5)\.signal: bui
 	"a snapshot it builds on missing: said once, exit 1"
 mv "$mf_work/gone" "$dir/snap.$(snap 3).signal"
 
+# a chain is at most 64 long: the 65th of 70 background snapshots is full, so that taking the
+# first away leaves the 70th whole
+rm -rf "$mf_work"/malloc_freq.*
+out=$(MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 profile_within 120 "$MF_TESTS/prog_snapshot" churn 1 70 1 0 0)
+dir=$(ls -d "$mf_work"/malloc_freq.*)
+mv "$dir/snap.1.signal" "$mf_work/gone"
+"$MF_PRINT" --collapsed --snapshot 70 "$dir" > "$mf_work/s70" 2> "$mf_work/s70.err"; rc=$?
+is "$rc $(calls "$mf_work/s70" ';site_a;malloc$') $(calls "$mf_work/s70" ';site_b;malloc$') $(cat "$mf_work/s70.err")" \
+	"0 70 35 " "70 snapshots: the 70th reads whole without the first (its chain starts at the 65th)"
+"$MF_PRINT" --collapsed --snapshot 64 "$dir" > /dev/null 2> "$mf_work/s64.err"; rc=$?
+like "$rc $(cat "$mf_work/s64.err")" "^1 .*builds on snapshot 1, which is not there" \
+	"... while the 64th builds on the first: said, exit 1"
+
 # with lifetimes, ended by SIGKILL: an ended thread's file is copied (frees still change it),
 # once, so the snapshots' bytes stay below the live files'
 rm -rf "$mf_work"/malloc_freq.*
