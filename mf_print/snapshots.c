@@ -447,6 +447,11 @@ int mf_snapshot_state(const char *home, const char *name, const struct mf_snapsh
 		else if (prev.number != at.builds_on)
 			r = mf_snap_fail(err, errlen, "%s: says it is snapshot %" PRIu64, path,
 					 prev.number);
+		else if (prev.pid != at.pid) /* (a chain never crosses processes) */
+			r = mf_snap_fail(err, errlen,
+					 "%s: a snapshot of process %" PRIu64 ", which %s (process "
+					 "%" PRIu64 ") builds on: a chain never crosses processes",
+					 path, prev.pid, name, rec->pid);
 		at = prev;
 		snprintf(dir, sizeof(dir), "%s/%s", home, x->name);
 	}

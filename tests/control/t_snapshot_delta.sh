@@ -65,6 +65,17 @@ is "$rc $(calls "$mf_work/s70" ';site_a;malloc$') $(calls "$mf_work/s70" ';site_
 "$MF_PRINT" --collapsed --snapshot 64 "$dir" > /dev/null 2> "$mf_work/s64.err"; rc=$?
 like "$rc $(cat "$mf_work/s64.err")" "^1 .*builds on snapshot 1, which is not there" \
 	"... while the 64th builds on the first: said, exit 1"
+# a snapshot in the chain of another process (its record's pid, at offset 32, changed)
+if command -v python3 > /dev/null 2>&1; then
+	python3 -c 'import struct, sys
+f = open(sys.argv[1], "r+b"); f.seek(32); pid = struct.unpack("<Q", f.read(8))[0]
+f.seek(32); f.write(struct.pack("<Q", pid + 1))' "$dir/snap.69.signal/snapshot"
+	"$MF_PRINT" --collapsed --snapshot 70 "$dir" > /dev/null 2> "$mf_work/s70.err"; rc=$?
+	like "$rc $(cat "$mf_work/s70.err")" "^1 .*snap\.69\.signal/snapshot: a snapshot of process [0-9]+, which snap\.70\.signal \(process [0-9]+\) builds on: a chain never crosses processes" \
+		"a snapshot of another process in the chain: refused by name, exit 1"
+else
+	skip "no python3 (it changes a snapshot's record)"
+fi
 
 # with lifetimes, ended by SIGKILL: an ended thread's file is copied (frees still change it),
 # once, so the snapshots' bytes stay below the live files'
