@@ -242,6 +242,9 @@ static void strict_handler(int sig)
 
 static void *strict_thread(void *stack)
 {
+	/* (its own name, before strict mode: named by main after pthread_create, it could enter
+	 * strict mode first on a busy machine, under the name it was born with) */
+	pthread_setname_np(pthread_self(), "confined");
 	for (int i = 0; i < 100; i++)
 		site_thread();
 	free(malloc(100)); /* (the handler's bin holds a block: it takes no arena lock) */
@@ -267,7 +270,6 @@ static int strict_in_thread(void)
 	pthread_t t;
 	if (stack == MAP_FAILED || pthread_create(&t, NULL, strict_thread, stack))
 		return -1;
-	pthread_setname_np(t, "confined");
 	while (!strict_ready)
 		sched_yield();
 	for (int i = 0; i < SIGNALS; i++) {
