@@ -1,6 +1,6 @@
-/* Under a limited address space (RLIMIT_AS), tests/preload/t_settings.sh: ROUNDS times (1), 4 threads
- * each call site_small 100 times and end; then main asks for one block of MIB MiB and prints
- * whether it got it ("block ok" or "block failed"), as the program would without the
+/* Under a limited address space (RLIMIT_AS), tests/preload/t_settings.sh: ROUNDS times (1), 4
+ * threads each call site_small 100 times and end; then main asks for one block of MIB MiB and
+ * prints whether it got it ("block ok" or "block failed"), as the program would without the
  * profiler. Usage: prog_aslimit MIB [ROUNDS]
  * With "blocks": blocks of 64 KiB are asked for until one is refused, and their count printed;
  * the heap grows by what each needs (M_TOP_PAD 0), so every 64 KiB of address space taken

@@ -1,14 +1,12 @@
-/* A server-like program for malloc_freq --attach and --detach (tests/preload/t_attach.sh): it runs until
- * told to end, doing what each line of its standard input says, and answers each line with one
- * line on standard output (its only output, the same with or without the profiler):
- *   a N   N malloc/free pairs at site_main, in the main thread
- *   t N   N pairs at site_thread, in a thread started before any line was read
- *   f     frees a block allocated at start (before any attach), and one realloc'ed from one
- *   e     says whether errno is still what it was set to before the line was read, and
- *         whether any MALLOC_FREQ_ variable is in the environment
- *   s     says whether every signal's disposition is as it was at start
- *   g     says which object the program's malloc leads to now (its GOT slot's, as a function
- *         pointer taken from it: libc, or the profiler while attached)
+/* A server-like program for malloc_freq --attach and --detach (tests/preload/t_attach.sh): it runs
+ * until told to end, doing what each line of its standard input says, and answers each line with
+ * one line on standard output (its only output, the same with or without the profiler): a N   N
+ * malloc/free pairs at site_main, in the main thread t N   N pairs at site_thread, in a thread
+ * started before any line was read f     frees a block allocated at start (before any attach), and
+ * one realloc'ed from one e     says whether errno is still what it was set to before the line was
+ * read, and whether any MALLOC_FREQ_ variable is in the environment s     says whether every
+ * signal's disposition is as it was at start g     says which object the program's malloc leads to
+ * now (its GOT slot's, as a function pointer taken from it: libc, or the profiler while attached)
  *   p N   N calls of PLUGIN's plugin_run (N malloc/free pairs at its plugin_site), the library
  *         opened at the first (a library loaded after an attach)
  *   q     ends, with status 7

@@ -4,7 +4,8 @@
  * allocated, main cancels and joins them, then forks a child that calls site_child 10 times
  * and exits 0. A thread may die at any instruction, inside the profiler too; nothing it held
  * may stay held. Needs an async-cancel-safe allocator preloaded after the profiler
- * (tests/progs/bumpalloc.c). Prints "cancel: R rounds, R children exited 0". Usage: prog_cancel R */
+ * (tests/progs/bumpalloc.c). Prints "cancel: R rounds, R children exited 0". Usage: prog_cancel R
+ */
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>

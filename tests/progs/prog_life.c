@@ -30,9 +30,9 @@
 #include <stdlib.h>
 #include <time.h>
 
-#define NOINLINE __attribute__((noinline))
-#define NO_TAIL	 __asm__ volatile("" ::: "memory") /* after a call: keep the site's frame */
-#define THREADS	 4
+#define NOINLINE       __attribute__((noinline))
+#define NO_TAIL	       __asm__ volatile("" ::: "memory") /* after a call: keep the site's frame */
+#define THREADS	       4
 #define CHAIN_REALLOCS 8
 
 static long n_temp, m_kept, z_zero, k_chain, q_queue, u_unknown, p_peak;
