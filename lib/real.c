@@ -287,9 +287,16 @@ void mf_real_say_shadowed(void)
 	struct link_map *by[N];
 	for (int i = 0; i < N; i++) {
 		void *fn = dlsym(RTLD_DEFAULT, names[i]), *map = NULL;
+		const ElfW(Sym) *sym = NULL;
 		Dl_info info;
 		by[i] = fn && !mf_real_ours(fn) && dladdr1(fn, &info, &map, RTLD_DL_LINKMAP) ? map
 											     : NULL;
+		/* A program not built as PIE that takes the function's address has a canonical
+		 * PLT entry: an undefined symbol with a value, which dlsym finds. Its calls go
+		 * through the PLT to whatever the loader bound: no definition of its own. */
+		if (by[i] && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
+		    sym->st_shndx == SHN_UNDEF)
+			by[i] = NULL;
 	}
 	for (int i = 0; i < N; i++) {
 		if (!by[i])

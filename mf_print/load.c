@@ -443,17 +443,14 @@ static int mf_dir_state(struct mf_load *ld, struct mf_dir *d, const char *name,
 	int r = mf_snapshot_state(d->home, name, rec, st, err, sizeof(err));
 	if (r == -ENOMEM)
 		return r;
-	if (r) {
-		mf_error(d->home, "%s", err);
+	if (r) { /* (err names its file) */
+		fprintf(stderr, "mf_print: %s\n", err);
 		ld->failed = 1;
 		return 1;
 	}
 	if (st->missing) {
-		fprintf(stderr,
-			"mf_print: %s/%s: builds on snapshot %" PRIu64
-			", which is not there: the threads that did not change since it are left "
-			"out\n",
-			d->home, name, st->missing);
+		mf_snapshot_say_missing(d->home, name, st,
+					"the threads that did not change since it are left out");
 		ld->failed = 1;
 	}
 	return 0;
@@ -538,7 +535,7 @@ missing:
 		}
 		return ld->lacking_dir ? 1 : -ENOMEM;
 	}
-	mf_error(dir, "%s", err);
+	fprintf(stderr, "mf_print: %s\n", err); /* (err names its file) */
 	ld->failed = 1;
 	return 1;
 }

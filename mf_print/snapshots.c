@@ -75,15 +75,15 @@ static int mf_snap_choose(const char *dir,
 {
 	DIR *d = opendir(dir);
 	if (!d)
-		return mf_snap_fail(err, errlen, "%s", strerror(errno));
+		return mf_snap_fail(err, errlen, "%s: %s", dir, strerror(errno));
 	unsigned long best = 0;
 	struct dirent *e;
 	int r = 1;
-	char path[PATH_MAX];
+	char path[PATH_MAX], twin[256] = "";
 	while ((e = readdir(d))) {
 		const char *label;
 		unsigned long n = mf_snap_number(e->d_name, &label);
-		if (!n || n <= best || !pick(n, label, arg) || strlen(e->d_name) >= size)
+		if (!n || n < best || !pick(n, label, arg) || strlen(e->d_name) >= size)
 			continue;
 		if (flags) {
 			struct mf_snapshot_record x;
@@ -91,13 +91,23 @@ static int mf_snap_choose(const char *dir,
 			if (mf_read_snapshot(path, &x, err, errlen) || !(x.flags & flags))
 				continue;
 		}
+		if (n == best) { /* (two of one number: which one is meant is not known) */
+			snprintf(twin, sizeof(twin), "%s", e->d_name);
+			continue;
+		}
 		best = n;
+		twin[0] = 0;
 		strcpy(name, e->d_name);
 		r = 0;
 	}
 	closedir(d);
 	if (r)
 		return r;
+	if (twin[0])
+		return mf_snap_fail(err, errlen,
+				    "%s: %s and %s both have number %lu: which one is meant is not "
+				    "known; rename or remove one",
+				    dir, name, twin, best);
 	snprintf(path, sizeof(path), "%s/%s/snapshot", dir, name);
 	if (mf_read_snapshot(path, rec, err, errlen))
 		return mf_snap_fail(err, errlen, "%s/%s/snapshot: %s", dir, name,
@@ -437,14 +447,28 @@ int mf_snapshot_state(const char *home, const char *name, const struct mf_snapsh
 			st->missing = at.builds_on;
 			break;
 		}
+		const struct mf_snap_entry *twin = x > snaps && x[-1].n == x->n ? &x[-1]
+						   : x + 1 < snaps + nsnaps && x[1].n == x->n
+						       ? &x[1]
+						       : NULL;
 		char why[512];
 		snprintf(path, sizeof(path), "%s/%s/snapshot", home, x->name);
 		if (at.builds_on >= at.number) /* (each builds on an earlier one: the walk ends) */
 			r = mf_snap_fail(err, errlen, "%s/snapshot: builds on a later snapshot",
 					 dir);
-		else if (mf_read_snapshot(path, &prev, why, sizeof(why)))
-			r = mf_snap_fail(err, errlen, "%s: %s", path, why);
-		else if (prev.number != at.builds_on)
+		else if (twin)
+			r = mf_snap_fail(
+			    err, errlen,
+			    "%s builds on snapshot %" PRIu64 ", and %s/%s and %s both "
+			    "have that number: which one is meant is not known; rename "
+			    "or remove the one that is not",
+			    dir, at.builds_on, home, x->name, twin->name);
+		else if (mf_read_snapshot(path, &prev, why, sizeof(why))) {
+			/* (as if taken away: what it held is not known) */
+			st->missing = at.builds_on;
+			snprintf(st->missing_why, sizeof(st->missing_why), "%s: %s", path, why);
+			break;
+		} else if (prev.number != at.builds_on)
 			r = mf_snap_fail(err, errlen, "%s: says it is snapshot %" PRIu64, path,
 					 prev.number);
 		else if (prev.pid != at.pid) /* (a chain never crosses processes) */
@@ -477,6 +501,20 @@ int mf_snapshot_state(const char *home, const char *name, const struct mf_snapsh
 	if (st->n)
 		qsort(st->v, st->n, sizeof(*st->v), mf_snap_file_vcmp);
 	return 0;
+}
+
+void mf_snapshot_say_missing(const char *home, const char *name, const struct mf_snap_state *st,
+			     const char *so)
+{
+	if (st->missing_why[0])
+		fprintf(stderr,
+			"mf_print: %s/%s: builds on snapshot %" PRIu64
+			", whose record cannot be read (%s): %s\n",
+			home, name, st->missing, st->missing_why, so);
+	else
+		fprintf(stderr,
+			"mf_print: %s/%s: builds on snapshot %" PRIu64 ", which is not there: %s\n",
+			home, name, st->missing, so);
 }
 
 const struct mf_snap_file *mf_snapshot_state_find(const struct mf_snap_state *st, const char *name)
@@ -517,11 +555,8 @@ static int mf_snap_totals(const char *home, const char *name, const struct mf_sn
 		return -1;
 	}
 	if (st.missing) {
-		fprintf(stderr,
-			"mf_print: %s/%s: builds on snapshot %" PRIu64
-			", which is not there: its totals lack the threads that did not change "
-			"since\n",
-			home, name, st.missing);
+		mf_snapshot_say_missing(home, name, &st,
+					"its totals lack the threads that did not change since");
 		r = -1;
 	}
 	for (size_t k = 0; k < st.n; k++) {

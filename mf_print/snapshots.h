@@ -5,6 +5,7 @@
 #ifndef MF_SNAPSHOTS_H
 #define MF_SNAPSHOTS_H
 
+#include <limits.h>
 #include <stdio.h>
 
 #include "discover.h"
@@ -42,11 +43,17 @@ struct mf_snap_state {
 	uint64_t time_ns; /* when the snapshot was taken */
 	uint64_t missing; /* a snapshot it builds on that is not there (0: none), so the state
 			     of the threads unchanged since is not known */
+	char missing_why[PATH_MAX + 1024]; /* "" if it is not there; else why its record cannot be
+					    read */
 };
 /* The state of snapshot name (record rec) of process directory home into *st. 0; -1 with a
  * message in err (a directory or `ended` list that cannot be read); -ENOMEM. */
 int mf_snapshot_state(const char *home, const char *name, const struct mf_snapshot_record *rec,
 		      struct mf_snap_state *st, char *err, size_t errlen);
+/* Says on stderr that snapshot name of home builds on st->missing, which is not there or cannot
+ * be read, and so (what the reader lacks). */
+void mf_snapshot_say_missing(const char *home, const char *name, const struct mf_snap_state *st,
+			     const char *so);
 /* The file of st named name; NULL if st has none. */
 const struct mf_snap_file *mf_snapshot_state_find(const struct mf_snap_state *st, const char *name);
 void mf_snapshot_state_free(struct mf_snap_state *st);

@@ -193,8 +193,11 @@ HOSTILE_PROGS = tests/progs/prog_cancel tests/progs/prog_stacks tests/progs/prog
 	tests/progs/prog_identity tests/progs/prog_longjmp tests/progs/prog_fds \
 	tests/progs/prog_mappings tests/progs/prog_dirswap tests/progs/prog_report \
 	tests/progs/prog_stderr tests/progs/prog_nproc tests/progs/prog_ownalloc \
-	tests/progs/prog_copies tests/progs/prog_callback tests/progs/prog_callback_cxx
+	tests/progs/prog_copies tests/progs/prog_callback tests/progs/prog_callback_cxx \
+	tests/progs/prog_addr_alloc
 check_PROGRAMS += $(HOSTILE_PROGS)
+tests_progs_prog_addr_alloc_CFLAGS = $(AM_CFLAGS) -fno-pie # (canonical PLT entries: below)
+tests_progs_prog_addr_alloc_LDFLAGS = -no-pie
 tests_progs_prog_cancel_LDADD = -lpthread
 tests_progs_prog_stacks_LDFLAGS = -Wl,-z,now # (its own lazy binding would run on the small stacks)
 tests_progs_prog_stacks_LDADD = -lpthread

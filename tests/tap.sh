@@ -88,7 +88,9 @@ return_addresses() {
 		mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\t(callq?|bl)[ \t]/) }'
 }
 # calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX
-calls() { awk -v re="$2" '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ re) s += n } END { printf "%.0f\n", s }' "$1"; }
+# (the pattern reaches awk through the environment: gawk, unlike mawk, reads escapes such as \[
+# in a -v value and drops the backslash)
+calls() { MF_CALLS_RE="$2" awk '{ n = $NF; sub(/ [0-9]+$/, ""); if ($0 ~ ENVIRON["MF_CALLS_RE"]) s += n } END { printf "%.0f\n", s }' "$1"; }
 # lives FILE SITE: the lifetime histogram lines, in FILE (mf_print --histogram -t 0), of the
 # stack through SITE, as "range=count;"
 lives() {
