@@ -347,6 +347,15 @@ bench-print: lib/libmalloc_freq.la mf_print/mf_print tests/bench/bench_run \
 	@MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' MF_BUILD='$(abs_top_builddir)' \
 		MF_SRC='$(abs_top_srcdir)' $(SHELL) $(top_srcdir)/tests/bench/bench_print.sh
 .PHONY: bench-print
+EXTRA_PROGRAMS += tests/bench/bench_server
+tests_bench_bench_server_SOURCES = tests/bench/bench_server.c
+tests_bench_bench_server_CFLAGS = -O2 -g -pthread
+tests_bench_bench_server_LDADD = -lpthread
+EXTRA_DIST += tests/bench/server_run.sh
+# `make bench-server MINUTES=5`: a server attached to for minutes, its counts checked exactly
+bench-server: lib/libmalloc_freq.la mf_print/mf_print launcher/malloc_freq tests/bench/bench_server
+	MF_BUILD='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/tests/bench/server_run.sh
+.PHONY: bench-server
 
 # robustness: every truncation and 20000 random changes of real files (tests/fixtures/fuzz_corpus)
 check_PROGRAMS += tests/unit/test_reader_robust

@@ -6,7 +6,9 @@
 # file's real name) and the return address's offset from the module's load bias, innermost
 # first, ending at __libc_start_call_main (DHAT's "(below main)"; where it stops unwinding);
 # the inlined frames both tools add at one address count once. Prints "name value..." lines
-# (see tests/preload/t_dhat_real.sh), then up to 10 unexplained differences as "# ..." lines.
+# (see tests/preload/t_dhat_real.sh): blocks allocated, at the peak and at the end per point,
+# then max live (DHAT's mbk and mb) and lifetimes (tl) on the points that agree in blocks; then
+# up to 10 unexplained differences as "# ..." lines and examples of max live as "# max ...".
 import collections
 import json
 import os
@@ -50,8 +52,12 @@ def dhat_frame(i):
     return ("?", a)
 
 
-# per key: [blocks, at t-gmax, at t-end, bytes at t-gmax, bytes]; and its innermost function
-D = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+# per key: [blocks, at t-gmax, at t-end, bytes at t-gmax, bytes, max blocks, max bytes, total
+# lifetime, blocks whose lifetime it sums]; and its innermost function. (DHAT's lifetime is in
+# instructions and counts every block, those live at the end until the end; ours is in ns and
+# counts the blocks freed.)
+FIELDS = 9
+D = collections.defaultdict(lambda: [0] * FIELDS)
 inner = {}
 for pp in d["pps"]:
     k = []
@@ -59,13 +65,14 @@ for pp in d["pps"]:
         if not f[0].startswith("vgpreload_") and (not k or k[-1] != f):
             k.append(f)
     v = D[tuple(k)]
-    for i, name in enumerate(("tbk", "gbk", "ebk", "gb", "tb")):
+    for i, name in enumerate(("tbk", "gbk", "ebk", "gb", "tb", "mbk", "mb", "tl", "tbk")):
         v[i] += pp[name]
     inner[tuple(k)] = " ".join(ftbl[i].split(" ")[1] for i in pp["fs"][1:4])
 
 o = json.load(open(ours_json))
 frames, modules, stacks = o["frames"], o["modules"], o["stacks"]
-O = collections.defaultdict(lambda: [0, 0, 0, 0, 0])
+O = collections.defaultdict(lambda: [0] * FIELDS)
+samples = collections.Counter()
 entry = {}
 for s in o["samples"]:
     k, first = [], []
@@ -85,7 +92,9 @@ for s in o["samples"]:
     inner[k] = inner.get(k, "") + " " + " ".join(first)  # (each tool names some)
     entry[k] = stacks[s["stack"]]["entry"]
     v, val = O[k], s["values"]
-    for i, name in enumerate(("calls", "peak-blocks", "leaked-blocks", "peak", "bytes")):
+    samples[k] += 1
+    for i, name in enumerate(("calls", "peak-blocks", "leaked-blocks", "peak", "bytes",
+                              "max-live-blocks", "max-live", "lifetime", "freed")):
         v[i] += val[name]
 
 
@@ -98,8 +107,9 @@ def is_int(k):
     return re.search(r"(^| )_?PyLong_", inner.get(k) or "") is not None
 
 
-zero = [0, 0, 0, 0, 0]
+zero = [0] * FIELDS
 classes = collections.Counter()
+klass = {}
 sums = {c: [[0] * 5, [0] * 5] for c in ("realloc", "window", "int")}
 window_abs = 0
 sizes = [0, 0]
@@ -127,6 +137,7 @@ for k in set(D) | set(O):
         c = "other"
         other.append((k, a, b))
     classes[c] += 1
+    klass[k] = c
     if c in sums:
         for i in range(5):
             sums[c][0][i] += a[i]
@@ -150,3 +161,87 @@ print("sizes", *sizes)
 print("unmapped_frames", unmapped)
 for k, a, b in other[:10]:
     print("# dhat", a[:3], "ours", b[:3], "at", inner.get(k), k[:4])
+
+
+# Max live per point: DHAT's mbk and mb against our max-live-blocks and max-live, on the points
+# that agree in blocks (allocated, at the peak, at the end) and are one stack of ours. DHAT
+# (3.15 and later) sets a point's mb and mbk only when one of its allocations takes the
+# process's live bytes to a high (>= every one before): its "max" is the point's live bytes
+# and blocks then, at most the point's own maximum, which is ours. So DHAT's never exceeds
+# ours, and equals it where the point's maximum fell on such a high.
+mx = collections.Counter()
+mx_examples = []
+for k, c in klass.items():
+    if c != "agree" or samples[k] != 1:
+        continue
+    a, b = D[k], O[k]
+    blocks, nbytes = (a[5] > b[5]) - (a[5] < b[5]), (a[6] > b[6]) - (a[6] < b[6])
+    if blocks == 0 and nbytes == 0:
+        mx["equal"] += 1
+    elif blocks <= 0 and nbytes <= 0:
+        mx["dhat_lower"] += 1
+        mx["dhat_zero"] += a[6] == 0
+        if len(mx_examples) < 3 and a[6]:
+            mx_examples.append(("lower", a[5:7], b[5:7], inner.get(k), k[:3]))
+    else:
+        mx["dhat_higher"] += 1
+        mx_examples.append(("higher", a[5:7], b[5:7], inner.get(k), k[:3]))
+    mx["blocks_equal"] += blocks == 0
+    mx["bytes_equal"] += nbytes == 0
+print("max_live", classes["agree"], "one_stack", sum(mx[x] for x in ("equal", "dhat_lower",
+      "dhat_higher")), "equal", mx["equal"], "dhat_lower", mx["dhat_lower"], "of_them_zero",
+      mx["dhat_zero"], "dhat_higher", mx["dhat_higher"], "blocks_equal", mx["blocks_equal"],
+      "bytes_equal", mx["bytes_equal"])
+
+
+def ranks(xs):
+    order = sorted(range(len(xs)), key=lambda i: xs[i])
+    r = [0.0] * len(xs)
+    i = 0
+    while i < len(order):
+        j = i
+        while j + 1 < len(order) and xs[order[j + 1]] == xs[order[i]]:
+            j += 1
+        for t in range(i, j + 1):
+            r[order[t]] = (i + j) / 2  # (ties: their mean rank)
+        i = j + 1
+    return r
+
+
+def spearman(xs, ys):
+    rx, ry = ranks(xs), ranks(ys)
+    n = len(xs)
+    mx_, my = sum(rx) / n, sum(ry) / n
+    cov = sum((x - mx_) * (y - my) for x, y in zip(rx, ry))
+    vx = sum((x - mx_) ** 2 for x in rx) ** 0.5
+    vy = sum((y - my) ** 2 for y in ry) ** 0.5
+    return cov / (vx * vy) if vx and vy else 0.0
+
+
+# Lifetimes per point, on the points that agree in blocks, are one stack of ours, and whose
+# every block was freed (DHAT's tl then covers the blocks ours covers): DHAT's instructions
+# and our nanoseconds are other units, so their rank orders (Spearman's coefficient) and each
+# point's share of the total lifetime of these points (half the sum of the share's differences:
+# 0 the same shares, 1 none in common), of total and of mean lifetime (total / blocks); and
+# of the 10 points with the most total lifetime in DHAT, how many are in our 10.
+pts = [k for k, c in klass.items() if c == "agree" and samples[k] == 1 and D[k][2] == 0
+       and O[k][2] == 0 and O[k][8] == O[k][0] and D[k][0]]
+if len(pts) >= 2:
+    dt, ot = [D[k][7] for k in pts], [O[k][7] for k in pts]
+    dm, om = [D[k][7] / D[k][0] for k in pts], [O[k][7] / O[k][8] for k in pts]
+    sd, so = sum(dt) or 1, sum(ot) or 1
+    tvd = sum(abs(x / sd - y / so) for x, y in zip(dt, ot)) / 2
+    top = set(sorted(pts, key=lambda k: -D[k][7])[:10]) & set(sorted(pts, key=lambda k: -O[k][7])[:10])
+    # how far each point's ns per instruction is from the median point's: within 2x
+    ratio = sorted((O[k][7] / O[k][8]) / max(D[k][7] / D[k][0], 1) for k in pts)
+    med = ratio[len(ratio) // 2] or 1
+    within2 = sum(1 for k in pts
+                  if 0.5 <= (O[k][7] / O[k][8]) / max(D[k][7] / D[k][0], 1) / med <= 2)
+    print("lifetime", len(pts), "total_rank %.3f" % spearman(dt, ot), "mean_rank %.3f" %
+          spearman(dm, om), "total_share_distance %.3f" % tvd, "top10", len(top),
+          "mean_within_2x", within2, "ns_per_instr %.3f" % med)
+else:
+    print("lifetime", len(pts), "total_rank 0 mean_rank 0 total_share_distance 1 top10 0 "
+          "mean_within_2x 0 ns_per_instr 0")
+for e in mx_examples[:6]:
+    print("# max %s: dhat mbk/mb %s ours %s at %s %s" % e)
