@@ -285,7 +285,8 @@ void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a cou
  * record's (mf_life, in a process whose epoch is set: not a child made without fork()'s
  * handlers; a child made with them forgets the record before it records). */
 void mf_process_set(enum mf_process_counter c, uint64_t v);
-/* malloc_freq --detach: the record is left as it stands (running); nothing writes it again. */
+/* malloc_freq --detach: the record is marked detached, now, and left running; nothing writes
+ * it again. */
 void mf_process_detach(void);
 void mf_process_prefork(void); /* fork(): the child will know its parent by it */
 void mf_process_forget(void);  /* in a forked child: the parent's record is not its */

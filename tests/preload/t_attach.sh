@@ -65,10 +65,19 @@ attach() {
 detach() {
 	"$launcher" --detach "$pid" 2> detach.err; detach_rc=$?
 	after=$(tasks); after_ours=$(ours)
+	"$MF_PRINT" --processes att > running.proc 2> /dev/null
 }
 start env -u MALLOC_FREQ_CACHE
 run attached.txt attach detach
 finish attached.txt
+"$MF_PRINT" --processes att > ended.proc 2> /dev/null
+# (the detach comes seconds of gdb's work after its record was made)
+like "$(cat running.proc)" "\[prog_attach\] $pid, still running, detached at \+[0-9]+\.[0-9] s: " \
+	"mf_print --processes: a process detached from and running, said so"
+like "$(cat ended.proc)" "\[prog_attach\] $pid, detached at \+[0-9]+\.[0-9] s: " \
+	"... and once it ended, detached (not ended unrecorded)"
+"$MF_PRINT" --json att 2> /dev/null | grep -q '"end": "detached"'
+ok $? "mf_print --json: its end is \"detached\""
 is "$attach_rc" 0 "--attach: status 0"
 like "$(sed -n 1p attach.err)" "^malloc_freq: attached to process $pid: its calls from now on are recorded in $mf_work/att\$" "--attach says where it records"
 is "$again_rc" 125 "attached already: refused"
