@@ -924,12 +924,41 @@ static void mf_env_put(const char *name, const char *value, void *arg)
 
 extern char **environ;
 
+/* What recording stopped in process pid left: the summary of the output directory (dir, the
+ * process directory, is cut to it), and with --report the report; how: "detached from". */
+static void mf_detached_summary(const struct mf_launch *l, pid_t pid, char *dir, const char *how)
+{
+	char *slash = strrchr(dir, '/'); /* (the output directory: the process's lies in it) */
+	if (slash && slash != dir)
+		*slash = 0;
+	struct mf_totals t = {0};
+	if (dir[0])
+		mf_count(dir, &t);
+	if (!t.threads) { /* (its directory, made at the attach, holds no thread's file) */
+		fprintf(stderr,
+			"malloc_freq: %s process %d, which made no call while attached: "
+			"nothing was recorded\n",
+			how, (int)pid);
+		return;
+	}
+	if (!l->quiet)
+		fprintf(stderr, "malloc_freq: %s process %d\n", how, (int)pid);
+	mf_summary(l, dir);
+	if (l->report)
+		mf_run_report(l, dir);
+}
+
 /* malloc_freq --attach PID: the output directory, then the library loaded into the process. */
 static int mf_attach_main(struct mf_launch *l)
 {
 	uid_t uid;
 	if (mf_attach_check(l->attach, 0, &uid) || mf_find_tools(l))
 		return MF_EXIT_FAILED;
+	char lib[PATH_MAX]; /* (no symbolic link: --detach finds it by the path the process maps) */
+	if (!realpath(l->lib, lib)) {
+		mf_say("%s: %s", l->lib, strerror(errno));
+		return MF_EXIT_FAILED;
+	}
 	const char *mode = l->mode ? l->mode : getenv("MALLOC_FREQ_MODE");
 	int file_mode = mode ? mf_parse_mode(mode) : -1;
 	l->dir_mode = mf_dir_mode(file_mode < 0 ? 0600 : (unsigned)file_mode);
@@ -963,25 +992,36 @@ static int mf_attach_main(struct mf_launch *l)
 	struct mf_env_list env = {.n = 0};
 	for (char **e = environ; *e; e++)
 		if (!strncmp(*e, "MALLOC_FREQ_", 12) && strchr(*e, '=')) {
-			char name[64];
-			snprintf(name, sizeof(name), "%.*s", (int)(strchr(*e, '=') - *e), *e);
+			char *name = strndup(*e, (size_t)(strchr(*e, '=') - *e));
+			if (!name)
+				continue;
 			/* (a handler installed in a running process would outlive the detach: as
 			 * --snapshot-signal and --toggle-signal, refused) */
 			if (!strcmp(name, "MALLOC_FREQ_SNAPSHOT_SIGNAL") ||
-			    !strcmp(name, "MALLOC_FREQ_TOGGLE_SIGNAL")) {
+			    !strcmp(name, "MALLOC_FREQ_TOGGLE_SIGNAL"))
 				mf_say("--attach leaves %s out: the profiler installs no signal "
-				       "handler "
-				       "in a process it attaches to",
+				       "handler in a process it attaches to",
 				       name);
-				continue;
-			}
-			mf_env_put(name, strchr(*e, '=') + 1, &env);
+			else
+				mf_env_put(name, strchr(*e, '=') + 1, &env);
+			free(name);
 		}
 	mf_settings(l, dir, mf_env_put, &env);
 	env.v[env.n] = NULL;
-	int r = mf_attach_inject(l->attach, l->lib, (const char *const *)env.v);
+	char proc_dir[PATH_MAX];
+	int r = mf_attach_inject(l->attach, lib, (const char *const *)env.v, proc_dir,
+				 sizeof(proc_dir));
 	for (int i = 0; i < env.n; i++)
 		free(env.v[i]);
+	if (r > 0 && r != ENOSYS)
+		mf_say("process %d cannot record: it cannot make its profile directory in %s: %s "
+		       "(it runs as user %d); the profiler loaded into it undid itself, and passes "
+		       "every call on",
+		       (int)l->attach, dir, strerror(r), (int)uid);
+	else if (r > 0)
+		mf_say("the profiler loaded into process %d could not start there (its standard "
+		       "error says why): it records nothing, and passes every call on",
+		       (int)l->attach);
 	if (r) {
 		if (made)
 			rmdir(dir);
@@ -1006,21 +1046,7 @@ static int mf_detach_main(struct mf_launch *l)
 	if (mf_attach_check(l->detach, 1, &uid) || mf_find_tools(l) ||
 	    mf_attach_detach(l->detach, dir, sizeof(dir)))
 		return MF_EXIT_FAILED;
-	if (!dir[0]) {
-		fprintf(stderr,
-			"malloc_freq: detached from process %d, which made no call while "
-			"attached: nothing was recorded\n",
-			(int)l->detach);
-		return 0;
-	}
-	char *slash = strrchr(dir, '/'); /* (the output directory: the process's lies in it) */
-	if (slash && slash != dir)
-		*slash = 0;
-	if (!l->quiet)
-		fprintf(stderr, "malloc_freq: detached from process %d\n", (int)l->detach);
-	mf_summary(l, dir);
-	if (l->report)
-		mf_run_report(l, dir);
+	mf_detached_summary(l, l->detach, dir, "detached from");
 	return 0;
 }
 

@@ -114,6 +114,8 @@ void mf_config_load(void);
 /* interpose.c: another copy of the library was loaded first and records; this one only passes
  * every call on. */
 int mf_interpose_aside(void);
+/* interpose.c: the library started (it found the allocator, and is the copy that records). */
+int mf_interpose_started(void);
 
 /* log.c: one line on stderr, with write(2); never allocates. Nothing once descriptor 2 is no
  * longer the file mf_log_init (at start) found there. */

@@ -154,6 +154,56 @@ else
 	skip "no bash"; skip "no bash"
 fi
 
+# a program linked with the API's stub library (libmalloc_freq_api) has a malloc_freq_dir of its
+# own, which gdb may find before the profiler's: --detach calls the library's, through its handle
+prog=$MF_TESTS/prog_attach_api
+attach() { "$launcher" --attach "$pid" -o api 2> api.err; attach_rc=$?; }
+detach() { "$launcher" --detach "$pid" 2> apid.err; detach_rc=$?; after_ours=$(ours); }
+start env -u MALLOC_FREQ_CACHE
+run api.txt attach detach
+send api.txt d
+finish api.txt
+prog=$MF_TESTS/prog_attach
+is "$attach_rc/$detach_rc/$status/$after_ours" 0/0/7/0 "linked with the API's stub: attached, detached, its own status, no thread left"
+like "$(cat apid.err)" "^malloc_freq: detached from process $pid\$" "... --detach names the process (not: nothing was recorded)"
+like "$(cat apid.err)" "malloc_freq: report: .* $mf_work/api" "... and the report"
+"$MF_PRINT" api > api.sum 2> /dev/null
+is "$(grep -c 'not finalized' api.sum)" 0 "... every file final"
+"$MF_PRINT" --collapsed api > api.col 2> /dev/null
+is "$(calls api.col ';site_main;malloc$')/$(calls api.col ';site_thread;malloc$')/$(calls api.col ';plugin_site;malloc$')" 50/30/40 \
+	"... exactly the 50, 30 and 40 calls made while attached"
+is "$(tail -n 2 api.txt | head -n 1)" "its malloc_freq_dir is NULL" "... the program's own malloc_freq_dir is the stub's still"
+
+# a process that cannot make its profile directory: the attach says why, and undoes itself;
+# --detach then says the same (as root: the process runs as nobody, and $mf_work is root's only)
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	start setpriv --reuid=65534 --regid=65534 --clear-groups env -u MALLOC_FREQ_CACHE
+	: > nobody.txt; send nobody.txt a10
+	"$launcher" --attach "$pid" -o "$mf_work/nobody" 2> nobody.err; rc=$?
+	send nobody.txt a10; send nobody.txt g
+	"$launcher" --detach "$pid" 2> nobodyd.err; drc=$?
+	finish nobody.txt
+	is "$rc/$status" 125/7 "a process that cannot make its directory: --attach fails, the process goes on"
+	like "$(cat nobody.err)" "^malloc_freq: process $pid cannot record: it cannot make its profile directory in $mf_work/nobody: Permission denied \\(it runs as user 65534\\)" "... saying why"
+	[ ! -e "$mf_work/nobody" ]; ok $? "... the output directory made for it removed"
+	is "$(sed -n 3p nobody.txt)" "malloc leads to libc.so.6" "... its malloc slot led back to libc at once"
+	is "$drc" 125 "... --detach then: refused"
+	like "$(cat nobodyd.err)" "^malloc_freq: process $pid never recorded: it could not make its profile directory \\(Permission denied\\)" "... saying why"
+else
+	for i in 1 2 3 4 5 6; do skip "not root, or no setpriv: no process of another user to attach to"; done
+fi
+
+# more than 32 settings to give the process: refused before gdb runs, saying so (they were cut
+# to 32 without a word)
+start env -u MALLOC_FREQ_CACHE
+send /dev/null a1
+# shellcheck disable=SC2046 # (one word a variable)
+env $(seq -f 'MALLOC_FREQ_UNREAD_%g=1' 1 33) "$launcher" --attach "$pid" -o many 2> err; rc=$?
+finish /dev/null
+is "$rc" 125 "33 MALLOC_FREQ_ settings: --attach refused"
+like "$(cat err)" "^malloc_freq: more than 32 MALLOC_FREQ_\* settings to give the process" "... saying so"
+[ ! -e many ]; ok $? "... the output directory made for it removed"
+
 # refused, saying why
 start env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB"
 send /dev/null a1 # (its first answer: it runs, preloaded)
