@@ -193,6 +193,52 @@ else
 	for i in 1 2 3 4 5 6; do skip "not root, or no setpriv: no process of another user to attach to"; done
 fi
 
+# --attach --wait: until SIGINT (sent every 0.2 s until it ends: those that come while gdb
+# detaches are said to wait), then detached; or until the process ends
+attached() { # waits for the launcher ($waiter) to say it is attached (gdb may take seconds)
+	n=0
+	until grep -q '^malloc_freq: stop: ' "$1" || ! kill -0 "$waiter" 2> /dev/null || [ $n -ge 1200 ]; do
+		sleep 0.1; n=$((n + 1))
+	done
+}
+start env -u MALLOC_FREQ_CACHE
+: > wait.txt; send wait.txt a100
+before=$(tasks)
+"$launcher" --attach "$pid" --wait -o waitprof 2> wait.err & waiter=$!
+attached wait.err
+send wait.txt a50; send wait.txt t30
+(while kill -INT "$waiter" 2> /dev/null; do sleep 0.2; done) & pelter=$!
+wait "$waiter"; wait_rc=$?
+wait "$pelter"
+after=$(tasks); after_ours=$(ours)
+send wait.txt a70; send wait.txt t20; send wait.txt g
+finish wait.txt
+is "$wait_rc/$status" 0/7 "--attach --wait, then SIGINT: status 0; the program's own status"
+like "$(cat wait.err)" "^malloc_freq: stop: \\^C \\(SIGINT\\) or SIGTERM to malloc_freq \\(pid $waiter\\); or the process's end\$" "... it says how to stop it"
+like "$(cat wait.err)" "^malloc_freq: detaching, please wait\$" "... a SIGINT while it detaches: said to wait"
+like "$(cat wait.err)" "^malloc_freq: detached from process $pid\$" "... then detached"
+like "$(cat wait.err)" "malloc_freq: report: .* $mf_work/waitprof" "... and the report named"
+is "$after/$after_ours" "$before/0" "... no thread of the profiler's left"
+is "$(tail -n 1 wait.txt)" "end" "... the program runs on to its end"
+grep -q '^malloc leads to libc' wait.txt; ok $? "... its malloc slot led back to libc"
+"$MF_PRINT" --collapsed waitprof > wait.col 2> /dev/null
+is "$(calls wait.col ';site_main;malloc$')/$(calls wait.col ';site_thread;malloc$')" 50/30 "... exactly the 50 and 30 calls made while attached"
+start env -u MALLOC_FREQ_CACHE
+: > end.txt
+"$launcher" --attach "$pid" --wait -o endprof 2> end.err & waiter=$!
+attached end.err
+send end.txt a50
+finish end.txt
+wait "$waiter"; end_rc=$?
+is "$end_rc/$status" 0/7 "--attach --wait, then the process ends: status 0; the program's own"
+like "$(cat end.err)" "^malloc_freq: process $pid ended\$" "... said"
+like "$(cat end.err)" "malloc_freq: report: .* $mf_work/endprof" "... and the report named"
+"$MF_PRINT" endprof > end.sum 2> /dev/null
+grep 'not finalized' end.sum; is "$?" 1 "... every file final"
+"$MF_PRINT" --collapsed endprof > end.col 2> /dev/null
+is "$(calls end.col ';site_main;malloc$')" 50 "... its 50 calls"
+like "$("$MF_PRINT" --processes endprof 2> /dev/null)" "\[prog_attach\] $pid, exited 7: " "... and its end, exited 7"
+
 # more than 32 settings to give the process: refused before gdb runs, saying so (they were cut
 # to 32 without a word)
 start env -u MALLOC_FREQ_CACHE
@@ -251,4 +297,5 @@ else
 fi
 "$launcher" --attach 1 ./prog 2> err; is "$?" 2 "--attach with a program: a usage error"
 "$launcher" --detach 1 -o x 2> err; is "$?" 2 "--detach with -o: a usage error"
+"$launcher" --wait ./prog 2> err; is "$?" 2 "--wait without --attach: a usage error"
 done_testing
