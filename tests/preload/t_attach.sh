@@ -5,7 +5,10 @@
 # after it; the program's malloc slot led back at detach; a block allocated before
 # attach and freed after is no crash, with lifetimes too; after detach no thread of the
 # profiler's is left, and the program's output, errno, signals and exit status are as without
-# it; a process that cannot or must not be attached to is refused, saying why.
+# it; mf_print says the process was detached; a program linked with the API's stub (its own
+# malloc_freq_dir) detached through the library's handle; --attach --wait until SIGINT or the
+# program's end; a process that cannot or must not be attached to, or cannot make its
+# directory, is refused, saying why.
 . "$srcdir/tests/tap.sh"
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 [ -x "$launcher" ] || bail "no launcher at $launcher"
