@@ -964,15 +964,16 @@ static void mf_detached_summary(const struct mf_launch *l, pid_t pid, char *dir,
 		mf_run_report(l, dir);
 }
 
-/* --attach --wait: SIGINT or SIGTERM noted in mf_wait_stop; one that comes while gdb works in
- * the process only says to wait (gdb must finish: ended half way, it could leave the process
- * stopped in a call of its). */
+/* SIGINT and SIGTERM, from --attach's and --detach's start: one that comes while gdb works in
+ * the process only says to wait (gdb must finish: the launcher ended half way, gdb could end on
+ * a write to its pipe and leave the process in a call of its that returns nowhere); with
+ * --wait, it is noted in mf_wait_stop, and ends the wait. */
 static volatile sig_atomic_t mf_wait_stop;
-static volatile sig_atomic_t mf_wait_busy; /* 1: attaching; 2: detaching; 3: detached */
+static volatile sig_atomic_t mf_wait_busy; /* 1: attaching; 2: detaching; 0, 3: not in gdb */
 
 static void mf_wait_signal(int sig)
 {
-	static const char attaching[] = "malloc_freq: attaching, please wait (then detaching)\n",
+	static const char attaching[] = "malloc_freq: attaching, please wait\n",
 			  detaching[] = "malloc_freq: detaching, please wait\n";
 	int saved = errno;
 	if (mf_wait_busy == 1)
@@ -981,6 +982,16 @@ static void mf_wait_signal(int sig)
 		(void)!write(2, detaching, sizeof(detaching) - 1);
 	mf_wait_stop = sig;
 	errno = saved;
+}
+
+/* From now on SIGINT and SIGTERM are mf_wait_signal's; busy: what gdb does now. */
+static void mf_wait_guard(int busy)
+{
+	struct sigaction sa = {.sa_handler = mf_wait_signal, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	mf_wait_busy = busy;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
 }
 
 /* Whether process pid has ended: its pidfd readable, or without one (a kernel before 5.3),
@@ -1062,13 +1073,7 @@ static int mf_attach_main(struct mf_launch *l)
 	}
 	/* (taken now: the process it names cannot be another one that took its pid later) */
 	int pidfd = l->wait ? (int)syscall(SYS_pidfd_open, l->attach, 0) : -1;
-	if (l->wait) {
-		struct sigaction sa = {.sa_handler = mf_wait_signal, .sa_flags = SA_RESTART};
-		sigemptyset(&sa.sa_mask);
-		mf_wait_busy = 1;
-		sigaction(SIGINT, &sa, NULL);
-		sigaction(SIGTERM, &sa, NULL);
-	}
+	mf_wait_guard(1);
 	const char *mode = l->mode ? l->mode : getenv("MALLOC_FREQ_MODE");
 	int file_mode = mode ? mf_parse_mode(mode) : -1;
 	l->dir_mode = mf_dir_mode(file_mode < 0 ? 0600 : (unsigned)file_mode);
@@ -1161,8 +1166,12 @@ static int mf_detach_main(struct mf_launch *l)
 {
 	uid_t uid;
 	char dir[PATH_MAX];
-	if (mf_attach_check(l->detach, 1, &uid) || mf_find_tools(l) ||
-	    mf_attach_detach(l->detach, dir, sizeof(dir)))
+	if (mf_attach_check(l->detach, 1, &uid) || mf_find_tools(l))
+		return MF_EXIT_FAILED;
+	mf_wait_guard(2);
+	int r = mf_attach_detach(l->detach, dir, sizeof(dir));
+	mf_wait_busy = 3;
+	if (r)
 		return MF_EXIT_FAILED;
 	mf_detached_summary(l, l->detach, dir, "detached from");
 	return 0;

@@ -242,6 +242,31 @@ grep 'not finalized' end.sum; is "$?" 1 "... every file final"
 is "$(calls end.col ';site_main;malloc$')" 50 "... its 50 calls"
 like "$("$MF_PRINT" --processes endprof 2> /dev/null)" "\[prog_attach\] $pid, exited 7: " "... and its end, exited 7"
 
+# --detach with SIGTERM sent to it every 0.2 s until it ends (SIGINT: ignored by a job started
+# with &): gdb is not ended half way, the detach is done and the program runs on
+start env -u MALLOC_FREQ_CACHE
+: > term.txt
+"$launcher" --attach "$pid" -q -o termprof 2> /dev/null
+send term.txt a50
+"$launcher" --detach "$pid" 2> term.err & waiter=$!
+# (from when its gdb runs: /proc's stat of a process "(gdb)" whose parent is the launcher)
+n=0
+until grep -qs "^[0-9]* (gdb) . $waiter " /proc/[0-9]*/stat || ! kill -0 "$waiter" 2> /dev/null ||
+	[ $n -ge 1200 ]; do
+	sleep 0.05; n=$((n + 1))
+done
+(while kill -TERM "$waiter" 2> /dev/null; do sleep 0.2; done) & pelter=$!
+wait "$waiter"; term_rc=$?
+wait "$pelter"
+send term.txt a70; send term.txt g
+finish term.txt
+is "$term_rc/$status" 0/7 "--detach, SIGTERM while gdb works: status 0; the program's own status"
+like "$(cat term.err)" "^malloc_freq: detaching, please wait\$" "... said to wait"
+like "$(cat term.err)" "^malloc_freq: detached from process $pid\$" "... then detached"
+is "$(tail -n 2 term.txt | head -n 1)" "malloc leads to libc.so.6" "... its malloc slot led back to libc"
+"$MF_PRINT" --collapsed termprof > term.col 2> /dev/null
+is "$(calls term.col ';site_main;malloc$')" 50 "... exactly the 50 calls made while attached"
+
 # more than 32 settings to give the process: refused before gdb runs, saying so (they were cut
 # to 32 without a word)
 start env -u MALLOC_FREQ_CACHE
