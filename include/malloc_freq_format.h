@@ -49,7 +49,9 @@
 #define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC "MFMODS\r\n"
 #define MF_PROCESS_MAGIC "MFPROC\r\n"
-/* 10: snapshots after the first of a chain hold what changed (snapshot record's builds_on,
+/* 11: the process record's MF_PROCESS_DETACHED and detached_ns (a process attached to, then
+ * detached from: older readers take it for one running or ended unrecorded, as before);
+ * 10: snapshots after the first of a chain hold what changed (snapshot record's builds_on,
  * the thread header's snap_* words), and name ended threads' files in `ended`;
  * 9: the thread's timeline (struct mf_timeline_record) in its header page;
  * 8: struct mf_life has max_blocks and lifetime_ns (MF_LIFE_SLOTS grew from 18 to 19);
@@ -333,6 +335,10 @@ enum mf_process_counter {
  * exit() and _exit(): it writes no end of its own; a parent's is its exit. Since version 7;
  * zero in older records. */
 #define MF_PROCESS_RAW_EXIT 16u
+/* malloc_freq --detach stopped recording in this process at detached_ns (it was attached to:
+ * its record was made then, at start_ns); state stays MF_PROCESS_RUNNING, as nothing writes its
+ * end after. Since version 11; zero in older records. */
+#define MF_PROCESS_DETACHED 32u
 
 struct mf_process_record {
 	char magic[8];
@@ -355,11 +361,13 @@ struct mf_process_record {
 	char exec_from[MF_EXEC_FROM_LEN]; /* the directory's name (no path) of the image this one
 					     replaced, NUL-terminated; empty: none */
 	uint64_t counters[192];		  /* enum mf_process_counter; the rest zero, reserved */
-	uint64_t image_ns;     /* CLOCK_REALTIME when the profiler was loaded into this image (its
-				  exec or start), which a forked child keeps: names the image that
-				  forked it among its parent's. Since version 7; 0: not known (older
-				  writers) */
-	uint64_t reserved[44]; /* zero */
+	uint64_t image_ns; /* CLOCK_REALTIME when the profiler was loaded into this image (its
+			      exec or start), which a forked child keeps: names the image that
+			      forked it among its parent's. Since version 7; 0: not known (older
+			      writers) */
+	uint64_t
+	    detached_ns; /* with MF_PROCESS_DETACHED, when (CLOCK_REALTIME); since version 11 */
+	uint64_t reserved[43]; /* zero */
 	char exe[MF_PATH_LEN]; /* the executable, /proc/<pid>/exe at start */
 	char cmdline[MF_CMDLINE_LEN];
 };

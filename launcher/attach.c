@@ -89,8 +89,9 @@ static int mf_attach_may_trace_all(void)
 	return v && (strtoull(v, NULL, 16) >> 19 & 1);
 }
 
-/* A library of the profiler mapped in pid (not the API's stub library)? 1, 0; -1: unreadable. */
-static int mf_attach_loaded(pid_t pid)
+/* A library of the profiler mapped in pid (not the API's stub library)? 1 (its path into lib,
+ * size bytes, when lib is not NULL), 0; -1: unreadable. */
+static int mf_attach_loaded(pid_t pid, char *lib, size_t size)
 {
 	char path[64], line[4096 + 256];
 	snprintf(path, sizeof(path), "/proc/%d/maps", (int)pid);
@@ -99,9 +100,16 @@ static int mf_attach_loaded(pid_t pid)
 		return -1;
 	int found = 0;
 	while (!found && fgets(line, sizeof(line), f)) {
-		const char *slash = strrchr(line, '/');
+		const char *slash = strrchr(line, '/'), *start = strchr(line, '/');
 		found = slash && !strncmp(slash + 1, "libmalloc_freq", 14) &&
 			strncmp(slash + 1, "libmalloc_freq_api", 18);
+		if (found && lib) {
+			/* (the name it was opened by, also once the file was replaced) */
+			size_t len = strcspn(start, "\n");
+			if (len > 10 && !strncmp(start + len - 10, " (deleted)", 10))
+				len -= 10;
+			snprintf(lib, size, "%.*s", (int)len, start);
+		}
 	}
 	fclose(f);
 	return found;
@@ -152,7 +160,7 @@ int mf_attach_check(pid_t pid, int detach, uid_t *uid)
 		       (int)pid, real);
 		return -1;
 	}
-	int loaded = mf_attach_loaded(pid);
+	int loaded = mf_attach_loaded(pid, NULL, 0);
 	if (loaded < 0) {
 		mf_say("cannot read /proc/%d/maps: %s%s", (int)pid, strerror(errno),
 		       mf_attach_scope());
@@ -305,12 +313,17 @@ static void mf_attach_add(struct mf_attach_text *t, const char *fmt, ...)
 	t->len += (size_t)n;
 }
 
-/* The functions the script calls, libc's, looked up in libc with dlsym: gdb may find ld.so's
+/* The functions the scripts call, libc's, looked up in libc with dlsym: gdb may find ld.so's
  * copies first (ld.so's unsetenv works on ld.so's copy of the environment), and a program may
  * define its own (bash keeps its variables apart from libc's environment, which the library
- * reads). The last name is libc's own. */
-static const char *const mf_attach_fns[] = {"__errno_location", "getenv", "setenv",   "unsetenv",
-					    "putenv",		"munmap", "libc.so.6"};
+ * reads). Then libc's own name; then the library's functions, looked up through its handle
+ * (a program linked with libmalloc_freq_api has functions of those names too, which gdb's
+ * lookup by name may find first). */
+static const char *const mf_attach_fns[] = {"__errno_location", "getenv",
+					    "setenv",		"unsetenv",
+					    "putenv",		"munmap",
+					    "libc.so.6",	"malloc_freq_attached",
+					    "malloc_freq_dir",	"malloc_freq_detach"};
 enum {
 	MF_FN_ERRNO,
 	MF_FN_GETENV,
@@ -318,7 +331,11 @@ enum {
 	MF_FN_UNSETENV,
 	MF_FN_PUTENV,
 	MF_FN_MUNMAP,
-	MF_FN_LIBC
+	MF_FN_LIBC,
+	MF_FN_ATTACHED,
+	MF_FN_DIR,
+	MF_FN_DETACH,
+	MF_FN_COUNT
 };
 
 /* The strings, one after another, into page: each setting's name and value, the library's
@@ -328,7 +345,7 @@ static size_t mf_attach_strings(char *page, size_t size, const char *const *env,
 {
 	size_t at = 0;
 	int k = 0;
-	for (int i = 0; i <= 2 * n + 7; i++) {
+	for (int i = 0; i <= 2 * n + MF_FN_COUNT; i++) {
 		const char *from, *to;
 		if (i < 2 * n) {
 			const char *eq = strchr(env[i / 2], '=');
@@ -348,51 +365,107 @@ static size_t mf_attach_strings(char *page, size_t size, const char *const *env,
 	return at;
 }
 
-int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
+enum { MF_ATTACH_MAX_ENV = 32, MF_ATTACH_PAGE = 65536 };
+
+/* A script's start: a page mapped in the process with the strings (at bytes; gdb's own string
+ * literals would be allocated with the program's malloc), libc's functions looked up (fn: their
+ * names' offsets), errno kept. Its end: mf_attach_script_end. */
+static void mf_attach_script_begin(struct mf_attach_text *t, const char *strings, size_t at,
+				   const size_t *fn)
 {
-	enum { MAX_ENV = 32, PAGE = 65536 };
-	static char strings[PAGE];
-	size_t off[2 * MAX_ENV + 9];
-	int n = 0;
-	while (env[n] && n < MAX_ENV)
-		n++;
-	size_t at = mf_attach_strings(strings, PAGE, env, n, lib, off);
-	if (!at) {
-		mf_say("the settings and the library's path are too long");
-		return -1;
-	}
-	const size_t *fn = off + 2 * n + 1; /* (the functions' names) */
-	struct mf_attach_text t = {malloc(4096), 0, 4096};
-	mf_attach_add(&t,
+	mf_attach_add(t,
 		      "set $mf_page = (char *)((void *(*)(void *, unsigned long, int, int, int, "
 		      "long))mmap)(0, %d, 3, 34, -1, 0)\n"
 		      "if $mf_page == (char *)-1\n"
 		      "  printf \"mf-error cannot map a page in the process\\n\"\n"
 		      "else\n"
 		      "  set {char[%zu]}$mf_page = \"",
-		      PAGE, at + 1);
+		      MF_ATTACH_PAGE, at + 1);
 	for (size_t i = 0; i < at; i++) {
 		unsigned char c = (unsigned char)strings[i];
 		if (c >= 0x20 && c < 0x7f && c != '"' && c != '\\')
-			mf_attach_add(&t, "%c", c);
+			mf_attach_add(t, "%c", c);
 		else
-			mf_attach_add(&t, "\\%03o", c);
+			mf_attach_add(t, "\\%03o", c);
 	}
-	mf_attach_add(&t, "\"\n");
-	mf_attach_add(&t,
+	mf_attach_add(t, "\"\n");
+	mf_attach_add(t,
 		      "  set $mf_libc = ((void *(*)(const char *, int))dlopen)($mf_page + %zu, "
 		      "5)\n",
 		      fn[MF_FN_LIBC]);
 	for (int f = 0; f < MF_FN_LIBC; f++)
-		mf_attach_add(&t,
+		mf_attach_add(t,
 			      "  set $mf_fn%d = ((void *(*)(void *, const char *))dlsym)($mf_libc, "
 			      "$mf_page + %zu)\n",
 			      f, fn[f]);
-	/* (errno first, put back last; a variable the process had is put back as it was) */
-	mf_attach_add(&t,
+	/* (errno first, put back last) */
+	mf_attach_add(t,
 		      "  set $mf_errno = ((int *(*)(void))$mf_fn%d)()\n"
 		      "  set $mf_errno_was = *$mf_errno\n",
 		      MF_FN_ERRNO);
+}
+
+static void mf_attach_script_end(struct mf_attach_text *t)
+{
+	mf_attach_add(t,
+		      "  call (void)((int (*)(void *, unsigned long))$mf_fn%d)($mf_page, %d)\n"
+		      "  set var *$mf_errno = $mf_errno_was\n"
+		      "end\n",
+		      MF_FN_MUNMAP, MF_ATTACH_PAGE);
+}
+
+/* The library's functions, looked up through its handle $mf_handle: $mf_fn7 to $mf_fn9. The
+ * handle (a reference more to a library that stays loaded) is not closed. */
+static void mf_attach_script_own(struct mf_attach_text *t, const size_t *fn, const char *indent)
+{
+	for (int f = MF_FN_ATTACHED; f < MF_FN_COUNT; f++)
+		mf_attach_add(
+		    t,
+		    "%sset $mf_fn%d = ((void *(*)(void *, const char *))dlsym)($mf_handle, "
+		    "$mf_page + %zu)\n",
+		    indent, f, fn[f]);
+}
+
+/* Runs the script text and checks that gdb ran it (a line "mf-" key): its output into out
+ * (MF_ATTACH_PAGE bytes). 0, or -1 after saying why not (what: "loading the profiler into"). */
+static int mf_attach_run(pid_t pid, struct mf_attach_text *t, char *out, const char *key,
+			 const char *what)
+{
+	char line[64];
+	if (!t->s || !out) {
+		mf_say("out of memory");
+		return -1;
+	}
+	int r = mf_attach_gdb(pid, t->s, out, MF_ATTACH_PAGE);
+	if (!r && !mf_attach_line(out, key, line, sizeof(line))) {
+		mf_attach_gdb_failed(pid, out, what);
+		r = -1;
+	}
+	return r;
+}
+
+int mf_attach_inject(pid_t pid, const char *lib, const char *const *env, char *dir, size_t size)
+{
+	static char strings[MF_ATTACH_PAGE];
+	size_t off[2 * MF_ATTACH_MAX_ENV + MF_FN_COUNT + 1];
+	int n = 0;
+	while (env[n] && n < MF_ATTACH_MAX_ENV)
+		n++;
+	if (env[n]) {
+		mf_say("more than %d MALLOC_FREQ_* settings to give the process: it cannot be "
+		       "attached to with them",
+		       MF_ATTACH_MAX_ENV);
+		return -1;
+	}
+	size_t at = mf_attach_strings(strings, MF_ATTACH_PAGE, env, n, lib, off);
+	if (!at) {
+		mf_say("the settings and the library's path are too long");
+		return -1;
+	}
+	const size_t *fn = off + 2 * n + 1; /* (the functions' names) */
+	struct mf_attach_text t = {malloc(4096), 0, 4096};
+	mf_attach_script_begin(&t, strings, at, fn);
+	/* (a variable the process had is put back as it was) */
 	for (int i = 0; i < n; i++)
 		mf_attach_add(&t,
 			      "  set $mf_had%d = ((char *(*)(const char *))$mf_fn%d)($mf_page + "
@@ -401,6 +474,8 @@ int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
 			      "($mf_page + %zu, $mf_page + %zu, 1)\n",
 			      i, MF_FN_GETENV, off[2 * i], MF_FN_SETENV, off[2 * i],
 			      off[2 * i + 1]);
+	/* (loaded, the library is asked whether it records: it makes its directory now; if it
+	 * cannot, its work is undone at once, and the process goes on as before) */
 	mf_attach_add(&t,
 		      "  set $mf_handle = ((void *(*)(const char *, int))dlopen)($mf_page + %zu, "
 		      "2)\n"
@@ -408,9 +483,28 @@ int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
 		      "    set $mf_why = ((char *(*)(void))dlerror)()\n"
 		      "    printf \"mf-error %%s\\n\", $mf_why\n"
 		      "  else\n"
-		      "    printf \"mf-handle %%lx\\n\", $mf_handle\n"
-		      "  end\n",
+		      "    printf \"mf-handle %%lx\\n\", $mf_handle\n",
 		      off[2 * n]);
+	mf_attach_script_own(&t, fn, "    ");
+	mf_attach_add(&t,
+		      "    if $mf_fn%d == 0 || $mf_fn%d == 0 || $mf_fn%d == 0\n"
+		      "      printf \"mf-error the library has no malloc_freq_attached: it is not "
+		      "this launcher's\\n\"\n"
+		      "    else\n"
+		      "      set $mf_started = ((int (*)(void))$mf_fn%d)()\n"
+		      "      printf \"mf-started %%d\\n\", $mf_started\n"
+		      "      if $mf_started == 0\n"
+		      "        set $mf_dir = ((char *(*)(void))$mf_fn%d)()\n"
+		      "        if $mf_dir != 0\n"
+		      "          printf \"mf-dir %%s\\n\", $mf_dir\n"
+		      "        end\n"
+		      "      else\n"
+		      "        printf \"mf-undone %%d\\n\", ((int (*)(void))$mf_fn%d)()\n"
+		      "      end\n"
+		      "    end\n"
+		      "  end\n",
+		      MF_FN_ATTACHED, MF_FN_DIR, MF_FN_DETACH, MF_FN_ATTACHED, MF_FN_DIR,
+		      MF_FN_DETACH);
 	for (int i = 0; i < n; i++)
 		mf_attach_add(&t,
 			      "  if $mf_had%d != 0\n"
@@ -420,55 +514,91 @@ int mf_attach_inject(pid_t pid, const char *lib, const char *const *env)
 			      "  end\n",
 			      i, MF_FN_PUTENV, i, off[2 * i + 1] - off[2 * i], MF_FN_UNSETENV,
 			      off[2 * i]);
-	mf_attach_add(&t,
-		      "  call (void)((int (*)(void *, unsigned long))$mf_fn%d)($mf_page, %d)\n"
-		      "  set var *$mf_errno = $mf_errno_was\n"
-		      "end\n",
-		      MF_FN_MUNMAP, PAGE);
-	char *out = malloc(PAGE), handle[64];
-	if (!t.s || !out) {
-		free(t.s), free(out);
-		mf_say("out of memory");
-		return -1;
-	}
-	int r = mf_attach_gdb(pid, t.s, out, PAGE);
+	mf_attach_script_end(&t);
+	char *out = malloc(MF_ATTACH_PAGE), started[64];
+	int r = mf_attach_run(pid, &t, out, "mf-started ", "loading the profiler into");
 	free(t.s);
-	if (!r && !mf_attach_line(out, "mf-handle ", handle, sizeof(handle))) {
-		mf_attach_gdb_failed(pid, out, "loading the profiler into");
-		r = -1;
-	}
+	dir[0] = 0;
+	if (!r && mf_attach_line(out, "mf-started ", started, sizeof(started)) &&
+	    atoi(started) != 0)
+		r = -atoi(started) > 0 ? -atoi(started) : EIO; /* (the caller says it) */
+	if (!r)
+		mf_attach_line(out, "mf-dir ", dir, size);
 	free(out);
 	return r;
 }
 
 int mf_attach_detach(pid_t pid, char *dir, size_t size)
 {
-	char *out = malloc(65536), result[64];
-	if (!out) {
-		mf_say("out of memory");
+	static char strings[MF_ATTACH_PAGE];
+	char lib[4096], result[64], started[64];
+	size_t off[MF_FN_COUNT + 1];
+	dir[0] = 0;
+	if (mf_attach_loaded(pid, lib, sizeof(lib)) <= 0) {
+		mf_say("process %d is not profiled", (int)pid);
 		return -1;
 	}
-	/* (malloc_freq_detach keeps errno; malloc_freq_dir touches none) */
-	static const char script[] =
-	    "set $mf_dir = ((char *(*)(void))malloc_freq_dir)()\n"
-	    "if $mf_dir != 0\n"
-	    "  printf \"mf-dir %s\\n\", $mf_dir\n"
-	    "end\n"
-	    "printf \"mf-result %d\\n\", ((int (*)(void))malloc_freq_detach)()\n";
-	int r = mf_attach_gdb(pid, script, out, 65536);
-	dir[0] = 0;
-	if (!r && !mf_attach_line(out, "mf-result ", result, sizeof(result))) {
-		mf_attach_gdb_failed(pid, out, "detaching from");
+	size_t at = mf_attach_strings(strings, MF_ATTACH_PAGE, NULL, 0, lib, off);
+	if (!at) {
+		mf_say("the library's path is too long: %s", lib);
+		return -1;
+	}
+	const size_t *fn = off + 1;
+	struct mf_attach_text t = {malloc(4096), 0, 4096};
+	mf_attach_script_begin(&t, strings, at, fn);
+	/* (the library by its path, RTLD_NOLOAD: the one loaded, never another) */
+	mf_attach_add(&t,
+		      "  set $mf_handle = ((void *(*)(const char *, int))dlopen)($mf_page + %zu, "
+		      "5)\n"
+		      "  if $mf_handle == 0\n"
+		      "    printf \"mf-error the profiler's library is not loaded as %%s\\n\", "
+		      "$mf_page + %zu\n"
+		      "  else\n",
+		      off[0], off[0]);
+	mf_attach_script_own(&t, fn, "    ");
+	mf_attach_add(&t,
+		      "    if $mf_fn%d == 0 || $mf_fn%d == 0\n"
+		      "      printf \"mf-error the library loaded has no malloc_freq_detach\\n\"\n"
+		      "    else\n"
+		      "      if $mf_fn%d != 0\n"
+		      "        printf \"mf-started %%d\\n\", ((int (*)(void))$mf_fn%d)()\n"
+		      "      end\n"
+		      "      set $mf_dir = ((char *(*)(void))$mf_fn%d)()\n"
+		      "      if $mf_dir != 0\n"
+		      "        printf \"mf-dir %%s\\n\", $mf_dir\n"
+		      "      end\n"
+		      "      printf \"mf-result %%d\\n\", ((int (*)(void))$mf_fn%d)()\n"
+		      "    end\n"
+		      "  end\n",
+		      MF_FN_DIR, MF_FN_DETACH, MF_FN_ATTACHED, MF_FN_ATTACHED, MF_FN_DIR,
+		      MF_FN_DETACH);
+	mf_attach_script_end(&t);
+	char *out = malloc(MF_ATTACH_PAGE);
+	int r = mf_attach_run(pid, &t, out, "mf-result ", "detaching from");
+	free(t.s);
+	int start =
+	    !r && mf_attach_line(out, "mf-started ", started, sizeof(started)) ? atoi(started) : 0;
+	int res = r ? 0 : atoi(mf_attach_line(out, "mf-result ", result, sizeof(result)));
+	if (r) {
+	} else if (start == -ENOSYS) {
+		mf_say("the profiler loaded into process %d could not start there (its standard "
+		       "error said why): it recorded nothing, and passes every call on",
+		       (int)pid);
 		r = -1;
-	} else if (!r && atoi(result) == -EPERM) {
+	} else if (start < 0 && start != -EPERM) {
+		mf_say("process %d never recorded: it could not make its profile directory (%s) "
+		       "when attached to, and the profiler undid itself then; nothing to detach",
+		       (int)pid, strerror(-start));
+		r = -1;
+	} else if (res == -EPERM) {
 		mf_say("process %d was started under the profiler, not attached to: it "
 		       "records until it ends",
 		       (int)pid);
 		r = -1;
-	} else if (!r && atoi(result) == -EALREADY) {
+	} else if (res == -EALREADY) {
 		mf_say("process %d was detached from already", (int)pid);
 		r = -1;
-	} else if (!r && atoi(result) != 0) {
+	} else if (res != 0) {
 		mf_say("process %d: some of its calls could not be led back to the "
 		       "allocator; recording has stopped",
 		       (int)pid);

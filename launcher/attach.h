@@ -13,12 +13,17 @@ int mf_attach_elf_static(const char *path);
  * it may be traced, it is dynamically linked, it is not profiled yet (or is, for a detach),
  * gdb is there. 0, or -1 after saying why not. *uid: the process's user. */
 int mf_attach_check(pid_t pid, int detach, uid_t *uid);
-/* The library at lib (an absolute path) loaded into pid, with the settings env ("NAME=VALUE",
- * NULL-terminated) in its environment while it starts, taken out after. 0, or -1 after saying
- * why not. */
-int mf_attach_inject(pid_t pid, const char *lib, const char *const *env);
-/* Recording in pid stopped, the files final; its process directory into dir (size bytes).
- * 0, or -1 after saying why not. */
+/* The library at lib (an absolute path, no symbolic link) loaded into pid, with the settings
+ * env ("NAME=VALUE", NULL-terminated, 32 at most) in its environment while it starts, taken
+ * out after; then asked whether it records (it makes its process directory), and undone at
+ * once when it does not. 0: it records, its process directory in dir (size bytes; "" if not
+ * said); -1 after saying why not; an errno (not said): the library loaded, but the process
+ * could not make its directory (ENOSYS: the library could not start, and said why on the
+ * process's stderr). */
+int mf_attach_inject(pid_t pid, const char *lib, const char *const *env, char *dir, size_t size);
+/* Recording in pid stopped, the files final (the library found by the path mapped in pid, and
+ * its functions through its handle, not by name); its process directory into dir (size bytes).
+ * 0, or -1 after saying why not (also when the attach never recorded). */
 int mf_attach_detach(pid_t pid, char *dir, size_t size);
 
 #endif

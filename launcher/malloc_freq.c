@@ -18,7 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <poll.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -51,6 +53,7 @@ struct mf_launch {
 	int snapshot_signal, toggle_signal; /* 0: not given */
 	int report, quiet;
 	pid_t attach, detach; /* --attach PID, --detach PID; 0: not given */
+	int wait;	      /* --wait: with --attach, detach at SIGINT or SIGTERM */
 	char **argv;	      /* the program and its arguments */
 	char base[PATH_MAX];  /* without -o: where malloc_freq.<pid> is made */
 	char lib[PATH_MAX];
@@ -60,7 +63,8 @@ struct mf_launch {
 static void mf_usage(FILE *out)
 {
 	fputs("Usage: malloc_freq [OPTIONS] [--] PROGRAM [ARGS]...\n"
-	      "       malloc_freq --attach PID [OPTIONS]    malloc_freq --detach PID\n"
+	      "       malloc_freq --attach PID [--wait] [OPTIONS]\n"
+	      "       malloc_freq --detach PID\n"
 	      "Runs PROGRAM with libmalloc_freq.so preloaded: every call to malloc and its\n"
 	      "eight siblings is counted by call stack, in PROGRAM and in every process it\n"
 	      "starts (fork, exec, shell scripts, builds), with no rebuild. When PROGRAM ends,\n"
@@ -108,8 +112,11 @@ static void mf_usage(FILE *out)
 	      "                        [MALLOC_FREQ_MODE]\n"
 	      "      --attach PID      profile the running process PID from now on (with\n"
 	      "                        gdb; dynamically linked; this user's, or as root),\n"
-	      "                        into DIR (-o) or malloc_freq.PID; no --report nor\n"
-	      "                        signal options\n"
+	      "                        into DIR (-o) or malloc_freq.PID; no signal options,\n"
+	      "                        no --report without --wait\n"
+	      "      --wait            with --attach: stay until ^C (SIGINT) or SIGTERM, then\n"
+	      "                        detach; or until the process ends; then the summary\n"
+	      "                        (and --report's report)\n"
 	      "      --detach PID      stop recording in PID, attached to before: it goes on\n"
 	      "                        with its allocator, the files final; the summary (and\n"
 	      "                        --report's report)\n"
@@ -134,6 +141,7 @@ static void mf_usage(FILE *out)
 	      "  mf_print --html prof.html prof        the flame graph, one page for a browser\n"
 	      "  malloc_freq --attach 4242 -o prof     a running server, from now on ...\n"
 	      "  malloc_freq --detach 4242             ... until now; it runs on\n"
+	      "  malloc_freq --attach 4242 --wait      the same, until ^C\n"
 	      "  malloc_freq --snapshot-signal USR1 -o prof ./server &\n"
 	      "  kill -USR1 $!; mf_print --list prof   a snapshot of the running server (once\n"
 	      "                                        prof/ is there: malloc_freq is up)\n"
@@ -191,7 +199,8 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 		OPT_SNAPSHOT_INTERVAL,
 		OPT_MODE,
 		OPT_ATTACH,
-		OPT_DETACH
+		OPT_DETACH,
+		OPT_WAIT
 	};
 	static const struct option opts[] = {
 	    {"output", required_argument, NULL, 'o'},
@@ -210,6 +219,7 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 	    {"mode", required_argument, NULL, OPT_MODE},
 	    {"attach", required_argument, NULL, OPT_ATTACH},
 	    {"detach", required_argument, NULL, OPT_DETACH},
+	    {"wait", no_argument, NULL, OPT_WAIT},
 	    {"quiet", no_argument, NULL, 'q'},
 	    {"help", no_argument, NULL, 'h'},
 	    {"version", no_argument, NULL, 'V'},
@@ -307,6 +317,9 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 						      optarg);
 			*(c == OPT_ATTACH ? &l->attach : &l->detach) = (pid_t)atoi(optarg);
 			break;
+		case OPT_WAIT:
+			l->wait = 1;
+			break;
 		case 'q':
 			l->quiet = 1;
 			break;
@@ -333,10 +346,13 @@ static int mf_parse_args(int argc, char **argv, struct mf_launch *l)
 				      l->attach ? "--attach" : "--detach");
 	if (l->attach && l->detach)
 		return mf_usage_error("--attach and --detach: give one");
-	if (l->attach && (l->snapshot_signal || l->toggle_signal || l->report))
+	if (l->wait && !l->attach)
+		return mf_usage_error("--wait goes with --attach");
+	if (l->attach && (l->snapshot_signal || l->toggle_signal || (l->report && !l->wait)))
 		return mf_usage_error("--attach: no %s (%s)",
 				      l->report ? "--report" : "signal options",
-				      l->report ? "the process goes on; --detach --report reports"
+				      l->report ? "the process goes on; --detach --report reports, "
+						  "or --attach --wait --report"
 						: "the program's own signals are left as they are");
 	if (l->detach && (l->out || l->sample || l->seed || l->depth || l->unwind || l->cache ||
 			  l->weight || l->start_off || l->lifetimes || l->snapshot_signal ||
@@ -924,12 +940,140 @@ static void mf_env_put(const char *name, const char *value, void *arg)
 
 extern char **environ;
 
-/* malloc_freq --attach PID: the output directory, then the library loaded into the process. */
+/* What recording stopped in process pid left: the summary of the output directory (dir, the
+ * process directory, is cut to it), and with --report the report; how: "detached from". */
+static void mf_detached_summary(const struct mf_launch *l, pid_t pid, char *dir, const char *how)
+{
+	char *slash = strrchr(dir, '/'); /* (the output directory: the process's lies in it) */
+	if (slash && slash != dir)
+		*slash = 0;
+	struct mf_totals t = {0};
+	if (dir[0])
+		mf_count(dir, &t);
+	if (!t.threads) { /* (its directory, made at the attach, holds no thread's file) */
+		fprintf(stderr,
+			"malloc_freq: %s process %d, which made no call while attached: "
+			"nothing was recorded\n",
+			how, (int)pid);
+		return;
+	}
+	if (!l->quiet)
+		fprintf(stderr, "malloc_freq: %s process %d\n", how, (int)pid);
+	mf_summary(l, dir);
+	if (l->report)
+		mf_run_report(l, dir);
+}
+
+/* SIGINT and SIGTERM, from --attach's and --detach's start: one that comes while gdb works in
+ * the process only says to wait (gdb must finish: the launcher ended half way, gdb could end on
+ * a write to its pipe and leave the process in a call of its that returns nowhere); with
+ * --wait, it is noted in mf_wait_stop, and ends the wait. */
+static volatile sig_atomic_t mf_wait_stop;
+static volatile sig_atomic_t mf_wait_busy; /* 1: attaching; 2: detaching; 0, 3: not in gdb */
+
+static void mf_wait_signal(int sig)
+{
+	static const char attaching[] = "malloc_freq: attaching, please wait\n",
+			  detaching[] = "malloc_freq: detaching, please wait\n";
+	int saved = errno;
+	if (mf_wait_busy == 1)
+		(void)!write(2, attaching, sizeof(attaching) - 1);
+	else if (mf_wait_busy == 2)
+		(void)!write(2, detaching, sizeof(detaching) - 1);
+	mf_wait_stop = sig;
+	errno = saved;
+}
+
+/* From now on SIGINT and SIGTERM are mf_wait_signal's; busy: what gdb does now. */
+static void mf_wait_guard(int busy)
+{
+	struct sigaction sa = {.sa_handler = mf_wait_signal, .sa_flags = SA_RESTART};
+	sigemptyset(&sa.sa_mask);
+	mf_wait_busy = busy;
+	sigaction(SIGINT, &sa, NULL);
+	sigaction(SIGTERM, &sa, NULL);
+}
+
+/* Whether process pid has ended: its pidfd readable, or without one (a kernel before 5.3),
+ * no such process or a zombie. */
+static int mf_wait_ended(pid_t pid, int pidfd)
+{
+	if (pidfd >= 0) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		return poll(&p, 1, 0) == 1;
+	}
+	char path[64], buf[512];
+	snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
+	FILE *f = fopen(path, "re");
+	size_t n = f ? fread(buf, 1, sizeof(buf) - 1, f) : 0;
+	if (f)
+		fclose(f);
+	buf[n] = 0;
+	const char *paren = strrchr(buf, ')');
+	return !paren || paren[1] != ' ' || paren[2] == 'Z' || paren[2] == 'X';
+}
+
+/* --attach --wait, once attached: until SIGINT or SIGTERM (then detached), or the process's
+ * end. dir: the output directory. */
+static int mf_attach_wait(struct mf_launch *l, int pidfd, const char *dir)
+{
+	sigset_t stop, unblocked;
+	sigemptyset(&stop);
+	sigaddset(&stop, SIGINT);
+	sigaddset(&stop, SIGTERM);
+	sigprocmask(SIG_BLOCK, &stop, &unblocked);
+	sigdelset(&unblocked, SIGINT);
+	sigdelset(&unblocked, SIGTERM);
+	int ended = 0;
+	while (!mf_wait_stop && !(ended = mf_wait_ended(l->attach, pidfd))) {
+		struct pollfd p = {.fd = pidfd, .events = POLLIN};
+		struct timespec tick = {0, 200000000}; /* (without a pidfd: a look each 200 ms) */
+		ppoll(&p, pidfd >= 0, pidfd >= 0 ? NULL : &tick, &unblocked);
+	}
+	mf_wait_busy = ended ? 3 : 2;
+	sigprocmask(SIG_UNBLOCK, &stop, NULL);
+	char out[PATH_MAX];
+	if (ended) {
+		fprintf(stderr, "malloc_freq: process %d ended\n", (int)l->attach);
+		snprintf(out, sizeof(out), "%s", dir);
+		mf_summary(l, out);
+		if (l->report)
+			mf_run_report(l, out);
+		return 0;
+	}
+	if (!l->quiet)
+		fprintf(stderr, "malloc_freq: %s: detaching from process %d\n",
+			mf_wait_stop == SIGINT ? "SIGINT" : "SIGTERM", (int)l->attach);
+	char proc_dir[PATH_MAX];
+	int r = mf_attach_detach(l->attach, proc_dir, sizeof(proc_dir));
+	mf_wait_busy = 3; /* (gdb is done: another signal is ignored, and not said in the lines) */
+	if (r) {
+		if (!mf_wait_ended(l->attach, pidfd))
+			return MF_EXIT_FAILED;
+		fprintf(stderr, "malloc_freq: process %d ended meanwhile\n", (int)l->attach);
+		snprintf(out, sizeof(out), "%s", dir);
+		mf_summary(l, out);
+		return 0;
+	}
+	mf_detached_summary(l, l->attach, proc_dir, "detached from");
+	return 0;
+}
+
+/* malloc_freq --attach PID: the output directory, then the library loaded into the process;
+ * with --wait, then mf_attach_wait. */
 static int mf_attach_main(struct mf_launch *l)
 {
 	uid_t uid;
 	if (mf_attach_check(l->attach, 0, &uid) || mf_find_tools(l))
 		return MF_EXIT_FAILED;
+	char lib[PATH_MAX]; /* (no symbolic link: --detach finds it by the path the process maps) */
+	if (!realpath(l->lib, lib)) {
+		mf_say("%s: %s", l->lib, strerror(errno));
+		return MF_EXIT_FAILED;
+	}
+	/* (taken now: the process it names cannot be another one that took its pid later) */
+	int pidfd = l->wait ? (int)syscall(SYS_pidfd_open, l->attach, 0) : -1;
+	mf_wait_guard(1);
 	const char *mode = l->mode ? l->mode : getenv("MALLOC_FREQ_MODE");
 	int file_mode = mode ? mf_parse_mode(mode) : -1;
 	l->dir_mode = mf_dir_mode(file_mode < 0 ? 0600 : (unsigned)file_mode);
@@ -963,39 +1107,58 @@ static int mf_attach_main(struct mf_launch *l)
 	struct mf_env_list env = {.n = 0};
 	for (char **e = environ; *e; e++)
 		if (!strncmp(*e, "MALLOC_FREQ_", 12) && strchr(*e, '=')) {
-			char name[64];
-			snprintf(name, sizeof(name), "%.*s", (int)(strchr(*e, '=') - *e), *e);
+			char *name = strndup(*e, (size_t)(strchr(*e, '=') - *e));
+			if (!name)
+				continue;
 			/* (a handler installed in a running process would outlive the detach: as
 			 * --snapshot-signal and --toggle-signal, refused) */
 			if (!strcmp(name, "MALLOC_FREQ_SNAPSHOT_SIGNAL") ||
-			    !strcmp(name, "MALLOC_FREQ_TOGGLE_SIGNAL")) {
+			    !strcmp(name, "MALLOC_FREQ_TOGGLE_SIGNAL"))
 				mf_say("--attach leaves %s out: the profiler installs no signal "
-				       "handler "
-				       "in a process it attaches to",
+				       "handler in a process it attaches to",
 				       name);
-				continue;
-			}
-			mf_env_put(name, strchr(*e, '=') + 1, &env);
+			else
+				mf_env_put(name, strchr(*e, '=') + 1, &env);
+			free(name);
 		}
 	mf_settings(l, dir, mf_env_put, &env);
 	env.v[env.n] = NULL;
-	int r = mf_attach_inject(l->attach, l->lib, (const char *const *)env.v);
+	char proc_dir[PATH_MAX];
+	int r = mf_attach_inject(l->attach, lib, (const char *const *)env.v, proc_dir,
+				 sizeof(proc_dir));
 	for (int i = 0; i < env.n; i++)
 		free(env.v[i]);
+	if (r > 0 && r != ENOSYS)
+		mf_say("process %d cannot record: it cannot make its profile directory in %s: %s "
+		       "(it runs as user %d); the profiler loaded into it undid itself, and passes "
+		       "every call on",
+		       (int)l->attach, dir, strerror(r), (int)uid);
+	else if (r > 0)
+		mf_say("the profiler loaded into process %d could not start there (its standard "
+		       "error says why): it records nothing, and passes every call on",
+		       (int)l->attach);
 	if (r) {
 		if (made)
 			rmdir(dir);
 		return MF_EXIT_FAILED;
 	}
+	mf_wait_busy = 0;
 	if (!l->quiet) {
 		fprintf(stderr,
 			"malloc_freq: attached to process %d: its calls from now on are "
 			"recorded in ",
 			(int)l->attach);
 		mf_shell_word(stderr, dir);
-		fprintf(stderr, "\nmalloc_freq: stop: malloc_freq --detach %d\n", (int)l->attach);
+		if (l->wait)
+			fprintf(stderr,
+				"\nmalloc_freq: stop: ^C (SIGINT) or SIGTERM to malloc_freq (pid "
+				"%d); or the process's end\n",
+				(int)getpid());
+		else
+			fprintf(stderr, "\nmalloc_freq: stop: malloc_freq --detach %d\n",
+				(int)l->attach);
 	}
-	return 0;
+	return l->wait ? mf_attach_wait(l, pidfd, dir) : 0;
 }
 
 /* malloc_freq --detach PID: recording stopped, the summary of what was recorded. */
@@ -1003,24 +1166,14 @@ static int mf_detach_main(struct mf_launch *l)
 {
 	uid_t uid;
 	char dir[PATH_MAX];
-	if (mf_attach_check(l->detach, 1, &uid) || mf_find_tools(l) ||
-	    mf_attach_detach(l->detach, dir, sizeof(dir)))
+	if (mf_attach_check(l->detach, 1, &uid) || mf_find_tools(l))
 		return MF_EXIT_FAILED;
-	if (!dir[0]) {
-		fprintf(stderr,
-			"malloc_freq: detached from process %d, which made no call while "
-			"attached: nothing was recorded\n",
-			(int)l->detach);
-		return 0;
-	}
-	char *slash = strrchr(dir, '/'); /* (the output directory: the process's lies in it) */
-	if (slash && slash != dir)
-		*slash = 0;
-	if (!l->quiet)
-		fprintf(stderr, "malloc_freq: detached from process %d\n", (int)l->detach);
-	mf_summary(l, dir);
-	if (l->report)
-		mf_run_report(l, dir);
+	mf_wait_guard(2);
+	int r = mf_attach_detach(l->detach, dir, sizeof(dir));
+	mf_wait_busy = 3;
+	if (r)
+		return MF_EXIT_FAILED;
+	mf_detached_summary(l, l->detach, dir, "detached from");
 	return 0;
 }
 

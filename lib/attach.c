@@ -1,4 +1,5 @@
-/* The library loaded into a running process (malloc_freq --attach: the debugger's dlopen)
+/* The library loaded into a running process (malloc_freq --attach: the debugger's dlopen, then
+ * its call of malloc_freq_attached, which makes the process directory or says why it cannot)
  * rather than preloaded, and its work undone (malloc_freq --detach, the debugger's call of
  * malloc_freq_detach): the objects' slots that rebind.c pointed at the entry points lead to the
  * allocator again, recording and the control thread stop, the files are final, and the process
@@ -20,6 +21,9 @@
 
 int mf_attached;
 int mf_detached;
+/* Why recording could not start here (-errno) once malloc_freq_attached was asked; 0: it did;
+ * 1: not asked yet. */
+static int mf_attach_error = 1;
 
 /* The objects loaded with the library (its dependencies, libunwind and its own): the
  * profiler's allocations reach the bootstrap arena through their slots, which detach leaves
@@ -27,6 +31,7 @@ int mf_detached;
 enum { MF_ATTACH_OWN = 16 };
 static uintptr_t mf_attach_own[MF_ATTACH_OWN][2];
 static int mf_attach_own_count;
+static int mf_attach_own_full; /* more came: no slot is led back at detach */
 
 struct mf_attach_scan {
 	uintptr_t self;
@@ -45,6 +50,12 @@ static int mf_attach_collect(struct dl_phdr_info *info, size_t size, void *arg)
 	if (s->after && mf_attach_own_count < MF_ATTACH_OWN) {
 		mf_attach_own[mf_attach_own_count][0] = o.start;
 		mf_attach_own[mf_attach_own_count++][1] = o.end;
+	} else if (s->after && !mf_attach_own_full) {
+		mf_attach_own_full = 1;
+		mf_log("more than %d objects came with the library (%s and after are not noted): "
+		       "detach will leave every slot led to the entry points, which pass the calls "
+		       "on from then",
+		       MF_ATTACH_OWN, info->dlpi_name);
 	}
 	return 0;
 }
@@ -73,6 +84,33 @@ int mf_attach_skip(uintptr_t start)
 	return 0;
 }
 
+/* Called by malloc_freq --attach, through the library's handle, once dlopen returned: the
+ * process directory is made now (not at the first call, which may come much later), so that a
+ * directory the process cannot make is said at once by the launcher, not found empty at detach.
+ * 0: the process records; -errno: why it does not (-ENOSYS: the library did not start, which it
+ * said on the process's stderr), the same each time asked (--detach asks again); -EPERM:
+ * preloaded, not attached to. errno is kept. */
+MF_EXPORT int malloc_freq_attached(void)
+{
+	if (!mf_interpose_started())
+		return -ENOSYS;
+	if (!mf_attached)
+		return -EPERM;
+	int saved = errno;
+	if (__atomic_load_n(&mf_attach_error, __ATOMIC_ACQUIRE) == 1) {
+		int cancel = mf_nocancel_begin();
+		mf_busy_enter();
+		mf_fork_hold();
+		int r = mf_prof_dir_ensure(); /* (a failure is said there too, on its stderr) */
+		mf_fork_release();
+		mf_busy_leave();
+		mf_nocancel_end(cancel);
+		__atomic_store_n(&mf_attach_error, r, __ATOMIC_RELEASE);
+	}
+	errno = saved;
+	return __atomic_load_n(&mf_attach_error, __ATOMIC_ACQUIRE);
+}
+
 MF_EXPORT int malloc_freq_detach(void)
 {
 	if (!mf_attached)
@@ -83,7 +121,7 @@ MF_EXPORT int malloc_freq_detach(void)
 	mf_busy_enter();
 	/* First the slots: from here on the program's calls go to the allocator; those under
 	 * way finish in the entry points, and recording off sends them past it. */
-	if (mf_rebind_undo())
+	if (!mf_attach_own_full && mf_rebind_undo())
 		r = -EIO;
 	mf_gate_set(MF_GATE_OFF, 1);
 	mf_control_stop();

@@ -741,6 +741,11 @@ int mf_interpose_aside(void)
 	return mf_aside();
 }
 
+int mf_interpose_started(void)
+{
+	return __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE;
+}
+
 MF_EXPORT const char *malloc_freq_dir(void)
 {
 	return mf_prof_dir();

@@ -114,6 +114,8 @@ void mf_config_load(void);
 /* interpose.c: another copy of the library was loaded first and records; this one only passes
  * every call on. */
 int mf_interpose_aside(void);
+/* interpose.c: the library started (it found the allocator, and is the copy that records). */
+int mf_interpose_started(void);
 
 /* log.c: one line on stderr, with write(2); never allocates. Nothing once descriptor 2 is no
  * longer the file mf_log_init (at start) found there. */
@@ -285,7 +287,8 @@ void mf_process_count(enum mf_process_counter c, uint64_t n); /* adds n to a cou
  * record's (mf_life, in a process whose epoch is set: not a child made without fork()'s
  * handlers; a child made with them forgets the record before it records). */
 void mf_process_set(enum mf_process_counter c, uint64_t v);
-/* malloc_freq --detach: the record is left as it stands (running); nothing writes it again. */
+/* malloc_freq --detach: the record is marked detached, now, and left running; nothing writes
+ * it again. */
 void mf_process_detach(void);
 void mf_process_prefork(void); /* fork(): the child will know its parent by it */
 void mf_process_forget(void);  /* in a forked child: the parent's record is not its */

@@ -329,6 +329,11 @@ void mf_process_set(enum mf_process_counter c, uint64_t v)
 
 void mf_process_detach(void)
 {
+	struct mf_process_record *r = mf_process_mine();
+	if (r && r->state == MF_PROCESS_RUNNING) {
+		r->detached_ns = mf_process_now_ns();
+		__atomic_or_fetch(&r->flags, MF_PROCESS_DETACHED, __ATOMIC_RELEASE);
+	}
 	__atomic_store_n(&mf_proc_pid, 0, __ATOMIC_RELEASE);
 }
 

@@ -11,7 +11,7 @@
 
 #define MF_PROCESS_IMAGES_MAX 256 /* malloc_freq.<pid>.<n> looked at for one pid */
 /* A record's flags that say what the process is, kept when its end is written */
-#define MF_PROCESS_KEPT (MF_PROCESS_CMDLINE_CUT | MF_PROCESS_RAW_EXIT)
+#define MF_PROCESS_KEPT (MF_PROCESS_CMDLINE_CUT | MF_PROCESS_RAW_EXIT | MF_PROCESS_DETACHED)
 
 uint64_t mf_process_now_ns(void); /* CLOCK_REALTIME, in ns */
 /* Reads a record's first part from fd into r; 1 if it is a process record of pid. */

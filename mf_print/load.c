@@ -123,6 +123,15 @@ void mf_load_process_info(struct mf_process *info, const struct mf_process_recor
 	default:
 		info->end = mf_load_liveness(rec->pid, rec->start_ticks);
 	}
+	/* (detached: its end after is not its own, and its pid's a parent saw is not this
+	 * image's; its counts end at detach) */
+	if (rec->flags & MF_PROCESS_DETACHED) {
+		info->detached_ns = rec->detached_ns;
+		if (info->end != MF_END_RUNNING && info->end != MF_END_EXEC)
+			info->end = MF_END_DETACHED;
+		if (info->end != MF_END_EXEC)
+			info->end_ns = rec->detached_ns;
+	}
 }
 
 /* The program's name: argv[0]'s base name, else the executable's (the record's, else the

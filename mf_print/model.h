@@ -116,6 +116,8 @@ enum mf_end {
 	MF_END_QUICK_EXIT, /* _exit() or _Exit(); status */
 	MF_END_SIGNAL,	   /* killed by signal status */
 	MF_END_EXEC,	   /* replaced by another image (exec_to) */
+	MF_END_DETACHED,   /* attached to, detached from at detached_ns, and since ended (how is
+			      not known: nothing records it after detach) */
 };
 
 /* A snapshot of a process (snap.<n>, malloc_freq_format.h): its number and when it was taken. */
@@ -142,6 +144,8 @@ struct mf_process {
 	int status;	   /* exit status or signal, by end */
 	int status_known, by_parent, core;
 	int raw_exit; /* its runtime ends it past exit() (Go's): only a parent sees its end */
+	uint64_t detached_ns; /* malloc_freq --detach stopped recording then (its record was made
+				 at the attach, start_ns); 0: never (format 11) */
 	uint32_t exec_from, exec_to; /* the images before and after it; MF_NONE */
 	uint64_t unknown_frees;	     /* (lifetimes) frees of blocks never seen allocated */
 	uint64_t peak_bytes, peak_blocks, peak_ns; /* (lifetimes) its peak of live bytes, and

@@ -24,9 +24,14 @@ _Static_assert(sizeof(mf_json_kinds) / sizeof(*mf_json_kinds) == MF_FRAME_TAG + 
 	       "a name for every frame kind");
 
 static const char *const mf_json_ends[] = {
-    [MF_END_UNKNOWN] = "unknown", [MF_END_RUNNING] = "running",	 [MF_END_UNRECORDED] = "unrecorded",
-    [MF_END_EXIT] = "exit",	  [MF_END_QUICK_EXIT] = "_exit", [MF_END_SIGNAL] = "signal",
+    [MF_END_UNKNOWN] = "unknown",
+    [MF_END_RUNNING] = "running",
+    [MF_END_UNRECORDED] = "unrecorded",
+    [MF_END_EXIT] = "exit",
+    [MF_END_QUICK_EXIT] = "_exit",
+    [MF_END_SIGNAL] = "signal",
     [MF_END_EXEC] = "exec",
+    [MF_END_DETACHED] = "detached",
 };
 
 /* The length of the well-formed UTF-8 character at s (RFC 3629: no overlong form, no

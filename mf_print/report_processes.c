@@ -18,9 +18,17 @@
 void mf_process_end_text(const struct mf_process *p, char *buf, size_t size)
 {
 	const char *sig = p->status > 0 ? sigabbrev_np(p->status) : NULL;
+	/* (attached to: its record was made at the attach, start_ns) */
+	double detached = p->detached_ns > p->start_ns ? (p->detached_ns - p->start_ns) / 1e9 : 0;
 	switch (p->end) {
 	case MF_END_RUNNING:
-		snprintf(buf, size, "still running");
+		if (p->detached_ns)
+			snprintf(buf, size, "still running, detached at +%.1f s", detached);
+		else
+			snprintf(buf, size, "still running");
+		break;
+	case MF_END_DETACHED:
+		snprintf(buf, size, "detached at +%.1f s", detached);
 		break;
 	case MF_END_UNRECORDED:
 		if (p->status_known) /* (seen by its parent: see mf_load_process_info) */

@@ -85,8 +85,13 @@ check_PROGRAMS += tests/progs/prog_sites tests/progs/prog_kill tests/progs/prog_
 	tests/progs/prog_life_arena tests/progs/prog_life_sigfork tests/progs/prog_life_realloc \
 	tests/progs/prog_life_sigfree tests/progs/prog_life_max tests/progs/prog_aslimit \
 	tests/progs/prog_fifo tests/progs/prog_samename tests/progs/prog_timeline \
-	tests/progs/prog_attach
+	tests/progs/prog_attach tests/progs/prog_attach_api
 tests_progs_prog_attach_LDADD = -lpthread -ldl
+# prog_attach linked with the API's stub library (its own malloc_freq_dir)
+tests_progs_prog_attach_api_SOURCES = tests/progs/prog_attach.c
+tests_progs_prog_attach_api_CPPFLAGS = $(AM_CPPFLAGS) -DPROG_ATTACH_API
+tests_progs_prog_attach_api_LDFLAGS = -no-install
+tests_progs_prog_attach_api_LDADD = lib/libmalloc_freq_api.la -lpthread -ldl
 tests_progs_run_status_CFLAGS = $(MF_CFLAGS) # (runs a program, is not run under the profiler)
 tests_progs_prog_timeline_LDADD = -ldl
 tests_progs_prog_samename_SOURCES = tests/progs/prog_samename.c tests/progs/prog_samename_calloc.c

@@ -5,7 +5,10 @@
 # after it; the program's malloc slot led back at detach; a block allocated before
 # attach and freed after is no crash, with lifetimes too; after detach no thread of the
 # profiler's is left, and the program's output, errno, signals and exit status are as without
-# it; a process that cannot or must not be attached to is refused, saying why.
+# it; mf_print says the process was detached; a program linked with the API's stub (its own
+# malloc_freq_dir) detached through the library's handle; --attach --wait until SIGINT or the
+# program's end; a process that cannot or must not be attached to, or cannot make its
+# directory, is refused, saying why.
 . "$srcdir/tests/tap.sh"
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 [ -x "$launcher" ] || bail "no launcher at $launcher"
@@ -65,10 +68,19 @@ attach() {
 detach() {
 	"$launcher" --detach "$pid" 2> detach.err; detach_rc=$?
 	after=$(tasks); after_ours=$(ours)
+	"$MF_PRINT" --processes att > running.proc 2> /dev/null
 }
 start env -u MALLOC_FREQ_CACHE
 run attached.txt attach detach
 finish attached.txt
+"$MF_PRINT" --processes att > ended.proc 2> /dev/null
+# (the detach comes seconds of gdb's work after its record was made)
+like "$(cat running.proc)" "\[prog_attach\] $pid, still running, detached at \+[0-9]+\.[0-9] s: " \
+	"mf_print --processes: a process detached from and running, said so"
+like "$(cat ended.proc)" "\[prog_attach\] $pid, detached at \+[0-9]+\.[0-9] s: " \
+	"... and once it ended, detached (not ended unrecorded)"
+"$MF_PRINT" --json att 2> /dev/null | grep -q '"end": "detached"'
+ok $? "mf_print --json: its end is \"detached\""
 is "$attach_rc" 0 "--attach: status 0"
 like "$(sed -n 1p attach.err)" "^malloc_freq: attached to process $pid: its calls from now on are recorded in $mf_work/att\$" "--attach says where it records"
 is "$again_rc" 125 "attached already: refused"
@@ -145,6 +157,127 @@ else
 	skip "no bash"; skip "no bash"
 fi
 
+# a program linked with the API's stub library (libmalloc_freq_api) has a malloc_freq_dir of its
+# own, which gdb may find before the profiler's: --detach calls the library's, through its handle
+prog=$MF_TESTS/prog_attach_api
+attach() { "$launcher" --attach "$pid" -o api 2> api.err; attach_rc=$?; }
+detach() { "$launcher" --detach "$pid" 2> apid.err; detach_rc=$?; after_ours=$(ours); }
+start env -u MALLOC_FREQ_CACHE
+run api.txt attach detach
+send api.txt d
+finish api.txt
+prog=$MF_TESTS/prog_attach
+is "$attach_rc/$detach_rc/$status/$after_ours" 0/0/7/0 "linked with the API's stub: attached, detached, its own status, no thread left"
+like "$(cat apid.err)" "^malloc_freq: detached from process $pid\$" "... --detach names the process (not: nothing was recorded)"
+like "$(cat apid.err)" "malloc_freq: report: .* $mf_work/api" "... and the report"
+"$MF_PRINT" api > api.sum 2> /dev/null
+is "$(grep -c 'not finalized' api.sum)" 0 "... every file final"
+"$MF_PRINT" --collapsed api > api.col 2> /dev/null
+is "$(calls api.col ';site_main;malloc$')/$(calls api.col ';site_thread;malloc$')/$(calls api.col ';plugin_site;malloc$')" 50/30/40 \
+	"... exactly the 50, 30 and 40 calls made while attached"
+is "$(tail -n 2 api.txt | head -n 1)" "its malloc_freq_dir is NULL" "... the program's own malloc_freq_dir is the stub's still"
+
+# a process that cannot make its profile directory: the attach says why, and undoes itself;
+# --detach then says the same (as root: the process runs as nobody, and $mf_work is root's only)
+if [ "$(id -u)" = 0 ] && command -v setpriv > /dev/null; then
+	start setpriv --reuid=65534 --regid=65534 --clear-groups env -u MALLOC_FREQ_CACHE
+	: > nobody.txt; send nobody.txt a10
+	"$launcher" --attach "$pid" -o "$mf_work/nobody" 2> nobody.err; rc=$?
+	send nobody.txt a10; send nobody.txt g
+	"$launcher" --detach "$pid" 2> nobodyd.err; drc=$?
+	finish nobody.txt
+	is "$rc/$status" 125/7 "a process that cannot make its directory: --attach fails, the process goes on"
+	like "$(cat nobody.err)" "^malloc_freq: process $pid cannot record: it cannot make its profile directory in $mf_work/nobody: Permission denied \\(it runs as user 65534\\)" "... saying why"
+	[ ! -e "$mf_work/nobody" ]; ok $? "... the output directory made for it removed"
+	is "$(sed -n 3p nobody.txt)" "malloc leads to libc.so.6" "... its malloc slot led back to libc at once"
+	is "$drc" 125 "... --detach then: refused"
+	like "$(cat nobodyd.err)" "^malloc_freq: process $pid never recorded: it could not make its profile directory \\(Permission denied\\)" "... saying why"
+else
+	for i in 1 2 3 4 5 6; do skip "not root, or no setpriv: no process of another user to attach to"; done
+fi
+
+# --attach --wait: until SIGINT (sent every 0.2 s until it ends: those that come while gdb
+# detaches are said to wait), then detached; or until the process ends
+attached() { # waits for the launcher ($waiter) to say it is attached (gdb may take seconds)
+	n=0
+	until grep -q '^malloc_freq: stop: ' "$1" || ! kill -0 "$waiter" 2> /dev/null || [ $n -ge 1200 ]; do
+		sleep 0.1; n=$((n + 1))
+	done
+}
+start env -u MALLOC_FREQ_CACHE
+: > wait.txt; send wait.txt a100
+before=$(tasks)
+"$launcher" --attach "$pid" --wait -o waitprof 2> wait.err & waiter=$!
+attached wait.err
+send wait.txt a50; send wait.txt t30
+(while kill -INT "$waiter" 2> /dev/null; do sleep 0.2; done) & pelter=$!
+wait "$waiter"; wait_rc=$?
+wait "$pelter"
+after=$(tasks); after_ours=$(ours)
+send wait.txt a70; send wait.txt t20; send wait.txt g
+finish wait.txt
+is "$wait_rc/$status" 0/7 "--attach --wait, then SIGINT: status 0; the program's own status"
+like "$(cat wait.err)" "^malloc_freq: stop: \\^C \\(SIGINT\\) or SIGTERM to malloc_freq \\(pid $waiter\\); or the process's end\$" "... it says how to stop it"
+like "$(cat wait.err)" "^malloc_freq: detaching, please wait\$" "... a SIGINT while it detaches: said to wait"
+like "$(cat wait.err)" "^malloc_freq: detached from process $pid\$" "... then detached"
+like "$(cat wait.err)" "malloc_freq: report: .* $mf_work/waitprof" "... and the report named"
+is "$after/$after_ours" "$before/0" "... no thread of the profiler's left"
+is "$(tail -n 1 wait.txt)" "end" "... the program runs on to its end"
+grep -q '^malloc leads to libc' wait.txt; ok $? "... its malloc slot led back to libc"
+"$MF_PRINT" --collapsed waitprof > wait.col 2> /dev/null
+is "$(calls wait.col ';site_main;malloc$')/$(calls wait.col ';site_thread;malloc$')" 50/30 "... exactly the 50 and 30 calls made while attached"
+start env -u MALLOC_FREQ_CACHE
+: > end.txt
+"$launcher" --attach "$pid" --wait -o endprof 2> end.err & waiter=$!
+attached end.err
+send end.txt a50
+finish end.txt
+wait "$waiter"; end_rc=$?
+is "$end_rc/$status" 0/7 "--attach --wait, then the process ends: status 0; the program's own"
+like "$(cat end.err)" "^malloc_freq: process $pid ended\$" "... said"
+like "$(cat end.err)" "malloc_freq: report: .* $mf_work/endprof" "... and the report named"
+"$MF_PRINT" endprof > end.sum 2> /dev/null
+grep 'not finalized' end.sum; is "$?" 1 "... every file final"
+"$MF_PRINT" --collapsed endprof > end.col 2> /dev/null
+is "$(calls end.col ';site_main;malloc$')" 50 "... its 50 calls"
+like "$("$MF_PRINT" --processes endprof 2> /dev/null)" "\[prog_attach\] $pid, exited 7: " "... and its end, exited 7"
+
+# --detach with SIGTERM sent to it every 0.2 s until it ends (SIGINT: ignored by a job started
+# with &): gdb is not ended half way, the detach is done and the program runs on
+start env -u MALLOC_FREQ_CACHE
+: > term.txt
+"$launcher" --attach "$pid" -q -o termprof 2> /dev/null
+send term.txt a50
+"$launcher" --detach "$pid" 2> term.err & waiter=$!
+# (from when its gdb runs: /proc's stat of a process "(gdb)" whose parent is the launcher)
+n=0
+until grep -qs "^[0-9]* (gdb) . $waiter " /proc/[0-9]*/stat || ! kill -0 "$waiter" 2> /dev/null ||
+	[ $n -ge 1200 ]; do
+	sleep 0.05; n=$((n + 1))
+done
+(while kill -TERM "$waiter" 2> /dev/null; do sleep 0.2; done) & pelter=$!
+wait "$waiter"; term_rc=$?
+wait "$pelter"
+send term.txt a70; send term.txt g
+finish term.txt
+is "$term_rc/$status" 0/7 "--detach, SIGTERM while gdb works: status 0; the program's own status"
+like "$(cat term.err)" "^malloc_freq: detaching, please wait\$" "... said to wait"
+like "$(cat term.err)" "^malloc_freq: detached from process $pid\$" "... then detached"
+is "$(tail -n 2 term.txt | head -n 1)" "malloc leads to libc.so.6" "... its malloc slot led back to libc"
+"$MF_PRINT" --collapsed termprof > term.col 2> /dev/null
+is "$(calls term.col ';site_main;malloc$')" 50 "... exactly the 50 calls made while attached"
+
+# more than 32 settings to give the process: refused before gdb runs, saying so (they were cut
+# to 32 without a word)
+start env -u MALLOC_FREQ_CACHE
+send /dev/null a1
+# shellcheck disable=SC2046 # (one word a variable)
+env $(seq -f 'MALLOC_FREQ_UNREAD_%g=1' 1 33) "$launcher" --attach "$pid" -o many 2> err; rc=$?
+finish /dev/null
+is "$rc" 125 "33 MALLOC_FREQ_ settings: --attach refused"
+like "$(cat err)" "^malloc_freq: more than 32 MALLOC_FREQ_\* settings to give the process" "... saying so"
+[ ! -e many ]; ok $? "... the output directory made for it removed"
+
 # refused, saying why
 start env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB"
 send /dev/null a1 # (its first answer: it runs, preloaded)
@@ -192,4 +325,5 @@ else
 fi
 "$launcher" --attach 1 ./prog 2> err; is "$?" 2 "--attach with a program: a usage error"
 "$launcher" --detach 1 -o x 2> err; is "$?" 2 "--detach with -o: a usage error"
+"$launcher" --wait ./prog 2> err; is "$?" 2 "--wait without --attach: a usage error"
 done_testing

@@ -9,6 +9,8 @@
  * now (its GOT slot's, as a function pointer taken from it: libc, or the profiler while attached)
  *   p N   N calls of PLUGIN's plugin_run (N malloc/free pairs at its plugin_site), the library
  *         opened at the first (a library loaded after an attach)
+ *   d     says what the program's own malloc_freq_dir returns (built as prog_attach_api, linked
+ *         with libmalloc_freq_api: the stub's, whose names gdb may find before the profiler's)
  *   q     ends, with status 7
  * SIGUSR1 is ignored (as by a server; t_attach sends it while gdb runs its calls).
  * Usage: prog_attach PLUGIN < commands */
@@ -23,6 +25,9 @@
 #include <unistd.h>
 
 #include "prog.h"
+#ifdef PROG_ATTACH_API
+#include "malloc_freq.h"
+#endif
 
 SITE(site_main, 40)
 SITE(site_thread, 56)
@@ -129,6 +134,14 @@ int main(int argc, char **argv)
 				return 4;
 			plugin_run(n);
 			break;
+		case 'd':
+#ifdef PROG_ATTACH_API
+			printf("its malloc_freq_dir %s\n",
+			       malloc_freq_dir() ? "names one" : "is NULL");
+#else
+			printf("no API\n");
+#endif
+			continue;
 		case 'q':
 			printf("end\n");
 			return 7;
