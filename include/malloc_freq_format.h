@@ -49,8 +49,10 @@
 #define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC "MFMODS\r\n"
 #define MF_PROCESS_MAGIC "MFPROC\r\n"
-/* 11: the process record's MF_PROCESS_DETACHED and detached_ns (a process attached to, then
- * detached from: older readers take it for one running or ended unrecorded, as before);
+/* 11: the timeline's records hold calls and bytes by entry point (by_entry), after the
+ * header (MF_HEADER_SIZE grew from 4096 to 3 pages); the process record's MF_PROCESS_DETACHED
+ * and detached_ns (a process attached to, then detached from: older readers take it for one
+ * running or ended unrecorded, as before);
  * 10: snapshots after the first of a chain hold what changed (snapshot record's builds_on,
  * the thread header's snap_* words), and name ended threads' files in `ended`;
  * 9: the thread's timeline (struct mf_timeline_record) in its header page;
@@ -58,9 +60,12 @@
  * 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
  * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
  * record; 2: module records of any size */
-#define MF_FORMAT_VERSION  10u
+#define MF_FORMAT_VERSION  11u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
-#define MF_HEADER_SIZE	   4096u       /* the header occupies one page; nodes start here */
+/* The header's size (header_size: node 0 starts there): 3 pages since version 11, one page
+ * before. A thread that keeps few timeline records never touches more than the first page. */
+#define MF_HEADER_SIZE	   12288u
+#define MF_HEADER_SIZE_V10 4096u
 
 enum mf_state {
 	MF_STATE_RECORDING = 1,	   /* the thread was running when the file was last written */
@@ -110,7 +115,8 @@ struct mf_prof_header {
 	char magic[8];
 	uint32_t version;
 	uint32_t byte_order;
-	uint32_t header_size; /* MF_HEADER_SIZE: offset of node 0 */
+	uint32_t header_size; /* MF_HEADER_SIZE (version 10 and older: MF_HEADER_SIZE_V10):
+				 offset of node 0 */
 	uint32_t node_size;   /* sizeof(struct mf_node) */
 	uint32_t state;	      /* enum mf_state */
 	uint32_t max_depth;   /* frames kept per stack (MALLOC_FREQ_DEPTH) */
@@ -150,7 +156,7 @@ struct mf_prof_header {
 };
 
 /*
- * Since version 9: the timeline. A .prof file's header page holds, at MF_TIMELINE_OFFSET,
+ * Since version 9: the timeline. A .prof file's header holds, at MF_TIMELINE_OFFSET,
  * timeline_count records of the thread's running totals over time. The thread looks at the
  * (coarse) clock each time calls_total crosses a multiple of MF_TIMELINE_STEP, and writes a
  * record when timeline_interval_ns have passed since its last one (since start_ns for the
@@ -161,8 +167,14 @@ struct mf_prof_header {
  * doubles. A record is written before the count that covers it. With the file's end (end_ns and the
  * trie's totals) and the last look (timeline_checked_*), a reader has the thread's calls over time
  * to within MF_TIMELINE_STEP calls.
+ * Since version 11 a record also holds the calls and bytes of the thread's leaves by entry
+ * point (by_entry, enum mf_entry: a leaf's rel_pc), in a whole record; zeros in a calls-only
+ * one. Versions 9 and 10 have records of MF_TIMELINE_RECORD_SIZE_V10 bytes (the fields before
+ * by_entry), in their one-page header. The writer reserves the header's pages after the
+ * first on disk only when a record first reaches them: a file whose thread keeps few records
+ * has a hole there.
  */
-#define MF_TIMELINE_OFFSET     1024u /* in the header page */
+#define MF_TIMELINE_OFFSET     1024u /* in the header */
 #define MF_TIMELINE_RECORDS    48u
 #define MF_TIMELINE_STEP       64u /* a power of two */
 #define MF_TIMELINE_CALLS_ONLY 1u  /* flags: time and calls alone are known */
@@ -180,7 +192,13 @@ struct mf_timeline_record {
 	 * sum: exact with one thread, else to within a batch per thread); in a calls-only record
 	 * too, as at that look */
 	uint64_t process_live;
+	/* Since version 11: the calls and requested bytes of its leaves by entry point (unscaled,
+	 * as calls and bytes), their sums the trie's calls and bytes */
+	struct mf_timeline_entry {
+		uint64_t calls, bytes;
+	} by_entry[MF_ENTRY_COUNT];
 };
+#define MF_TIMELINE_RECORD_SIZE_V10 64u /* versions 9 and 10: up to by_entry */
 
 struct mf_node {
 	uint64_t rel_pc;
@@ -487,12 +505,15 @@ static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t c
 
 /* A compile-time check that writer and reader agree on layout. */
 #define MF_FORMAT_ASSERT_LAYOUT()                                                                  \
-	_Static_assert(sizeof(struct mf_prof_header) <= MF_HEADER_SIZE, "header fits its page");   \
 	_Static_assert(sizeof(struct mf_prof_header) <= MF_TIMELINE_OFFSET &&                      \
 			   MF_TIMELINE_OFFSET +                                                    \
 				   MF_TIMELINE_RECORDS * sizeof(struct mf_timeline_record) <=      \
-			       MF_HEADER_SIZE,                                                     \
-		       "the timeline fits the header page");                                       \
+			       MF_HEADER_SIZE &&                                                   \
+			   MF_HEADER_SIZE % 4096 == 0,                                             \
+		       "the timeline fits the header");                                            \
+	_Static_assert(__builtin_offsetof(struct mf_timeline_record, by_entry) ==                  \
+			   MF_TIMELINE_RECORD_SIZE_V10,                                            \
+		       "version 10's timeline record is a prefix");                                \
 	_Static_assert(sizeof(struct mf_node) == 32, "node is 32 bytes");                          \
 	_Static_assert(sizeof(struct mf_leaf) == MF_LEAF_SLOTS * 32, "leaf record fills slots");   \
 	_Static_assert(sizeof(struct mf_life) == MF_LIFE_SLOTS * 32, "life record fills slots");   \

@@ -88,7 +88,7 @@ static void mf_confine_strict_begin(const char *how)
 	mf_confined_ns = (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 	memset(mf_confined_name, 0, sizeof(mf_confined_name));
 	mf_raw_syscall(SYS_prctl, PR_GET_NAME, (long)mf_confined_name, 0, 0, 0, 0);
-	/* (the file as profile_file.c maps it: one page of header, then the nodes; in a child made
+	/* (the file as profile_file.c maps it: the header, then the nodes; in a child made
 	 * without fork()'s handlers, none: the thread's state is its parent's until then) */
 	mf_thread_current();
 	mf_confined_file = mf_tls.thread && mf_tls.nodes

@@ -29,7 +29,7 @@
  *   confine.c     prctl and syscall: seccomp strict mode;  bpf.c: a filter read and run
  *   config.c, parse.c  the settings;  control.c: the public API, signals, the control thread
  *   snapshot.c    snapshot directories;  tags.c: tag names and the `tags` file
- *   timeline.c    the thread's totals over time, in its file's header page
+ *   timeline.c    the thread's totals over time, in its file's header
  *   attach.c      loaded into a running process (malloc_freq --attach), and detached
  *   log.c         lines on stderr;  write_all.c: a buffer written whole;  format.c: snprintf
  *   spin.c        the spinlocks' wait
@@ -201,14 +201,17 @@ void *mf_real_own_realloc(void *old, size_t n);
 
 /* profile_file.c: the process directory and the per-thread files. */
 struct mf_prof_file {
-	struct mf_prof_header *header; /* the mapping: one page of header, then the nodes */
+	struct mf_prof_header
+	    *header; /* the mapping: the header (MF_HEADER_SIZE), then the nodes */
 	struct mf_node *nodes;
 	uint64_t capacity; /* nodes the file holds now */
 	size_t reserved;   /* bytes of address space mapped (beyond the file's end too) */
 	dev_t dev;
 	ino_t ino;
-	int grow_failed; /* the file could not grow once: do not retry for every new node */
-	char name[32];	 /* in the process directory */
+	int grow_failed;  /* the file could not grow once: do not retry for every new node */
+	int header_whole; /* the header's pages after the first are reserved on disk: 1; -1: that
+			     failed (the timeline keeps to the first page) */
+	char name[32];	  /* in the process directory */
 	char path[MF_PATH_LEN];
 };
 /* Creates the process directory if this process has none yet; 0 or -errno. */
@@ -241,13 +244,17 @@ int mf_prof_extend(struct mf_prof_file *f);
 /* Then, under the grow lock, doubles the mapping (to *capacity nodes); returns the nodes,
  * which the header moved with if they moved, or NULL (said once). */
 struct mf_node *mf_prof_grow(void *file, uint64_t *capacity);
+/* Reserves on disk the header's pages after the first (a new file has a hole there), before
+ * the timeline first writes to them: 0, or -1 (said once; not tried again). By the file's
+ * thread, as mf_prof_extend. */
+int mf_prof_reserve_header(struct mf_prof_file *f);
 void mf_prof_close(struct mf_prof_file *f);
 void mf_prof_finalize(struct mf_prof_header *h, uint32_t state, pid_t tid);
 
-/* timeline.c: the thread's totals over time in its file's header page (MALLOC_FREQ_TIMELINE).
+/* timeline.c: the thread's totals over time in its file's header (MALLOC_FREQ_TIMELINE).
  * mf_timeline_start: at the file's making; mf_timeline_look: by the file's thread when its
- * calls_total crossed a multiple of MF_TIMELINE_STEP (nodes: its trie's, leaf_slots: the
- * slots after each leaf). */
+ * calls_total crossed a multiple of MF_TIMELINE_STEP (f: its file, whose nodes are its trie's;
+ * leaf_slots: the slots after each leaf). */
 static inline void mf_timeline_start(struct mf_prof_header *h)
 {
 	if (mf_config.timeline_ms) {
@@ -255,7 +262,7 @@ static inline void mf_timeline_start(struct mf_prof_header *h)
 		h->timeline_records = MF_TIMELINE_RECORDS;
 	}
 }
-void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, unsigned leaf_slots);
+void mf_timeline_look(struct mf_prof_file *f, unsigned leaf_slots);
 
 /* process.c: the process record (who the process is, how it ended). Async-signal-safe. */
 struct mf_process_real { /* the functions wrapped; NULL until mf_process_init */

@@ -330,16 +330,21 @@ int mf_prof_size_allowed(off_t size)
 	return 0;
 }
 
-static int mf_prof_reserve(int fd, off_t size)
+/* Reserves the bytes from `from` to `end` on disk, the file at least `end` long. 0 or -errno. */
+static int mf_prof_reserve(int fd, off_t from, off_t end)
 {
-	int err = mf_prof_size_allowed(size);
+	int err = mf_prof_size_allowed(end);
 	if (err)
 		return err;
-	err = posix_fallocate(fd, 0, size);
+	err = posix_fallocate(fd, from, end - from);
 	/* Filesystems without fallocate: glibc emulates it; EOPNOTSUPP only from odd ones, where
 	 * ftruncate is the best left (a full disk may then fault). */
+	struct stat st;
 	if (err == EOPNOTSUPP)
-		err = ftruncate(fd, size) ? errno : 0;
+		err = fstat(fd, &st)	   ? errno
+		      : st.st_size >= end  ? 0
+		      : ftruncate(fd, end) ? errno
+					   : 0;
 	return -err;
 }
 
@@ -398,9 +403,13 @@ static long mf_prof_open_apart(void *arg)
 		return err;
 	}
 	f->capacity = MF_NODES_INITIAL;
+	f->header_whole = 0;
 	struct stat st;
 	size_t size = MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node);
-	err = mf_prof_reserve(fd, (off_t)size);
+	/* (the header's pages after the first stay a hole until the timeline needs them) */
+	err = mf_prof_reserve(fd, 0, MF_HEADER_SIZE_V10);
+	if (!err)
+		err = mf_prof_reserve(fd, MF_HEADER_SIZE, (off_t)size);
 	if (!err && fstat(fd, &st))
 		err = -errno;
 	/* (mapped beyond its end: never touched there before it has grown) */
@@ -452,12 +461,19 @@ int mf_prof_open(struct mf_prof_file *f, pid_t tid)
 	return 0;
 }
 
-/* Reopens the file by name to extend it to twice its nodes: no descriptor is kept between
- * calls, so a host that closes or dup2()s over every descriptor cannot hurt us, and we never
- * write to one of its. 0 or -errno. */
-static long mf_prof_grow_apart(void *file)
+/* Reopens the file by name to reserve the bytes from `from` to `end` (to extend it to twice
+ * its nodes, or to fill the header's hole): no descriptor is kept between calls, so a host
+ * that closes or dup2()s over every descriptor cannot hurt us, and we never write to one of
+ * its. 0 or -errno. */
+struct mf_prof_reserve_call {
+	struct mf_prof_file *f;
+	off_t from, end;
+};
+
+static long mf_prof_reserve_apart(void *arg)
 {
-	struct mf_prof_file *f = file;
+	struct mf_prof_reserve_call *c = arg;
+	struct mf_prof_file *f = c->f;
 	int dir = mf_prof_dir_open();
 	int fd = dir < 0 ? -1 : openat(dir, f->name, O_RDWR | O_NOFOLLOW | O_CLOEXEC);
 	int err = fd < 0 ? -errno : 0;
@@ -468,8 +484,7 @@ static long mf_prof_grow_apart(void *file)
 	if (!err && (st.st_dev != f->dev || st.st_ino != f->ino))
 		err = -ESTALE; /* someone replaced our file: write nothing through that name */
 	if (!err)
-		err =
-		    mf_prof_reserve(fd, MF_HEADER_SIZE + f->capacity * 2 * sizeof(struct mf_node));
+		err = mf_prof_reserve(fd, c->from, c->end);
 	if (fd >= 0)
 		close(fd);
 	return err;
@@ -512,8 +527,10 @@ int mf_prof_extend(struct mf_prof_file *f)
 {
 	if (f->grow_failed)
 		return -1;
+	struct mf_prof_reserve_call c = {
+	    f, MF_HEADER_SIZE, (off_t)(MF_HEADER_SIZE + f->capacity * 2 * sizeof(struct mf_node))};
 	int cancel = mf_nocancel_begin();
-	int err = (int)mf_fds_apart(mf_prof_grow_apart, f);
+	int err = (int)mf_fds_apart(mf_prof_reserve_apart, &c);
 	mf_nocancel_end(cancel);
 	if (err) {
 		MF_LOG_ONCE("cannot grow %s: %s; this thread's further new call stacks are counted "
@@ -535,6 +552,37 @@ struct mf_node *mf_prof_grow(void *file, uint64_t *capacity)
 	mf_nocancel_end(cancel);
 	f->grow_failed = nodes == NULL;
 	return nodes;
+}
+
+int mf_prof_reserve_header(struct mf_prof_file *f)
+{
+	if (f->header_whole)
+		return f->header_whole > 0 ? 0 : -1;
+	/* (it reopens the file: a slow step, from the hot path too, whose entry point releases
+	 * no hold: taken and released here then, knowing whether the loader's lock is ours) */
+	int held = mf_tls.fork_held;
+	unsigned loader = mf_tls.loader_held;
+	if (!held) {
+		mf_tls.loader_held = mf_loader_held((uintptr_t)__builtin_frame_address(0));
+		mf_fork_hold();
+	}
+	struct mf_prof_reserve_call c = {f, MF_HEADER_SIZE_V10, MF_HEADER_SIZE};
+	int cancel = mf_nocancel_begin();
+	int err = (int)mf_fds_apart(mf_prof_reserve_apart, &c);
+	mf_nocancel_end(cancel);
+	if (!held) {
+		mf_fork_release();
+		mf_tls.loader_held = loader;
+	}
+	if (err)
+		MF_LOG_ONCE("cannot reserve the timeline's room in %s: %s; its threads keep %u "
+			    "timeline records, not %u (said once for all threads)",
+			    f->path, strerrordesc_np(-err),
+			    (unsigned)((MF_HEADER_SIZE_V10 - MF_TIMELINE_OFFSET) /
+				       sizeof(struct mf_timeline_record)),
+			    MF_TIMELINE_RECORDS);
+	f->header_whole = err ? -1 : 1;
+	return err ? -1 : 0;
 }
 
 void mf_prof_close(struct mf_prof_file *f)

@@ -68,7 +68,19 @@ static uint64_t mf_snap_hash(uint64_t h, const void *p, size_t n)
 	return h;
 }
 
-/* A copy of a header page, its snapshot marks taken out and hashed: what the marks said. */
+/* The bytes of a header that hold anything: up to its last timeline record (the rest is zeros,
+ * or records that room was made from: read by none), in whole pages. A copy takes these and
+ * leaves the rest of the header a hole, so a thread that kept few records costs a snapshot no
+ * more than its first page. */
+static size_t mf_snap_header_used(const struct mf_prof_header *h)
+{
+	uint32_t n =
+	    h->timeline_count < MF_TIMELINE_RECORDS ? h->timeline_count : MF_TIMELINE_RECORDS;
+	size_t used = MF_TIMELINE_OFFSET + n * sizeof(struct mf_timeline_record);
+	return (used + 4095) & ~(size_t)4095;
+}
+
+/* A copy of a header, its snapshot marks taken out and hashed: what the marks said. */
 struct mf_snap_mark {
 	uint64_t pid, attempt, sum;
 };
@@ -104,11 +116,12 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 	size_t nodes = count * sizeof(struct mf_node);
 	if (c->err)
 		return;
-	memcpy(mf_snap_page, h, MF_HEADER_SIZE);
+	size_t used = mf_snap_header_used(h);
+	memcpy(mf_snap_page, h, used);
 	struct mf_prof_header *copy = (struct mf_prof_header *)mf_snap_page;
 	copy->node_count = count;
 	struct mf_snap_mark mark = mf_snap_unmark(copy);
-	uint64_t sum = mf_snap_hash(mf_snap_hash(1, mf_snap_page, MF_HEADER_SIZE), f->nodes, nodes);
+	uint64_t sum = mf_snap_hash(mf_snap_hash(1, mf_snap_page, used), f->nodes, nodes);
 	int made = pass && faccessat(c->tmp, f->name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!made && mf_snap_same(c, mark, sum))
 		return;
@@ -123,7 +136,11 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 	if (!err && fd < 0)
 		err = -errno;
 	if (!err)
-		err = mf_write_all(fd, mf_snap_page, MF_HEADER_SIZE);
+		err = mf_write_all(fd, mf_snap_page, used);
+	if (!err && ftruncate(fd, MF_HEADER_SIZE)) /* (the rest of the header: a hole) */
+		err = -errno;
+	if (!err && lseek(fd, MF_HEADER_SIZE, SEEK_SET) < 0)
+		err = -errno;
 	if (!err)
 		err = mf_write_all(fd, f->nodes, nodes);
 	if (fd >= 0)
@@ -136,8 +153,34 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 	c->err = err;
 }
 
-/* An ended thread's file fd copied as name into the snapshot, up to its last node (size
- * bytes: the room it never used stays out): 0 or -errno. */
+/* The bytes of fd from `at` to `end` copied to the same place in `to`: 0 or -errno. */
+static int mf_snap_copy_range(int fd, int to, off_t at, off_t end)
+{
+	while (at < end) {
+		off_t out = at;
+		ssize_t n = copy_file_range(fd, &at, to, &out, (size_t)(end - at), 0);
+		if (n > 0)
+			continue;
+		if (n == 0)
+			break;
+		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP)
+			return -errno;
+		n = pread(fd, mf_snap_read,
+			  end - at < (off_t)sizeof(mf_snap_read) ? (size_t)(end - at)
+								 : sizeof(mf_snap_read),
+			  at); /* (a file system without) */
+		if (n <= 0)
+			return n < 0 ? -errno : 0;
+		if (pwrite(to, mf_snap_read, (size_t)n, at) != n)
+			return -(errno ? errno : EIO);
+		at += n;
+	}
+	return 0;
+}
+
+/* An ended thread's file fd, whose header is in mf_snap_page, copied as name into the
+ * snapshot: its header up to its last record and its nodes up to the last (size bytes: the
+ * room it never used stays out, the rest of its header a hole). 0 or -errno. */
 static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name, off_t size)
 {
 	struct stat st;
@@ -145,31 +188,19 @@ static int mf_snap_copy_ended(struct mf_snap_call *c, int fd, const char *name, 
 		return -errno;
 	if (size < st.st_size)
 		st.st_size = size;
+	off_t used = (off_t)mf_snap_header_used((const struct mf_prof_header *)mf_snap_page);
 	int err = mf_prof_size_allowed(st.st_size);
 	int to = err ? -1
 		     : openat(c->tmp, name, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC,
 			      mf_config.file_mode);
 	if (!err && to < 0)
 		err = -errno;
-	off_t at = 0;
-	while (!err && at < st.st_size) {
-		ssize_t n = copy_file_range(fd, &at, to, NULL, (size_t)(st.st_size - at), 0);
-		if (n > 0)
-			continue;
-		if (n == 0)
-			break;
-		if (errno != EXDEV && errno != EINVAL && errno != ENOSYS && errno != EOPNOTSUPP) {
-			err = -errno;
-			break;
-		}
-		n = pread(fd, mf_snap_page, sizeof(mf_snap_page), at); /* (a file system without) */
-		if (n <= 0) {
-			err = n < 0 ? -errno : 0;
-			break;
-		}
-		err = mf_write_all(to, mf_snap_page, (size_t)n);
-		at += n;
-	}
+	if (!err)
+		err = mf_snap_copy_range(fd, to, 0, used < st.st_size ? used : st.st_size);
+	if (!err && st.st_size > MF_HEADER_SIZE)
+		err = mf_snap_copy_range(fd, to, MF_HEADER_SIZE, st.st_size);
+	if (!err && ftruncate(to, st.st_size))
+		err = -errno;
 	if (to >= 0)
 		close(to);
 	return err;
@@ -191,12 +222,12 @@ static int mf_snap_name_ended(struct mf_snap_call *c, const char *name)
 	return mf_write_all(c->ended, line, len + 1);
 }
 
-/* The hash of an ended thread's file fd whose header page (marks out) is in mf_snap_page: with
+/* The hash of an ended thread's file fd whose header (marks out) is in mf_snap_page: with
  * lifetimes, its nodes too (frees still change them). */
 static uint64_t mf_snap_sum_ended(int fd, int life)
 {
 	const struct mf_prof_header *h = (const struct mf_prof_header *)mf_snap_page;
-	uint64_t sum = mf_snap_hash(1, mf_snap_page, MF_HEADER_SIZE);
+	uint64_t sum = mf_snap_hash(1, mf_snap_page, mf_snap_header_used(h));
 	uint64_t left = life ? h->node_count * sizeof(struct mf_node) : 0;
 	for (off_t at = MF_HEADER_SIZE; left;) {
 		ssize_t n = pread(fd, mf_snap_read,

@@ -1,7 +1,8 @@
-/* The timeline: each thread's running totals over time, written into the header page of its
- * own file (malloc_freq_format.h, version 9) at a look at the coarse clock every
+/* The timeline: each thread's running totals over time (by entry point too), written into the
+ * header of its own file (malloc_freq_format.h, version 11) at a look at the coarse clock every
  * MF_TIMELINE_STEP calls. Runs inside malloc, in the thread that owns the file: no malloc, no
- * stdio, no lock, errno preserved; never writes another thread's file. */
+ * stdio, no lock, errno preserved; never writes another thread's file; never touches a page of
+ * the header past the first before it has reserved it on disk. */
 #include "config.h"
 
 #include <errno.h>
@@ -47,6 +48,10 @@ static void mf_timeline_totals(const struct mf_prof_header *h, const struct mf_n
 		if (x->module != MF_MODULE_ENTRY)
 			continue;
 		mf_timeline_sum(&r->bytes, x->bytes);
+		if (x->rel_pc < MF_ENTRY_COUNT) {
+			r->by_entry[x->rel_pc].calls += x->calls;
+			mf_timeline_sum(&r->by_entry[x->rel_pc].bytes, x->bytes);
+		}
 		mf_timeline_sum(&r->temporaries, ((const struct mf_leaf *)(x + 1))->temporaries);
 		if (life) {
 			const struct mf_life *l = (const struct mf_life *)(x + 1 + MF_LEAF_SLOTS);
@@ -59,12 +64,21 @@ static void mf_timeline_totals(const struct mf_prof_header *h, const struct mf_n
 	}
 }
 
+/* The records the header's first page holds: all the room there is while the pages after it
+ * are not reserved on disk (the file would be a hole there: a write to it faults when the
+ * disk is full). */
+#define MF_TIMELINE_FIRST_PAGE ((4096u - MF_TIMELINE_OFFSET) / sizeof(struct mf_timeline_record))
+
 /* Appends r, making room first: every other record goes (the later of each pair stays) and
- * the interval doubles. */
-static void mf_timeline_append(struct mf_prof_header *h, const struct mf_timeline_record *r)
+ * the interval doubles. The first record past the first page reserves the header's other
+ * pages; where that fails the room is what the first page holds. */
+static void mf_timeline_append(struct mf_prof_file *f, const struct mf_timeline_record *r)
 {
+	struct mf_prof_header *h = f->header;
 	struct mf_timeline_record *rec = mf_timeline_records(h);
 	uint32_t n = h->timeline_count;
+	if (n >= MF_TIMELINE_FIRST_PAGE && n < h->timeline_records && mf_prof_reserve_header(f))
+		h->timeline_records = MF_TIMELINE_FIRST_PAGE;
 	if (n >= h->timeline_records) {
 		for (uint32_t i = 0; i < n / 2; i++)
 			rec[i] = rec[2 * i + 1];
@@ -76,8 +90,9 @@ static void mf_timeline_append(struct mf_prof_header *h, const struct mf_timelin
 	__atomic_store_n(&h->timeline_count, n + 1, __ATOMIC_RELEASE);
 }
 
-void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, unsigned leaf_slots)
+void mf_timeline_look(struct mf_prof_file *f, unsigned leaf_slots)
 {
+	struct mf_prof_header *h = f->header;
 	if (!h->timeline_records)
 		return;
 	uint64_t now = mf_timeline_now();
@@ -92,15 +107,15 @@ void mf_timeline_look(struct mf_prof_header *h, const struct mf_node *nodes, uns
 		 * record came) */
 		if (seen && seen >= last && now - seen >= interval &&
 		    (!prev || h->timeline_checked_calls > prev->calls))
-			mf_timeline_append(h, &(struct mf_timeline_record){
+			mf_timeline_append(f, &(struct mf_timeline_record){
 						  .time_ns = seen,
 						  .calls = h->timeline_checked_calls,
 						  .flags = MF_TIMELINE_CALLS_ONLY,
 						  .process_live = h->timeline_checked_live});
 		struct mf_timeline_record r = {
 		    .time_ns = now, .calls = h->calls_total, .process_live = live};
-		mf_timeline_totals(h, nodes, leaf_slots, &r);
-		mf_timeline_append(h, &r);
+		mf_timeline_totals(h, f->nodes, leaf_slots, &r);
+		mf_timeline_append(f, &r);
 	}
 	h->timeline_checked_calls = h->calls_total;
 	h->timeline_checked_live = live;

@@ -451,6 +451,7 @@ static int mf_thread_new(struct mf_model *m, uint32_t process, const struct mf_p
 	t->timeline_from_ns = p->timeline_from_ns;
 	t->end_ns = p->header.end_ns;
 	t->timeline = p->header.timeline_records != 0;
+	t->by_entry = p->header.version >= 11;
 	m->timeline_old += p->header.version < 9;
 	t->interval_ns = p->header.timeline_interval_ns;
 	t->checked_ns = p->header.timeline_checked_ns;

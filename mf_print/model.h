@@ -190,6 +190,7 @@ struct mf_thread {
 	struct mf_timeline_record *records;
 	uint32_t nrecords;
 	int timeline;
+	int by_entry; /* its records hold calls and bytes by entry point (format 11) */
 	uint64_t interval_ns, checked_ns, checked_calls, checked_live;
 	uint64_t timeline_from_ns; /* an earlier state subtracted: the timeline starts then */
 };

@@ -210,16 +210,19 @@ static int mf_node_check(const struct mf_node *nodes, uint64_t i, const unsigned
 static int mf_header_check(const unsigned char *data, size_t size, struct mf_prof_header *h,
 			   uint64_t *room, uint64_t *cut, char *err, size_t errlen)
 {
-	if (mf_check_size(size, MF_HEADER_SIZE, err, errlen))
+	if (mf_check_size(size, MF_HEADER_SIZE_V10, err, errlen))
 		return -1;
 	memcpy(h, data, sizeof(*h));
 	if (mf_check_common(h->magic, MF_PROF_MAGIC, h->version, h->byte_order, err, errlen))
 		return -1;
-	if (h->header_size != MF_HEADER_SIZE || h->node_size != sizeof(struct mf_node)) {
+	uint32_t header_size = h->version >= 11 ? MF_HEADER_SIZE : MF_HEADER_SIZE_V10;
+	if (h->header_size != header_size || h->node_size != sizeof(struct mf_node)) {
 		mf_fail(err, errlen, "corrupt header (header size %u, node size %u)",
 			h->header_size, h->node_size);
 		return -1;
 	}
+	if (mf_check_size(size, header_size, err, errlen))
+		return -1;
 	if (h->state > MF_STATE_SNAPSHOT) {
 		mf_fail(err, errlen, "corrupt header (state %u)", h->state);
 		return -1;
@@ -228,7 +231,7 @@ static int mf_header_check(const unsigned char *data, size_t size, struct mf_pro
 		mf_fail(err, errlen, "corrupt header (sample rate 0)");
 		return -1;
 	}
-	*room = size < MF_HEADER_SIZE ? 0 : (size - MF_HEADER_SIZE) / sizeof(struct mf_node);
+	*room = (size - header_size) / sizeof(struct mf_node);
 	/* A file cut short (a copy that stopped) keeps the nodes before the cut: those are read,
 	 * up to the last whole leaf record, and out->cut says so. */
 	if (h->node_count > *room) {
@@ -257,16 +260,19 @@ static int mf_header_check(const unsigned char *data, size_t size, struct mf_pro
 	return 0;
 }
 
-/* The timeline records of a thread file's header page (version 9) into out. */
+/* The timeline records of a thread file's header (version 9; by entry point since version 11:
+ * before, by_entry is zeros) into out. */
 static void mf_timeline_parse(const unsigned char *data, const struct mf_prof_header *h,
 			      struct mf_profile *out)
 {
 	uint32_t n =
 	    h->timeline_count < MF_TIMELINE_RECORDS ? h->timeline_count : MF_TIMELINE_RECORDS;
+	size_t size =
+	    h->version >= 11 ? sizeof(struct mf_timeline_record) : MF_TIMELINE_RECORD_SIZE_V10;
 	out->timeline_count = 0;
 	for (uint32_t i = 0; h->version >= 9 && i < n; i++) {
-		struct mf_timeline_record r;
-		memcpy(&r, data + MF_TIMELINE_OFFSET + i * sizeof(r), sizeof(r));
+		struct mf_timeline_record r = {0};
+		memcpy(&r, data + MF_TIMELINE_OFFSET + i * size, size);
 		const struct mf_timeline_record *last =
 		    out->timeline_count ? &out->timeline[out->timeline_count - 1] : NULL;
 		if (!r.time_ns || (last && (r.time_ns < last->time_ns || r.calls < last->calls)))
@@ -303,7 +309,7 @@ static int mf_parse_profile_in(const unsigned char *data, size_t size, const cha
 			(unsigned long long)h.calls_total);
 		goto bad;
 	}
-	const struct mf_node *nodes = (const struct mf_node *)(data + MF_HEADER_SIZE);
+	const struct mf_node *nodes = (const struct mf_node *)(data + h.header_size);
 	struct mf_node *copy = NULL;
 	if ((uintptr_t)nodes % _Alignof(struct mf_node)) {
 		if (!(copy = malloc((n ? n : 1) * sizeof(*copy)))) {

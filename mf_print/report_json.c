@@ -197,7 +197,9 @@ static void mf_json_stacks(FILE *out, const struct mf_model *m)
 	fputs("\n  ],\n", out);
 }
 
-/* A process's timeline (timeline.h): its points' running totals, or null when it kept none. */
+/* A process's timeline (timeline.h): its points' running totals, or null when it kept none;
+ * with them (format 11) each point's calls and bytes by entry point, of the entry points the
+ * process used, else by_entry null. */
 static int mf_json_timeline(FILE *out, const struct mf_model *m, uint32_t process)
 {
 	struct mf_timeline t;
@@ -223,7 +225,24 @@ static int mf_json_timeline(FILE *out, const struct mf_model *m, uint32_t proces
 		else
 			fputs("null]", out);
 	}
-	fputs("]}", out);
+	unsigned used = 0;
+	for (int e = 0; t.by_entry && e < MF_ENTRY_COUNT; e++)
+		used |= (t.points[t.count - 1].by_entry[e].calls != 0) << e;
+	fputs(t.by_entry ? "], \"by_entry\": [" : "], \"by_entry\": null", out);
+	for (size_t i = 0; t.by_entry && i < t.count; i++) {
+		fputs(i ? ", {" : "{", out);
+		for (int e = 0, first = 1; e < MF_ENTRY_COUNT; e++)
+			if (used & 1u << e) {
+				fprintf(
+				    out,
+				    "%s\"%s\": {\"calls\": %" PRIu64 ", \"bytes\": %" PRIu64 "}",
+				    first ? "" : ", ", mf_entry_names[e],
+				    t.points[i].by_entry[e].calls, t.points[i].by_entry[e].bytes);
+				first = 0;
+			}
+		fputc('}', out);
+	}
+	fputs(t.by_entry ? "]}" : "}", out);
 	mf_timeline_free(&t);
 	return 0;
 }

@@ -1,16 +1,35 @@
 /* --timeline: each process's timeline (timeline.h) as a table, a row per interval of time:
- * calls and their rate, requested bytes, temporaries, and with lifetimes the bytes and blocks
- * live at the row's end. */
+ * calls and their rate, requested bytes, temporaries, with lifetimes the bytes and blocks live
+ * at the row's end, and (format 11) the calls of the entry points besides malloc that the
+ * process used: a column each where they fit in 100 columns, else named in each row. */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 
 #include "report.h"
 #include "text.h"
 #include "timeline.h"
 
-#define MF_TIMELINE_ROWS 40 /* at most, per process: rows widen (doubling) to fit */
+#define MF_TIMELINE_ROWS  40  /* at most, per process: rows widen (doubling) to fit */
+#define MF_TIMELINE_WIDTH 100 /* columns of a row, at most, where the entry points are columns */
+
+/* The entry points besides malloc that the process used (by its last point), as bits; and
+ * whether a column each fits in the row's width after `used` columns. */
+static unsigned mf_entries_used(const struct mf_timeline *t, int used, int *columns)
+{
+	unsigned bits = 0;
+	const struct mf_timeline_point *last = &t->points[t->count - 1];
+	for (int e = MF_ENTRY_MALLOC + 1; t->by_entry && e < MF_ENTRY_COUNT; e++)
+		if (last->by_entry[e].calls) {
+			bits |= 1u << e;
+			used += 1 + (int)(strlen(mf_entry_names[e]) > 12 ? strlen(mf_entry_names[e])
+									 : 12);
+		}
+	*columns = used <= MF_TIMELINE_WIDTH;
+	return bits;
+}
 
 static void mf_seconds(char *buf, size_t size, uint64_t ns)
 {
@@ -37,6 +56,13 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 		"temporaries");
 	if (t->live)
 		fprintf(out, " %12s %12s", "live", "live blocks");
+	int columns;
+	unsigned used = mf_entries_used(t, 62 + (t->live ? 26 : 0), &columns);
+	for (int e = 0; columns && e < MF_ENTRY_COUNT; e++)
+		if (used & 1u << e)
+			fprintf(out, " %12s", mf_entry_names[e]);
+	if (used && !columns)
+		fputs("  calls by entry point besides malloc", out);
 	fputc('\n', out);
 	const struct mf_timeline_point *prev = &t->points[0];
 	/* (offsets from start, each row's end saturated: a file's interval or times near 2^64
@@ -56,6 +82,13 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 			fprintf(out, " %12s %12" PRIu64, live, x->live_blocks);
 		else if (t->live)
 			fprintf(out, " %12s %12s", live, "-");
+		for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+			uint64_t n = x->by_entry[e].calls - prev->by_entry[e].calls;
+			if (used & 1u << e && columns)
+				fprintf(out, " %12" PRIu64, n);
+			else if (used & 1u << e && n)
+				fprintf(out, " %s %" PRIu64, mf_entry_names[e], n);
+		}
 		fputc('\n', out);
 		prev = x;
 		if (off >= span || off == UINT64_MAX || end == UINT64_MAX)

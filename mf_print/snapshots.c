@@ -221,18 +221,24 @@ static void mf_records_subtract(struct mf_node *copy, const struct mf_profile *b
 }
 
 /* The timeline since base was copied: the records after it, less what base had counted (its
- * leaves' bytes and temporaries, its calls); live bytes and blocks are states, kept as read. */
+ * leaves' bytes and temporaries, its calls, by entry point too); live bytes and blocks are
+ * states, kept as read. */
 static void mf_timeline_subtract(struct mf_profile *p, const struct mf_profile *base)
 {
 	uint64_t from =
 	    base->header.end_ns ? base->header.end_ns : base->header.timeline_checked_ns;
 	uint64_t bytes = 0, temporaries = 0;
+	struct mf_timeline_entry entry[MF_ENTRY_COUNT] = {{0}};
 	for (uint64_t i = 1, after = 0; i < base->node_count; i += 1 + after) {
 		const struct mf_node *b = &base->nodes[i];
 		after = mf_profile_slots_after(base, b);
 		if (b->module != MF_MODULE_ENTRY)
 			continue;
 		bytes += b->bytes;
+		if (b->rel_pc < MF_ENTRY_COUNT) {
+			entry[b->rel_pc].calls += b->calls;
+			entry[b->rel_pc].bytes += b->bytes;
+		}
 		if (after) {
 			struct mf_leaf x; /* (copied for the type) */
 			memcpy(&x, b + 1, sizeof(x));
@@ -248,6 +254,10 @@ static void mf_timeline_subtract(struct mf_profile *p, const struct mf_profile *
 		r.calls = mf_less(r.calls, base->header.calls_total);
 		r.bytes = mf_less(r.bytes, bytes);
 		r.temporaries = mf_less(r.temporaries, temporaries);
+		for (int e = 0; !(r.flags & MF_TIMELINE_CALLS_ONLY) && e < MF_ENTRY_COUNT; e++) {
+			r.by_entry[e].calls = mf_less(r.by_entry[e].calls, entry[e].calls);
+			r.by_entry[e].bytes = mf_less(r.by_entry[e].bytes, entry[e].bytes);
+		}
 		p->timeline[k++] = r;
 	}
 	p->timeline_count = k;

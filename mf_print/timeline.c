@@ -33,18 +33,51 @@ static uint64_t mf_scale(uint64_t v, uint64_t rate)
 	return __builtin_mul_overflow(v, rate, &r) ? UINT64_MAX : r;
 }
 
+static void mf_add(uint64_t *to, uint64_t v)
+{
+	if (__builtin_add_overflow(*to, v, to))
+		*to = UINT64_MAX;
+}
+
 /* A thread's final totals, from its samples. */
 static void mf_thread_final(const struct mf_model *m, uint32_t thread, struct mf_timeline_point *p)
 {
 	for (size_t s = 0; s < m->nsamples; s++) {
 		if (m->samples[s].thread != thread)
 			continue;
+		struct mf_timeline_entry *e = &p->by_entry[m->stacks[m->samples[s].stack].entry];
+		mf_add(&e->calls, m->values[MF_METRIC_CALLS][s]);
+		mf_add(&e->bytes, m->values[MF_METRIC_BYTES][s]);
 		p->bytes += m->values[MF_METRIC_BYTES][s];
 		p->temporaries += m->values[MF_METRIC_TEMPORARY][s];
 		p->live_bytes += m->values[MF_METRIC_LEAKED][s];
 		p->live_blocks += m->values[MF_METRIC_LEAKED_BLOCKS][s];
 	}
 	p->calls = m->threads[thread].seen;
+}
+
+/* a + f (b - a), for b >= a */
+static uint64_t mf_between(uint64_t a, uint64_t b, double f)
+{
+	return b > a ? a + (uint64_t)(f * (double)(b - a) + 0.5) : a;
+}
+
+/* By entry point, the change from a to b shared out by f: the entry points' running sums
+ * rounded, so that the shares add up to the whole's share (and are exact where one entry point
+ * changed alone). */
+static void mf_interpolate_entries(struct mf_timeline_entry *p, const struct mf_timeline_entry *a,
+				   const struct mf_timeline_entry *b, double f)
+{
+	uint64_t from[2] = {0, 0}, to[2] = {0, 0}, was[2] = {0, 0};
+	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+		from[0] += a[e].calls, from[1] += a[e].bytes;
+		to[0] += b[e].calls > a[e].calls ? b[e].calls : a[e].calls;
+		to[1] += b[e].bytes > a[e].bytes ? b[e].bytes : a[e].bytes;
+		uint64_t now[2] = {mf_between(from[0], to[0], f), mf_between(from[1], to[1], f)};
+		p[e].calls = now[0] - was[0];
+		p[e].bytes = now[1] - was[1];
+		was[0] = now[0], was[1] = now[1];
+	}
 }
 
 /* The figures of calls-only events between two whole ones, by their calls. */
@@ -56,9 +89,9 @@ static void mf_interpolate(struct mf_event *e, size_t from, size_t to)
 		double f = b->calls > a->calls
 			       ? (double)(p->calls - a->calls) / (double)(b->calls - a->calls)
 			       : 0;
-		p->bytes = a->bytes + (uint64_t)(f * (double)(b->bytes - a->bytes) + 0.5);
-		p->temporaries = a->temporaries +
-				 (uint64_t)(f * (double)(b->temporaries - a->temporaries) + 0.5);
+		mf_interpolate_entries(p->by_entry, a->by_entry, b->by_entry, f);
+		p->bytes = mf_between(a->bytes, b->bytes, f);
+		p->temporaries = mf_between(a->temporaries, b->temporaries, f);
 		p->live_bytes = a->live_bytes; /* (live is not monotonic: the last known) */
 		p->live_blocks = a->live_blocks;
 	}
@@ -97,6 +130,10 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 			  .live_blocks = mf_scale(r->live_blocks, t->sample_rate)},
 		    .has_live = live,
 		    .plive = mf_scale(r->process_live, t->sample_rate)};
+		for (int j = 0; j < MF_ENTRY_COUNT; j++) {
+			x->p.by_entry[j].calls = mf_scale(r->by_entry[j].calls, t->sample_rate);
+			x->p.by_entry[j].bytes = mf_scale(r->by_entry[j].bytes, t->sample_rate);
+		}
 	}
 	const struct mf_event *last = &v[*n - 1];
 	if (t->checked_ns >= last->p.time_ns && t->checked_calls > last->p.calls)
@@ -135,6 +172,10 @@ static void mf_point_move(struct mf_timeline_point *sum, const struct mf_timelin
 	sum->temporaries += to->temporaries - from->temporaries;
 	sum->live_bytes += to->live_bytes - from->live_bytes;
 	sum->live_blocks += to->live_blocks - from->live_blocks;
+	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+		sum->by_entry[e].calls += to->by_entry[e].calls - from->by_entry[e].calls;
+		sum->by_entry[e].bytes += to->by_entry[e].bytes - from->by_entry[e].bytes;
+	}
 }
 
 int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_timeline *out)
@@ -142,12 +183,14 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 	memset(out, 0, sizeof(*out));
 	const struct mf_process *proc = &m->processes[process];
 	out->live = m->has_lifetimes;
+	out->by_entry = 1;
 	uint64_t end = proc->end_ns;
 	for (size_t k = 0; k < m->nthreads; k++) {
 		const struct mf_thread *t = &m->threads[k];
 		if (t->process != process)
 			continue;
 		out->kept |= t->timeline;
+		out->by_entry &= !t->timeline || t->by_entry;
 		if (t->timeline && (!out->interval_ns || t->interval_ns < out->interval_ns))
 			out->interval_ns = t->interval_ns;
 		uint64_t latest = t->end_ns > t->checked_ns ? t->end_ns : t->checked_ns;

@@ -1,4 +1,5 @@
-/* A process's timeline: its threads' running totals (format 9, malloc_freq_format.h) merged
+/* A process's timeline: its threads' running totals (format 9, malloc_freq_format.h; by entry
+ * point from format 11) merged
  * into one series of the process's totals over time, for the reports that show it (text,
  * JSON, HTML). Reads the model only; never prints. */
 #ifndef MF_TIMELINE_H
@@ -21,6 +22,10 @@ struct mf_timeline_point {
 	 * whole record or an end is (blocks_known), not at a look before a pause */
 	uint64_t live_bytes, live_blocks;
 	int blocks_known;
+	/* (format 11, mf_timeline.by_entry) calls and requested bytes by enum mf_entry: exact
+	 * where its threads' last records are whole; at a look before a pause (a record of calls
+	 * only) the change between the whole records around it shared out by calls */
+	struct mf_timeline_entry by_entry[MF_ENTRY_COUNT];
 };
 
 struct mf_timeline {
@@ -28,10 +33,11 @@ struct mf_timeline {
 					     zeros), the last its threads' ends */
 	size_t count;
 	uint64_t interval_ns; /* the least interval its threads recorded at (at the end) */
-	int kept;    /* some thread of it kept a timeline (format 9, MALLOC_FREQ_TIMELINE) */
-	int unended; /* some thread has no end (killed, running): its calls after its last
-			look at the clock are put at the process's last known moment */
-	int live;    /* it has lifetimes: live_* hold */
+	int kept;     /* some thread of it kept a timeline (format 9, MALLOC_FREQ_TIMELINE) */
+	int unended;  /* some thread has no end (killed, running): its calls after its last
+			 look at the clock are put at the process's last known moment */
+	int live;     /* it has lifetimes: live_* hold */
+	int by_entry; /* every thread of it that kept a timeline has by_entry (format 11) */
 };
 
 /* Process `process`'s timeline into *out (points malloc'd: mf_timeline_free). 0 or -ENOMEM. */

@@ -85,6 +85,7 @@ check_PROGRAMS += tests/progs/prog_sites tests/progs/prog_kill tests/progs/prog_
 	tests/progs/prog_life_arena tests/progs/prog_life_sigfork tests/progs/prog_life_realloc \
 	tests/progs/prog_life_sigfree tests/progs/prog_life_max tests/progs/prog_aslimit \
 	tests/progs/prog_fifo tests/progs/prog_samename tests/progs/prog_timeline \
+	tests/progs/prog_entries \
 	tests/progs/prog_attach tests/progs/prog_attach_api
 tests_progs_prog_attach_LDADD = -lpthread -ldl
 # prog_attach linked with the API's stub library (its own malloc_freq_dir)
@@ -170,6 +171,7 @@ check_SCRIPTS += tests/preload/t_counts.sh tests/preload/t_kill.sh tests/preload
 	tests/preload/t_life_realloc.sh tests/preload/t_life_sigfree.sh \
 	tests/preload/t_live_modules.sh tests/preload/t_dhat.sh tests/preload/t_dhat_real.sh \
 	tests/preload/t_life_report.sh tests/preload/t_life_max.sh tests/preload/t_timeline.sh \
+	tests/preload/t_timeline_entries.sh \
 	tests/preload/t_pprof.sh tests/preload/t_speedscope.sh tests/preload/t_json.sh \
 	tests/preload/t_dot.sh tests/preload/t_diff.sh tests/preload/t_metrics.sh \
 	tests/preload/t_sym_nodebug.sh tests/preload/t_split_dwarf.sh tests/preload/t_dlreuse.sh \

@@ -120,7 +120,7 @@ import glob, struct, sys
 for f in glob.glob(sys.argv[1] + "/*.prof"):
     b = bytearray(open(f, "rb").read())
     n = struct.unpack_from("<Q", b, 56)[0]
-    nodes, new, at, i = b[4096:4096 + 32 * n], [], {}, 1
+    nodes, new, at, i = b[12288:12288 + 32 * n], [], {}, 1
     new.append(bytes(nodes[0:32]))
     while i < n:
         rel, parent, module, c, y = struct.unpack_from("<QIIQQ", nodes, 32 * i)
@@ -131,7 +131,7 @@ for f in glob.glob(sys.argv[1] + "/*.prof"):
         for k in range(keep):
             new.append(bytes(nodes[32 * (i + 1 + k):32 * (i + 2 + k)]))
         i += 1 + slots
-    struct.pack_into("<I", b, 8, 7)
+    struct.pack_into("<III", b, 8, 7, 0x01020304, 4096)  # (a one-page header then)
     struct.pack_into("<Q", b, 56, len(new))
     open(f, "wb").write(bytes(b[:4096]) + b"".join(new))
 for name in ("process", "modules"):

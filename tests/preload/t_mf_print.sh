@@ -35,16 +35,16 @@ check "empty directory" 1 "^mf_print: $mf_work/empty: no profiles here" "$mf_wor
 check "a file instead of a directory" 1 "^mf_print: $prof: not a directory" "$prof"
 d=$(bad magic); f=$(ls "$d"/*.prof); patch "$f" 0 101
 check "not a profile (bad magic)" 1 "^mf_print: $f: not a malloc_freq file \(bad magic\)" "$d"
-d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 013
-check "a newer format version is named as such" 1 "^mf_print: $f: format version 11, newer than this mf_print reads \(1 to 10\): read it with the mf_print of the malloc_freq that wrote it" "$d"
+d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 014
+check "a newer format version is named as such" 1 "^mf_print: $f: format version 12, newer than this mf_print reads \(1 to 11\): read it with the mf_print of the malloc_freq that wrote it" "$d"
 d=$(bad order); f=$(ls "$d"/*.prof); patch "$f" 12 001; patch "$f" 13 002; patch "$f" 14 003; patch "$f" 15 004
 check "other byte order" 1 "^mf_print: $f: written on a machine of the other byte order" "$d"
 d=$(bad short); f=$(ls "$d"/*.prof); head -c 100 "$prof" > "$f"
 check "truncated header" 1 "^mf_print: $f: truncated: 100 bytes" "$d"
-d=$(bad nodes); f=$(ls "$d"/*.prof); head -c $((4096 + 32 * 3)) "$prof" > "$f"
+d=$(bad nodes); f=$(ls "$d"/*.prof); head -c $((12288 + 32 * 3)) "$prof" > "$f"
 check "truncated nodes" 1 "^mf_print: $f: truncated: the header counts [0-9]+ nodes, the file holds 3: the [0-9]+ before the cut are read" "$d"
 # A file cut in the middle of its nodes (a copy that stopped): the whole leaves before the cut
-# are read, counted as the format says (python3 reads it apart: 32-byte nodes after the 4096-byte
+# are read, counted as the format says (python3 reads it apart: 32-byte nodes after the 12288-byte
 # header; a leaf, module 0xffffffff, is followed by 2 slots, and 18 more with lifetimes)
 if command -v python3 > /dev/null 2>&1; then
 	mkdir "$mf_work/deep"
@@ -52,14 +52,14 @@ if command -v python3 > /dev/null 2>&1; then
 	whole=$(ls "$mf_work"/deep/malloc_freq.*/*.prof)
 	d=$mf_work/half; cp -r "$(dirname "$whole")" "$d"; f=$d/$(basename "$whole")
 	nodes=$(python3 -c 'import struct, sys; print(struct.unpack_from("<Q", open(sys.argv[1], "rb").read(), 56)[0])' "$whole")
-	head -c $((4096 + 32 * (nodes / 2) + 7)) "$whole" > "$f"
+	head -c $((12288 + 32 * (nodes / 2) + 7)) "$whole" > "$f"
 	want=$(python3 - "$f" <<'PY'
 import struct, sys
 data = open(sys.argv[1], "rb").read()
 records = struct.unpack_from("<I", data, 132)[0]
-n, i, calls = (len(data) - 4096) // 32, 1, 0
+n, i, calls = (len(data) - 12288) // 32, 1, 0
 while i < n:
-    rel_pc, parent, module, c, b = struct.unpack_from("<QIIQQ", data, 4096 + 32 * i)
+    rel_pc, parent, module, c, b = struct.unpack_from("<QIIQQ", data, 12288 + 32 * i)
     after = 2 + (18 if records & 1 else 0) if module == 0xffffffff else 17 if module == 0xfffffffa else 0
     if i + after >= n:
         break
@@ -99,12 +99,12 @@ f = sys.argv[1]
 size = 4 << 30
 with open(f, "r+b") as out:
     out.seek(56)
-    out.write(struct.pack("<Q", (size - 4096) // 32))
+    out.write(struct.pack("<Q", (size - 12288) // 32))
 os.truncate(f, size)
 PY
 	within 120 /usr/bin/time -f '%M' -o "$mf_work/rss" "$MF_PRINT" --collapsed "$d" > "$mf_work/c.txt" 2> "$mf_work/err"; rc=$?
 	rss=$(tail -1 "$mf_work/rss")
-	like "$rc $(cat "$mf_work/err")" "^1 mf_print: $f: the header counts 134217600 nodes, the file holds [0-9]+ \(node [0-9]+ on is zeros, never written\): the [0-9]+ before are read$" \
+	like "$rc $(cat "$mf_work/err")" "^1 mf_print: $f: the header counts 134217344 nodes, the file holds [0-9]+ \(node [0-9]+ on is zeros, never written\): the [0-9]+ before are read$" \
 		"a sparse file counting 134 million nodes: exit 1, and the count named as more than the file holds"
 	is "$(awk '{ s += $NF } END { print s + 0 }' "$mf_work/c.txt")" "$("$MF_PRINT" --collapsed "$good" 2> /dev/null | awk '{ s += $NF } END { print s + 0 }')" \
 		"... the calls of the nodes it holds are read"
@@ -268,7 +268,7 @@ check "only such files: nothing to report, exit 1" 1 "warning: $f: empty" "$d"
 # while its file was made has neither)
 d=$(bad nonode); f=$(ls "$d"/*.prof); for i in 0 1 2 3 4 5 6 7; do patch "$f" $((56 + i)) 000; done
 check "calls counted, and no node" 1 "^mf_print: $f: corrupt header \([0-9]+ calls, and no node\)" "$d"
-d=$(bad parent); f=$(ls "$d"/*.prof); patch "$f" $((4096 + 32 * 2 + 8)) 077
+d=$(bad parent); f=$(ls "$d"/*.prof); patch "$f" $((12288 + 32 * 2 + 8)) 077
 check "a node whose parent is not before it" 1 "^mf_print: $f: corrupt node 2 \(parent" "$d"
 d=$(bad modules); patch "$d/modules" 0 101
 check "a bad module map is named" 1 "$d/modules: not a malloc_freq file \(bad magic\); frames are shown as module\+offset" "$d"

@@ -27,6 +27,54 @@
 #include "../../mf_print/reader.h"
 #include "../tap.h"
 
+/* The thread file at path (read as p) rewritten as version 10 wrote it (a one-page header,
+ * timeline records of 64 bytes) reads the same, with no calls by entry point. */
+static void v10_reads(const char *path, const struct mf_profile *p)
+{
+	FILE *in = fopen(path, "rb");
+	static unsigned char b[1 << 24], old[1 << 24];
+	size_t n = in ? fread(b, 1, sizeof(b), in) : 0;
+	if (in)
+		fclose(in);
+	if (n < MF_HEADER_SIZE)
+		tap_bail("cannot read the thread file back");
+	memcpy(old, b, MF_TIMELINE_OFFSET);
+	memset(old + MF_TIMELINE_OFFSET, 0, MF_HEADER_SIZE_V10 - MF_TIMELINE_OFFSET);
+	for (unsigned i = 0; i < MF_TIMELINE_RECORDS; i++)
+		memcpy(old + MF_TIMELINE_OFFSET + i * MF_TIMELINE_RECORD_SIZE_V10,
+		       b + MF_TIMELINE_OFFSET + i * sizeof(struct mf_timeline_record),
+		       MF_TIMELINE_RECORD_SIZE_V10);
+	memcpy(old + MF_HEADER_SIZE_V10, b + MF_HEADER_SIZE, n - MF_HEADER_SIZE);
+	struct mf_prof_header *h = (struct mf_prof_header *)old;
+	h->version = 10;
+	h->header_size = MF_HEADER_SIZE_V10;
+	char v10[4300], err[256] = "";
+	snprintf(v10, sizeof(v10), "%s.v10", path);
+	FILE *out = fopen(v10, "wb");
+	if (!out ||
+	    fwrite(old, 1, n - (MF_HEADER_SIZE - MF_HEADER_SIZE_V10), out) !=
+		n - (MF_HEADER_SIZE - MF_HEADER_SIZE_V10) ||
+	    fclose(out))
+		tap_bail("cannot write the version 10 file");
+	struct mf_profile q;
+	int r = mf_read_profile(v10, &q, err, sizeof(err));
+	int zeros = 1;
+	for (int e = 0; !r && e < MF_ENTRY_COUNT; e++)
+		zeros =
+		    zeros && !q.timeline[0].by_entry[e].calls && !q.timeline[0].by_entry[e].bytes;
+	tap_ok(!r && q.header.version == 10 && q.node_count == p->node_count &&
+		   !memcmp(q.nodes, p->nodes, p->node_count * sizeof(*p->nodes)) &&
+		   q.timeline_count == 1 && q.timeline[0].calls == 640 &&
+		   q.timeline[0].bytes == p->timeline[0].bytes &&
+		   q.timeline[0].time_ns == p->timeline[0].time_ns && zeros,
+	       "a version 10 file (one-page header, 64-byte records) reads: its nodes, its one "
+	       "record, no calls by entry point %s",
+	       err);
+	if (!r)
+		mf_profile_free(&q);
+	unlink(v10);
+}
+
 /* What the module map tells stack capture (code was unloaded): nothing to forget here; and
  * the thread state it reads (whether signals are blocked already). */
 void mf_unwind_forget(void) {}
@@ -142,6 +190,15 @@ int main(void)
 	struct mf_prof_file f;
 	memset(&f, 0, sizeof(f));
 	tap_ok(mf_prof_open(&f, 4242) == 0, "the writer creates a thread file");
+	/* (format 11: the header's pages after the first are not reserved before a timeline
+	 * record reaches them: a hole, which costs no disk) */
+	struct stat made;
+	int made_ok = !stat(f.path, &made);
+	tap_ok(made_ok && made.st_size >= MF_HEADER_SIZE &&
+		   (off_t)made.st_blocks * 512 + (MF_HEADER_SIZE - MF_HEADER_SIZE_V10) <=
+		       made.st_size,
+	       "... its header's pages after the first a hole (%lld bytes on disk of %lld)",
+	       (long long)made.st_blocks * 512, (long long)made.st_size);
 	struct mf_trie t;
 	struct mf_trie_room *room = aligned_alloc(4096, sizeof(*room));
 	tap_ok(room && mf_trie_init(&t, room, f.nodes, f.capacity, &f.header->node_count, grow,
@@ -187,9 +244,9 @@ int main(void)
 	/* The timeline, as the thread's own looks at the clock write it (timeline.c) */
 	f.header->calls_total = 640;
 	nanosleep(&(struct timespec){0, 10000000}, NULL); /* (past the coarse clock's tick) */
-	mf_timeline_look(f.header, f.nodes, t.leaf_slots);
+	mf_timeline_look(&f, t.leaf_slots);
 	f.header->calls_total = 704;
-	mf_timeline_look(f.header, f.nodes, t.leaf_slots);
+	mf_timeline_look(&f, t.leaf_slots);
 	struct mf_timeline_record rec0 =
 	    ((struct mf_timeline_record *)((char *)f.header + MF_TIMELINE_OFFSET))[0];
 	uint32_t f_timeline_count = f.header->timeline_count;
@@ -225,6 +282,21 @@ int main(void)
 		   p.header.timeline_checked_calls == 704,
 	       "the timeline round-trips: its interval, its one record (640 calls), the last "
 	       "look's 704");
+	/* (version 11) its calls and bytes by entry point: stack s's leaf is entry s % 9, with
+	 * s + 1 calls of 8 bytes each */
+	int by_entry = 1;
+	for (int e = 0; e < MF_ENTRY_COUNT; e++) {
+		uint64_t calls = 0;
+		for (int s = e; s < STACKS; s += MF_ENTRY_COUNT)
+			calls += (uint64_t)s + 1;
+		by_entry = by_entry && rec0.by_entry[e].calls == calls &&
+			   p.timeline[0].by_entry[e].calls == calls &&
+			   p.timeline[0].by_entry[e].bytes == 8 * calls;
+	}
+	tap_ok(by_entry,
+	       "... and its calls and bytes by entry point (malloc %llu calls, %llu bytes)",
+	       (unsigned long long)p.timeline[0].by_entry[0].calls,
+	       (unsigned long long)p.timeline[0].by_entry[0].bytes);
 	tap_ok(p.node_count == written, "node count round-trips (%llu)",
 	       (unsigned long long)written);
 	tap_ok(memcmp(p.nodes, copy, written * sizeof(*copy)) == 0, "every node round-trips");
@@ -244,6 +316,7 @@ int main(void)
 		good = good && depth == 1 + s % 8 + (s % 100 == 99);
 	}
 	tap_ok(good, "every stack's entry point, calls, bytes and depth round-trip");
+	v10_reads(path, &p);
 	struct mf_modmap m;
 	char mpath[4200];
 	snprintf(mpath, sizeof(mpath), "%s/modules", mf_prof_dir());

@@ -67,6 +67,7 @@ int main(void)
 			memcpy(copy, data, size);
 			memcpy(&h, copy + 1, sizeof(h));
 			h.version = 4, h.records = 0xf0f0f0f0;
+			h.header_size = MF_HEADER_SIZE_V10; /* (a version 4 header's) */
 			memcpy(copy + 1, &h, sizeof(h));
 			int r = mf_exercise(copy, size, err, sizeof(err));
 			tap_ok(r != 0 && strstr(err, "records"), "%s: unknown records refused (%s)",
