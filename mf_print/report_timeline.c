@@ -1,10 +1,12 @@
-/* --timeline: each process's timeline (timeline.h) as a table, a row per interval of time:
- * calls and their rate, requested bytes, temporaries, and with lifetimes the bytes and blocks
+/* --timeline: each process's timeline (timeline.h) as a table, a row per interval of time (no
+ * finer than its busy threads recorded at): calls and their rate (each thread's spread evenly
+ * between its records), requested bytes, temporaries, and with lifetimes the bytes and blocks
  * live at the row's end. */
 #include "config.h"
 
 #include <errno.h>
 #include <inttypes.h>
+#include <string.h>
 
 #include "report.h"
 #include "text.h"
@@ -25,7 +27,7 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 {
 	const struct mf_process *p = &m->processes[process];
 	uint64_t start = t->points[0].time_ns, span = t->points[t->count - 1].time_ns - start;
-	uint64_t row = t->interval_ns ? t->interval_ns : 1000000000ull;
+	uint64_t row = t->span_ns ? t->span_ns : 1000000000ull;
 	while (span / row >= MF_TIMELINE_ROWS && row <= UINT64_MAX / 2)
 		row *= 2;
 	char w[32], s[32];
@@ -38,26 +40,28 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 	if (t->live)
 		fprintf(out, " %12s %12s", "live", "live blocks");
 	fputc('\n', out);
-	const struct mf_timeline_point *prev = &t->points[0];
+	uint64_t was[MF_SPREAD] = {0}; /* (spread, by the row's start) */
 	/* (offsets from start, each row's end saturated: a file's interval or times near 2^64
 	 * give one row, not an endless count past a wrap) */
 	for (uint64_t off = row;; off = off <= UINT64_MAX - row ? off + row : UINT64_MAX) {
 		uint64_t end = off <= UINT64_MAX - start ? start + off : UINT64_MAX;
 		const struct mf_timeline_point *x = mf_timeline_at(t, end);
+		uint64_t now[MF_SPREAD];
+		mf_timeline_spread_at(t, end, now);
 		char at[32], bytes[32], live[32];
 		mf_seconds(at, sizeof(at), end - start);
-		mf_text_bytes(bytes, sizeof(bytes), x->bytes - prev->bytes);
+		mf_text_bytes(bytes, sizeof(bytes), now[MF_SPREAD_BYTES] - was[MF_SPREAD_BYTES]);
 		mf_text_bytes(live, sizeof(live), x->live_bytes);
 		fprintf(out, "%10s %12" PRIu64 " %12.0f %12s %12" PRIu64, at,
-			x->calls - prev->calls,
-			(double)(x->calls - prev->calls) * 1e9 / (double)row, bytes,
-			x->temporaries - prev->temporaries);
+			now[MF_SPREAD_CALLS] - was[MF_SPREAD_CALLS],
+			(double)(now[MF_SPREAD_CALLS] - was[MF_SPREAD_CALLS]) * 1e9 / (double)row,
+			bytes, now[MF_SPREAD_TEMPORARIES] - was[MF_SPREAD_TEMPORARIES]);
 		if (t->live && x->blocks_known)
 			fprintf(out, " %12s %12" PRIu64, live, x->live_blocks);
 		else if (t->live)
 			fprintf(out, " %12s %12s", live, "-");
 		fputc('\n', out);
-		prev = x;
+		memcpy(was, now, sizeof(was));
 		if (off >= span || off == UINT64_MAX || end == UINT64_MAX)
 			break;
 	}
