@@ -78,7 +78,8 @@ static int mf_html_functions(const struct mf_model *m, const struct mf_labels *l
 }
 
 /* Each process's timeline (timeline.h) and snapshots, times in ns after its first point (a
- * page's numbers hold 2^53 exactly; the epoch's nanoseconds do not): null when it kept none. */
+ * page's numbers hold 2^53 exactly; the epoch's nanoseconds do not): null when it kept none.
+ * Its calls are drawn spread (timeline.h), a bar no finer than its span. */
 static int mf_html_timelines(FILE *out, const struct mf_model *m)
 {
 	fputs(",\n\"timelines\":[", out);
@@ -94,12 +95,17 @@ static int mf_html_timelines(FILE *out, const struct mf_model *m)
 			continue;
 		}
 		uint64_t t0 = t.points[0].time_ns;
-		fprintf(out, "{\"interval\":%" PRIu64 ",\"live\":%s,\"points\":[", t.interval_ns,
-			t.live ? "true" : "false");
+		fprintf(out,
+			"{\"interval\":%" PRIu64 ",\"span\":%" PRIu64 ",\"live\":%s,\"points\":[",
+			t.interval_ns, t.span_ns, t.live ? "true" : "false");
+		/* (a point: time, calls, bytes, live bytes, calls spread and spread just before) */
 		for (size_t k = 0; k < t.count; k++) {
 			const struct mf_timeline_point *x = &t.points[k];
-			fprintf(out, "%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 "]",
-				k ? "," : "", x->time_ns - t0, x->calls, x->bytes, x->live_bytes);
+			fprintf(out,
+				"%s[%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64 ",%" PRIu64
+				",%" PRIu64 "]",
+				k ? "," : "", x->time_ns - t0, x->calls, x->bytes, x->live_bytes,
+				x->spread[MF_SPREAD_CALLS], x->spread_before[MF_SPREAD_CALLS]);
 		}
 		fputs("],\"snapshots\":[", out);
 		for (uint32_t k = 0; k < p->nsnaps; k++)

@@ -1,7 +1,9 @@
-/* --timeline: each process's timeline (timeline.h) as a table, a row per interval of time:
- * calls and their rate, requested bytes, temporaries, with lifetimes the bytes and blocks live
+/* --timeline: each process's timeline (timeline.h) as a table, a row per interval of time (no
+ * finer than its busy threads recorded at): calls and their rate (each thread's spread evenly
+ * between its records), requested bytes, temporaries, with lifetimes the bytes and blocks live
  * at the row's end, and (format 11) the calls of the entry points besides malloc that the
- * process used: a column each where they fit in 100 columns, else named in each row. */
+ * process used, spread as the calls are: a column each where they fit in 100 columns, else
+ * named in each row. */
 #include "config.h"
 
 #include <errno.h>
@@ -44,7 +46,7 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 {
 	const struct mf_process *p = &m->processes[process];
 	uint64_t start = t->points[0].time_ns, span = t->points[t->count - 1].time_ns - start;
-	uint64_t row = t->interval_ns ? t->interval_ns : 1000000000ull;
+	uint64_t row = t->span_ns ? t->span_ns : 1000000000ull;
 	while (span / row >= MF_TIMELINE_ROWS && row <= UINT64_MAX / 2)
 		row *= 2;
 	char w[32], s[32];
@@ -64,33 +66,35 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 	if (used && !columns)
 		fputs("  calls by entry point besides malloc", out);
 	fputc('\n', out);
-	const struct mf_timeline_point *prev = &t->points[0];
+	uint64_t was[MF_SPREAD] = {0}; /* (spread, by the row's start) */
 	/* (offsets from start, each row's end saturated: a file's interval or times near 2^64
 	 * give one row, not an endless count past a wrap) */
 	for (uint64_t off = row;; off = off <= UINT64_MAX - row ? off + row : UINT64_MAX) {
 		uint64_t end = off <= UINT64_MAX - start ? start + off : UINT64_MAX;
 		const struct mf_timeline_point *x = mf_timeline_at(t, end);
+		uint64_t now[MF_SPREAD];
+		mf_timeline_spread_at(t, end, now);
 		char at[32], bytes[32], live[32];
 		mf_seconds(at, sizeof(at), end - start);
-		mf_text_bytes(bytes, sizeof(bytes), x->bytes - prev->bytes);
+		mf_text_bytes(bytes, sizeof(bytes), now[MF_SPREAD_BYTES] - was[MF_SPREAD_BYTES]);
 		mf_text_bytes(live, sizeof(live), x->live_bytes);
 		fprintf(out, "%10s %12" PRIu64 " %12.0f %12s %12" PRIu64, at,
-			x->calls - prev->calls,
-			(double)(x->calls - prev->calls) * 1e9 / (double)row, bytes,
-			x->temporaries - prev->temporaries);
+			now[MF_SPREAD_CALLS] - was[MF_SPREAD_CALLS],
+			(double)(now[MF_SPREAD_CALLS] - was[MF_SPREAD_CALLS]) * 1e9 / (double)row,
+			bytes, now[MF_SPREAD_TEMPORARIES] - was[MF_SPREAD_TEMPORARIES]);
 		if (t->live && x->blocks_known)
 			fprintf(out, " %12s %12" PRIu64, live, x->live_blocks);
 		else if (t->live)
 			fprintf(out, " %12s %12s", live, "-");
 		for (int e = 0; e < MF_ENTRY_COUNT; e++) {
-			uint64_t n = x->by_entry[e].calls - prev->by_entry[e].calls;
+			uint64_t n = now[MF_SPREAD_ENTRY + e] - was[MF_SPREAD_ENTRY + e];
 			if (used & 1u << e && columns)
 				fprintf(out, " %12" PRIu64, n);
 			else if (used & 1u << e && n)
 				fprintf(out, " %s %" PRIu64, mf_entry_names[e], n);
 		}
 		fputc('\n', out);
-		prev = x;
+		memcpy(was, now, sizeof(was));
 		if (off >= span || off == UINT64_MAX || end == UINT64_MAX)
 			break;
 	}

@@ -16,6 +16,7 @@ struct mf_event {
 	int final;	/* the thread's end: its file's totals */
 	int has_live;	/* plive holds the process's live bytes then (lifetimes) */
 	uint64_t plive;
+	double slope[MF_SPREAD]; /* its thread's calls (...) per ns to its next event (spread) */
 	struct mf_timeline_point p;
 };
 
@@ -25,6 +26,14 @@ static int mf_event_cmp(const void *a, const void *b)
 	if (x->p.time_ns != y->p.time_ns)
 		return x->p.time_ns < y->p.time_ns ? -1 : 1;
 	return x->seq < y->seq ? -1 : x->seq > y->seq;
+}
+
+static uint64_t mf_spread_of(const struct mf_timeline_point *p, int j)
+{
+	return j == MF_SPREAD_CALLS	    ? p->calls
+	       : j == MF_SPREAD_BYTES	    ? p->bytes
+	       : j == MF_SPREAD_TEMPORARIES ? p->temporaries
+					    : p->by_entry[j - MF_SPREAD_ENTRY].calls;
 }
 
 static uint64_t mf_scale(uint64_t v, uint64_t rate)
@@ -156,12 +165,34 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 	}
 	for (size_t i = first; i < *n; i++)
 		v[i].seq = (uint32_t)i;
+	/* (a span from a look before a pause, or to the thread's end from its last look, is not
+	 * spread: its calls came at its end, or before the end unrecorded) */
+	for (size_t i = first; i + 1 < *n; i++)
+		for (int j = 0; j < MF_SPREAD; j++)
+			if (!v[i].calls_only && v[i + 1].p.time_ns > v[i].p.time_ns &&
+			    mf_spread_of(&v[i + 1].p, j) > mf_spread_of(&v[i].p, j))
+				v[i].slope[j] = (double)(mf_spread_of(&v[i + 1].p, j) -
+							 mf_spread_of(&v[i].p, j)) /
+						(double)(v[i + 1].p.time_ns - v[i].p.time_ns);
 	for (size_t i = first, whole = first; i < *n; i++)
 		if (!v[i].calls_only) {
 			mf_interpolate(v, whole, i);
 			whole = i;
 		}
 	return 0;
+}
+
+/* The threads' counts spread by now (ns after the first event): the sum of their counts at
+ * their last events, plus each one's slope times the time since (rate * now - offset); never
+ * less than before (*spread, updated). */
+static void mf_spread_now(const struct mf_timeline_point *sum, const double *rate,
+			  const double *offset, double now, uint64_t *spread)
+{
+	for (int j = 0; j < MF_SPREAD; j++) {
+		double lin = rate[j] * now - offset[j];
+		uint64_t v = mf_spread_of(sum, j) + (lin > 0 ? (uint64_t)(lin + 0.5) : 0);
+		spread[j] = v > spread[j] ? v : spread[j];
+	}
 }
 
 static void mf_point_move(struct mf_timeline_point *sum, const struct mf_timeline_point *from,
@@ -184,15 +215,22 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 	const struct mf_process *proc = &m->processes[process];
 	out->live = m->has_lifetimes;
 	out->by_entry = 1;
-	uint64_t end = proc->end_ns;
+	uint64_t end = proc->end_ns, seen = 0;
+	uint32_t nthreads = 0, ended = 0;
+	for (size_t k = 0; k < m->nthreads; k++)
+		if (m->threads[k].process == process)
+			seen += m->threads[k].seen;
 	for (size_t k = 0; k < m->nthreads; k++) {
 		const struct mf_thread *t = &m->threads[k];
 		if (t->process != process)
 			continue;
+		nthreads++;
 		out->kept |= t->timeline;
 		out->by_entry &= !t->timeline || t->by_entry;
 		if (t->timeline && (!out->interval_ns || t->interval_ns < out->interval_ns))
 			out->interval_ns = t->interval_ns;
+		if (t->timeline && t->interval_ns > out->span_ns && t->seen >= seen / 100)
+			out->span_ns = t->interval_ns;
 		uint64_t latest = t->end_ns > t->checked_ns ? t->end_ns : t->checked_ns;
 		if (t->nrecords && t->records[t->nrecords - 1].time_ns > latest)
 			latest = t->records[t->nrecords - 1].time_ns;
@@ -203,8 +241,9 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 	struct mf_event *e = NULL;
 	size_t n = 0, cap = 0;
 	uint32_t *at = calloc(m->nthreads ? m->nthreads : 1, sizeof(*at)); /* the last event + 1 */
-	if (!at)
-		return -ENOMEM;
+	double(*slope)[MF_SPREAD] = calloc(m->nthreads ? m->nthreads : 1, sizeof(*slope));
+	if (!at || !slope)
+		goto nomem;
 	for (size_t k = 0; k < m->nthreads; k++)
 		if (m->threads[k].process == process &&
 		    mf_thread_events(m, (uint32_t)k, end, &e, &n, &cap))
@@ -220,18 +259,37 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 		out->points[out->count] = sum;
 		out->points[out->count++].time_ns = e[0].p.time_ns;
 	}
-	/* (live bytes: the process's own sum as the latest record says it; at a thread's end,
-	 * the threads' leaves' sum, which at the process's end is what stayed live) */
-	uint64_t live = 0;
+	/* (live bytes: the process's own sum as the latest record says it; at the last thread's
+	 * end, the threads' leaves' sum, which is then what stayed live) */
+	uint64_t live = 0, spread[MF_SPREAD] = {0}, before[MF_SPREAD];
+	double rate[MF_SPREAD] = {0}, offset[MF_SPREAD] = {0};
 	for (size_t i = 0; i < n; i++) {
 		static const struct mf_timeline_point zero;
 		uint32_t k = e[i].thread;
 		const struct mf_timeline_point *from = at[k] ? &e[at[k] - 1].p : &zero;
+		double now = (double)(e[i].p.time_ns - e[0].p.time_ns);
+		mf_spread_now(&sum, rate, offset, now, spread);
+		memcpy(before, spread, sizeof(before));
+		for (int j = 0; j < MF_SPREAD; j++) {
+			if (at[k])
+				offset[j] -= slope[k][j] * (double)(from->time_ns - e[0].p.time_ns);
+			rate[j] += e[i].slope[j] - slope[k][j];
+			offset[j] += e[i].slope[j] * now;
+			slope[k][j] = e[i].slope[j];
+		}
 		mf_point_move(&sum, from, &e[i].p);
 		at[k] = (uint32_t)i + 1;
 		sum.time_ns = e[i].p.time_ns;
-		live = e[i].has_live ? e[i].plive : e[i].final ? sum.live_bytes : live;
+		/* (a thread's end gives the threads' leaves' sum, stale for the threads still
+		 * running: it is the process's live only once all have ended) */
+		ended += e[i].final;
+		live = e[i].has_live			 ? e[i].plive
+		       : e[i].final && ended == nthreads ? sum.live_bytes
+							 : live;
 		struct mf_timeline_point x = sum;
+		mf_spread_now(&sum, rate, offset, now, spread);
+		memcpy(x.spread, spread, sizeof(x.spread));
+		memcpy(x.spread_before, before, sizeof(x.spread_before));
 		x.live_bytes = live;
 		x.blocks_known = !e[i].calls_only;
 		if (out->count > 1 && out->points[out->count - 1].time_ns == sum.time_ns) {
@@ -239,6 +297,7 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 			 * moment's only if no look at calls after it added any) */
 			const struct mf_timeline_point *was = &out->points[out->count - 1];
 			x.blocks_known |= was->blocks_known && was->calls == x.calls;
+			memcpy(x.spread_before, was->spread_before, sizeof(x.spread_before));
 			out->points[out->count - 1] = x;
 		} else {
 			out->points[out->count++] = x;
@@ -246,10 +305,12 @@ int mf_timeline_build(const struct mf_model *m, uint32_t process, struct mf_time
 	}
 	free(e);
 	free(at);
+	free(slope);
 	return 0;
 nomem:
 	free(e);
 	free(at);
+	free(slope);
 	mf_timeline_free(out);
 	return -ENOMEM;
 }
@@ -271,4 +332,15 @@ const struct mf_timeline_point *mf_timeline_at(const struct mf_timeline *t, uint
 			hi = mid;
 	}
 	return &t->points[lo ? lo - 1 : 0];
+}
+
+void mf_timeline_spread_at(const struct mf_timeline *t, uint64_t time_ns, uint64_t v[MF_SPREAD])
+{
+	const struct mf_timeline_point *a = mf_timeline_at(t, time_ns), *b = a + 1;
+	int last = a == &t->points[t->count - 1] || time_ns <= a->time_ns;
+	double f = last ? 0 : (double)(time_ns - a->time_ns) / (double)(b->time_ns - a->time_ns);
+	for (int j = 0; j < MF_SPREAD; j++)
+		v[j] =
+		    a->spread[j] +
+		    (last ? 0 : (uint64_t)(f * (double)(b->spread_before[j] - a->spread[j]) + 0.5));
 }

@@ -301,6 +301,11 @@ EXTRA_DIST += tests/README.md # (the tests' index, which t_docs.sh holds to the 
 check_SCRIPTS += tests/preload/t_html.sh tests/preload/t_html_window.sh
 EXTRA_DIST += tests/progs/html_check.js docs/html_report.png
 CLEANFILES += tests/progs/t_html.png tests/progs/t_timeline.png tests/progs/t_html_window.png
+# the chart's call rates over a run of a busy thread, short threads and a burst
+check_SCRIPTS += tests/preload/t_html_rates.sh
+check_PROGRAMS += tests/progs/prog_burst
+tests_progs_prog_burst_LDADD = -lpthread -ldl
+CLEANFILES += tests/progs/t_html_rates.png
 
 # unit: simplified C++ names
 check_PROGRAMS += tests/unit/test_names

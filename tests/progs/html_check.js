@@ -97,6 +97,9 @@ async function main() {
 	out("drawn", await eval_("window.mf.drawn()"));
 	// the timeline chart: what it drew (null: none)
 	out("chart", await eval_("window.mf.chart()"));
+	// its call-rate bars: a bar's span, each bar's calls per second, the time axis' labels
+	out("bars", await eval_("window.mf.bars ? window.mf.bars() : null"));
+	out("chart_note", await eval_("document.getElementById('chart-note').textContent"));
 	async function click(x, y) {
 		for (const type of ["mouseMoved", "mousePressed", "mouseReleased"])
 			await s("Input.dispatchMouseEvent", { type, x, y, button: "left", clickCount: 1 });
