@@ -375,7 +375,7 @@ static inline __attribute__((always_inline)) int mf_sample_hot(struct mf_thread 
 	leaf->bytes += bytes;
 	mf_tls.last_record = x;
 	if (mf_unlikely(!(calls & (MF_TIMELINE_STEP - 1))))
-		mf_timeline_look(&t->file, t->trie.leaf_slots);
+		mf_thread_timeline_look(t);
 	return 1;
 }
 

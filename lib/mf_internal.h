@@ -263,6 +263,9 @@ static inline void mf_timeline_start(struct mf_prof_header *h)
 	}
 }
 void mf_timeline_look(struct mf_prof_file *f, unsigned leaf_slots);
+/* Whether f's next look may write past the header's first page before its other pages are
+ * reserved (mf_prof_reserve_header: a slow step, for the thread's own stack). */
+int mf_timeline_wants_room(const struct mf_prof_file *f);
 
 /* process.c: the process record (who the process is, how it ended). Async-signal-safe. */
 struct mf_process_real { /* the functions wrapped; NULL until mf_process_init */

@@ -40,6 +40,22 @@ long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg)
 	return mf_on_stack(t->stack + sizeof(t->stack), fn, arg);
 }
 
+static long mf_thread_reserve_header(void *file)
+{
+	return mf_prof_reserve_header(file);
+}
+
+MF_NOINLINE void mf_thread_timeline_look(struct mf_thread *t)
+{
+	if (mf_unlikely(mf_timeline_wants_room(&t->file))) {
+		if (mf_thread_on_own_stack(t, (uintptr_t)__builtin_frame_address(0)))
+			mf_prof_reserve_header(&t->file);
+		else
+			mf_thread_on_stack(t, mf_thread_reserve_header, &t->file);
+	}
+	mf_timeline_look(&t->file, t->trie.leaf_slots);
+}
+
 MF_TLS struct mf_tls mf_tls;
 static pthread_mutex_t mf_threads_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct mf_thread *mf_threads;

@@ -90,6 +90,14 @@ static void mf_timeline_append(struct mf_prof_file *f, const struct mf_timeline_
 	__atomic_store_n(&h->timeline_count, n + 1, __ATOMIC_RELEASE);
 }
 
+int mf_timeline_wants_room(const struct mf_prof_file *f)
+{
+	/* (a look appends at most two records: a look before a pause, and its own) */
+	const struct mf_prof_header *h = f->header;
+	return !f->header_whole && h->timeline_count + 2 > MF_TIMELINE_FIRST_PAGE &&
+	       h->timeline_count < h->timeline_records;
+}
+
 void mf_timeline_look(struct mf_prof_file *f, unsigned leaf_slots)
 {
 	struct mf_prof_header *h = f->header;

@@ -165,8 +165,14 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 	}
 	for (size_t i = first; i < *n; i++)
 		v[i].seq = (uint32_t)i;
-	/* (a span from a look before a pause, or to the thread's end from its last look, is not
-	 * spread: its calls came at its end, or before the end unrecorded) */
+	for (size_t i = first, whole = first; i < *n; i++)
+		if (!v[i].calls_only) {
+			mf_interpolate(v, whole, i);
+			whole = i;
+		}
+	/* (after the looks' other figures are filled in, so that all are spread alike; a span
+	 * from a look before a pause, or to the thread's end from its last look, is not spread:
+	 * its calls came at its end, or before the end unrecorded) */
 	for (size_t i = first; i + 1 < *n; i++)
 		for (int j = 0; j < MF_SPREAD; j++)
 			if (!v[i].calls_only && v[i + 1].p.time_ns > v[i].p.time_ns &&
@@ -174,11 +180,6 @@ static int mf_thread_events(const struct mf_model *m, uint32_t k, uint64_t end, 
 				v[i].slope[j] = (double)(mf_spread_of(&v[i + 1].p, j) -
 							 mf_spread_of(&v[i].p, j)) /
 						(double)(v[i + 1].p.time_ns - v[i].p.time_ns);
-	for (size_t i = first, whole = first; i < *n; i++)
-		if (!v[i].calls_only) {
-			mf_interpolate(v, whole, i);
-			whole = i;
-		}
 	return 0;
 }
 

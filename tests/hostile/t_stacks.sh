@@ -32,10 +32,23 @@ done
 bytes() { printf '%s\n' "$1" | sed -n "s/.*$2: \\([0-9]*\\) bytes.*/\\1/p"; }
 plain=$(within 20 "$prog" used 50)
 rm -rf "$mf_work"/malloc_freq.*
-prof=$(profile_within 20 "$prog" used 50)
+prof=$(MALLOC_FREQ_TIMELINE=0.01 profile_within 20 "$prog" used 50)
 for what in first again handler; do
 	p=$(bytes "$plain" $what) q=$(bytes "$prof" $what)
 	[ -n "$p" ] && [ -n "$q" ] && [ $((q - p)) -le 1024 ]
 	ok $? "stack used by $what calls: ${q:-?} bytes profiled, ${p:-?} plain: at most 1 KiB more"
 done
+# The timeline's looks from known paths, one of which reserves the header's room (a slow
+# step, which runs on the thread's own stack), take what known paths take, give or take 256
+a=$(bytes "$prof" again) q=$(bytes "$prof" timeline)
+[ -n "$a" ] && [ -n "$q" ] && [ "$q" -le $((a + 256)) ]
+ok $? "stack used by calls whose timeline reserves its room: ${q:-?} bytes, known paths ${a:-?}: at most 256 more"
+if command -v python3 > /dev/null 2>&1; then
+	n=$("$MF_PRINT" --json "$mf_work"/malloc_freq.* 2> /dev/null | python3 -c 'import json, sys
+print(max(len(p["timeline"]["points"]) for p in json.load(sys.stdin)["processes"] if p["timeline"]))')
+	[ "${n:-0}" -ge 17 ]
+	ok $? "... and the timeline kept records past the header's first page (14): ${n:-?} points"
+else
+	skip "no python3 (it reads the timeline's points in --json)"
+fi
 done_testing

@@ -7,8 +7,10 @@
  *   used N        how much of a 64 KiB coroutine stack the program's calls take, with
  *                 whatever runs inside them: a new thread's first N calls (site_coro
  *                 through new paths), N calls again from the same paths, then 8 SIGUSR1
- *                 handlers (site_handler) on that stack; prints "first: B bytes, again:
- *                 B bytes, handler: B bytes"
+ *                 handlers (site_handler) on that stack, then 24 rounds of 64 calls from
+ *                 known paths 12 ms apart (a timeline of 10 ms writes its records there, and
+ *                 reserves its header's room); prints "first: B bytes, again: B bytes,
+ *                 handler: B bytes, timeline: B bytes"
  * The program's first allocation is made on the small stack (it is linked with -z now, so
  * that its own lazy binding does not run there). Prints what it did.
  * Usage: prog_stacks coro|alt SIZE N | prog_stacks used N */
@@ -19,6 +21,7 @@
 #include <string.h>
 #include <sys/auxv.h>
 #include <sys/mman.h>
+#include <time.h>
 #include <ucontext.h>
 #include <unistd.h>
 
@@ -99,7 +102,7 @@ static int alt(size_t size)
 
 /* ---- used: the deepest byte of a painted stack that was written ---- */
 static char *used_stack;
-static int used_first, used_again, used_handler;
+static int used_first, used_again, used_handler, used_timeline;
 
 /* How far down from its top the stack was written since it was painted; paints it again
  * below this frame. */
@@ -125,6 +128,12 @@ static void used_body(void)
 	for (int i = 0; i < 8; i++)
 		raise(SIGUSR1);
 	used_handler = stack_used();
+	for (int r = 0; r < 24; r++) {
+		for (int i = 0; i < 64; i++)
+			prog_rec(i % 8, site_coro);
+		nanosleep(&(struct timespec){0, 12000000}, NULL);
+	}
+	used_timeline = stack_used();
 }
 
 static void *used_thread(void *arg)
@@ -151,8 +160,8 @@ static int used(void)
 		return 3;
 	if (pthread_create(&t, NULL, used_thread, NULL) || pthread_join(t, NULL))
 		return 3;
-	printf("first: %d bytes, again: %d bytes, handler: %d bytes\n", used_first, used_again,
-	       used_handler);
+	printf("first: %d bytes, again: %d bytes, handler: %d bytes, timeline: %d bytes\n",
+	       used_first, used_again, used_handler, used_timeline);
 	return 0;
 }
 

@@ -152,6 +152,48 @@ static int any_row(const char *line)
 /* A timeline's moment where a thread's whole record (its live blocks counted) and a later look
  * at calls only fall on one tick of the coarse clock: the blocks are known there only if that
  * look added no call. */
+/* A thread's whole record, then a look before a pause (calls only), then its end: between the
+ * two its calls, bytes and calls by entry point are spread alike, the look's other figures
+ * filled in from the whole records around it first. */
+static void timeline_spread_alike(struct mf_symbolizer *sym)
+{
+	struct mf_model m;
+	static struct trie t;
+	static const uint64_t pcs[] = {0x10, 0x70};
+	memset(&t, 0, sizeof(t));
+	record(&t, pcs, 2, MF_ENTRY_CALLOC, 3000, 10);
+	if (mf_model_init(&m, sym))
+		tap_bail("mf_model_init failed");
+	uint32_t p = add_process(&m, 4, "spread");
+	add_thread(&m, p, &t, 41, 1);
+	struct mf_thread *th = &m.threads[m.nthreads - 1];
+	struct mf_timeline_record *r = calloc(2, sizeof(*r));
+	if (!r)
+		tap_bail("out of memory");
+	th->start_ns = 1000, th->end_ns = 9000, th->timeline = 1, th->interval_ns = 1000;
+	th->by_entry = 1;
+	r[0] = (struct mf_timeline_record){.time_ns = 2000, .calls = 1000, .bytes = 10000};
+	r[0].by_entry[MF_ENTRY_CALLOC].calls = 1000, r[0].by_entry[MF_ENTRY_CALLOC].bytes = 10000;
+	r[1] = (struct mf_timeline_record){
+	    .time_ns = 4000, .calls = 3000, .flags = MF_TIMELINE_CALLS_ONLY};
+	th->records = r, th->nrecords = 2;
+	if (mf_model_finish(&m))
+		tap_bail("mf_model_finish failed");
+	struct mf_timeline tl;
+	if (mf_timeline_build(&m, p, &tl))
+		tap_bail("mf_timeline_build failed");
+	uint64_t v[MF_SPREAD];
+	mf_timeline_spread_at(&tl, 3000, v);
+	uint64_t calls = v[MF_SPREAD_CALLS], calloc_calls = v[MF_SPREAD_ENTRY + MF_ENTRY_CALLOC];
+	tap_ok(calls == 2000 && calloc_calls == 2000 && v[MF_SPREAD_BYTES] == 20000,
+	       "timeline: halfway from a whole record to a look before a pause, calls %llu, calloc "
+	       "%llu, bytes %llu (2000, 2000, 20000: spread alike)",
+	       (unsigned long long)calls, (unsigned long long)calloc_calls,
+	       (unsigned long long)v[MF_SPREAD_BYTES]);
+	mf_timeline_free(&tl);
+	mf_model_free(&m);
+}
+
 static void timeline_same_tick(struct mf_symbolizer *sym)
 {
 	for (int more = 0; more < 2; more++) {
@@ -363,6 +405,7 @@ int main(void)
 	    free(dcollapsed);
 	mf_model_free(&m);
 	timeline_same_tick(sym);
+	timeline_spread_alike(sym);
 	mf_sym_free(sym);
 	return tap_done();
 }
