@@ -83,8 +83,8 @@ rust_why() {
 return_addresses() {
 	ra_bin=$1 ra_re=$2
 	shift 2
-	objdump -d --no-show-raw-insn "$@" "$ra_bin" | awk -v re="$ra_re" '
-		/^[0-9a-f]+ <.*>:$/ { mine = ($0 ~ re); after = 0; next }
+	objdump -d --no-show-raw-insn "$@" "$ra_bin" | MF_RA_RE="$ra_re" awk '
+		/^[0-9a-f]+ <.*>:$/ { mine = ($0 ~ ENVIRON["MF_RA_RE"]); after = 0; next }
 		mine && /^ *[0-9a-f]+:/ { a = $1; sub(":", "", a); if (after) print a; after = ($0 ~ /\t(callq?|bl)[ \t]/) }'
 }
 # calls FILE REGEX: the sum of the counts of collapsed lines whose stack matches REGEX

@@ -15,9 +15,18 @@ chromium=$(command -v chromium || command -v chromium-browser || command -v goog
 command -v node > /dev/null || skip_all "no node to drive chromium (apt-get install nodejs)"
 command -v python3 > /dev/null || skip_all "no python3 to judge the bars"
 RUN=4.5 AT=2.5 LEN=1 RATE=5000
-MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_TIMELINE=0.02 profile_within 120 "$MF_TESTS/prog_burst" \
-	$RUN $AT $LEN $RATE > "$mf_work/out"
-is "$?" 0 "prog_burst: $RUN s, a burst of ten times $RATE calls/s at $AT s for $LEN s"
+# (a run whose busy thread fell behind its pace by more than 20 ms, on a loaded machine, is
+# made again, at most three times in all, each said: its catch-up would read as a burst)
+for try in 1 2 3; do
+	rm -rf "$mf_work"/malloc_freq.*
+	MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_TIMELINE=0.02 profile_within 120 "$MF_TESTS/prog_burst" \
+		$RUN $AT $LEN $RATE > "$mf_work/out"
+	rc=$?
+	lag=$(sed -n 's/^lag //p' "$mf_work/out")
+	[ "$rc" = 0 ] && awk -v l="${lag:-1}" 'BEGIN { exit !(l <= 0.02) }' && break
+	echo "# run $try: exit $rc, the busy thread fell ${lag:-?} s behind its pace: made again"
+done
+is "$rc" 0 "prog_burst: $RUN s, a burst of ten times $RATE calls/s at $AT s for $LEN s"
 sed 's/^/# /' "$mf_work/out"
 d=$(ls -d "$mf_work"/malloc_freq.*) || bail "no profile directory"
 "$MF_PRINT" --html "$mf_work/page.html" "$d" 2> "$mf_work/err"

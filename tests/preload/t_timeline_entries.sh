@@ -60,6 +60,17 @@ like "$(awk '/^ +time +calls/ { on = 1; next } on && $2 == "s" && NF > 7 { w = 0
 		sum["calloc"], sum["realloc"], sum["posix_memalign"], sum["aligned_alloc"] }' "$mf_work/tl")" \
 	"^([89]|1[0-9]) rows, off:; calloc 1344 realloc 384 posix_memalign 256 aligned_alloc 192\$" \
 	"rows with calls by entry point (8 or more): within their calls; each entry point's rows sum to its total"
+# A long phase that ends in a pause, across rows: its calls, bytes, temporaries and calls by
+# entry point are spread alike (each between a whole record and the look before the pause)
+rm -rf "$mf_work"/long && mkdir "$mf_work/long"
+MALLOC_FREQ_DIR="$mf_work/long" MALLOC_FREQ_TIMELINE=0.1 profile_within 120 "$MF_TESTS/prog_entries" \
+	calloc:64:10:150 calloc:2000000:10:300 malloc:64:10:0 > /dev/null
+"$MF_PRINT" --timeline "$mf_work"/long/malloc_freq.* > "$mf_work/tl2" 2> /dev/null
+is "$(awk '/^ +time +calls/ { on = 1; next } on && $2 == "s" && NF > 7 { n++
+		c = $8 == "calloc" ? $9 : $8 # (a column, or named)
+		if (c > $3 + 1 || $7 > $3 + 1) bad = bad " " $1 ":" $3 "/" c "/" $7 }
+	END { printf "off:%s", bad }' "$mf_work/tl2")" "off:" \
+	"a long phase ending in a pause: each row's calloc calls and temporaries within its calls"
 if command -v python3 > /dev/null 2>&1; then
 	"$MF_PRINT" --json "$d" 2> /dev/null | python3 -c 'import json, sys
 d = json.load(sys.stdin); t = d["processes"][0]["timeline"]; p, by = t["points"], t["by_entry"]
