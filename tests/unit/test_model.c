@@ -149,34 +149,41 @@ static int any_row(const char *line)
 	return 1;
 }
 
-/* A timeline's moment where a thread's whole record (its live blocks counted) and a later look
- * at calls only fall on one tick of the coarse clock: the blocks are known there only if that
- * look added no call. */
+/* A model of one process of one thread whose trie holds CALLS calls of SIZE bytes at ENTRY, with
+ * room for two timeline records (the caller fills them in, then finishes the model). */
+static struct mf_thread *timeline_thread(struct mf_model *m, struct mf_symbolizer *sym, int entry,
+					 uint64_t calls, uint64_t size, uint32_t *process)
+{
+	static struct trie t;
+	static const uint64_t pcs[] = {0x10, 0x70};
+	memset(&t, 0, sizeof(t));
+	record(&t, pcs, 2, entry, calls, size);
+	if (mf_model_init(m, sym))
+		tap_bail("mf_model_init failed");
+	*process = add_process(m, 3, "timeline");
+	add_thread(m, *process, &t, 31, 1);
+	struct mf_thread *th = &m->threads[m->nthreads - 1];
+	if (!(th->records = calloc(2, sizeof(*th->records))))
+		tap_bail("out of memory");
+	th->nrecords = 2;
+	th->start_ns = 1000, th->end_ns = 9000, th->timeline = 1;
+	return th;
+}
+
 /* A thread's whole record, then a look before a pause (calls only), then its end: between the
  * two its calls, bytes and calls by entry point are spread alike, the look's other figures
  * filled in from the whole records around it first. */
 static void timeline_spread_alike(struct mf_symbolizer *sym)
 {
 	struct mf_model m;
-	static struct trie t;
-	static const uint64_t pcs[] = {0x10, 0x70};
-	memset(&t, 0, sizeof(t));
-	record(&t, pcs, 2, MF_ENTRY_CALLOC, 3000, 10);
-	if (mf_model_init(&m, sym))
-		tap_bail("mf_model_init failed");
-	uint32_t p = add_process(&m, 4, "spread");
-	add_thread(&m, p, &t, 41, 1);
-	struct mf_thread *th = &m.threads[m.nthreads - 1];
-	struct mf_timeline_record *r = calloc(2, sizeof(*r));
-	if (!r)
-		tap_bail("out of memory");
-	th->start_ns = 1000, th->end_ns = 9000, th->timeline = 1, th->interval_ns = 1000;
-	th->by_entry = 1;
+	uint32_t p;
+	struct mf_thread *th = timeline_thread(&m, sym, MF_ENTRY_CALLOC, 3000, 10, &p);
+	struct mf_timeline_record *r = th->records;
+	th->interval_ns = 1000, th->by_entry = 1;
 	r[0] = (struct mf_timeline_record){.time_ns = 2000, .calls = 1000, .bytes = 10000};
 	r[0].by_entry[MF_ENTRY_CALLOC].calls = 1000, r[0].by_entry[MF_ENTRY_CALLOC].bytes = 10000;
 	r[1] = (struct mf_timeline_record){
 	    .time_ns = 4000, .calls = 3000, .flags = MF_TIMELINE_CALLS_ONLY};
-	th->records = r, th->nrecords = 2;
 	if (mf_model_finish(&m))
 		tap_bail("mf_model_finish failed");
 	struct mf_timeline tl;
@@ -194,29 +201,22 @@ static void timeline_spread_alike(struct mf_symbolizer *sym)
 	mf_model_free(&m);
 }
 
+/* A timeline's moment where a thread's whole record (its live blocks counted) and a later look
+ * at calls only fall on one tick of the coarse clock: the blocks are known there only if that
+ * look added no call. */
 static void timeline_same_tick(struct mf_symbolizer *sym)
 {
 	for (int more = 0; more < 2; more++) {
 		struct mf_model m;
-		static struct trie t;
-		static const uint64_t pcs[] = {0x10, 0x70};
-		memset(&t, 0, sizeof(t));
-		record(&t, pcs, 2, MF_ENTRY_MALLOC, 6400, 16);
-		if (mf_model_init(&m, sym))
-			tap_bail("mf_model_init failed");
+		uint32_t p;
+		struct mf_thread *th = timeline_thread(&m, sym, MF_ENTRY_MALLOC, 6400, 16, &p);
+		struct mf_timeline_record *r = th->records;
 		m.has_lifetimes = 1;
-		uint32_t p = add_process(&m, 3, "ticks");
-		add_thread(&m, p, &t, 31, 1);
-		struct mf_thread *th = &m.threads[m.nthreads - 1];
-		struct mf_timeline_record *r = calloc(2, sizeof(*r));
-		if (!r)
-			tap_bail("out of memory");
-		th->start_ns = 1000, th->end_ns = 9000, th->timeline = 1, th->interval_ns = 200;
+		th->interval_ns = 200;
 		r[0] = (struct mf_timeline_record){
 		    .time_ns = 5000, .calls = 4160, .live_blocks = 4159};
 		r[1] = (struct mf_timeline_record){
 		    .time_ns = 5000, .calls = more ? 6400 : 4160, .flags = MF_TIMELINE_CALLS_ONLY};
-		th->records = r, th->nrecords = 2;
 		if (mf_model_finish(&m))
 			tap_bail("mf_model_finish failed");
 		struct mf_timeline tl;
