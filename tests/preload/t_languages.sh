@@ -1,8 +1,16 @@
 #!/bin/sh
 # Programs in other languages: Rust on the system allocator (exact counts from its sites,
-# names demangled) and Python with threads (same output, every thread in the profile).
+# names demangled) and Python with threads (same output, every thread in the profile). For an
+# arm64 library under emulation (make check-arm64) the Go program is cross-built (GOARCH=arm64,
+# the cross compiler for its C); this machine's rustc, python3 and sh are its own processor's,
+# into which that library cannot be loaded.
 . "$srcdir/tests/tap.sh"
+native=""
+[ "$mf_arch" = "$(uname -m)" ] && native=1
+goenv=""
+[ "$mf_arch" = aarch64 ] && [ -z "$native" ] && goenv="GOARCH=arm64 CC=aarch64-linux-gnu-gcc"
 why=$(rust_why)
+[ -z "$why" ] && [ -z "$native" ] && why="rustc builds $(uname -m)'s programs, the library is $mf_arch's (emulated run)"
 if [ -z "$why" ]; then
 	rustc -C opt-level=1 -g -o "$mf_work/prog_rust" "$srcdir/tests/progs/prog_rust.rs" 2> "$mf_work/rustc.err"
 	ok $? "rustc builds the Rust program"
@@ -17,7 +25,9 @@ else
 	skip "Rust: $why"
 fi
 py=$(ls /usr/bin/python3 2>/dev/null || command -v python3)
-if [ -n "$py" ]; then
+if [ -z "$native" ]; then
+	skip "Python: python3 here is $(uname -m)'s, the library $mf_arch's (emulated run)"
+elif [ -n "$py" ]; then
 	rm -rf "$mf_work"/malloc_freq.*
 	plain=$("$py" "$srcdir/tests/progs/prog_python.py")
 	got=$(profile "$py" "$srcdir/tests/progs/prog_python.py"); rc=$?
@@ -32,7 +42,9 @@ fi
 # parent's wait (the launcher's, a shell's) says "exited N" (it read "ended unrecorded (then its
 # pid exited N)"), and with none the summary says why the end is not known (it read "killed
 # with no profiled parent to see it, crashed, or exec'd into a program not profiled").
-if command -v go > /dev/null 2>&1; then
+if [ -z "$native" ] && [ -z "$goenv" ]; then
+	skip "cgo: no cross build for $mf_arch here (emulated run)"
+elif command -v go > /dev/null 2>&1; then
 	mkdir "$mf_work/cgo"
 	cat > "$mf_work/cgo/main.go" <<'GO'
 package main
@@ -53,8 +65,9 @@ func main() {
 	}
 }
 GO
+	# shellcheck disable=SC2086 # (goenv: the cross build's GOARCH and CC, or nothing)
 	(cd "$mf_work/cgo" && GOCACHE="$mf_work/gocache" GOPATH="$mf_work/gopath" GO111MODULE=off \
-		CGO_ENABLED=1 go build -o prog_cgo main.go) > "$mf_work/go.err" 2>&1
+		CGO_ENABLED=1 env $goenv go build -o prog_cgo main.go) > "$mf_work/go.err" 2>&1
 	ok $? "go builds a cgo program"
 	cgo=$mf_work/cgo/prog_cgo
 	rm -rf "$mf_work"/malloc_freq.*
@@ -64,11 +77,15 @@ GO
 	is "$rc:$(calls "$mf_work/c.txt" '_Cfunc__Cmalloc;malloc$')" "0:100" "cgo: exit 0, its 100 calls of C.malloc"
 	like "$(cat "$mf_work/report")" "1 file not finalized, of process [0-9]+ \(prog_cgo\): ended without saying how: a Go program ends by a system call of its own" \
 		"cgo, no profiled parent: the summary says the end is not known, and why"
-	rm -rf "$mf_work"/malloc_freq.*
-	profile sh -c '"$1"; "$1" x; exit 0' sh "$cgo"
-	"$MF_PRINT" --processes "$mf_work" > "$mf_work/procs" 2> /dev/null
-	is "$(grep -o '\[prog_cgo\] [0-9]*, [^:]*' "$mf_work/procs" | sed 's/ [0-9]*,/,/' | tr '\n' ';')" \
-		"[prog_cgo], exited 0;[prog_cgo], exited 3;" "cgo under a profiled shell: exited 0, and exited 3 (os.Exit)"
+	if [ -n "$native" ]; then
+		rm -rf "$mf_work"/malloc_freq.*
+		profile sh -c '"$1"; "$1" x; exit 0' sh "$cgo"
+		"$MF_PRINT" --processes "$mf_work" > "$mf_work/procs" 2> /dev/null
+		is "$(grep -o '\[prog_cgo\] [0-9]*, [^:]*' "$mf_work/procs" | sed 's/ [0-9]*,/,/' | tr '\n' ';')" \
+			"[prog_cgo], exited 0;[prog_cgo], exited 3;" "cgo under a profiled shell: exited 0, and exited 3 (os.Exit)"
+	else
+		skip "cgo under a profiled shell: sh here is $(uname -m)'s, the library $mf_arch's (emulated run)"
+	fi
 	launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 	"$launcher" -q -o "$mf_work/launched" "$cgo" x; rc=$?
 	is "$rc:$("$MF_PRINT" --processes "$mf_work/launched" 2> /dev/null | grep -o '\[prog_cgo\] [0-9]*, [^:]*' | sed 's/ [0-9]*,/,/')" \

@@ -1,8 +1,9 @@
-/* Allocation in a signal handler: a timer fires every 50 us while the main loop allocates
- * N times from site_main_loop, so the handler (which allocates from site_in_handler) often
- * interrupts malloc and the profiler. Prints how often the handler allocated.
- * The handler's size class is warmed first, so glibc serves it from its thread cache without
- * taking a lock the interrupted malloc may hold. Usage: prog_signal N */
+/* Allocation in a signal handler: a timer fires every US microseconds (50 unless given, under
+ * 1000000) while the main loop allocates N times from site_main_loop, so the handler (which
+ * allocates from site_in_handler) often interrupts malloc and the profiler. Prints how often
+ * the handler allocated. The handler's size class is warmed first, so glibc serves it from its
+ * thread cache without taking a lock the interrupted malloc may hold.
+ * Usage: prog_signal N [US] */
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -40,7 +41,8 @@ int main(int argc, char **argv)
 	sa.sa_handler = on_alarm;
 	sa.sa_flags = SA_RESTART;
 	sigaction(SIGALRM, &sa, NULL);
-	struct itimerval it = {{0, 50}, {0, 50}};
+	long us = argc > 2 ? atol(argv[2]) : 50;
+	struct itimerval it = {{0, us}, {0, us}};
 	setitimer(ITIMER_REAL, &it, NULL);
 	for (long i = 0; i < n; i++)
 		site_main_loop();
