@@ -46,16 +46,29 @@ NOINLINE static void *xmalloc(size_t n)
 		path##p##_2(i);                                                                    \
 		NO_TAIL;                                                                           \
 	}
+/* (one macro of definitions a line: with no statement after it, clang-format would indent the
+ * next as its continuation) */
+/* clang-format off */
 PATH(0)
 PATH(1)
 PATH(2)
 PATH(3)
 PATH(4)
 PATH(5)
-PATH(6) PATH(7) PATH(8) PATH(9) PATH(10) PATH(11) PATH(12) PATH(13) PATH(14)
-    PATH(15) static const leaf_fn paths[16] = {
-	path0_1, path1_1, path2_1,  path3_1,  path4_1,	path5_1,  path6_1,  path7_1,
-	path8_1, path9_1, path10_1, path11_1, path12_1, path13_1, path14_1, path15_1,
+PATH(6)
+PATH(7)
+PATH(8)
+PATH(9)
+PATH(10)
+PATH(11)
+PATH(12)
+PATH(13)
+PATH(14)
+PATH(15)
+/* clang-format on */
+static const leaf_fn paths[16] = {
+    path0_1, path1_1, path2_1,	path3_1,  path4_1,  path5_1,  path6_1,	path7_1,
+    path8_1, path9_1, path10_1, path11_1, path12_1, path13_1, path14_1, path15_1,
 };
 
 /* Sites that call malloc themselves. */
@@ -83,21 +96,39 @@ NOINLINE static void chain_27(long i, leaf_fn leaf)
 	leaf(i);
 	NO_TAIL;
 }
+/* clang-format off */
 LINK(26, chain_27)
 LINK(25, chain_26)
 LINK(24, chain_25)
 LINK(23, chain_24)
 LINK(22, chain_23)
 LINK(21, chain_22)
-LINK(20, chain_21) LINK(19, chain_20) LINK(18, chain_19) LINK(17, chain_18) LINK(16, chain_17)
-    LINK(15, chain_16) LINK(14, chain_15) LINK(13, chain_14) LINK(12, chain_13) LINK(11, chain_12)
-	LINK(10, chain_11) LINK(9, chain_10) LINK(8, chain_9) LINK(7, chain_8) LINK(6, chain_7)
-	    LINK(5, chain_6) LINK(4, chain_5) LINK(3, chain_4) LINK(2, chain_3)
-		LINK(1, chain_2) static void (*const chain[CHAIN + 1])(long, leaf_fn) = {
-		    NULL,     chain_1,	chain_2,  chain_3,  chain_4,  chain_5,	chain_6,
-		    chain_7,  chain_8,	chain_9,  chain_10, chain_11, chain_12, chain_13,
-		    chain_14, chain_15, chain_16, chain_17, chain_18, chain_19, chain_20,
-		    chain_21, chain_22, chain_23, chain_24, chain_25, chain_26, chain_27,
+LINK(20, chain_21)
+LINK(19, chain_20)
+LINK(18, chain_19)
+LINK(17, chain_18)
+LINK(16, chain_17)
+LINK(15, chain_16)
+LINK(14, chain_15)
+LINK(13, chain_14)
+LINK(12, chain_13)
+LINK(11, chain_12)
+LINK(10, chain_11)
+LINK(9, chain_10)
+LINK(8, chain_9)
+LINK(7, chain_8)
+LINK(6, chain_7)
+LINK(5, chain_6)
+LINK(4, chain_5)
+LINK(3, chain_4)
+LINK(2, chain_3)
+LINK(1, chain_2)
+/* clang-format on */
+static void (*const chain[CHAIN + 1])(long, leaf_fn) = {
+    NULL,     chain_1,	chain_2,  chain_3,  chain_4,  chain_5,	chain_6,
+    chain_7,  chain_8,	chain_9,  chain_10, chain_11, chain_12, chain_13,
+    chain_14, chain_15, chain_16, chain_17, chain_18, chain_19, chain_20,
+    chain_21, chain_22, chain_23, chain_24, chain_25, chain_26, chain_27,
 };
 #define LINKS(l, i, leaf) chain[CHAIN + 1 - (l)](i, leaf)
 
