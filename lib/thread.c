@@ -600,7 +600,7 @@ static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t by
 			leaf->bytes = UINT64_MAX; /* requests past 16 EiB: saturate, never wrap */
 	}
 	if (mf_unlikely((before ^ h->calls_total) >= MF_TIMELINE_STEP)) /* (crossed a multiple) */
-		mf_timeline_look(&t->file, t->trie.leaf_slots);
+		mf_thread_timeline_look(t);
 }
 
 /* The trie's root becomes the node of the thread's tag path (made if new; the root when the

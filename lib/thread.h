@@ -201,8 +201,8 @@ struct mf_thread *mf_thread_current(void);
 /* Runs fn(arg) on the thread's own stack (MF_THREAD_STACK bytes): the slow steps (a walk,
  * libunwind, files, the loader) need more than a program's small stacks have. */
 long mf_thread_on_stack(struct mf_thread *t, long (*fn)(void *), void *arg);
-/* The timeline's look from the hot path (the program's stack): the header's room, when the look
- * may need it, is reserved on the thread's own stack first. */
+/* The timeline's look, from the hot path (the program's stack) or a slow step: the header's
+ * room, when the look may need it, is reserved first, on the thread's own stack. */
 void mf_thread_timeline_look(struct mf_thread *t);
 /* Does sp lie in that stack? (t may be NULL.) */
 int mf_thread_on_own_stack(const struct mf_thread *t, uintptr_t sp);

@@ -70,14 +70,15 @@ static void mf_timeline_totals(const struct mf_prof_header *h, const struct mf_n
 #define MF_TIMELINE_FIRST_PAGE ((4096u - MF_TIMELINE_OFFSET) / sizeof(struct mf_timeline_record))
 
 /* Appends r, making room first: every other record goes (the later of each pair stays) and
- * the interval doubles. The first record past the first page reserves the header's other
- * pages; where that fails the room is what the first page holds. */
+ * the interval doubles. Past the first page the room is the header's other pages only once
+ * they are reserved (mf_timeline_wants_room: the file's thread reserves them before the look
+ * that may need them); else what the first page holds. */
 static void mf_timeline_append(struct mf_prof_file *f, const struct mf_timeline_record *r)
 {
 	struct mf_prof_header *h = f->header;
 	struct mf_timeline_record *rec = mf_timeline_records(h);
 	uint32_t n = h->timeline_count;
-	if (n >= MF_TIMELINE_FIRST_PAGE && n < h->timeline_records && mf_prof_reserve_header(f))
+	if (n >= MF_TIMELINE_FIRST_PAGE && f->header_whole <= 0)
 		h->timeline_records = MF_TIMELINE_FIRST_PAGE;
 	if (n >= h->timeline_records) {
 		for (uint32_t i = 0; i < n / 2; i++)
