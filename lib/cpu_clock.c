@@ -35,6 +35,24 @@ static uint64_t mf_cpu_clock_of(clockid_t id)
 	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
 }
 
+/* A moment read on both clocks: in *w CLOCK_MONOTONIC, in *t the counter read halfway through
+ * that read, the tightest of a few tries. A thread preempted between a counter read and the wall
+ * read beside it would skew the rate by the time it was off its CPU (a few ms of a 50 us spin:
+ * a rate many times too fast, and every short gap charged as many times over): the pair whose
+ * counter reads lie closest around the wall read is the one least disturbed. */
+static void mf_cpu_clock_moment(uint64_t *t, uint64_t *w)
+{
+	uint64_t least = UINT64_MAX;
+	for (int r = 0; r < 5; r++) {
+		uint64_t a = mf_ticks(), wall = mf_cpu_clock_of(CLOCK_MONOTONIC), b = mf_ticks();
+		if (b >= a && b - a < least) {
+			least = b - a;
+			*t = a + (b - a) / 2;
+			*w = wall;
+		}
+	}
+}
+
 /* The counter's ns per tick << 32, if it runs at one rate whatever the CPU's state
  * (mf_ticks_constant) and the program lets it be read; 0 if not. Its rate
  * against CLOCK_MONOTONIC over a short spin (both count time the thread is preempted alike),
@@ -44,11 +62,11 @@ static uint64_t mf_cpu_clock_tsc_rate(uint64_t *cost)
 	if (__atomic_load_n(&mf_cpu_clock_tsc_off, __ATOMIC_RELAXED) || !mf_ticks_constant())
 		return 0;
 	enum { SPIN_NS = 50000, READS = 16 };
-	uint64_t w0 = mf_cpu_clock_of(CLOCK_MONOTONIC), t0 = mf_ticks(), w1, t1;
-	do {
-		t1 = mf_ticks();
-		w1 = mf_cpu_clock_of(CLOCK_MONOTONIC);
-	} while (w1 - w0 < SPIN_NS);
+	uint64_t t0 = 0, w0 = 0, t1 = 0, w1 = 0;
+	mf_cpu_clock_moment(&t0, &w0);
+	do
+		mf_cpu_clock_moment(&t1, &w1);
+	while (w1 >= w0 && w1 - w0 < SPIN_NS);
 	if (t1 <= t0 || w1 <= w0)
 		return 0;
 	uint64_t least = UINT64_MAX;
@@ -149,7 +167,10 @@ uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c)
 	if (mf_likely(c->wall && wall - c->wall < mf_cpu_clock_trust)) {
 		c->cpu += tsc ? ((wall - c->wall) * mf_cpu_clock_scale) >> 32 : wall - c->wall;
 	} else {
-		c->cpu = mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t cpu = mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
+		if (c->wall && cpu < c->cpu) /* (charged already: the next charges give it back) */
+			c->owed += c->cpu - cpu;
+		c->cpu = cpu;
 		/* (as the CPU clock was read) */
 		wall = tsc ? mf_ticks() : mf_cpu_clock_of(CLOCK_MONOTONIC);
 	}
@@ -157,8 +178,14 @@ uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c)
 	return c->cpu;
 }
 
-uint64_t mf_cpu_clock_charge(uint64_t came, uint64_t left)
+uint64_t mf_cpu_clock_charge(struct mf_cpu_clock *c, uint64_t came, uint64_t left)
 {
 	uint64_t own = __atomic_load_n(&mf_cpu_clock_own, __ATOMIC_RELAXED);
-	return came > left + own ? came - left - own : 0;
+	uint64_t ran = came > left + own ? came - left - own : 0;
+	if (mf_unlikely(c->owed)) {
+		uint64_t paid = ran < c->owed ? ran : c->owed;
+		c->owed -= paid;
+		ran -= paid;
+	}
+	return ran;
 }

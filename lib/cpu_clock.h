@@ -14,10 +14,14 @@
 struct mf_cpu_clock {
 	uint64_t cpu;  /* the thread's CPU time at its previous read, in ns */
 	uint64_t wall; /* wall time then (time-stamp counter or CLOCK_MONOTONIC); 0: no read yet */
+	/* Wall time taken as CPU time that a later read of the CPU clock showed the thread did
+	 * not run (preempted in a short gap): taken off the next charges. */
+	uint64_t owed;
 };
 
 /* The calling thread's CPU time in ns, c its clock (no other thread's); 0 if no clock can be
- * read. Never decreases but when a system call reads less than wall time had added up.
+ * read. Never decreases but when a system call reads less than wall time had added up (the
+ * difference is then owed, and mf_cpu_clock_charge takes it off).
  * errno preserved. The first read in a process measures the clocks (a few microseconds); if
  * the wall clock costs a system call too (no vDSO for the machine's clock source), says so
  * once on stderr and reads the CPU clock every time. */
@@ -28,9 +32,11 @@ uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c);
 void mf_cpu_clock_no_tsc(void);
 
 /* The program's CPU time between the profiler's return from one recorded call (left) and its
- * entry into the next (came), both read by mf_cpu_clock_read: came - left less the profiler's
- * own time per recorded call that lies outside those reads (the reads' own cost included), as
- * measured at the process's first read; 0 if no more than that. */
-uint64_t mf_cpu_clock_charge(uint64_t came, uint64_t left);
+ * entry into the next (came), both read by mf_cpu_clock_read from c: came - left less the
+ * profiler's own time per recorded call that lies outside those reads (the reads' own cost
+ * included), as measured at the process's first read, less what c owes; 0 if no more than
+ * that. So a thread's charges together never exceed its CPU time as last read by a system
+ * call, plus what wall time has added since. */
+uint64_t mf_cpu_clock_charge(struct mf_cpu_clock *c, uint64_t came, uint64_t left);
 
 #endif

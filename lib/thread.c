@@ -625,7 +625,7 @@ static MF_NOINLINE void mf_thread_tag_root(struct mf_thread *t)
 static MF_NOINLINE void mf_thread_weigh(struct mf_thread *t, uint32_t leaf, uint64_t came)
 {
 	uint32_t w = leaf ? mf_trie_child(&t->trie, leaf, MF_TRIE_KEY_WEIGHT) : 0;
-	uint64_t ran = mf_cpu_clock_charge(came, t->cpu_left);
+	uint64_t ran = mf_cpu_clock_charge(&t->cpu_clock, came, t->cpu_left);
 	if (w && ran) {
 		struct mf_node *x = &t->trie.nodes[w];
 		if (__builtin_add_overflow(x->bytes, ran, &x->bytes))
