@@ -70,7 +70,9 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 	/* (offsets from start, each row's end saturated: a file's interval or times near 2^64
 	 * give one row, not an endless count past a wrap) */
 	for (uint64_t off = row;; off = off <= UINT64_MAX - row ? off + row : UINT64_MAX) {
-		uint64_t end = off <= UINT64_MAX - start ? start + off : UINT64_MAX;
+		/* (the last row ends at the timeline's end, and its rate is of its own width) */
+		uint64_t to = off < span ? off : span, width = to > off - row ? to - (off - row) : row;
+		uint64_t end = to <= UINT64_MAX - start ? start + to : UINT64_MAX;
 		const struct mf_timeline_point *x = mf_timeline_at(t, end);
 		uint64_t now[MF_SPREAD];
 		mf_timeline_spread_at(t, end, now);
@@ -80,7 +82,7 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 		mf_text_bytes(live, sizeof(live), x->live_bytes);
 		fprintf(out, "%10s %12" PRIu64 " %12.0f %12s %12" PRIu64, at,
 			now[MF_SPREAD_CALLS] - was[MF_SPREAD_CALLS],
-			(double)(now[MF_SPREAD_CALLS] - was[MF_SPREAD_CALLS]) * 1e9 / (double)row,
+			(double)(now[MF_SPREAD_CALLS] - was[MF_SPREAD_CALLS]) * 1e9 / (double)width,
 			bytes, now[MF_SPREAD_TEMPORARIES] - was[MF_SPREAD_TEMPORARIES]);
 		if (t->live && x->blocks_known)
 			fprintf(out, " %12s %12" PRIu64, live, x->live_blocks);

@@ -201,6 +201,38 @@ static void timeline_spread_alike(struct mf_symbolizer *sym)
 	mf_model_free(&m);
 }
 
+/* --timeline's last row, when the timeline's span is not a whole number of rows: it ends at the
+ * timeline's end, and its rate is of its own width. A thread from 1 s to 8.5 s, rows of 1 s,
+ * whose last 1500 calls are spread over 4 s to 8.5 s: its last row, 7 s to 7.5 s, holds about
+ * 167 calls, at 1500 / 4.5 = 333 calls/s (not 167/s, its calls over a whole row). */
+static void timeline_last_row(struct mf_symbolizer *sym)
+{
+	struct mf_model m;
+	uint32_t p;
+	struct mf_thread *th = timeline_thread(&m, sym, MF_ENTRY_MALLOC, 3000, 10, &p);
+	struct mf_timeline_record *r = th->records;
+	th->start_ns = 1000000000, th->end_ns = 8500000000, th->interval_ns = 1000000000;
+	th->seen = 3000;
+	r[0] = (struct mf_timeline_record){.time_ns = 2000000000, .calls = 1000, .bytes = 10000};
+	r[1] = (struct mf_timeline_record){.time_ns = 4000000000, .calls = 1500, .bytes = 15000};
+	if (mf_model_finish(&m))
+		tap_bail("mf_model_finish failed");
+	struct mf_report_options o = {0};
+	char *text = render(mf_report_timeline, &m, &o);
+	const char *last = text, *line = text;
+	for (const char *nl; (nl = strchr(line, '\n')) && nl[1]; line = nl + 1)
+		last = nl + 1;
+	char at[32] = "";
+	double when = 0, calls = 0, rate = 0;
+	int n = sscanf(last, "%lf %31s %lf %lf", &when, at, &calls, &rate);
+	tap_ok(n == 4 && when == 7.5 && calls >= 166 && calls <= 167 && rate >= 332 && rate <= 334,
+	       "--timeline: the last row ends at the end (%.3f s), %.0f calls at %.0f/s (7.5 s, "
+	       "166-167 calls, 333/s)",
+	       when, calls, rate);
+	free(text);
+	mf_model_free(&m);
+}
+
 /* A timeline's moment where a thread's whole record (its live blocks counted) and a later look
  * at calls only fall on one tick of the coarse clock: the blocks are known there only if that
  * look added no call. */
@@ -406,6 +438,7 @@ int main(void)
 	mf_model_free(&m);
 	timeline_same_tick(sym);
 	timeline_spread_alike(sym);
+	timeline_last_row(sym);
 	mf_sym_free(sym);
 	return tap_done();
 }
