@@ -71,7 +71,8 @@ static int mf_timeline_rows(FILE *out, const struct mf_model *m, uint32_t proces
 	 * give one row, not an endless count past a wrap) */
 	for (uint64_t off = row;; off = off <= UINT64_MAX - row ? off + row : UINT64_MAX) {
 		/* (the last row ends at the timeline's end, and its rate is of its own width) */
-		uint64_t to = off < span ? off : span, width = to > off - row ? to - (off - row) : row;
+		uint64_t to = off < span ? off : span,
+			 width = to > off - row ? to - (off - row) : row;
 		uint64_t end = to <= UINT64_MAX - start ? start + to : UINT64_MAX;
 		const struct mf_timeline_point *x = mf_timeline_at(t, end);
 		uint64_t now[MF_SPREAD];
