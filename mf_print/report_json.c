@@ -242,7 +242,23 @@ static int mf_json_timeline(FILE *out, const struct mf_model *m, uint32_t proces
 			}
 		fputc('}', out);
 	}
-	fputs(t.by_entry ? "]}" : "}", out);
+	fputs(t.by_entry ? "]" : "", out);
+	/* (the spread running totals, from which --timeline and --html take their rates) */
+	fprintf(out,
+		", \"span_ns\": %" PRIu64 ", \"spread_columns\": [\"calls\", \"bytes\", "
+		"\"temporaries\", \"calls_before\", \"bytes_before\", \"temporaries_before\"], "
+		"\"spread\": [",
+		t.span_ns);
+	static const int spread[] = {MF_SPREAD_CALLS, MF_SPREAD_BYTES, MF_SPREAD_TEMPORARIES};
+	for (size_t i = 0; i < t.count; i++) {
+		const struct mf_timeline_point *x = &t.points[i];
+		fputs(i ? ", [" : "[", out);
+		for (int j = 0; j < 6; j++)
+			fprintf(out, "%s%" PRIu64, j ? ", " : "",
+				j < 3 ? x->spread[spread[j]] : x->spread_before[spread[j - 3]]);
+		fputc(']', out);
+	}
+	fputs("]}", out);
 	mf_timeline_free(&t);
 	return 0;
 }

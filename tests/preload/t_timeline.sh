@@ -2,7 +2,7 @@
 # The timeline (MALLOC_FREQ_TIMELINE), on tests/progs/prog_timeline.c: phases of known counts
 # (multiples of the 64 calls between two looks at the clock) apart by pauses longer than the
 # interval show in mf_print --timeline as bursts of exactly those counts, and its rows sum to
-# the summary's total, as --json's points do; with lifetimes the live bytes of a phase hold
+# the summary's total, as --json's points do, whose spread totals give the same rows; with lifetimes the live bytes of a phase hold
 # through the pause after it, and the last row's live blocks are the summary's leaks; with
 # more records than a file keeps, the rows still sum exactly; a process killed by SIGKILL
 # leaves its series; --html draws the chart (its screenshot kept as tests/progs/t_timeline.png); a
@@ -43,7 +43,32 @@ print(" ".join(str(b[1] - a[1]) for a, b in zip(p, p[1:]) if b[1] > a[1]))' > "$
 	is "$?" 0 "--json: a timeline whose points never go back and end at the totals"
 	like "$(cat "$mf_work/json")" "^$N $M( 1)?\$" \
 		"... whose points add $N, then $M calls ($(cat "$mf_work/json"))"
+	# its spread totals give --timeline's rows: each row's calls, interpolated as documented
+	"$MF_PRINT" --json "$d" 2> /dev/null | python3 -c 'import json, sys
+t = json.load(sys.stdin)["processes"][0]["timeline"]; p, sp = t["points"], t["spread"]
+assert t["spread_columns"][0] == "calls" and t["spread_columns"][3] == "calls_before", t
+assert len(sp) == len(p) and sp[-1][0] == p[-1][1], (sp[-1], p[-1])
+def at(x):  # the spread calls at time x: linear from a point to the next one just before
+	i = max(k for k in range(len(p)) if p[k][0] <= x or k == 0)
+	if i == len(p) - 1 or x <= p[i][0]:
+		return sp[i][0]
+	f = (x - p[i][0]) / (p[i + 1][0] - p[i][0])
+	return sp[i][0] + int(f * float(sp[i + 1][3] - sp[i][0]) + 0.5)
+start, span = p[0][0], p[-1][0] - p[0][0]
+row = t["span_ns"] or 10**9
+while span // row >= 40:
+	row *= 2
+rows, was, off = [], 0, row
+while True:
+	now = at(start + min(off, span)); rows.append(now - was); was = now
+	if off >= span:
+		break
+	off += row
+print(" ".join(map(str, rows)))' > "$mf_work/json_rows" 2>&1
+	is "$(cat "$mf_work/json_rows")" "$(awk '/^ +time +calls/ { on = 1; next } on && $2 == "s" { printf "%s%s", n++ ? " " : "", $3 }' "$mf_work/tl")" \
+		"--json's spread totals give --timeline's rows, interpolated as docs/json.md says ($(cat "$mf_work/json_rows"))"
 else
+	skip "no python3 (it reads the JSON)"
 	skip "no python3 (it reads the JSON)"
 	skip "no python3 (it reads the JSON)"
 fi
