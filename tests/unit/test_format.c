@@ -441,6 +441,24 @@ int main(void)
 	tap_ok(r == 0 && rec1.state == MF_PROCESS_QUICK_EXIT && rec1.status == 3 &&
 		   (rec1.flags & MF_PROCESS_STATUS) && rec1.end_ns >= rec1.start_ns,
 	       "_exit(3) is written, with its status and time");
+	/* Version 11: a process detached from (malloc_freq --detach) says so, and when; what the
+	 * process does after is not written (its end is not the profiler's to know). */
+	mf_prof_dir_forget(); /* (a new image again, running: its directory is .2) */
+	r = mf_prof_dir_ensure();
+	struct timespec ts;
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t before = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	mf_process_detach();
+	clock_gettime(CLOCK_REALTIME, &ts);
+	uint64_t after = (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+	mf_process_quick_exit(4);
+	snprintf(ppath, sizeof(ppath), "%s.2/process", first);
+	r = r ? r : mf_read_process(ppath, &rec1, err, sizeof(err));
+	tap_ok(r == 0 && (rec1.flags & MF_PROCESS_DETACHED) && rec1.detached_ns >= before &&
+		   rec1.detached_ns <= after && rec1.state == MF_PROCESS_RUNNING &&
+		   !(rec1.flags & MF_PROCESS_STATUS),
+	       "detach is written with its time, and an _exit after it is not (%s)",
+	       r == 0 ? "read" : err);
 
 	/* Version 1's map (4152-byte records), as the previous writer wrote it, still reads. */
 	char v1[4200];
