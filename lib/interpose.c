@@ -504,22 +504,20 @@ MF_EXPORT void *pvalloc(size_t n)
 	return mf_returned(mf_real.alloc.pvalloc(n), n);
 }
 
-static inline __attribute__((always_inline)) void mf_free(void *p)
-{
-	if (mf_unlikely(mf_real_is_bootstrap(p)))
-		mf_real_free_bootstrap(p);
-	else
-		mf_real.alloc.free(p);
-}
-
 /* A block of the bootstrap arena, or any with lifetimes on (apart, so that free's common path
  * needs no frame of its own; under sampling, a block the filter has not seen costs a hash and
- * a read). */
+ * a read). A bootstrap block is the profiler's own, made while it ran (libunwind's thread-local
+ * storage on its first use, say), never recorded: its free, often the program's (glibc frees a
+ * thread's storage at its end), is not of a block never seen. */
 static MF_NOINLINE void mf_free_apart(void *p)
 {
+	if (mf_unlikely(mf_real_is_bootstrap(p))) {
+		mf_real_free_bootstrap(p);
+		return;
+	}
 	if (mf_life_on && p && mf_life_maybe(p))
 		mf_life_free(p);
-	mf_free(p);
+	mf_real.alloc.free(p);
 }
 
 /* The thread's last block freed before its next allocation: a temporary. */
