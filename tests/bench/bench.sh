@@ -322,16 +322,24 @@ if command -v valgrind > /dev/null; then
 	}
 	echo
 	echo "callgrind, once on each workload's short input (env runs both, so its instructions cancel):"
-	echo "instructions plain and profiled (every call recorded), and those added per recorded call"
+	echo "instructions plain and profiled (every call recorded), and those added per recorded call;"
+	echo "the timeline's records a day apart: its look every 64 calls counted, not the walks that"
+	echo "callgrind's slower clock would add (one a second of the run's wall time)"
 	echo
 	echo "| workload      | input                                           | calls recorded | plain (M) | profiled (M) |  ratio | added per call |"
 	echo "|---------------|-------------------------------------------------|----------------|-----------|--------------|--------|----------------|"
+	# The timeline walks a thread's nodes once a second of wall time. Under callgrind a run
+	# takes 100 to 200 times as long as natively, and longer the busier the machine: cc1's
+	# short input, under a second and no walk natively, made 56 to 89 walks there, 330 to 420
+	# instructions per recorded call that moved with the load. A day's interval keeps the
+	# look every 64 calls (the clock read and the test) and leaves out those walks.
+	cg_env="MALLOC_FREQ_TIMELINE=86400"
 	# cg_row NAME DIR CMD...
 	cg_row() {
 		name=$1 dir=$2
 		shift 2
 		plain=$(irefs env "$@")
-		prof=$(irefs env MALLOC_FREQ_DIR="$dir" LD_PRELOAD="$MF_LIB" "$@")
+		prof=$(irefs env MALLOC_FREQ_DIR="$dir" $cg_env LD_PRELOAD="$MF_LIB" "$@")
 		calls=$(recorded "$dir")
 		exact "$name" "callgrind run" "$dir" "$@"
 		echo "$plain $prof ${calls:-0}" > "$work/$name.cg"
@@ -343,7 +351,7 @@ if command -v valgrind > /dev/null; then
 	if is_wanted synthetic; then
 		n=200000
 		read -r plain prof calls < "$work/synthetic.cg"
-		lu=$(irefs env MALLOC_FREQ_DIR="$work" MALLOC_FREQ_UNWIND=libunwind LD_PRELOAD="$MF_LIB" "$MF_BUILD/tests/bench/bench_alloc" 1 $n)
+		lu=$(irefs env MALLOC_FREQ_DIR="$work" $cg_env MALLOC_FREQ_UNWIND=libunwind LD_PRELOAD="$MF_LIB" "$MF_BUILD/tests/bench/bench_alloc" 1 $n)
 		awk -v p="$plain" -v m="$prof" -v l="$lu" -v n=$n 'BEGIN {
 			printf "\ncallgrind, synthetic, 1 thread, %d malloc+free (each recorded): instructions per call\n", n
 			printf "  plain %.0f; malloc_freq %.0f (%.0f added); with MALLOC_FREQ_UNWIND=libunwind %.0f\n",
