@@ -29,6 +29,8 @@ dhat_sites() {
 	python3 - "$1" << 'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
+if d.get("dhatFileVersion") == 1:  # (Valgrind before 3.17: aps, and fbk for ebk)
+    d["pps"] = [dict(pp, ebk=pp["fbk"]) for pp in d["aps"]]
 sites = {}
 for pp in d["pps"]:
     for f in pp["fs"]:

@@ -38,6 +38,8 @@ for line in open(vg_log, errors="replace"):
         cur = None
 
 d = json.load(open(dhat_json))
+if d.get("dhatFileVersion") == 1:  # (Valgrind before 3.17: aps, and fbk, tli for ebk, tl)
+    d["pps"] = [dict(pp, ebk=pp["fbk"], tl=pp["tli"]) for pp in d["aps"]]
 ftbl = d["ftbl"]
 unmapped = 0
 
