@@ -9,14 +9,13 @@
 # each of them defines operator new, which never calls malloc, so `new` is counted in neither
 # order (the same count in both).
 . "$srcdir/tests/tap.sh"
-libdir=/usr/lib/x86_64-linux-gnu
 entries="malloc calloc realloc posix_memalign aligned_alloc memalign valloc reallocarray pvalloc"
 plugin="$MF_TESTS/.libs/plugin.so"
 [ -f "$plugin" ] || bail "no $plugin"
 
 for spec in libjemalloc.so.2:libjemalloc2 libtcmalloc_minimal.so.4:libtcmalloc-minimal4 \
 	libmimalloc.so.2:libmimalloc2.0; do
-	lib=$libdir/${spec%%:*} pkg=${spec#*:}
+	lib=$mf_libdir/${spec%%:*} pkg=$(mf_package "${spec#*:}")
 	name=$(basename "$lib")
 	for order in after before; do
 		if [ ! -f "$lib" ]; then

@@ -95,8 +95,9 @@ for g in -g ""; do
 		"gcc -O2${g:+ $g}: f7 and f7.cold are one function: 11 calls"
 done
 
-# g++ -O2 -g: the row at main's end address is not _start's line
-if command -v g++ > /dev/null; then
+# g++ -O2 -g: the row at main's end address is not _start's line (the build's C++ compiler)
+cxx=${CXX:-g++}
+if command -v "${cxx%% *}" > /dev/null; then
 	cat > start.cc << 'EOF'
 #include <cstdlib>
 #include <functional>
@@ -133,12 +134,12 @@ int main()
 	return 0;
 }
 EOF
-	if g++ -O2 -g -o start start.cc 2> build.err; then
+	if $cxx -O2 -g -o start start.cc 2> build.err; then
 		is "$(frame start _start)" "_start	??:0" "g++ -O2 -g: _start: its name, no line"
 	else
 		fail "g++ -O2 -g builds start.cc"
 	fi
 else
-	skip "no g++"
+	skip "no $cxx"
 fi
 done_testing
