@@ -2,8 +2,14 @@
 # mf_print on bad input: every error names the input and what is wrong; exit 1 for bad input
 # (the good files are still reported), 2 for usage.
 . "$srcdir/tests/tap.sh"
-env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_kill" 0 > /dev/null &
-pid=$!; sleep 0.3; kill -9 $pid; wait $pid 2>/dev/null
+# ready FILE: waits (20 s at most) for prog_kill's "ready" in FILE, said once its file is made
+# (a fixed pause was too short under load, and under qemu-user)
+ready() {
+	i=0
+	while ! grep -q ready "$1" 2> /dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+}
+env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_kill" 0 > "$mf_work/ready" &
+pid=$!; ready "$mf_work/ready"; kill -9 $pid; wait $pid 2>/dev/null
 good=$mf_work/malloc_freq.$pid
 prof=$(ls "$good"/*.prof | head -1)
 [ -f "$prof" ] || bail "no profile to corrupt"
@@ -260,8 +266,8 @@ check "a file with no header yet: the same" 0 "^mf_print: warning: $f: no header
 d=$(bad onlyzero); f=$(ls "$d"/*.prof); : > "$f"
 # in the directory of a process still running, such a file is one being made: not a loss (a
 # live read warned that its thread was stopped)
-env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_kill" 0 > /dev/null &
-live=$!; sleep 0.3
+env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_kill" 0 > "$mf_work/live" &
+live=$!; ready "$mf_work/live"
 head -c 12288 /dev/zero > "$mf_work/malloc_freq.$live/99998.prof"
 "$MF_PRINT" "$mf_work/malloc_freq.$live" > /dev/null 2> "$mf_work/err"; rc=$?
 kill -9 $live; wait $live 2> /dev/null
