@@ -43,8 +43,10 @@ sleep 0.2
 ls -d "$mf_work"/malloc_freq.*/snap.* > /dev/null 2>&1; is "$?" 2 "and no snapshot is taken"
 # a signal ignored at start stays ignored, and that is said
 rm -rf "$mf_work"/malloc_freq.*
-err=$(MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 LD_PRELOAD="$MF_LIB" \
-	sh -c 'trap "" USR2; exec "$0" reset 1 1' "$P" 2>&1 > /dev/null)
+# (the library for the program only, not for sh: the machine's own, where the library may be
+# another processor's)
+err=$(MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 \
+	sh -c 'trap "" USR2; LD_PRELOAD="$1" exec "$0" reset 1 1' "$P" "$MF_LIB" 2>&1 > /dev/null)
 is "$err" "malloc_freq: MALLOC_FREQ_SNAPSHOT_SIGNAL: SIGUSR2 is ignored at start; left as it is (off)" \
 	"a signal ignored at start is left ignored, and said"
 for v in "MALLOC_FREQ_SNAPSHOT_SIGNAL=KILL" "MALLOC_FREQ_TOGGLE_SIGNAL=nope" "MALLOC_FREQ_SNAPSHOT_INTERVAL=0" \
