@@ -18,6 +18,11 @@ busy_signalled() {
 	pid=$!
 	i=0
 	while [ ! -s "$mf_work/ready" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+	# (ready comes before the first call, which makes the process directory: under qemu-user
+	# the directory was not there yet when looked for)
+	while ! ls -d "$mf_work"/malloc_freq.* > /dev/null 2>&1 && [ $i -lt 2000 ]; do
+		sleep 0.01; i=$((i + 1))
+	done
 }
 # decreases LIST: how often a snapshot's total (mf_print --list) is below the one before it
 decreases() { awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }' "$1"; }
