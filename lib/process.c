@@ -77,12 +77,19 @@ static ssize_t mf_process_args(char *buf, size_t size, int *more)
 	return (ssize_t)len;
 }
 
-/* Field 22 of /proc/self/stat: the start time, after the command name (which may hold
- * spaces and parentheses: the last ')' ends it). 0 if it cannot be read. */
-static uint64_t mf_process_start_ticks(void)
+/* Field 22 of the process's stat: the start time, after the command name (which may hold
+ * spaces and parentheses: the last ')' ends it). 0 if it cannot be read. Read from its main
+ * thread's stat, the same number: qemu-user answers /proc/self/stat itself, with the time its
+ * emulation started, which matches neither the kernel's /proc/PID/stat, that mf_print reads,
+ * nor what the image an exec brings (a new emulation) reads. (/proc/self/stat where the
+ * main thread is not found there: a /proc of another pid namespace.) */
+static uint64_t mf_process_start_ticks(pid_t pid)
 {
-	char buf[1024];
-	ssize_t n = mf_process_slurp("/proc/self/stat", buf, sizeof(buf) - 1, NULL);
+	char path[64], buf[1024];
+	mf_format(path, sizeof(path), "/proc/self/task/%d/stat", (int)pid);
+	ssize_t n = mf_process_slurp(path, buf, sizeof(buf) - 1, NULL);
+	if (n <= 0)
+		n = mf_process_slurp("/proc/self/stat", buf, sizeof(buf) - 1, NULL);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -173,7 +180,7 @@ void mf_process_created(pid_t pid, unsigned n)
 	r->state = MF_PROCESS_RUNNING;
 	r->pid = (uint64_t)pid;
 	r->ppid = (uint64_t)(mf_proc_parent ? mf_proc_parent : getppid());
-	r->start_ticks = mf_process_start_ticks();
+	r->start_ticks = mf_process_start_ticks(pid);
 	r->start_ns = mf_process_now_ns();
 	if (!mf_process_image_ns) /* (a call before the constructor's) */
 		mf_process_image_ns = r->start_ns;

@@ -919,6 +919,11 @@ int main(int argc, char **argv)
 				     : strerror(-r));
 		status = MF_EXIT_INPUT;
 	}
+	/* (a window that holds no thread's file, as a snapshot taken before the first call:
+	 * said, where the exit status alone told nothing) */
+	if (!a.load.failed && !a.load.threads && !status && !r && a.windows)
+		fprintf(stderr, "mf_print: nothing to report %s: no thread had a file then\n",
+			a.window);
 	if (a.load.failed || (!a.load.threads && !status && !r))
 		status = MF_EXIT_INPUT; /* (what could not be read may be what was asked for) */
 out:

@@ -12,9 +12,9 @@ LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver
 TESTS_ENVIRONMENT = srcdir='$(abs_top_srcdir)' \
 	MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \
 	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests/progs' \
-	CC='$(CC)' ASAN_OPTIONS=fast_unwind_on_malloc=0 \
+	CC='$(CC)' CXX='$(CXX)' ASAN_OPTIONS=fast_unwind_on_malloc=0 \
 	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/fixtures/lsan.supp:print_suppressions=0'; \
-	export srcdir MF_LIB MF_PRINT MF_TESTS CC ASAN_OPTIONS LSAN_OPTIONS;
+	export srcdir MF_LIB MF_PRINT MF_TESTS CC CXX ASAN_OPTIONS LSAN_OPTIONS;
 TEST_PROG_CFLAGS = -O1 -g -fno-omit-frame-pointer -fno-builtin -pthread
 AM_CFLAGS = $(TEST_PROG_CFLAGS)
 EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/progs/dhat_compare.py \

@@ -39,6 +39,15 @@ case $(od -An -j18 -N2 -tu2 "$MF_LIB" | tr -d ' ') in
 183) mf_arch=aarch64 ;;
 *) mf_arch=unknown ;;
 esac
+# Where the library's processor keeps its shared libraries (Debian's multiarch folder), and
+# the name apt gives a package of it: PKG here, PKG:arm64 for an arm64 library on x86-64.
+mf_libdir=/usr/lib/$mf_arch-linux-gnu
+# mf_package PKG: the package to install for the library's processor
+mf_package() {
+	if [ "$mf_arch" = "$(uname -m)" ]; then echo "$1"
+	elif [ "$mf_arch" = aarch64 ]; then echo "$1:arm64"
+	else echo "$1:$mf_arch"; fi
+}
 # native WHAT: true where the library is this machine's; else skips WHAT, saying why
 native() {
 	[ "$mf_arch" = "$(uname -m)" ] && return 0

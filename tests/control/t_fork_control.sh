@@ -17,8 +17,11 @@ wait_file() {
 	i=0
 	while [ ! -e "$1" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
 }
-# threads PID: the names of its threads, sorted, on one line
-threads() { cat /proc/"$1"/task/*/comm 2> /dev/null | sort | tr '\n' ' '; }
+# threads PID: the names of its threads, sorted, on one line (under qemu-user each name once:
+# qemu adds a thread of its own to each process, named as the program)
+uniq=
+[ "$mf_arch" = "$(uname -m)" ] || uniq=-u
+threads() { cat /proc/"$1"/task/*/comm 2> /dev/null | sort $uniq | tr '\n' ' '; }
 
 # the snapshot signal sent to each worker
 : > "$mf_work/out"

@@ -18,6 +18,11 @@ busy_signalled() {
 	pid=$!
 	i=0
 	while [ ! -s "$mf_work/ready" ] && [ $i -lt 1000 ]; do sleep 0.01; i=$((i + 1)); done
+	# (ready comes before the first call, which makes the process directory: under qemu-user
+	# the directory was not there yet when looked for)
+	while ! ls -d "$mf_work"/malloc_freq.* > /dev/null 2>&1 && [ $i -lt 2000 ]; do
+		sleep 0.01; i=$((i + 1))
+	done
 }
 # decreases LIST: how often a snapshot's total (mf_print --list) is below the one before it
 decreases() { awk 'NR > 1 { if ($4 + 0 < prev) d++; prev = $4 + 0 } END { print d + 0 }' "$1"; }
@@ -43,8 +48,10 @@ sleep 0.2
 ls -d "$mf_work"/malloc_freq.*/snap.* > /dev/null 2>&1; is "$?" 2 "and no snapshot is taken"
 # a signal ignored at start stays ignored, and that is said
 rm -rf "$mf_work"/malloc_freq.*
-err=$(MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 LD_PRELOAD="$MF_LIB" \
-	sh -c 'trap "" USR2; exec "$0" reset 1 1' "$P" 2>&1 > /dev/null)
+# (the library for the program only, not for sh: the machine's own, where the library may be
+# another processor's)
+err=$(MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 \
+	sh -c 'trap "" USR2; LD_PRELOAD="$1" exec "$0" reset 1 1' "$P" "$MF_LIB" 2>&1 > /dev/null)
 is "$err" "malloc_freq: MALLOC_FREQ_SNAPSHOT_SIGNAL: SIGUSR2 is ignored at start; left as it is (off)" \
 	"a signal ignored at start is left ignored, and said"
 for v in "MALLOC_FREQ_SNAPSHOT_SIGNAL=KILL" "MALLOC_FREQ_TOGGLE_SIGNAL=nope" "MALLOC_FREQ_SNAPSHOT_INTERVAL=0" \

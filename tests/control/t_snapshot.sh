@@ -159,4 +159,13 @@ grown=$(echo "$out" | sed -n 's/^grown //p')
 dir=$(ls -d "$mf_work"/malloc_freq.*)
 "$MF_PRINT" --collapsed "$dir" > "$mf_work/grown"
 is "$(calls "$mf_work/grown" ';site_grown;malloc$')" "${grown:-none}" "growing files: the short threads' $grown calls"
+
+# A snapshot that holds no thread's file (an interval's first, taken before any call made a
+# file): --snapshot says there is nothing to report, and why, where it exited 1 saying nothing
+snap1=$(ls -d "$dir"/snap.1.*)
+rm -f "$snap1"/*.prof
+"$MF_PRINT" --snapshot 1 "$dir" > "$mf_work/out" 2> "$mf_work/err"; rc=$?
+is "$rc:$(wc -c < "$mf_work/out"):$(cat "$mf_work/err")" \
+	"1:0:mf_print: nothing to report as of snapshot 1: no thread had a file then" \
+	"a snapshot with no thread's file: nothing to report, said, exit 1"
 done_testing

@@ -11,6 +11,12 @@ MF_AFTER="$MF_TESTS/.libs/bumpalloc.so"
 n=100000
 for mode in loop first; do
 	want=$(within 20 env LD_PRELOAD="$MF_AFTER" "$MF_TESTS/prog_longjmp" $mode $n 2> /dev/null); prc=$?
+	# (under qemu-user the timer's signals can outrun their emulated handler: the program,
+	# profiled or not, never ends; there is then nothing to compare)
+	if [ $prc = 124 ]; then
+		skip "$mode: $n calls: the program does not end in 20 s without the profiler either"
+		continue
+	fi
 	rm -rf "$mf_work"/malloc_freq.*
 	got=$(profile_within 20 "$MF_TESTS/prog_longjmp" $mode $n 2> "$mf_work/err"); rc=$?
 	is "$rc:$got" "$prc:$want" "$mode: $n calls, some abandoned by siglongjmp: runs as without the profiler"

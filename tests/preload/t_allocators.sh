@@ -9,14 +9,13 @@
 # each of them defines operator new, which never calls malloc, so `new` is counted in neither
 # order (the same count in both).
 . "$srcdir/tests/tap.sh"
-libdir=/usr/lib/x86_64-linux-gnu
 entries="malloc calloc realloc posix_memalign aligned_alloc memalign valloc reallocarray pvalloc"
 plugin="$MF_TESTS/.libs/plugin.so"
 [ -f "$plugin" ] || bail "no $plugin"
 
 for spec in libjemalloc.so.2:libjemalloc2 libtcmalloc_minimal.so.4:libtcmalloc-minimal4 \
 	libmimalloc.so.2:libmimalloc2.0; do
-	lib=$libdir/${spec%%:*} pkg=${spec#*:}
+	lib=$mf_libdir/${spec%%:*} pkg=$(mf_package "${spec#*:}")
 	name=$(basename "$lib")
 	for order in after before; do
 		if [ ! -f "$lib" ]; then
@@ -48,9 +47,10 @@ for spec in libjemalloc.so.2:libjemalloc2 libtcmalloc_minimal.so.4:libtcmalloc-m
 		for mode in now lazy lazy1; do
 			rm -rf "$mf_work"/malloc_freq.*
 			set -- "$MF_TESTS/prog_dlbind" ${mode%1} "$plugin" 2000
-			[ $mode = lazy1 ] && set -- env LD_BIND_NOW=1 "$@"
-			plain=$(LD_PRELOAD="$lib" "$@" 2>&1); plain_rc=$?
-			got=$(MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$preload" "$@" 2>&1); rc=$?
+			# (set here, not by env: the machine's own env would be given the library)
+			bind=; [ $mode = lazy1 ] && bind=1
+			plain=$(LD_BIND_NOW=$bind LD_PRELOAD="$lib" "$@" 2>&1); plain_rc=$?
+			got=$(LD_BIND_NOW=$bind MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$preload" "$@" 2>&1); rc=$?
 			"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
 			is "$rc:$got:$(calls "$mf_work/c.txt" ';run_close;plugin_run;plugin_site;malloc$'):$(calls "$mf_work/c.txt" ';run_close;plugin_entries;calloc$')" \
 				"$plain_rc:$plain:2000:200" "$name $order the profiler: a library dlopen'ed later ($mode) runs as without it, its calls counted"

@@ -18,6 +18,9 @@ plugin=$MF_TESTS/.libs/plugin.so
 unset LD_PRELOAD MALLOC_FREQ_DIR
 cd "$mf_work" || bail "cd $mf_work"
 command -v gdb > /dev/null || skip_all "no gdb: --attach and --detach run it"
+# (a program qemu-user runs is qemu to gdb and to the launcher: a static program, refused)
+[ "$mf_arch" = "$(uname -m)" ] ||
+	skip_all "the program is run by qemu-user, a static program to the launcher: nothing to attach to"
 sleep 60 & sleeper=$!
 gdb -nx -q -batch -p "$sleeper" < /dev/null > probe 2>&1
 kill "$sleeper"; wait "$sleeper" 2> /dev/null

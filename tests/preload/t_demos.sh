@@ -6,6 +6,9 @@
 # grows the string of `out +=` with realloc, once per line, and hides small objects from
 # malloc unless PYTHONMALLOC=malloc.
 . "$srcdir/tests/tap.sh"
+# (rustc's program and python3 are this machine's: they cannot take another processor's library)
+[ "$mf_arch" = "$(uname -m)" ] ||
+	skip_all "the demos' programs (rustc's, python3) are $(uname -m)'s, the library $mf_arch's"
 launcher=$(dirname "$MF_PRINT")/../launcher/malloc_freq
 # site DIR FUNCTION: the calls (or, with --bytes first, bytes) of stacks through FUNCTION
 site() { "$MF_PRINT" --collapsed $3 "$1" > "$mf_work/c.txt" 2> /dev/null; calls "$mf_work/c.txt" "$2"; }

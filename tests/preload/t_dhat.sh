@@ -16,6 +16,8 @@
 # blocks, all live at the process's peak; on tests/progs/prog_life_max.c, site_rounds's).
 . "$srcdir/tests/tap.sh"
 command -v valgrind > /dev/null || skip_all "valgrind is not installed (apt-get install valgrind)"
+# (valgrind here runs this machine's programs, not another processor's)
+[ "$mf_arch" = "$(uname -m)" ] || skip_all "valgrind runs $(uname -m)'s programs, these are $mf_arch's"
 command -v python3 > /dev/null || skip_all "python3 is not installed (it reads DHAT's JSON)"
 args="100 30 20 5 0 0 4"
 MALLOC_FREQ_LIFETIMES=1 profile "$MF_TESTS/prog_life" $args; rc=$?
@@ -29,6 +31,8 @@ dhat_sites() {
 	python3 - "$1" << 'PY'
 import json, re, sys
 d = json.load(open(sys.argv[1]))
+if d.get("dhatFileVersion") == 1:  # (Valgrind before 3.17: aps, and fbk for ebk)
+    d["pps"] = [dict(pp, ebk=pp["fbk"]) for pp in d["aps"]]
 sites = {}
 for pp in d["pps"]:
     for f in pp["fs"]:

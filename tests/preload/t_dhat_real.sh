@@ -50,6 +50,8 @@
 #     live at the end, to the end).
 . "$srcdir/tests/tap.sh"
 valgrind=$(command -v valgrind) || skip_all "valgrind is not installed (apt-get install valgrind)"
+# (valgrind here runs this machine's programs, sqlite3 and python3 too: not another processor's)
+[ "$mf_arch" = "$(uname -m)" ] || skip_all "valgrind, sqlite3 and python3 are $(uname -m)'s, the library $mf_arch's"
 sqlite=$(command -v sqlite3) || skip_all "sqlite3 is not installed (apt-get install sqlite3)"
 command -v python3 > /dev/null || skip_all "python3 is not installed (apt-get install python3)"
 # the interpreter itself (not a wrapper script such as pyenv's shim)

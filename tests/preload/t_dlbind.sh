@@ -77,7 +77,7 @@ is "$(calls "$mf_work/c.txt" ';main;plugin_run;plugin_site;malloc$')" 1000 "... 
 # aborts; with it, the block moves with libc's realloc: see docs/internals.md.)
 MALLOC_ONLY=1
 export MALLOC_ONLY
-jemalloc=/usr/lib/x86_64-linux-gnu/libjemalloc.so.2
+jemalloc=$mf_libdir/libjemalloc.so.2
 if [ -f "$jemalloc" ]; then
 	for mode in deep newlm; do
 		want=$(within 60 env LD_PRELOAD="$jemalloc" "$MF_TESTS/prog_dlbind" $mode "$plugin" $n 2>&1); prc=$?
@@ -92,6 +92,6 @@ if [ -f "$jemalloc" ]; then
 		is "$(calls "$mf_work/c.txt" ';main;run_close;plugin_run;plugin_site;malloc$')" $n "... and the plugin's $n calls are recorded"
 	done
 else
-	skip "no $jemalloc (apt-get install libjemalloc2)"
+	skip "no $jemalloc (apt-get install $(mf_package libjemalloc2))"
 fi
 done_testing

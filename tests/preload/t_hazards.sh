@@ -14,7 +14,9 @@ same() {
 	is "$rc:$(cat "$mf_work/prof.out")" "$prc:$(cat "$mf_work/plain.out")" "$desc"
 }
 # (a child forked while the loader's lock was held says so on stderr: compare stdout and status)
+# (under qemu-user a child forked from 8 threads may wait for ever on a lock of qemu's own)
 for run in 1 2 3; do
+	native "fork from 8 threads while one dlopens, run $run (qemu-user's own locks)" || continue
 	timeout -k 10 120 env MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$MF_TESTS/prog_hazard" forkdl "$plugin" > "$mf_work/prof.out" 2> /dev/null; rc=$?
 	is "$rc:$(cat "$mf_work/prof.out")" "0:forkdl done" "fork from 8 threads while one dlopens, run $run: no child hangs on an inherited lock"
 done
@@ -51,11 +53,17 @@ profiles_gone
 same "key destructors that allocate after ours: the program is unchanged" "$MF_TESTS/prog_hazard" keys 200
 files=$(ls "$mf_work"/malloc_freq.*/ | grep -c '\.prof$')
 is "$files" 201 "... and no thread leaves a second file (or mappings) behind"
-same "a thread with a 16 KiB stack, MALLOC_FREQ_DEPTH=1024" env MALLOC_FREQ_DEPTH=1024 "$MF_TESTS/prog_hazard" smallstack
+# (the setting in the environment, not by env under the library: env is the machine's own)
+MALLOC_FREQ_DEPTH=1024 && export MALLOC_FREQ_DEPTH
+same "a thread with a 16 KiB stack, MALLOC_FREQ_DEPTH=1024" "$MF_TESTS/prog_hazard" smallstack
+unset MALLOC_FREQ_DEPTH
 rm -rf "$mf_work"/malloc_freq.*
 same "2000 dlopen/dlclose cycles" "$MF_TESTS/prog_hazard" dlloop "$plugin" 2000
 size=$(wc -c < "$(ls "$mf_work"/malloc_freq.*/modules)")
-[ $(( (size - 64) / 4152 )) -lt 30 ]; ok $? "... the module map holds each object once ($(( (size - 64) / 4152 )) records), not once per cycle"
+# (qemu-user maps the plugin at a new address each cycle: a new object each time, a record each)
+if native "... the module map holds each object once (qemu-user loads it at a new address each time)"; then
+	[ $(( (size - 64) / 4152 )) -lt 30 ]; ok $? "... the module map holds each object once ($(( (size - 64) / 4152 )) records), not once per cycle"
+fi
 "$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt"
 is "$(calls "$mf_work/c.txt" ';plugin_run;plugin_site;malloc$')" 2000 "... and every call from the reloaded plugin is symbolized"
 

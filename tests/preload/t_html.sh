@@ -12,6 +12,8 @@ command -v node > /dev/null || skip_all "no node to drive chromium (apt-get inst
 # stack is rooted under its program and site_tree is narrower than the page until zoomed
 printf '"%s" forkexit 300 40\nexit 0\n' "$MF_TESTS/prog_tree" > "$mf_work/run.sh"
 profile sh "$mf_work/run.sh" > /dev/null; ok $? "sh running prog_tree forkexit 300 40 runs under the profiler"
+# (sh is the machine's own: where the library is another processor's, sh is not profiled, and
+# the checks of its process skip)
 page=$mf_work/page.html
 "$MF_PRINT" --html "$page" "$mf_work" 2> "$mf_work/err"; ok $? "--html writes the page"
 [ -s "$page" ]; ok $? "the page is there"
@@ -40,7 +42,9 @@ is "$(seen zoomed)" site_tree "a click on site_tree zooms into it"
 like "$(seen matched)" "^matched: 340 \([0-9.]+%\)$" "a search for site_tree says what it matched"
 is "$(seen pixel)" "[224,64,251,255]" "the matched frame is drawn in the highlight colour"
 is "$(seen flame_found)" true "the flame orientation draws it too"
-like "$(seen table_first)" '^340\|[0-9.]+%\|15\.9 KiB\|\[prog_tree\]$' "the table: the busiest program first, with its calls, share and bytes"
+if native "the table: the busiest of two programs, sh and prog_tree, first"; then
+	like "$(seen table_first)" '^340\|[0-9.]+%\|15\.9 KiB\|\[prog_tree\]$' "the table: the busiest program first, with its calls, share and bytes"
+fi
 [ "$(seen table_rows)" -ge 4 ]; ok $? "the table: the programs, malloc, site_tree and their callers ($(seen table_rows) rows)"
 # frames by function and line: the table is mf_print's own tree, line for line
 "$MF_PRINT" --threshold 1 "$mf_work" 2> /dev/null | sed -n '/call stack (allocation <- caller)$/,$p' |
@@ -54,12 +58,16 @@ is "$(cat "$mf_work/page_tree")" "$(cat "$mf_work/text_tree")" "the page's table
 	sed -n -E '2,$s/^ *[0-9]+ +[0-9.]+% +[^ ]+ [A-Za-z]+ +([0-9.]+%|-)  (.*)$/\2/p' > "$mf_work/text_temp"
 seen table_temporary | tr '\t' '\n' | cut -d'|' -f4- > "$mf_work/page_temp"
 zero=$("$MF_PRINT" --sort temporary --threshold 0 "$mf_work" 2> /dev/null | grep -c '^ *[0-9]* *0\.00% ')
-[ "$zero" -ge 1 ]; ok $? "the text tree by temporaries at threshold 0 has lines of none ($zero)"
+if native "the text tree by temporaries at threshold 0: lines of none (the shell's)"; then
+	[ "$zero" -ge 1 ]; ok $? "the text tree by temporaries at threshold 0 has lines of none ($zero)"
+fi
 is "$(cat "$mf_work/page_temp")" "$(cat "$mf_work/text_temp")" "the page's table by temporaries at threshold 0 is the text tree's, line for line"
 is "$(seen total_process)" 40 "the process filter: the child's 40 calls alone"
 is "$(seen threads_listed)" 1 "the thread list: the chosen process's one thread"
 is "$(seen total_all_again)" "$text_total" "all processes again: the whole total"
-is "$(seen threads_all)" 3 "the thread list of all processes: the shell's, the parent's, the child's"
+if native "the thread list of all processes: the shell's too"; then
+	is "$(seen threads_all)" 3 "the thread list of all processes: the shell's, the parent's, the child's"
+fi
 is "$(seen total_thread)" 40 "the thread filter: the child's thread alone, its 40 calls"
 [ "$(head -c 8 "$MF_TESTS/t_html.png" | od -An -tx1 | tr -d ' \n')" = 89504e470d0a1a0a ]
 ok $? "a PNG screenshot kept as tests/progs/t_html.png"

@@ -70,9 +70,11 @@ is "$got" "['\\x1b[31m\\nx']" "a thread name with an escape and a newline is val
 
 # A program without symbols (stripped): its frames have function null (README), with their
 # module and offset; the text reports name them module+offset
-if command -v strip > /dev/null; then
+# (the strip of the compiler's target: a cross compiler's, TARGET-strip, for TARGET-gcc)
+case $CC in *-gcc) strip=${CC%gcc}strip ;; *) strip=strip ;; esac
+if command -v "$strip" > /dev/null; then
 	rm -rf "$mf_work"/malloc_freq.*
-	cp "$MF_TESTS/prog_tree" "$mf_work/bare" && strip --strip-all "$mf_work/bare"
+	cp "$MF_TESTS/prog_tree" "$mf_work/bare" && "$strip" --strip-all "$mf_work/bare"
 	MALLOC_FREQ_DIR="$mf_work" LD_PRELOAD="$MF_LIB" "$mf_work/bare" alloc 10 0 || bail "bare failed"
 	"$MF_PRINT" --json "$mf_work"/malloc_freq.* > "$mf_work/j.json" 2> /dev/null
 	got=$(python3 -c 'import json, sys
@@ -84,6 +86,6 @@ print(len(bare) > 0 and all(f["function"] is None and f["offset"] > 0 for f in b
 	"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* 2> /dev/null > "$mf_work/c.txt"
 	like "$(cat "$mf_work/c.txt")" ";bare\+0x[0-9a-f]+;" "... and --collapsed names them bare+0x..."
 else
-	skip "no strip (binutils)"
+	skip "no $strip (binutils)"
 fi
 done_testing

@@ -2,7 +2,7 @@
 # Rust built with rustc -O -g (legacy mangling, then v0): at the return address of every call
 # the program's own functions make, mf_print's symbolizer gives the frames binutils' addr2line
 # -i gives (functions inlined there, innermost first, each with its file and line), and the
-# report shows format! inlined into build_words at its line.
+# report shows format! in build_words at its line.
 . "$srcdir/tests/tap.sh"
 why=$(rust_why)
 [ -z "$why" ] || skip_all "$why"
@@ -42,11 +42,14 @@ for mangling in legacy v0; do
 	is "$(diff "$mf_work/theirs" "$mf_work/ours" | head -20)" "" "$mangling: every frame of every call site as addr2line -i gives it"
 	inlined=$(awk 'NF { k++ } !NF { if (k > 1) m++; k = 0 } END { print m + 0 }' "$mf_work/ours")
 	[ "$inlined" -ge 5 ]; ok $? "$mangling: $inlined of them have inlined frames"
+	# (rustc builds for this machine: not for a library of another processor)
+	native "$mangling: the program under the profiler" || continue
 	rm -rf "$mf_work"/malloc_freq.*
 	out=$(profile "$bin"); rc=$?
 	is "$rc:$out" "0:1000 1000" "$mangling: runs under the profiler"
 	"$MF_PRINT" --collapsed --lines "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
-	like "$(cat "$mf_work/c.txt")" "prog_rust_inline::build_words prog_rust_inline.rs:10;alloc::fmt::format \[inlined\] fmt.rs:[0-9]+;" \
-		"$mangling: format! shows inlined into build_words at its line"
+	# (rustc 1.48 calls alloc::fmt::format there rather than inline it: then its call's line)
+	like "$(cat "$mf_work/c.txt")" "prog_rust_inline::build_words prog_rust_inline.rs:10;alloc::fmt::format( \[inlined\])? fmt.rs:[0-9]+;" \
+		"$mangling: format! shows in build_words at its line (inlined, or called)"
 done
 done_testing

@@ -4,7 +4,8 @@
 # Usage: python3 dhat_compare.py DHAT_JSON VALGRIND_LOG OURS_JSON
 # A program point is its call stack below the allocation function, each frame a module (the
 # file's real name) and the return address's offset from the module's load bias, innermost
-# first, ending at __libc_start_call_main (DHAT's "(below main)"; where it stops unwinding);
+# first, ending at __libc_start_call_main (before glibc 2.34 __libc_start_main: DHAT's "(below
+# main)"; where it stops unwinding);
 # the inlined frames both tools add at one address count once. Prints "name value..." lines
 # (see tests/preload/t_dhat_real.sh): blocks allocated, at the peak and at the end per point,
 # then max live (DHAT's mbk and mb) and lifetimes (tl) on the points that agree in blocks; then
@@ -38,6 +39,8 @@ for line in open(vg_log, errors="replace"):
         cur = None
 
 d = json.load(open(dhat_json))
+if d.get("dhatFileVersion") == 1:  # (Valgrind before 3.17: aps, and fbk, tli for ebk, tl)
+    d["pps"] = [dict(pp, ebk=pp["fbk"], tl=pp["tli"]) for pp in d["aps"]]
 ftbl = d["ftbl"]
 unmapped = 0
 
@@ -86,7 +89,8 @@ for s in o["samples"]:
             k.append(key)
         if len(k) <= 3:
             first.append(x["function"] or "???")
-        if x["function"] == "__libc_start_call_main":
+        # (glibc before 2.34 calls main from __libc_start_main itself)
+        if x["function"] in ("__libc_start_call_main", "__libc_start_main"):
             break
     k = tuple(k)
     inner[k] = inner.get(k, "") + " " + " ".join(first)  # (each tool names some)

@@ -127,9 +127,23 @@ static int mark_line(const char *src, const char *name)
 	return found;
 }
 
+/* The binutils of the compiler's target: a cross compiler's prefix ("aarch64-linux-gnu-" of
+ * aarch64-linux-gnu-gcc, in make check-arm64), where this machine's strip and objdump do not
+ * read the program; none for the machine's own. */
+static char binutils[128];
+
+static void set_binutils(const char *cc)
+{
+	const char *base = strrchr(cc, '/') ? strrchr(cc, '/') + 1 : cc;
+	size_t n = strcspn(base, " ");
+	if (n > 4 && n - 3 < sizeof(binutils) && !strncmp(base + n - 4, "-gcc", 4))
+		snprintf(binutils, sizeof(binutils), "%.*s", (int)(n - 3), base);
+}
+
 /*
  * From the disassembly of FUNC: its address (callee NULL), or the return address of its first
- * call to CALLEE, i.e. the address of the instruction after the call.
+ * call to CALLEE, i.e. the address of the instruction after the call (x86-64's call, AArch64's
+ * bl).
  */
 static uint64_t disasm_addr(const char *bin, const char *func, const char *callee)
 {
@@ -140,7 +154,7 @@ static uint64_t disasm_addr(const char *bin, const char *func, const char *calle
 	FILE *f;
 
 	qbin = shell_quote(bin);
-	if (asprintf(&cmd, "objdump -d --no-show-raw-insn %s", qbin) < 0 ||
+	if (asprintf(&cmd, "%sobjdump -d --no-show-raw-insn %s", binutils, qbin) < 0 ||
 	    asprintf(&head, " <%s>:", func) < 0 ||
 	    asprintf(&target, "<%s", callee ? callee : "") < 0)
 		bail("out of memory");
@@ -161,7 +175,7 @@ static uint64_t disasm_addr(const char *bin, const char *func, const char *calle
 		addr = strtoull(buf, NULL, 16);
 		if (after_call)
 			found = addr;
-		else if (strstr(buf, "call") && strstr(buf, target))
+		else if ((strstr(buf, "call") || strstr(buf, "\tbl\t")) && strstr(buf, target))
 			after_call = 1;
 	}
 	while (getline(&buf, &cap, f) > 0)
@@ -304,8 +318,9 @@ int main(int argc, char **argv)
 	qsrc = shell_quote(src);
 	qbin = shell_quote(bin);
 	qnodebug = shell_quote(nodebug);
+	set_binutils(cc && *cc ? cc : "cc");
 	run("%s -g -O2 -o %s %s", cc && *cc ? cc : "cc", qbin, qsrc);
-	run("strip --strip-debug -o %s %s", qnodebug, qbin);
+	run("%sstrip --strip-debug -o %s %s", binutils, qnodebug, qbin);
 
 	plain_line = mark_line(src, "plain_call");
 	inline_line = mark_line(src, "inline_call");
