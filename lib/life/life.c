@@ -135,6 +135,34 @@ static int mf_life_peak_holds(const struct mf_life *l)
 		   mf_life_held(&l->bytes, &l->freed_bytes);
 }
 
+/* The node where the struct mf_life of the first leaf of nodes[*i..n) starts, *i moved past
+ * that leaf's records (the slots after leaves and size nodes stepped over, as a reader does);
+ * 0 when none is left whole. */
+static uint64_t mf_life_next(const struct mf_node *nodes, uint64_t n, uint64_t *i)
+{
+	while (*i < n) {
+		uint64_t at = *i;
+		uint32_t module = nodes[at].module;
+		*i += 1 + (module == MF_MODULE_ENTRY   ? MF_LEAF_SLOTS + MF_LIFE_SLOTS
+			   : module == MF_MODULE_SIZES ? MF_SIZES_SLOTS
+						       : 0);
+		if (module == MF_MODULE_ENTRY)
+			return *i <= n ? at + 1 + MF_LEAF_SLOTS : 0;
+	}
+	return 0;
+}
+
+int mf_life_nodes_final(const struct mf_node *nodes, uint64_t n)
+{
+	for (uint64_t i = 1, at; (at = mf_life_next(nodes, n, &i));) {
+		const struct mf_life *l = (const struct mf_life *)(nodes + at);
+		if (l->blocks != l->frees || l->bytes != l->freed_bytes || l->peak_blocks ||
+		    l->peak_bytes)
+			return 0;
+	}
+	return 1;
+}
+
 /* Every leaf of every file brought up to date (mf_life_see), and the blocks live at the peak
  * into the process record: at exit and before a snapshot, once. A leaf whose peak fields
  * already hold its live counts keeps its peak_seen: one that is not the last maximum's tells a
@@ -152,15 +180,9 @@ void mf_life_settle(void)
 			continue;
 		const struct mf_prof_header *h =
 		    (const struct mf_prof_header *)((char *)nodes - MF_HEADER_SIZE);
-		uint64_t n = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE), after;
-		for (uint64_t i = 1; i < n; i += 1 + after) {
-			uint32_t module = nodes[i].module;
-			after = module == MF_MODULE_ENTRY   ? MF_LEAF_SLOTS + MF_LIFE_SLOTS
-				: module == MF_MODULE_SIZES ? MF_SIZES_SLOTS
-							    : 0;
-			if (module != MF_MODULE_ENTRY)
-				continue;
-			struct mf_life *l = (struct mf_life *)(nodes + i + 1 + MF_LEAF_SLOTS);
+		uint64_t n = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE), at;
+		for (uint64_t i = 1; (at = mf_life_next(nodes, n, &i));) {
+			struct mf_life *l = (struct mf_life *)(nodes + at);
 			if (!mf_life_peak_holds(l))
 				mf_life_see(l);
 			live_blocks += __atomic_load_n(&l->peak_blocks, __ATOMIC_RELAXED);
