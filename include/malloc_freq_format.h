@@ -399,8 +399,9 @@ struct mf_process_record {
  * trie is a prefix of the live file's: the same nodes at the same indexes, counts no larger;
  * since version 10 end_ns is the snapshot's time_ns). An ended thread's file, final: before
  * version 10 a hard link to it; since, named in `ended` (one name a line, each ending in '\n')
- * and read in the process directory; with lifetimes a copy (later frees still change the
- * file). Made as `.snap.<n>.tmp/` and renamed when complete: a reader sees a whole snapshot
+ * and read in the process directory; with lifetimes a copy while it can still change (a block
+ * of it live, or a leaf's peak_* not 0: later frees and peaks change the file), named once
+ * it cannot. Made as `.snap.<n>.tmp/` and renamed when complete: a reader sees a whole snapshot
  * or none. Frames index the process directory's `modules`, which only grows. Readers of a
  * process directory do not descend into snapshots.
  *

@@ -16,6 +16,7 @@
 #include <stdio.h> /* renameat (only: no stdio is used) */
 #include <pthread.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <time.h>
@@ -240,10 +241,30 @@ static uint64_t mf_snap_sum_ended(int fd, int life)
 	return sum;
 }
 
+/* Whether an ended thread's file fd with lifetimes, its header in mf_snap_page, can change no
+ * more (mf_life_nodes_final): then it is named, as without lifetimes, not copied. */
+static int mf_snap_ended_final(int fd)
+{
+	const struct mf_prof_header *h = (const struct mf_prof_header *)mf_snap_page;
+	uint64_t n = h->node_count;
+	size_t len = (size_t)n * sizeof(struct mf_node);
+	struct stat st;
+	if (!n || !(h->records & MF_RECORD_LIFE)) /* (an image's without lifetimes: no frees) */
+		return 1;
+	if (fstat(fd, &st) || st.st_size < (off_t)(MF_HEADER_SIZE + len))
+		return 0; /* (a mapping past the end would fault: copied, as it stands) */
+	void *nodes = mmap(NULL, len, PROT_READ, MAP_SHARED, fd, MF_HEADER_SIZE);
+	if (nodes == MAP_FAILED)
+		return 0;
+	int final = mf_life_nodes_final(nodes, n);
+	munmap(nodes, len);
+	return final;
+}
+
 /* A thread file of the directory that is not a running thread's: if finalized and changed
- * since its chain took it, named (it never changes again), or with lifetimes copied (later
- * frees of its blocks still count in it); one still being made by a starting thread holds
- * nothing yet. */
+ * since its chain took it, named (it never changes again), or with lifetimes copied while it
+ * still can change (later frees of its blocks still count in it); one still being made by a
+ * starting thread holds nothing yet. */
 static void mf_snap_link(struct mf_snap_call *c, const char *name)
 {
 	int fd = openat(c->dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC), marks = fd >= 0;
@@ -261,7 +282,7 @@ static void mf_snap_link(struct mf_snap_call *c, const char *name)
 		uint64_t sum = mf_snap_sum_ended(fd, mf_life_on);
 		if (marks && mf_snap_same(c, mark, sum))
 			err = 1;
-		else if (mf_life_on)
+		else if (mf_life_on && !mf_snap_ended_final(fd))
 			err = mf_snap_copy_ended(c, fd, name, size);
 		else
 			err = mf_snap_name_ended(c, name);

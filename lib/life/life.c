@@ -94,6 +94,15 @@ static _Alignas(64) uint64_t mf_life_max;
 static uint64_t mf_life_peak_id; /* the maximums so far */
 static int mf_life_peak_lock;
 
+/* What a leaf holds of a count: its part `in` less `out` (blocks less frees, bytes less freed
+ * bytes), 0 if more were freed than counted in. */
+static inline uint64_t mf_life_held(const uint64_t *in, const uint64_t *out)
+{
+	uint64_t a = __atomic_load_n(in, __ATOMIC_RELAXED),
+		 b = __atomic_load_n(out, __ATOMIC_RELAXED);
+	return a > b ? a - b : 0;
+}
+
 /* Before leaf l's live counts change: what it holds now is what it held at the last maximum,
  * if that came since it last changed (see the peak above). */
 static MF_NOINLINE void mf_life_see_peak(struct mf_life *l, uint64_t seen, uint64_t id)
@@ -101,12 +110,9 @@ static MF_NOINLINE void mf_life_see_peak(struct mf_life *l, uint64_t seen, uint6
 	if (!__atomic_compare_exchange_n(&l->peak_seen, &seen, id, 0, __ATOMIC_RELAXED,
 					 __ATOMIC_RELAXED))
 		return;
-	uint64_t blocks = __atomic_load_n(&l->blocks, __ATOMIC_RELAXED);
-	uint64_t frees = __atomic_load_n(&l->frees, __ATOMIC_RELAXED);
-	uint64_t bytes = __atomic_load_n(&l->bytes, __ATOMIC_RELAXED);
-	uint64_t freed = __atomic_load_n(&l->freed_bytes, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->peak_blocks, blocks > frees ? blocks - frees : 0, __ATOMIC_RELAXED);
-	__atomic_store_n(&l->peak_bytes, bytes > freed ? bytes - freed : 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&l->peak_blocks, mf_life_held(&l->blocks, &l->frees), __ATOMIC_RELAXED);
+	__atomic_store_n(&l->peak_bytes, mf_life_held(&l->bytes, &l->freed_bytes),
+			 __ATOMIC_RELAXED);
 }
 
 static inline void mf_life_see(struct mf_life *l)
@@ -117,8 +123,51 @@ static inline void mf_life_see(struct mf_life *l)
 		mf_life_see_peak(l, seen, id);
 }
 
+/* Whether leaf l's peak fields hold what it holds now: then they are right whichever maximum
+ * came last, and l is left as it is. Marked seen instead, every leaf of every file would
+ * change at each new maximum, and so would every ended thread's file, which a snapshot then
+ * takes whole again (with lifetimes its hash covers the nodes). */
+static int mf_life_peak_holds(const struct mf_life *l)
+{
+	return __atomic_load_n(&l->peak_blocks, __ATOMIC_RELAXED) ==
+		   mf_life_held(&l->blocks, &l->frees) &&
+	       __atomic_load_n(&l->peak_bytes, __ATOMIC_RELAXED) ==
+		   mf_life_held(&l->bytes, &l->freed_bytes);
+}
+
+/* The node where the struct mf_life of the first leaf of nodes[*i..n) starts, *i moved past
+ * that leaf's records (the slots after leaves and size nodes stepped over, as a reader does);
+ * 0 when none is left whole. */
+static uint64_t mf_life_next(const struct mf_node *nodes, uint64_t n, uint64_t *i)
+{
+	while (*i < n) {
+		uint64_t at = *i;
+		uint32_t module = nodes[at].module;
+		*i += 1 + (module == MF_MODULE_ENTRY   ? MF_LEAF_SLOTS + MF_LIFE_SLOTS
+			   : module == MF_MODULE_SIZES ? MF_SIZES_SLOTS
+						       : 0);
+		if (module == MF_MODULE_ENTRY)
+			return *i <= n ? at + 1 + MF_LEAF_SLOTS : 0;
+	}
+	return 0;
+}
+
+int mf_life_nodes_final(const struct mf_node *nodes, uint64_t n)
+{
+	for (uint64_t i = 1, at; (at = mf_life_next(nodes, n, &i));) {
+		const struct mf_life *l = (const struct mf_life *)(nodes + at);
+		if (l->blocks != l->frees || l->bytes != l->freed_bytes || l->peak_blocks ||
+		    l->peak_bytes)
+			return 0;
+	}
+	return 1;
+}
+
 /* Every leaf of every file brought up to date (mf_life_see), and the blocks live at the peak
- * into the process record: at exit and before a snapshot, once. */
+ * into the process record: at exit and before a snapshot, once. A leaf whose peak fields
+ * already hold its live counts keeps its peak_seen: one that is not the last maximum's tells a
+ * reader the same thing (what it holds now), and no count changes after this that
+ * mf_life_see would not see first. */
 void mf_life_settle(void)
 {
 	uint32_t files = __atomic_load_n(&mf_life_nfiles, __ATOMIC_RELAXED);
@@ -131,16 +180,11 @@ void mf_life_settle(void)
 			continue;
 		const struct mf_prof_header *h =
 		    (const struct mf_prof_header *)((char *)nodes - MF_HEADER_SIZE);
-		uint64_t n = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE), after;
-		for (uint64_t i = 1; i < n; i += 1 + after) {
-			uint32_t module = nodes[i].module;
-			after = module == MF_MODULE_ENTRY   ? MF_LEAF_SLOTS + MF_LIFE_SLOTS
-				: module == MF_MODULE_SIZES ? MF_SIZES_SLOTS
-							    : 0;
-			if (module != MF_MODULE_ENTRY)
-				continue;
-			struct mf_life *l = (struct mf_life *)(nodes + i + 1 + MF_LEAF_SLOTS);
-			mf_life_see(l);
+		uint64_t n = __atomic_load_n(&h->node_count, __ATOMIC_ACQUIRE), at;
+		for (uint64_t i = 1; (at = mf_life_next(nodes, n, &i));) {
+			struct mf_life *l = (struct mf_life *)(nodes + at);
+			if (!mf_life_peak_holds(l))
+				mf_life_see(l);
 			live_blocks += __atomic_load_n(&l->peak_blocks, __ATOMIC_RELAXED);
 		}
 	}

@@ -60,6 +60,10 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 void mf_life_exit(void);
 /* Every leaf's peak fields brought up to date (at exit, and before a snapshot copies them). */
 void mf_life_settle(void);
+/* Whether an ended thread's nodes (n of them, with lifetimes) can change no more: none of its
+ * blocks is live, so no free charges it, and every leaf's peak figures are 0, so no new peak
+ * changes them either (mf_life_settle leaves such a leaf alone). */
+int mf_life_nodes_final(const struct mf_node *nodes, uint64_t n);
 void mf_life_thread_exit(void);	 /* the thread's live bytes not yet counted, counted */
 void mf_life_init(void);	 /* at start, with lifetimes on */
 uint64_t mf_life_live_now(void); /* the process's live bytes, this thread's changes in */

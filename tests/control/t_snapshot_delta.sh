@@ -4,7 +4,9 @@
 # snapshot a round by signal), so the process directory's entries and bytes grow with the
 # threads and the snapshots, not with their product; and every snapshot reads exactly as a
 # full one: --snapshot, --between, --since, a snapshot directory named, across a reset, with
-# lifetimes, after a SIGKILL. A profile of format 9 (full snapshots, hard links) still reads.
+# lifetimes, after a SIGKILL. With lifetimes, a new peak of the process's live bytes before each
+# snapshot takes no ended thread's file again, and one that can change no more is named, not
+# copied. A profile of format 9 (full snapshots, hard links) still reads.
 . "$srcdir/tests/tap.sh"
 K=20 N=12 C=50 R=6
 out=$(MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 profile_within 120 "$MF_TESTS/prog_snapshot" churn $K $N $C $R 0); rc=$?
@@ -115,6 +117,29 @@ done
 is "$bad" "" "lifetimes, killed: every --snapshot N exact, nothing said"
 "$MF_PRINT" --leaks -t 0 --snapshot $N "$dir" > "$mf_work/leaks" 2> "$mf_work/leaks.err"; rc=$?
 is "$rc:$(cat "$mf_work/leaks.err")" "0:" "lifetimes, killed: the last snapshot's --leaks reads"
+
+# with lifetimes and a new maximum of the process's live bytes before each snapshot (main keeps
+# 128 KiB a round): an ended thread's file whose counts did not change is not taken again, and
+# one that can change no more (none of its blocks live, none at the peak) is named, not
+# copied: each snapshot copies main's file and names its round's K threads; the peak still
+# reads right
+rm -rf "$mf_work"/malloc_freq.*
+out=$(MALLOC_FREQ_LIFETIMES=1 MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 profile_within 120 "$MF_TESTS/prog_snapshot" churn $K $N $C 0 0 131072); rc=$?
+is "$rc $(echo "$out" | wc -l)" "0 $N" "lifetimes, a new peak each round: exits 0, $N snapshots"
+dir=$(ls -d "$mf_work"/malloc_freq.*)
+is "$(ls "$dir"/snap.* | grep -c '\.prof$') $(cat "$dir"/snap.*/ended | sort -u | wc -l) $(cat "$dir"/snap.*/ended | wc -l)" \
+	"$N $((K * N)) $((K * N))" \
+	"lifetimes, a new peak each round: the snapshots copy main's file $N times and name each of the $((K * N)) ended threads once"
+"$MF_PRINT" --collapsed --weight peak-blocks "$dir" > "$mf_work/peak" 2> "$mf_work/peak.err"; rc=$?
+is "$rc $(calls "$mf_work/peak" ';site_kept;malloc$') $(calls "$mf_work/peak" ';site_a;malloc$') $(cat "$mf_work/peak.err")" \
+	"0 $N 0 " "lifetimes, a new peak each round: at the peak $N blocks of site_kept live, none of site_a"
+bad=""
+for i in $(seq 1 $N); do
+	"$MF_PRINT" --collapsed --snapshot "$i" "$dir" > "$mf_work/s" 2> "$mf_work/s.err" || bad="$bad $i(exit)"
+	got="$(calls "$mf_work/s" ';site_a;malloc$') $(calls "$mf_work/s" ';site_b;malloc$') $(calls "$mf_work/s" ';site_kept;malloc$')"
+	[ "$got" = "$((i * K * C)) $(((i + 1) / 2 * C)) $i" ] && [ ! -s "$mf_work/s.err" ] || bad="$bad $i($got)"
+done
+is "$bad" "" "lifetimes, a new peak each round: every --snapshot N exact, nothing said"
 
 # format 9, as its writer left a profile: full snapshots, ended threads' files hard links
 if command -v python3 > /dev/null 2>&1; then

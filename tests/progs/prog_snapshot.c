@@ -14,11 +14,12 @@
  * each start short threads one after another, each of which calls site_grown from 300
  * distinct stacks (its file grows as it goes); prints "snapshots N" and the short threads'
  * calls ("grown CALLS"). "ended N" (see ended). "until FILE": main calls site_p1 100 times a
- * millisecond until FILE exists, and prints "calls N". "churn K N C R KILL" (see churn).
+ * millisecond until FILE exists, and prints "calls N". "churn K N C R KILL [KEEP]" (see
+ * churn).
  * Exits 1 if a call fails.
  * Usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | busy S | handler |
  *        exact N | mixed N | workers N W SECONDS | growing N | ended N | until FILE |
- *        churn K N C R KILL */
+ *        churn K N C R KILL [KEEP] */
 #include <errno.h>
 #include <pthread.h>
 #include <signal.h>
@@ -314,9 +315,11 @@ static void *churn_thread(void *arg)
 
 /* Started with MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2: N rounds, each K short threads one after
  * another making C calls at site_a, main C calls at site_b in odd rounds, malloc_freq_reset
- * after round R's calls (0: none), then SIGUSR2 and a wait for its snapshot. Prints each
- * snapshot's number ("signal N", "reset N"); KILL 1: ends by SIGKILL. */
-static int churn(long k, long n, long c, long r, int kill)
+ * after round R's calls (0: none), with KEEP > 0 a block of KEEP bytes kept at site_kept (with
+ * lifetimes, a new maximum of the process's live bytes each round), then SIGUSR2 and a wait
+ * for its snapshot. Prints each snapshot's number ("signal N", "reset N"); KILL 1: ends by
+ * SIGKILL. */
+static int churn(long k, long n, long c, long r, int kill, long keep)
 {
 	churn_calls = c;
 	long taken = 0;
@@ -329,6 +332,8 @@ static int churn(long k, long n, long c, long r, int kill)
 		}
 		for (long x = 0; i % 2 && x < c; x++)
 			site_b();
+		if (keep > 0 && !site_kept((size_t)keep))
+			return 1;
 		if (i == r) {
 			if ((taken = malloc_freq_reset()) < 0)
 				return 1;
@@ -450,11 +455,11 @@ int main(int argc, char **argv)
 		say("calls", calls);
 		return 0;
 	}
-	if (argc == 7 && !strcmp(argv[1], "churn"))
+	if ((argc == 7 || argc == 8) && !strcmp(argv[1], "churn"))
 		return churn(atol(argv[2]), atol(argv[3]), atol(argv[4]), atol(argv[5]),
-			     atoi(argv[6]));
+			     atoi(argv[6]), argc == 8 ? atol(argv[7]) : 0);
 	fprintf(stderr, "usage: prog_snapshot phases P1 P2 P3 | reset A B | killed N | signals N | "
 			"busy SECONDS | handler | exact N | mixed N | workers N W SECONDS | "
-			"growing N | ended N | until FILE | churn K N C R KILL\n");
+			"growing N | ended N | until FILE | churn K N C R KILL [KEEP]\n");
 	return 2;
 }
