@@ -249,14 +249,14 @@ static int mf_json_timeline(FILE *out, const struct mf_model *m, uint32_t proces
 		"\"temporaries\", \"calls_before\", \"bytes_before\", \"temporaries_before\"], "
 		"\"spread\": [",
 		t.span_ns);
-	static const int spread[] = {MF_SPREAD_CALLS, MF_SPREAD_BYTES, MF_SPREAD_TEMPORARIES};
 	for (size_t i = 0; i < t.count; i++) {
-		const struct mf_timeline_point *x = &t.points[i];
-		fputs(i ? ", [" : "[", out);
-		for (int j = 0; j < 6; j++)
-			fprintf(out, "%s%" PRIu64, j ? ", " : "",
-				j < 3 ? x->spread[spread[j]] : x->spread_before[spread[j - 3]]);
-		fputc(']', out);
+		const uint64_t *a = t.points[i].spread, *b = t.points[i].spread_before;
+		fprintf(out,
+			"%s[%" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64 ", %" PRIu64
+			", %" PRIu64 "]",
+			i ? ", " : "", a[MF_SPREAD_CALLS], a[MF_SPREAD_BYTES],
+			a[MF_SPREAD_TEMPORARIES], b[MF_SPREAD_CALLS], b[MF_SPREAD_BYTES],
+			b[MF_SPREAD_TEMPORARIES]);
 	}
 	fputs("]}", out);
 	mf_timeline_free(&t);
