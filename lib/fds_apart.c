@@ -4,9 +4,9 @@
  * descriptor of ours, even for an instant: its open() still returns the lowest free number
  * while other threads start, and it never finds its last free slot taken (RLIMIT_NOFILE).
  *
- * The task is a thread of the process made by clone(CLONE_VM | CLONE_THREAD | CLONE_VFORK,
- * without CLONE_FILES), with every signal blocked; the caller is suspended until it ends, so
- * it runs on the caller's thread-local storage (errno included) and on a stack of ours. Where
+ * The task is a thread of the process made by clone(CLONE_VM | CLONE_THREAD, without
+ * CLONE_FILES), with every signal blocked; the caller waits until it ends, so it runs on the
+ * caller's thread-local storage (errno included) and on a stack of ours. Where
  * such a task cannot be made (a seccomp filter the profiler knows of, RLIMIT_NPROC, a kernel
  * that refuses, Valgrind), fn runs in place and its descriptors are briefly the program's, as
  * docs/internals.md says. While it lives the task is one of its user's under RLIMIT_NPROC: the
@@ -17,6 +17,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/futex.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -106,7 +107,11 @@ static int mf_apart_in_place(void)
 	return got == MF_APART_FDS;
 }
 
-/* CLONE_VFORK lets the caller go on when the task lets go of the memory, before it has left
+/* The caller waits on the word the kernel clears when the task lets go of the memory
+ * (CLONE_CHILD_CLEARTID, as pthread_join does), in a futex wait that a tracer can stop: a
+ * vfork's wait (CLONE_VFORK) cannot be stopped, so a debugger that attached while a task ran
+ * (malloc_freq --attach and --detach run gdb) and stopped the task waited for ever for the
+ * caller to stop. The caller goes on before the task has left
  * the process (it still drops its table and leaves the thread group): for a while after, the
  * process has a thread more, and unshare() or setns() that need it alone would fail. Waiting
  * for that at each task would make every task wait for the scheduler under load, so the last
@@ -245,14 +250,20 @@ long mf_fds_apart(long (*fn)(void *), void *arg)
 	mf_fds_apart_settle(); /* (at most one task has not left) */
 	mf_apart_inside = 1;
 	__atomic_add_fetch(&mf_apart_made, 1, __ATOMIC_ACQ_REL);
-	int tid = clone(
-	    mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
-	    CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM | CLONE_VFORK, &c);
+	static volatile int running; /* (under the lock: the task's, cleared by the kernel) */
+	running = 1;
+	int tid = clone(mf_apart_task, mf_apart_stack + sizeof(mf_apart_stack),
+			CLONE_VM | CLONE_FS | CLONE_SIGHAND | CLONE_THREAD | CLONE_SYSVSEM |
+			    CLONE_CHILD_CLEARTID,
+			&c, NULL, NULL, &running);
 	int err = errno;
-	if (tid > 0)
+	if (tid > 0) {
+		while (__atomic_load_n(&running, __ATOMIC_ACQUIRE))
+			syscall(SYS_futex, &running, FUTEX_WAIT, 1, NULL, NULL, 0);
 		__atomic_store_n(&mf_apart_last, tid, __ATOMIC_RELEASE);
-	else
+	} else {
 		__atomic_add_fetch(&mf_apart_gone, 1, __ATOMIC_ACQ_REL);
+	}
 	mf_apart_inside = 0;
 	pthread_mutex_unlock(&mf_apart_lock);
 	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &old, NULL, 8);
