@@ -7,17 +7,20 @@
 # ---- tests: unit tests link the modules directly; preload tests run programs with counts
 # known by construction under the profiler and check what mf_print reports -----------------------
 LOG_DRIVER = env AM_TAP_AWK='$(AWK)' $(SHELL) $(top_srcdir)/build-aux/tap-driver.sh
+# (each test under a time limit, MF_TEST_TIMEOUT seconds: one that hangs fails by name)
+LOG_COMPILER = $(SHELL) $(top_srcdir)/tests/time_limit.sh
+MF_TEST_TIMEOUT = 900
 # (the sanitizer options matter only to a --enable-sanitizers build: whole allocation stacks,
 # so that tests/fixtures/lsan.supp can name the library function that leaks)
 TESTS_ENVIRONMENT = srcdir='$(abs_top_srcdir)' \
 	MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \
 	MF_PRINT='$(abs_top_builddir)/mf_print/mf_print' MF_TESTS='$(abs_top_builddir)/tests/progs' \
-	CC='$(CC)' CXX='$(CXX)' ASAN_OPTIONS=fast_unwind_on_malloc=0 \
+	CC='$(CC)' CXX='$(CXX)' MF_TEST_TIMEOUT='$(MF_TEST_TIMEOUT)' ASAN_OPTIONS=fast_unwind_on_malloc=0 \
 	LSAN_OPTIONS='suppressions=$(abs_top_srcdir)/tests/fixtures/lsan.supp:print_suppressions=0'; \
-	export srcdir MF_LIB MF_PRINT MF_TESTS CC CXX ASAN_OPTIONS LSAN_OPTIONS;
+	export srcdir MF_LIB MF_PRINT MF_TESTS CC CXX MF_TEST_TIMEOUT ASAN_OPTIONS LSAN_OPTIONS;
 TEST_PROG_CFLAGS = -O1 -g -fno-omit-frame-pointer -fno-builtin -pthread
 AM_CFLAGS = $(TEST_PROG_CFLAGS)
-EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/progs/dhat_compare.py \
+EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/time_limit.sh tests/progs/dhat_compare.py \
 	tests/progs/symbolize_target.c tests/progs/prog_rust.rs tests/progs/prog_python.py \
 	tests/progs/prog_rust_inline.rs tests/progs/prog_cxx_scopes.cpp
 
