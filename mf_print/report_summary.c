@@ -225,12 +225,13 @@ static void mf_summary_lifetimes(FILE *out, const struct mf_model *m,
 	for (size_t i = 0; i < m->nprocesses; i++)
 		unknown = mf_sat_add(unknown, m->processes[i].unknown_frees, &flag);
 	if (!m->estimated)
-		snprintf(uf, sizeof(uf), "%" PRIu64 " frees of blocks never seen allocated",
-			 unknown);
+		snprintf(uf, sizeof(uf), "%" PRIu64 " %s never seen allocated", unknown,
+			 unknown == 1 ? "free of a block" : "frees of blocks");
 	fprintf(out,
-		"  lifetimes: %s%" PRIu64 " blocks (%s%s) not freed at the end (leaked, or live "
+		"  lifetimes: %s%" PRIu64 " block%s (%s%s) not freed at the end (leaked, or live "
 		"when a process was killed); %s\n",
-		m->estimated ? "~" : "", blocks, m->estimated ? "~" : "", lb, uf);
+		m->estimated ? "~" : "", blocks, blocks == 1 ? "" : "s", m->estimated ? "~" : "",
+		lb, uf);
 	if (mf_model_holds(m, MF_METRIC_SHORT)) {
 		uint64_t n = mf_model_total(m, MF_METRIC_SHORT, NULL);
 		char under[24];

@@ -124,7 +124,7 @@ like "$summary" "^  lifetimes: $total blocks \([0-9.]+ [KM]?i?B\) not freed at t
 # glibc 2.34 the loader frees through free() a few blocks it allocated before the profiler
 # could see them (a thread's dlerror state): frees of unknown blocks too there, at most one per
 # thread start.
-unknown=$(printf '%s\n' "$summary" | sed -n 's/.*; \([0-9]*\) frees of blocks never seen allocated$/\1/p')
+unknown=$(printf '%s\n' "$summary" | sed -n 's/.*; \([0-9]*\) frees\{0,1\} of \(a \)\{0,1\}blocks\{0,1\} never seen allocated$/\1/p')
 glibc=$(getconf GNU_LIBC_VERSION 2> /dev/null | sed -n 's/^glibc 2\.\([0-9]*\).*/\1/p')
 more=0
 [ "${glibc:-0}" -ge 34 ] || more=$((T + 1))
