@@ -121,7 +121,8 @@ int mf_namespaces_mapped(const void *at, const void **start, const void **end);
  * (NULL: an emptied one), the base namespace's first; at most max; returns how many. */
 int mf_namespaces_heads(struct link_map **heads, int max);
 /* With the loader's lock held: object l as dl_iterate_phdr reports one (its program headers
- * read from its ELF header; its thread-local storage left out); 0, or -1. */
+ * read from its ELF header, or the program's from AT_PHDR; its thread-local storage left
+ * out); 0, or -1. */
 int mf_namespaces_info(const struct link_map *l, struct dl_phdr_info *info);
 /* With the loader's lock held: how many objects all namespaces hold. */
 unsigned long long mf_namespaces_loaded(void);

@@ -11,6 +11,7 @@
 #include <elf.h>
 #include <link.h>
 #include <string.h>
+#include <sys/auxv.h>
 
 #include "fork.h"
 #include "loaded.h"
@@ -68,24 +69,58 @@ int mf_namespaces_mapped(const void *at, const void **start, const void **end)
 	return 0;
 }
 
-int mf_namespaces_info(const struct link_map *l, struct dl_phdr_info *info)
+/* The program headers at ph if they are l's (its dynamic section is where l has it), else NULL. */
+static const ElfW(Phdr) *
+    mf_namespaces_own(const struct link_map *l, const ElfW(Phdr) * ph, uintptr_t phnum)
+{
+	for (uintptr_t i = 0; ph && i < phnum; i++)
+		if (ph[i].p_type == PT_DYNAMIC && l->l_addr + ph[i].p_vaddr == (uintptr_t)l->l_ld)
+			return ph;
+	return NULL;
+}
+
+/* l's program headers, if the loaded span that holds at starts with l's ELF header (the first
+ * loaded segment does, and its program headers follow in it, as the linker lays out every
+ * object); else NULL. */
+static const ElfW(Phdr) * mf_namespaces_header(const struct link_map *l, const void *at, int *phnum)
 {
 	const void *start, *end;
-	memset(info, 0, sizeof(*info));
-	if (!l->l_ld || mf_namespaces_mapped(l->l_ld, &start, &end))
-		return -1;
-	/* The first loaded segment starts with the ELF header, and its program headers follow
-	 * in it (as the linker lays out every object). */
+	if (mf_namespaces_mapped(at, &start, &end))
+		return NULL;
 	const ElfW(Ehdr) *e = start;
 	uintptr_t size = (uintptr_t)end - (uintptr_t)start;
 	if (size < sizeof(*e) || memcmp(e->e_ident, ELFMAG, SELFMAG) ||
 	    e->e_phentsize != sizeof(ElfW(Phdr)) ||
 	    e->e_phoff + (uintptr_t)e->e_phnum * sizeof(ElfW(Phdr)) > size)
+		return NULL;
+	*phnum = e->e_phnum;
+	return mf_namespaces_own(l, (const ElfW(Phdr) *)((const char *)e + e->e_phoff), *phnum);
+}
+
+int mf_namespaces_info(const struct link_map *l, struct dl_phdr_info *info)
+{
+	memset(info, 0, sizeof(*info));
+	if (!l->l_ld)
+		return -1;
+	/* The span of the dynamic section is the whole object where its segments lie side by
+	 * side. A program whose segments are aligned to larger pages than the system's (arm64's
+	 * 64 KiB on 4 KiB pages) has gaps between them, and the loader then knows each segment
+	 * apart: its first starts at the load bias (a PIE, as the loader itself), and the
+	 * kernel gave the loader the program's headers (AT_PHDR: also one not built as PIE). */
+	int phnum = 0;
+	const ElfW(Phdr) *ph = mf_namespaces_header(l, l->l_ld, &phnum);
+	if (!ph && l->l_addr)
+		ph = mf_namespaces_header(l, (const void *)l->l_addr, &phnum);
+	if (!ph) {
+		phnum = (int)getauxval(AT_PHNUM);
+		ph = mf_namespaces_own(l, (const ElfW(Phdr) *)getauxval(AT_PHDR), (uintptr_t)phnum);
+	}
+	if (!ph)
 		return -1;
 	info->dlpi_addr = l->l_addr;
 	info->dlpi_name = l->l_name;
-	info->dlpi_phdr = (const ElfW(Phdr) *)((const char *)e + e->e_phoff);
-	info->dlpi_phnum = e->e_phnum;
+	info->dlpi_phdr = ph;
+	info->dlpi_phnum = (ElfW(Half))phnum;
 	return 0;
 }
 

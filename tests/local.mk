@@ -89,7 +89,7 @@ check_PROGRAMS += tests/progs/prog_sites tests/progs/prog_kill tests/progs/prog_
 	tests/progs/prog_life_sigfree tests/progs/prog_life_max tests/progs/prog_aslimit \
 	tests/progs/prog_fifo tests/progs/prog_samename tests/progs/prog_timeline \
 	tests/progs/prog_entries \
-	tests/progs/prog_attach tests/progs/prog_attach_api
+	tests/progs/prog_attach tests/progs/prog_attach_api tests/progs/prog_allocator_gap
 tests_progs_prog_attach_LDADD = -lpthread -ldl
 # prog_attach linked with the API's stub library (its own malloc_freq_dir)
 tests_progs_prog_attach_api_SOURCES = tests/progs/prog_attach.c
@@ -123,6 +123,11 @@ tests_progs_prog_exit_threads_LDADD = -lpthread
 tests_progs_prog_exit_grow_LDADD = -lpthread
 tests_progs_prog_sample_LDADD = -lpthread
 tests_progs_prog_allocator_LDADD = -ldl -lpthread
+# prog_allocator with its segments aligned to 64 KiB pages (arm64's linkers' default): on a system
+# of 4 KiB pages there are gaps between them, and the loader knows each segment apart
+tests_progs_prog_allocator_gap_SOURCES = tests/progs/prog_allocator.c
+tests_progs_prog_allocator_gap_LDFLAGS = -Wl,-z,max-page-size=0x10000
+tests_progs_prog_allocator_gap_LDADD = -ldl -lpthread
 tests_progs_prog_daemon_LDADD = -lpthread
 tests_progs_prog_threads_LDADD = -lpthread
 tests_progs_prog_spawn_LDADD = -lpthread

@@ -197,7 +197,7 @@ PY
 		skip "another kernel's vdso: no python3 to change its build-id"
 	fi
 else
-	skip "no $CC to build the vdso program"
+	skip "the vdso program (x86-64's: its handler reads REG_RIP) does not build with $CC"
 fi
 # The frame a signal interrupted is that instruction, not a return address: a fault on the first
 # instruction of a function is named by that function, not by the one before it (which a
