@@ -53,7 +53,7 @@ dd if=/dev/zero of="$e/process" bs=1 seek=64 count=8 conv=notrunc 2> /dev/null #
 "$MF_PRINT" $e 2> /dev/null | grep '^  duration' > "$mf_work/noend.txt"
 like "$(cat "$mf_work/noend.txt")" "^  duration not known: some process has no start or no end recorded" \
 	"with the process's end gone from its record: the duration is not known, no rate"
-leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks .*/\1/p' "$mf_work/tree")
+leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks\{0,1\} .*/\1/p' "$mf_work/tree")
 like "$(grep '^  mean lifetime: ' "$mf_work/tree")" "^  mean lifetime: [0-9.]+ [num]?s, of the $((calls - leaked)) blocks freed" \
 	"the summary's mean lifetime, of every freed block (all but the $leaked leaked)"
 

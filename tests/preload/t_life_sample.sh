@@ -143,7 +143,7 @@ like "$got" "^site_temp=([0-9]+)/\1 site_leak=0/0 site_long=0/0 site_small=([0-9
 n=$(w short site_temp)
 near "short=$n" "short=$((4 * T))"; ok $? "sampled: site_temp's short-lived blocks within 5%: $n (exact: at most $((4 * T)))"
 summary=$("$MF_PRINT" $d)
-like "$summary" "^  lifetimes: ~[0-9]+ blocks \(~[0-9.]+ [KM]?i?B\) not freed at the end .*; frees of blocks never seen allocated are not known under sampling" \
+like "$summary" "^  lifetimes: ~[0-9]+ blocks? \(~[0-9.]+ [KM]?i?B\) not freed at the end .*; frees of blocks never seen allocated are not known under sampling" \
 	"the summary's lifetimes are estimates, and frees of unknown blocks not known"
 like "$summary" "^  peak: ~[0-9.]+ MiB live in ~[0-9]+ blocks, .*
   \(sampled: the sampled blocks' most live bytes, times $N" "the summary says what the sampled peak is"

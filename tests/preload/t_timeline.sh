@@ -88,7 +88,7 @@ for try in 1 2 3; do
 	grep -q "^ *[0-9.]* s  *$N " "$mf_work/tl" && break
 	echo "# run $try: the first phase's $N calls fell in more than one row; run again"
 done
-leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks.*/\1/p' "$mf_work/tl")
+leaked=$(sed -n 's/^  lifetimes: \([0-9]*\) blocks\{0,1\} .*/\1/p' "$mf_work/tl")
 is "$(tail -n 1 "$mf_work/tl" | awk '{ print $NF }')" "$leaked" \
 	"lifetimes: the last row's live blocks are the summary's leaked blocks ($leaked)"
 like "$(grep ' time .*calls' "$mf_work/tl")" "live +live blocks" "... in columns of their own"
