@@ -2,7 +2,7 @@
  * does with a file (parse, module check, the model, every report) and returns what the parser
  * said: 0 accepted, -1 rejected with a message in err. Must never crash, hang or leak. The
  * first byte of an input says its kind: 3 a process record, other odd values a module map,
- * even ones a thread profile. */
+ * 6 (modulo 8) a pack of ended threads' files, other even ones a thread profile. */
 #ifndef MF_READER_EXERCISE_H
 #define MF_READER_EXERCISE_H
 
@@ -11,6 +11,7 @@
 
 #include "../../mf_print/load.h"
 #include "../../mf_print/model.h"
+#include "../../mf_print/pack.h"
 #include "../../mf_print/reader.h"
 #include "../../mf_print/report.h"
 
@@ -121,10 +122,39 @@ static int mf_exercise_modules(const unsigned char *data, size_t size, char *err
 	return 0;
 }
 
+/* A pack (ended.pack): its records read, each whole one's thread reported on as a file's. */
+static int mf_exercise_pack(const unsigned char *data, size_t size, char *err, size_t errlen)
+{
+	static struct mf_module mods[MF_EXERCISE_MODULES];
+	static struct mf_modmap map = {.count = MF_EXERCISE_MODULES, .mods = mods};
+	static FILE *null;
+	if (!null)
+		null = fopen("/dev/null", "w");
+	struct mf_pack pk;
+	err[0] = 0;
+	if (mf_pack_parse(data, size, &pk))
+		return snprintf(err, errlen, "out of memory"), -1;
+	for (size_t i = 0; i < pk.n; i++) {
+		struct mf_profile p;
+		if (mf_pack_profile(&pk, &pk.v[i], "input", &p, err, errlen))
+			continue;
+		if (mf_profile_check_modules(&p, map.count, err, errlen) == 0)
+			mf_exercise_reports(&p, &map, null);
+		mf_profile_free(&p);
+	}
+	int bad = pk.damage[0] != 0;
+	if (bad)
+		snprintf(err, errlen, "%s", pk.damage);
+	mf_pack_free(&pk);
+	return bad ? -1 : 0;
+}
+
 static int mf_exercise(const unsigned char *d, size_t n, char *err, size_t errlen)
 {
 	if (n < 1)
 		return 0;
+	if ((d[0] & 7) == 6)
+		return mf_exercise_pack(d + 1, n - 1, err, errlen);
 	if ((d[0] & 3) == 3)
 		return mf_exercise_process(d + 1, n - 1, err, errlen);
 	return d[0] & 1 ? mf_exercise_modules(d + 1, n - 1, err, errlen)

@@ -62,7 +62,8 @@ int main(void)
 		/* a thread profile (even kind) of version 4 naming records no reader knows, its
 		 * nodes unaligned (after the kind byte) so that they are copied: refused, the copy
 		 * freed (libFuzzer found it kept) */
-		if (data[0] % 2 == 0 && size > 1 + sizeof(struct mf_prof_header)) {
+		if (data[0] % 2 == 0 && (data[0] & 7) != 6 &&
+		    size > 1 + sizeof(struct mf_prof_header)) {
 			struct mf_prof_header h;
 			memcpy(copy, data, size);
 			memcpy(&h, copy + 1, sizeof(h));
