@@ -21,6 +21,7 @@ TESTS_ENVIRONMENT = srcdir='$(abs_top_srcdir)' \
 TEST_PROG_CFLAGS = -O1 -g -fno-omit-frame-pointer -fno-builtin -pthread
 AM_CFLAGS = $(TEST_PROG_CFLAGS)
 EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/time_limit.sh tests/progs/dhat_compare.py \
+	tests/progs/unpack_pack.py \
 	tests/progs/symbolize_target.c tests/progs/prog_rust.rs tests/progs/prog_python.py \
 	tests/progs/prog_rust_inline.rs tests/progs/prog_cxx_scopes.cpp
 

@@ -166,24 +166,7 @@ like "$(cat "$mf_work/damaged.err")" "^mf_print: warning: $c/ended.pack: at offs
 # the snapshots below whose pack_len they are), every report the same
 if command -v python3 > /dev/null 2>&1; then
 	c=$(copy unpacked)
-	python3 - "$c" << 'PY'
-import glob, os, struct, sys
-d = sys.argv[1]
-data, at, recs = open(d + "/ended.pack", "rb").read(), 0, []
-while at < len(data):
-    hl, nl = struct.unpack_from("<QQ", data, at + 24)
-    name = data[at + 48:at + 96].rstrip(b"\0").decode()
-    body = data[at + 96:at + 96 + hl + nl]
-    open(d + "/" + name, "wb").write(body[:hl] + bytes(12288 - hl) + body[hl:])
-    recs.append((at, name))
-    at += 96 + hl + nl
-for s in glob.glob(d + "/snap.*"):
-    below = struct.unpack_from("<Q", open(s + "/snapshot", "rb").read(), 128)[0]
-    for at, name in recs:
-        if at < below:
-            os.link(d + "/" + name, s + "/" + name)
-os.remove(d + "/ended.pack")
-PY
+	python3 "$srcdir/tests/progs/unpack_pack.py" "$c"
 	same=""
 	for o in --json --timeline --threads --processes "--snapshot 1 --json"; do
 		"$MF_PRINT" $o -t 0 "$d" 2>&1 | sed "s|$d|DIR|g" > "$mf_work/packed.out"
