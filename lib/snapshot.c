@@ -285,8 +285,10 @@ static void mf_snap_link(struct mf_snap_call *c, const char *name)
 		uint64_t sum = mf_snap_sum_ended(fd, mf_life_on);
 		int same = marks && mf_snap_same(c, mark, sum), packed = 0;
 		/* (packed: in the pack below its pack_len, counted if new to the chain; a failed
-		 * step leaves the file, named below, and the next snapshot tries again) */
-		if (c->packing &&
+		 * step leaves the file, named below, and the next snapshot tries again. Never the
+		 * file of a thread still listed (ended in strict mode): a later snapshot copies it
+		 * from its mapping, which would count it twice) */
+		if (c->packing && !mf_life_on && !mf_thread_holds(name) &&
 		    (packed = mf_pack_file(c->dir, fd, name, h, (pid_t)c->rec.pid)) < 0)
 			c->packing = 0;
 		if (packed > 0)

@@ -6,7 +6,8 @@
 # once, so does a record repeated; a pack cut short is read up to the cut, said unless the cut
 # record's file is still there; a damaged record, a bad name, a newer version are named. Each
 # step of packing made to fail (short write, close, unlink, and the cut back after them): the
-# file stays, nothing is written behind a bad record, every count stays exact.
+# file stays, nothing is written behind a bad record, every count stays exact. A thread that
+# ended in seccomp strict mode (still listed, its file mapped) is never packed.
 . "$srcdir/tests/tap.sh"
 
 # u64 FILE OFFSET: the 64-bit word there
@@ -239,4 +240,20 @@ like "$(cat "$mf_work/cutwrite.run")" "^malloc_freq: cannot cut $d/ended.pack ba
 	"... the library says once that it stops"
 is "$(rounds cutunlink signal MF_TEST_FAIL_UNLINK=5 MF_TEST_FAIL_TRUNCATE=1)" "$((3 * n + 2 - 4)) 5 4" \
 	"a removal failed and not cut back: the record whole beside its file, counted once (live and every snapshot)"
+# a thread that ended in seccomp strict mode stays listed, its file mapped: no snapshot packs it
+# (a chained one passes it over as unchanged), so every snapshot and the end count it once
+if grep -q '^Seccomp:' /proc/self/status; then
+	rm -rf "$mf_work"/malloc_freq.*
+	within 60 env MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 LD_PRELOAD="$MF_LIB" \
+		"$MF_TESTS/prog_pack" strict > /dev/null 2> "$mf_work/strict.run"
+	rc=$? d=$(ls -d "$mf_work"/malloc_freq.*) got=""
+	for r in 1 2 3; do
+		got="$got $(totals strict$r --snapshot $r "$d") $(cat "$mf_work/strict$r.err")"
+	done
+	is "$rc$got $(totals strict "$d") $(test -e "$d/ended.pack" && echo pack)" \
+		"0 0 2 10  0 2 10  0 2 10  0 2 10 " \
+		"a thread ended in strict mode, still listed: snapshots 1-3 and the end count its 10 calls once, nothing packed"
+else
+	skip "no seccomp in this kernel"
+fi
 done_testing

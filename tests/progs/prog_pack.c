@@ -9,12 +9,18 @@
  *                  snapshot 3. HOW: api (malloc_freq_snapshot: full snapshots) or signal
  *                  (SIGUSR2, started with MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2: snap.N.signal, each
  *                  building on the one before; waited for until its directory appears)
- * Usage: prog_pack ended N | rounds N api|signal */
+ *   strict         a thread calls site_short 10 times, enters seccomp strict mode and returns
+ *                  (the kernel ends it; its file stays mapped and listed); then snapshots 1
+ *                  and 2 by SIGUSR2 (as rounds' signal) and 3 by malloc_freq_snapshot; exits 0
+ *                  (3 if strict mode is refused)
+ * Usage: prog_pack ended N | rounds N api|signal | strict */
+#include <linux/seccomp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <unistd.h>
 
 #include "malloc_freq.h"
@@ -93,6 +99,28 @@ static int rounds(long n, int by_signal)
 	return 0;
 }
 
+static void *strict_thread(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < 10; i++)
+		site_short();
+	if (prctl(PR_SET_SECCOMP, SECCOMP_MODE_STRICT))
+		return (void *)1;
+	return NULL; /* (glibc's end of the thread makes a system call: the kernel kills it) */
+}
+
+/* A thread confined and gone, its file still listed: then two chained snapshots and a full. */
+static int strict(void)
+{
+	pthread_t t;
+	void *r = NULL;
+	if (pthread_create(&t, NULL, strict_thread, NULL) || pthread_join(t, &r))
+		return 1;
+	if (r)
+		return 3;
+	return snap(1, 1) || snap(2, 1) || snap(3, 0);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && !strcmp(argv[1], "ended")) {
@@ -105,6 +133,8 @@ int main(int argc, char **argv)
 	}
 	if (argc == 4 && !strcmp(argv[1], "rounds"))
 		return rounds(atol(argv[2]), !strcmp(argv[3], "signal"));
-	fprintf(stderr, "usage: prog_pack ended N | rounds N api|signal\n");
+	if (argc == 2 && !strcmp(argv[1], "strict"))
+		return strict();
+	fprintf(stderr, "usage: prog_pack ended N | rounds N api|signal | strict\n");
 	return 2;
 }
