@@ -14,6 +14,7 @@
 #include "array.h"
 #include "discover.h"
 #include "pack.h"
+#include "snapshots.h"
 
 static int mf_name_cmp(const void *a, const void *b)
 {
@@ -67,13 +68,27 @@ static int mf_list(const char *dir, const char *suffix, const char *prefix, char
 	return 0;
 }
 
+/* Whether dir's pack holds the threads its newest snapshot says were packed before it (the
+ * records below its pack_len): 0; 1 if not (said). */
+static int mf_list_pack_whole(const char *dir)
+{
+	char name[NAME_MAX + 1], err[PATH_MAX + 512];
+	struct mf_snapshot_record rec;
+	const struct mf_pack *pk;
+	return !mf_snapshot_newest(dir, name, sizeof(name), &rec, err, sizeof(err)) &&
+	       rec.version >= 12 && mf_pack_upto(dir, rec.pack_len, rec.number, &pk);
+}
+
 /* The thread files of profile directory dir, its packed threads' among them (pack.h), in
- * version order: 0; 1 when its pack's records end early (said, the rest listed); -errno. */
+ * version order: 0; 1 when its pack's records end early or before its newest snapshot's
+ * pack_len (said, the rest listed); -errno. */
 static int mf_list_profiles(const char *dir, char ***out, size_t *n)
 {
-	int r = mf_list(dir, ".prof", NULL, out, n);
+	int r = mf_list(dir, ".prof", NULL, out, n), lost = r ? 0 : mf_list_pack_whole(dir);
 	if (!r)
 		r = mf_pack_add_names(dir, out, n);
+	if (!r)
+		r = lost;
 	if (r < 0) {
 		mf_free_names(*out, *n);
 		*out = NULL, *n = 0;

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include "array.h"
@@ -171,6 +172,7 @@ static struct mf_pack_kept {
 	struct mf_pack pack;
 	int none; /* the directory has none (or it cannot be read: said) */
 	int damaged;
+	unsigned lost; /* a snapshot holds more of it than its records (said when 0) */
 } mf_packs[MF_PACKS_KEPT];
 static unsigned mf_packs_next;
 
@@ -183,12 +185,18 @@ static void mf_pack_kept_free(struct mf_pack_kept *k)
 	memset(k, 0, sizeof(*k));
 }
 
+/* dir's pack kept; NULL if none is. */
+static struct mf_pack_kept *mf_pack_kept_find(const char *dir)
+{
+	for (unsigned i = 0; i < MF_PACKS_KEPT; i++)
+		if (mf_packs[i].dir && !strcmp(mf_packs[i].dir, dir))
+			return &mf_packs[i];
+	return NULL;
+}
+
 const struct mf_pack *mf_pack_of(const char *dir, int *damaged)
 {
-	struct mf_pack_kept *k = NULL;
-	for (unsigned i = 0; i < MF_PACKS_KEPT && !k; i++)
-		if (mf_packs[i].dir && !strcmp(mf_packs[i].dir, dir))
-			k = &mf_packs[i];
+	struct mf_pack_kept *k = mf_pack_kept_find(dir);
 	if (!k) {
 		k = &mf_packs[mf_packs_next++ % MF_PACKS_KEPT];
 		mf_pack_kept_free(k);
@@ -237,6 +245,42 @@ void mf_pack_drop(void)
 {
 	for (unsigned i = 0; i < MF_PACKS_KEPT; i++)
 		mf_pack_kept_free(&mf_packs[i]);
+}
+
+int mf_pack_upto(const char *dir, uint64_t len, uint64_t number, const struct mf_pack **out)
+{
+	const struct mf_pack *pk = mf_pack_of(dir, NULL);
+	struct mf_pack_kept *k = mf_pack_kept_find(dir);
+	char path[PATH_MAX + 16];
+	struct stat st;
+	snprintf(path, sizeof(path), "%s/%s", dir, MF_PACK_NAME);
+	int there = !stat(path, &st);
+	/* (kept from before the snapshot was taken, and changed since: read again) */
+	if (k && len > (pk ? pk->good : 0) &&
+	    (there ? k->none || (uint64_t)st.st_size != k->pack.size : !k->none)) {
+		mf_pack_kept_free(k);
+		pk = mf_pack_of(dir, NULL);
+		k = mf_pack_kept_find(dir);
+	}
+	*out = pk;
+	if (len <= (pk ? pk->good : 0))
+		return 0;
+	if (!k || !k->lost++) {
+		if (!pk)
+			fprintf(stderr,
+				"mf_print: %s: not there (or not readable), but snapshot "
+				"%" PRIu64 " holds %" PRIu64
+				" bytes of it: the threads packed in them are lost\n",
+				path, number, len);
+		else
+			fprintf(stderr,
+				"mf_print: %s: its records end at byte %" PRIu64
+				", but snapshot %" PRIu64 " holds %" PRIu64
+				" bytes of them: the threads packed after byte %" PRIu64
+				" are lost (the pack was cut short, damaged or replaced)\n",
+				path, pk->good, number, len, pk->good);
+	}
+	return -1;
 }
 
 void mf_pack_entry_name(const struct mf_pack_entry *e, char *buf, size_t size)

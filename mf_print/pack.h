@@ -48,6 +48,12 @@ void mf_pack_free(struct mf_pack *pk);
  * dir (mf_pack_cut_file). Records that repeat a thread are said the first time too. */
 const struct mf_pack *mf_pack_of(const char *dir, int *damaged);
 void mf_pack_drop(void);
+/* dir's pack as mf_pack_of, when snapshot number of dir holds len bytes of it (its pack_len:
+ * the threads packed before it, which it reads there): read again if the one kept ends
+ * before len and the file changed since (read before that snapshot was taken). 0 with *out
+ * (NULL: none); -1 if its records still end before len (the pack cut short, damaged,
+ * replaced or removed: threads are lost), said on stderr the first time, naming the pack. */
+int mf_pack_upto(const char *dir, uint64_t len, uint64_t number, const struct mf_pack **out);
 /* The name entry e is read by (<name>@<offset>), into buf (MF_PACK_READ_NAME bytes). */
 void mf_pack_entry_name(const struct mf_pack_entry *e, char *buf, size_t size);
 /* Whether name (no directory) is one: then its offset in *offset. */

@@ -138,6 +138,12 @@ int mf_snapshot_find(const char *dir, const char *spec, char *name, size_t size,
 	return mf_snap_choose(dir, mf_snap_pick_spec, spec, 0, name, size, rec, err, errlen);
 }
 
+int mf_snapshot_newest(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
+		       char *err, size_t errlen)
+{
+	return mf_snap_choose(dir, mf_snap_pick_any, NULL, 0, name, size, rec, err, errlen);
+}
+
 int mf_snapshot_last_reset(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
 			   char *err, size_t errlen)
 {
@@ -460,7 +466,9 @@ int mf_snapshot_state(const char *home, const char *name, const struct mf_snapsh
 	struct mf_snapshot_record at = *rec, prev;
 	snprintf(dir, sizeof(dir), "%s/%s", home, name);
 	int r = rec->builds_on ? mf_snap_entries(home, &snaps, &nsnaps, err, errlen) : 0;
-	const struct mf_pack *pk = mf_pack_of(home, NULL);
+	const struct mf_pack *pk = NULL;
+	if (!r && mf_pack_upto(home, rec->version >= 12 ? rec->pack_len : 0, rec->number, &pk))
+		r = 1;
 	/* (the threads packed before it: newer than any copy of them in the snapshots it builds
 	 * on, and never in it) */
 	for (size_t i = 0; pk && rec->version >= 12 && !r && i < pk->n; i++) {
@@ -588,7 +596,8 @@ static int mf_snap_totals(const char *home, const char *name, const struct mf_sn
 	if (r == -ENOMEM)
 		return r;
 	if (r) {
-		fprintf(stderr, "mf_print: %s\n", err);
+		if (r < 0)
+			fprintf(stderr, "mf_print: %s\n", err);
 		return -1;
 	}
 	if (st.missing) {

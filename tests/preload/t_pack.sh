@@ -4,7 +4,8 @@
 # packed threads as their files (totals, --thread, snapshots by the API and by signal,
 # --between, --since); a SIGKILL'd run keeps them; a thread both packed and in its file counts
 # once, so does a record repeated; a pack cut short is read up to the cut, said unless the cut
-# record's file is still there; a damaged record, a bad name, a newer version are named. Each
+# record's file is still there; one that ends before a snapshot's pack_len, or is gone, fails
+# naming it (exit 1); a damaged record, a bad name, a newer version are named. Each
 # step of packing made to fail (short write, close, unlink, and the cut back after them): the
 # file stays, nothing is written behind a bad record, every count stays exact. A thread that
 # ended in seccomp strict mode (still listed, its file mapped) is never packed.
@@ -29,6 +30,12 @@ totals() {
 	"$MF_PRINT" --collapsed "$@" > "$mf_work/$out.txt" 2> "$mf_work/$out.err"; rc=$?
 	threads=$("$MF_PRINT" "$@" 2> /dev/null | sed -n '1s/.* \([0-9]*\) threads in .*/\1/p')
 	echo "$rc $threads $(calls "$mf_work/$out.txt" ';site_short;malloc$')"
+}
+# put_u64 FILE OFFSET VALUE: the 64-bit word there made VALUE
+put_u64() {
+	v=$3 s=""
+	for i in 1 2 3 4 5 6 7 8; do s="$s\\$(printf %03o $((v & 255)))" v=$((v >> 8)); done
+	printf "$s" | dd of="$1" bs=1 seek="$2" conv=notrunc 2> /dev/null
 }
 copy() { rm -rf "$mf_work/$1"; cp -r "$d" "$mf_work/$1"; echo "$mf_work/$1"; }
 # forge DIR WHAT...: its pack changed by python3, every record's check made to match after
@@ -108,7 +115,7 @@ is "$(totals dupsnap --snapshot 1 "$c") $(cat "$mf_work/dupsnap.err")" "0 $((n +
 echo "$name" > "$c/snap.1/ended"
 is "$(totals dupnamed --snapshot 1 "$c") $(cat "$mf_work/dupnamed.err")" "0 $((n + 1)) $((n * 10)) " \
 	"... once too where snapshot 1 names the file and holds its record (its removal failed)"
-rm -f "$c/ended.pack"
+rm -rf "$c/ended.pack" "$c"/snap.*
 is "$(totals alone "$c" 2> /dev/null | cut -d' ' -f1,3)" "0 $(((n + 1) * 10))" "... and that file alone reads as the thread's"
 
 # a record repeated (the writer never does it): one thread, said
@@ -151,8 +158,27 @@ dd if="$c/ended.pack" of="$c/$lname" bs=1 skip=$((last + 96)) count="$hl" 2> /de
 truncate -s 12288 "$c/$lname"
 dd if="$c/ended.pack" of="$c/$lname" bs=1 skip=$((last + 96 + hl)) seek=12288 count="$nl" conv=notrunc 2> /dev/null
 truncate -s $((size - 100)) "$c/ended.pack"
+put_u64 "$c/snap.1/snapshot" 128 "$last" # (killed while writing it: no snapshot holds it)
 is "$(totals cutfile "$c") $(cat "$mf_work/cutfile.err")" "0 $((2 * n + 1)) $((2 * n * 10)) " \
 	"cut short in a record whose file $lname is there: nothing lost, nothing said, exit 0"
+
+# a pack that ends before snapshot 1's pack_len (cut at a record, or removed): its threads are
+# lost, so every reading that counts them fails (exit 1), naming the pack
+c=$(copy short)
+half=0
+for i in $(seq $((n / 2))); do half=$(record_end "$c/ended.pack" $half); done
+truncate -s $half "$c/ended.pack"
+msg="mf_print: $c/ended.pack: its records end at byte $half, but snapshot 1 holds $size bytes of them: the threads packed after byte $half are lost (the pack was cut short, damaged or replaced)"
+is "$(totals shortsnap --snapshot 1 "$c" | cut -d' ' -f1) $(cat "$mf_work/shortsnap.err")" "1 $msg" \
+	"a pack cut to $((n / 2)) of snapshot 1's $n records: --snapshot 1 fails, the pack named"
+is "$(totals short "$c" | cut -d' ' -f1,2) $(cat "$mf_work/short.err")" "1 $((n + n / 2 + 1)) $msg" \
+	"... the plain read says so and exits 1 (the $((n + n / 2 + 1)) threads it has read)"
+rm "$c/ended.pack"
+msg="mf_print: $c/ended.pack: not there (or not readable), but snapshot 1 holds $size bytes of it: the threads packed in them are lost"
+is "$(totals nonesnap --snapshot 1 "$c" | cut -d' ' -f1) $(cat "$mf_work/nonesnap.err")" "1 $msg" \
+	"the pack removed: --snapshot 1 fails, the pack named"
+is "$(totals none "$c" | cut -d' ' -f1) $(cat "$mf_work/none.err")" "1 $msg" \
+	"... the plain read says so and exits 1"
 
 # a byte changed in the third record's nodes: the two before it read, the damage named
 c=$(copy damaged)

@@ -1,6 +1,6 @@
 """A process directory's ended.pack written back out into the thread files it holds, each
-linked into the snapshots below whose pack_len its record lies, and the pack removed: the
-directory as a version 11 writer would have left it, for tests that compare the two readings.
+linked into the snapshots below whose pack_len its record lies, those pack_lens made 0 and
+the pack removed: the directory as a version 11 writer would have left it, for tests that compare the two readings.
 Usage: unpack_pack.py DIR (nothing is done where DIR has no pack)."""
 import glob, os, struct, sys
 
@@ -16,8 +16,11 @@ if os.path.exists(pack):
         recs.append((at, name))
         at += 96 + hl + nl
     for s in glob.glob(d + "/snap.*"):
-        below = struct.unpack_from("<Q", open(s + "/snapshot", "rb").read(), 128)[0]
+        rec = bytearray(open(s + "/snapshot", "rb").read())
+        below = struct.unpack_from("<Q", rec, 128)[0]
         for at, name in recs:
             if at < below:
                 os.link(d + "/" + name, s + "/" + name)
+        struct.pack_into("<Q", rec, 128, 0)
+        open(s + "/snapshot", "wb").write(rec)
     os.remove(pack)
