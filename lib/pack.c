@@ -2,9 +2,9 @@
  * a thread that ended without lifetimes is appended to the process directory's ended.pack, the
  * write checked, and only then the file removed; so a long run of short threads with interval
  * snapshots keeps one file for them, not one per thread that every snapshot names again. A
- * failed step leaves the file and cuts the pack back: no record is ever written behind a bad
- * one. Runs in the snapshot's descriptor task under its lock, the pack's only writer: thread
- * exit does nothing of this. No malloc, no stdio. */
+ * failed step leaves the file and cuts the pack back (unless the failed removal removed it):
+ * no record is ever written behind a bad one. Runs in the snapshot's descriptor task under its
+ * lock, the pack's only writer: thread exit does nothing of this. No malloc, no stdio. */
 #include "config.h"
 
 #include <errno.h>
@@ -106,8 +106,20 @@ int mf_pack_file(int dir, int fd, const char *name, const struct mf_prof_header 
 	/* (a network file system says only here that the write did not reach the disk) */
 	if (pk >= 0 && close(pk) && !err)
 		err = -errno;
-	if (!err && unlinkat(dir, name, 0))
+	if (!err && unlinkat(dir, name, 0) && errno != ENOENT) {
+		/* (a network file system may fail a removal it made: the name gone, the record is
+		 * the thread's. If that cannot be told, the record stays, and the file too if it
+		 * is there: a reader takes the thread once from the two) */
+		struct stat st;
 		err = -errno;
+		int left = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
+		if (left == ENOENT)
+			err = 0;
+		else if (left) {
+			mf_pack_good += total;
+			return 2;
+		}
+	}
 	if (err) {
 		if (pk >= 0)
 			mf_pack_cut(dir);

@@ -289,7 +289,8 @@ static void mf_snap_link(struct mf_snap_call *c, const char *name)
 		 * file of a thread still listed (ended in strict mode): a later snapshot copies it
 		 * from its mapping, which would count it twice) */
 		if (c->packing && !mf_life_on && !mf_thread_holds(name) &&
-		    (packed = mf_pack_file(c->dir, fd, name, h, (pid_t)c->rec.pid)) < 0)
+		    ((packed = mf_pack_file(c->dir, fd, name, h, (pid_t)c->rec.pid)) < 0 ||
+		     packed == 2))
 			c->packing = 0;
 		if (packed > 0)
 			err = same;

@@ -7,7 +7,8 @@
 # record's file is still there; one that ends before a snapshot's pack_len, or is gone, fails
 # naming it (exit 1); a damaged record, a bad name, a newer version are named. Each
 # step of packing made to fail (short write, close, unlink, and the cut back after them): the
-# file stays, nothing is written behind a bad record, every count stays exact. A thread that
+# file stays (a removal that fails with the file gone keeps its record), nothing is written
+# behind a bad record, every count stays exact. A thread that
 # ended in seccomp strict mode (still listed, its file mapped) is never packed.
 . "$srcdir/tests/tap.sh"
 
@@ -258,6 +259,10 @@ for fail in WRITE CLOSE UNLINK; do
 	is "$(rounds $fail signal MF_TEST_FAIL_$fail=5) $(cat "$mf_work/$fail.run")" "1 $((3 * n + 1)) 4 " \
 		"$fail fails once: snapshot 1 packs 4 and keeps the 5th file; every count exact, at the end all packed, nothing said"
 done
+# a removal that fails with the file gone (a network file system's server removed it): the
+# record is the thread's, kept; snapshot 1 packs on
+is "$(rounds gone signal MF_TEST_FAIL_GONE=5) $(cat "$mf_work/gone.run")" "1 $((3 * n + 1)) $n " \
+	"a removal fails, the file gone: its record kept, every count exact, at the end all packed, nothing said"
 # ... and the cut back failing too: packing stops in the process, said once; what is left stays
 is "$(rounds cutwrite signal MF_TEST_FAIL_WRITE=5 MF_TEST_FAIL_TRUNCATE=1)" "$((3 * n + 2 - 4)) 4 4" \
 	"a short write not cut back: 4 packed, the rest stay files, every count exact, nothing said by mf_print"

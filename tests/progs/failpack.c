@@ -4,6 +4,8 @@
  *   MF_TEST_FAIL_WRITE=K     the K-th pwrite to ended.pack writes half its bytes (a short write)
  *   MF_TEST_FAIL_CLOSE=K     the K-th close of ended.pack fails with EIO (as NFS says ENOSPC)
  *   MF_TEST_FAIL_UNLINK=K    the K-th unlinkat of a .prof file fails with EBUSY
+ *   MF_TEST_FAIL_GONE=K      the K-th unlinkat of a .prof file removes it, then fails with EIO
+ *                            (as a network file system whose server removed it)
  *   MF_TEST_FAIL_TRUNCATE=1  every ftruncate of ended.pack fails with EIO
  * Calls made by the profiler's descriptor task too: no malloc, no stdio. */
 #define _GNU_SOURCE
@@ -13,7 +15,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
-static long mf_fail_write, mf_fail_close, mf_fail_unlink, mf_fail_truncate;
+static long mf_fail_write, mf_fail_close, mf_fail_unlink, mf_fail_gone, mf_fail_truncate;
 static long mf_writes, mf_closes, mf_unlinks;
 
 __attribute__((constructor)) static void mf_fail_init(void)
@@ -25,6 +27,8 @@ __attribute__((constructor)) static void mf_fail_init(void)
 		mf_fail_close = atol(s);
 	if ((s = getenv("MF_TEST_FAIL_UNLINK")))
 		mf_fail_unlink = atol(s);
+	if ((s = getenv("MF_TEST_FAIL_GONE")))
+		mf_fail_gone = atol(s);
 	if ((s = getenv("MF_TEST_FAIL_TRUNCATE")))
 		mf_fail_truncate = atol(s);
 }
@@ -74,12 +78,19 @@ int close(int fd)
 int unlinkat(int dir, const char *name, int flags)
 {
 	size_t len = strlen(name);
-	if (mf_fail_unlink && len > 5 && !strcmp(name + len - 5, ".prof") &&
-	    __atomic_add_fetch(&mf_unlinks, 1, __ATOMIC_SEQ_CST) == mf_fail_unlink) {
+	long k = (mf_fail_unlink || mf_fail_gone) && len > 5 && !strcmp(name + len - 5, ".prof")
+		     ? __atomic_add_fetch(&mf_unlinks, 1, __ATOMIC_SEQ_CST)
+		     : 0;
+	if (k && k == mf_fail_unlink) {
 		errno = EBUSY;
 		return -1;
 	}
-	return (int)syscall(SYS_unlinkat, dir, name, flags);
+	long r = syscall(SYS_unlinkat, dir, name, flags);
+	if (k && k == mf_fail_gone && !r) {
+		errno = EIO;
+		return -1;
+	}
+	return (int)r;
 }
 
 int ftruncate(int fd, off_t len)
