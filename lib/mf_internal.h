@@ -346,7 +346,8 @@ void mf_sampling_postfork_child(int handlers);
 uint64_t mf_pack_length(pid_t pid);
 /* The ended thread file name of directory dir (open as fd; h: its header, MF_HEADER_SIZE
  * bytes) appended to the pack, the write checked, then the file removed: 1. 0: not one to pack
- * (lifetimes, too large, not whole, or packing stopped), left as it is. -errno: a step failed,
+ * (lifetimes, too large, not whole, or packing stopped: also when the pack is not the length
+ * written, said once), left as it is. -errno: a step failed,
  * the file stays and the pack is cut back (if that fails too, nothing more is packed in this
  * process: said once); the caller packs no more in this snapshot. A removal that fails with
  * the file gone is one made; 2: it failed and whether the file is there cannot be told: the

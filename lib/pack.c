@@ -98,6 +98,19 @@ int mf_pack_file(int dir, int fd, const char *name, const struct mf_prof_header 
 			      mf_config.file_mode);
 	if (!err && pk < 0)
 		err = -errno;
+	struct stat st;
+	if (!err && !fstat(pk, &st) && (uint64_t)st.st_size != mf_pack_good) {
+		/* (removed or replaced meanwhile: a write at the length it had would leave a hole,
+		 * or write into another's records) */
+		close(pk);
+		mf_pack_stuck = 1;
+		MF_LOG_ONCE("%s/%s is %llu bytes, not the %llu written to it: removed or replaced "
+			    "while the process runs; no more ended threads' files are packed in "
+			    "this process, they stay as they are (said once)",
+			    mf_prof_dir(), MF_PACK_NAME, (unsigned long long)st.st_size,
+			    (unsigned long long)mf_pack_good);
+		return 0;
+	}
 	if (!err) {
 		ssize_t n = pwrite(pk, mf_pack_image, total, (off_t)mf_pack_good);
 		if (n != (ssize_t)total)
@@ -110,7 +123,6 @@ int mf_pack_file(int dir, int fd, const char *name, const struct mf_prof_header 
 		/* (a network file system may fail a removal it made: the name gone, the record is
 		 * the thread's. If that cannot be told, the record stays, and the file too if it
 		 * is there: a reader takes the thread once from the two) */
-		struct stat st;
 		err = -errno;
 		int left = fstatat(dir, name, &st, AT_SYMLINK_NOFOLLOW) ? errno : 0;
 		if (left == ENOENT)

@@ -271,6 +271,27 @@ like "$(cat "$mf_work/cutwrite.run")" "^malloc_freq: cannot cut $d/ended.pack ba
 	"... the library says once that it stops"
 is "$(rounds cutunlink signal MF_TEST_FAIL_UNLINK=5 MF_TEST_FAIL_TRUNCATE=1)" "$((3 * n + 2 - 4)) 5 4" \
 	"a removal failed and not cut back: the record whole beside its file, counted once (live and every snapshot)"
+# the pack removed while the process runs: the next snapshot packs nothing (no write at the
+# old length, behind a hole), says so once, and leaves the files
+rm -rf "$mf_work"/malloc_freq.*
+env MALLOC_FREQ_DIR="$mf_work" MALLOC_FREQ_SNAPSHOT_SIGNAL=USR2 LD_PRELOAD="$MF_LIB" \
+	"$MF_TESTS/prog_pack" ended 20 > "$mf_work/out" 2> "$mf_work/removed.run" &
+pid=$!
+i=0
+while ! grep -q ready "$mf_work/out" 2>/dev/null && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+d="$mf_work/malloc_freq.$pid"
+old=$(stat -c %s "$d/ended.pack")
+rm "$d/ended.pack"
+kill -USR2 $pid
+i=0
+while [ ! -e "$d/snap.2.signal" ] && [ $i -lt 400 ]; do sleep 0.05; i=$((i + 1)); done
+kill -9 $pid
+wait $pid 2> /dev/null
+is "$(ls "$d" | grep -c '\.prof$') $(stat -c %s "$d/ended.pack" 2> /dev/null)" "21 0" \
+	"the pack removed while the process runs: snapshot 2 packs none of the 20 ended since (no hole)"
+like "$(cat "$mf_work/removed.run")" "^malloc_freq: $d/ended.pack is 0 bytes, not the $old written to it: removed or replaced while the process runs; no more ended threads' files are packed in this process, they stay as they are \(said once\)$" \
+	"... and says so once"
+
 # a thread that ended in seccomp strict mode stays listed, its file mapped: no snapshot packs it
 # (a chained one passes it over as unchanged), so every snapshot and the end count it once
 if grep -q '^Seccomp:' /proc/self/status; then

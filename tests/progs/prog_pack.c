@@ -128,7 +128,8 @@ int main(int argc, char **argv)
 			return 1;
 		printf("ready\n");
 		fflush(stdout);
-		sleep(60);
+		for (unsigned left = 60; left;) /* (a snapshot's signal cuts a sleep short) */
+			left = sleep(left);
 		return 0;
 	}
 	if (argc == 4 && !strcmp(argv[1], "rounds"))
