@@ -429,8 +429,9 @@ struct mf_snapshot_record {
 	uint32_t flags;	      /* MF_SNAPSHOT_* bits */
 	uint64_t number;      /* n of snap.<n> */
 	uint64_t pid;
-	uint64_t time_ns;		   /* CLOCK_REALTIME when it was taken */
-	uint64_t threads;		   /* thread files it holds or names */
+	uint64_t time_ns; /* CLOCK_REALTIME when it was taken */
+	uint64_t threads; /* thread files it holds or names, and (since version 12) the packed
+			     threads new to its chain */
 	char label[MF_SNAPSHOT_LABEL_LEN]; /* NUL-terminated; empty: none */
 	uint64_t builds_on;   /* since version 10: the number of the snapshot this one builds on;
 				 0: none, it is full (older snapshots are) */
@@ -449,10 +450,14 @@ struct mf_snapshot_record {
  * header is zeros), then nodes_len bytes of its nodes (node_count of them). Records follow each
  * other, each a multiple of 8 bytes long. The pack has one writer (the snapshot, under its
  * lock); a write that fails or is short is cut off again and the file stays; if it cannot be
- * cut off, nothing more is packed in that process. A run without snapshots packs nothing.
+ * cut off, or the pack is not the length written (removed or replaced meanwhile), nothing
+ * more is packed in that process. A removal that fails with the file gone keeps the record.
+ * The file of a thread still listed (one that ended in seccomp strict mode) is never packed.
+ * A run without snapshots packs nothing.
  *
- * A reader takes the records in order up to the first that is not whole or whose check does
- * not match. Nothing is lost by one cut short at the pack's end whose file is still there (a
+ * A reader takes the records in order up to the first that is not whole, not right (magic,
+ * byte order, version, sizes, name not a thread file's, header not fitting) or whose check
+ * does not match. Nothing is lost by one cut short at the pack's end whose file is still there (a
  * process killed while writing it): the file is read. The same thread's file may still be in
  * the directory beside its record (killed between the write and the removal): the file, of
  * the same thread (tid and start), is left out. A thread file name (name) may occur in more
@@ -461,7 +466,9 @@ struct mf_snapshot_record {
  *
  * A snapshot holds the threads of the records below its pack_len (the pack's length when it
  * was taken, after its own records): a thread file a snapshot copies or names (`ended`) is
- * packed, if ever, in the first record of its name at or after its pack_len.
+ * packed, if ever, in the first record of its name at or after its pack_len. A pack whose
+ * records end before a snapshot's pack_len (cut short, damaged, replaced or removed) has lost
+ * threads that snapshot and every later reading hold: a reader says so, naming the pack.
  */
 #define MF_PACK_NAME	  "ended.pack"
 #define MF_PACK_MAGIC	  "MFPACK\r\n"
@@ -474,9 +481,9 @@ struct mf_pack_record {
 	uint32_t byte_order;
 	uint32_t record_size; /* sizeof(struct mf_pack_record) */
 	uint32_t reserved0;
-	uint64_t header_len; /* bytes of the file's header that follow (a multiple of 8) */
-	uint64_t nodes_len;  /* bytes of its nodes that follow */
-	uint64_t check;	     /* mf_pack_check() of this record (check 0) and what follows */
+	uint64_t header_len;	     /* bytes of the file's header that follow (a multiple of 8) */
+	uint64_t nodes_len;	     /* bytes of its nodes that follow */
+	uint64_t check;		     /* mf_pack_check() of this record (check 0) and what follows */
 	char name[MF_PACK_NAME_LEN]; /* the thread file's name in the directory */
 };
 
