@@ -259,6 +259,11 @@ for fail in WRITE CLOSE UNLINK; do
 	is "$(rounds $fail signal MF_TEST_FAIL_$fail=5) $(cat "$mf_work/$fail.run")" "1 $((3 * n + 1)) 4 " \
 		"$fail fails once: snapshot 1 packs 4 and keeps the 5th file; every count exact, at the end all packed, nothing said"
 done
+# ... the last write of the run short: the pack cut back to the last snapshot's pack_len
+is "$(rounds lastwrite signal MF_TEST_FAIL_WRITE=$((3 * n + 1))) $(cat "$mf_work/lastwrite.run")" "2 $((3 * n)) $n " \
+	"the run's last pack write short: that file stays, every count exact, nothing said"
+d=$(ls -d "$mf_work"/malloc_freq.*)
+is "$(stat -c %s "$d/ended.pack")" "$(u64 "$d"/snap.3*/snapshot 128)" "... and the pack cut back to snapshot 3's pack_len"
 # a removal that fails with the file gone (a network file system's server removed it): the
 # record is the thread's, kept; snapshot 1 packs on
 is "$(rounds gone signal MF_TEST_FAIL_GONE=5) $(cat "$mf_work/gone.run")" "1 $((3 * n + 1)) $n " \
