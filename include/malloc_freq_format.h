@@ -16,6 +16,8 @@
  *                     of path each, most of it zeros; readers still read it.)
  *   process           (since version 3) the process: an mf_process_record, mapped shared like
  *                     the .prof files; who it is and how it ended.
+ *   ended.pack        (since version 12) the files of threads that ended, each appended as a
+ *                     record by a snapshot and its file removed (see below).
  *
  * A .prof file is a file-backed shared mapping while the thread runs, so every recorded call is
  * in the page cache the moment it is counted: a killed process leaves a readable file whose
@@ -49,7 +51,9 @@
 #define MF_PROF_MAGIC	 "MFPROF\r\n" /* 8 bytes; \r\n catches text-mode mangling */
 #define MF_MODULES_MAGIC "MFMODS\r\n"
 #define MF_PROCESS_MAGIC "MFPROC\r\n"
-/* 11: the timeline's records hold calls and bytes by entry point (by_entry), after the
+/* 12: an ended thread's file may be packed by a snapshot into the directory's `ended.pack`
+ * (below) and removed; the snapshot record's pack_len;
+ * 11: the timeline's records hold calls and bytes by entry point (by_entry), after the
  * header (MF_HEADER_SIZE grew from 4096 to 3 pages); the process record's MF_PROCESS_DETACHED
  * and detached_ns (a process attached to, then detached from: older readers take it for one
  * running or ended unrecorded, as before);
@@ -60,7 +64,7 @@
  * 5: lifetimes may be sampled (struct mf_life); 4: leaf records (sizes, temporaries,
  * lifetimes), calls_off (runtime control), tags, time weights, snapshots; 3: the process
  * record; 2: module records of any size */
-#define MF_FORMAT_VERSION  11u
+#define MF_FORMAT_VERSION  12u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
 /* The header's size (header_size: node 0 starts there): 3 pages since version 11, one page
  * before. A thread that keeps few timeline records never touches more than the first page. */
@@ -425,13 +429,77 @@ struct mf_snapshot_record {
 	uint32_t flags;	      /* MF_SNAPSHOT_* bits */
 	uint64_t number;      /* n of snap.<n> */
 	uint64_t pid;
-	uint64_t time_ns;		   /* CLOCK_REALTIME when it was taken */
-	uint64_t threads;		   /* thread files it holds or names */
+	uint64_t time_ns; /* CLOCK_REALTIME when it was taken */
+	uint64_t threads; /* thread files it holds or names, and (since version 12) the packed
+			     threads new to its chain */
 	char label[MF_SNAPSHOT_LABEL_LEN]; /* NUL-terminated; empty: none */
 	uint64_t builds_on;   /* since version 10: the number of the snapshot this one builds on;
 				 0: none, it is full (older snapshots are) */
-	uint64_t reserved[3]; /* zero */
+	uint64_t pack_len;    /* since version 12: the bytes of `ended.pack` when it was taken: the
+				 records below hold threads of its state (0: none; see below) */
+	uint64_t reserved[2]; /* zero */
 };
+
+/*
+ * Since version 12: the pack `ended.pack`. A snapshot (not thread exit) appends the file of
+ * every thread that ended (MF_STATE_THREAD_EXIT) without lifetimes, whose image is at most
+ * MF_PACK_IMAGE_MAX bytes, to the pack, checks the write, and only then removes the file; so
+ * a long run of short threads with interval snapshots keeps one file for them, not one per
+ * thread (each at least a page on disk) that every later snapshot names again. A record: an
+ * mf_pack_record, then header_len bytes of the thread file's header (its start: the rest of the
+ * header is zeros), then nodes_len bytes of its nodes (node_count of them). Records follow each
+ * other, each a multiple of 8 bytes long. The pack has one writer (the snapshot, under its
+ * lock); a write that fails or is short is cut off again and the file stays; if it cannot be
+ * cut off, or the pack is not the length written (removed or replaced meanwhile), nothing
+ * more is packed in that process. A removal that fails with the file gone keeps the record.
+ * The file of a thread still listed (one that ended in seccomp strict mode) is never packed.
+ * A run without snapshots packs nothing.
+ *
+ * A reader takes the records in order up to the first that is not whole, not right (magic,
+ * byte order, version, sizes, name not a thread file's, header not fitting) or whose check
+ * does not match. Nothing is lost by one cut short at the pack's end whose file is still there (a
+ * process killed while writing it): the file is read. The same thread's file may still be in
+ * the directory beside its record (killed between the write and the removal): the file, of
+ * the same thread (tid and start), is left out. A thread file name (name) may occur in more
+ * than one record: a thread id used again by a later thread, whose file took the name freed;
+ * two records of one name and the same thread are one thread (said: the writer never does it).
+ *
+ * A snapshot holds the threads of the records below its pack_len (the pack's length when it
+ * was taken, after its own records): a thread file a snapshot copies or names (`ended`) is
+ * packed, if ever, in the first record of its name at or after its pack_len. A pack whose
+ * records end before a snapshot's pack_len (cut short, damaged, replaced or removed) has lost
+ * threads that snapshot and every later reading hold: a reader says so, naming the pack.
+ */
+#define MF_PACK_NAME	  "ended.pack"
+#define MF_PACK_MAGIC	  "MFPACK\r\n"
+#define MF_PACK_NAME_LEN  48	      /* a thread file's name, NUL-padded */
+#define MF_PACK_IMAGE_MAX (64u << 10) /* a larger thread file stays as it is */
+
+struct mf_pack_record {
+	char magic[8];
+	uint32_t version;
+	uint32_t byte_order;
+	uint32_t record_size; /* sizeof(struct mf_pack_record) */
+	uint32_t reserved0;
+	uint64_t header_len;	     /* bytes of the file's header that follow (a multiple of 8) */
+	uint64_t nodes_len;	     /* bytes of its nodes that follow */
+	uint64_t check;		     /* mf_pack_check() of this record (check 0) and what follows */
+	char name[MF_PACK_NAME_LEN]; /* the thread file's name in the directory */
+};
+
+/* The check of a pack record: a hash of the n bytes (a multiple of 8) at p, on from h (1 at
+ * the start of the record, whose check is 0 when hashed). */
+static inline uint64_t mf_pack_check(uint64_t h, const void *p, uint64_t n)
+{
+	const unsigned char *b = (const unsigned char *)p;
+	for (uint64_t i = 0; i + 8 <= n; i += 8) {
+		uint64_t w;
+		__builtin_memcpy(&w, b + i, 8);
+		h = (h ^ w) * 0x9e3779b97f4a7c15ull;
+		h ^= h >> 31;
+	}
+	return h;
+}
 
 /*
  * Since version 4: tag scopes (malloc_freq_tag_push). A thread's calls made inside tags are
@@ -528,6 +596,7 @@ static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t c
 	_Static_assert(sizeof(struct mf_process_record) == MF_PROCESS_SIZE,                        \
 		       "process record is MF_PROCESS_SIZE bytes");                                 \
 	_Static_assert(sizeof(struct mf_snapshot_record) == 152, "snapshot record is 152 bytes");  \
+	_Static_assert(sizeof(struct mf_pack_record) == 96, "pack record is 96 bytes");            \
 	_Static_assert(sizeof(struct mf_tags_header) == 40, "tags header is 40 bytes")
 
 #endif

@@ -6,7 +6,9 @@
  * one before: it takes only the files whose state changed since a snapshot of its chain took
  * them (a hash of that state is kept in each file's header), so a long run's snapshots take
  * the disk space of what changed, not of every thread each time (each still reads every
- * file's header); every MF_SNAP_CHAIN_MAX-th is full. Runs in the program's threads (and the
+ * file's header); every MF_SNAP_CHAIN_MAX-th is full. Ended threads' files are packed into
+ * one (pack.c) as a snapshot meets them, and then are in every later snapshot by the pack's
+ * length, which the snapshot's record keeps. Runs in the program's threads (and the
  * profiler's control thread): no malloc, no stdio, errno kept. */
 #include "config.h"
 
@@ -56,6 +58,7 @@ struct mf_snap_call {
 	uint64_t attempt; /* its attempt: the files it takes are marked with it */
 	uint64_t chain;	  /* the full snapshot's attempt: a mark since then was taken (0: full) */
 	int err;	  /* the first error (-errno) */
+	int packing;	  /* ended files are still packed (pack.c): no step of it failed yet */
 };
 
 /* h and the n bytes (a multiple of 8) at p, hashed. */
@@ -261,10 +264,10 @@ static int mf_snap_ended_final(int fd)
 	return final;
 }
 
-/* A thread file of the directory that is not a running thread's: if finalized and changed
- * since its chain took it, named (it never changes again), or with lifetimes copied while it
- * still can change (later frees of its blocks still count in it); one still being made by a
- * starting thread holds nothing yet. */
+/* A thread file of the directory that is not a running thread's: if finalized, packed (pack.c:
+ * without lifetimes, it never changes again) and so removed; else, if changed since its chain
+ * took it, named, or with lifetimes copied while it still can change (later frees of its blocks
+ * still count in it). One still being made by a starting thread holds nothing yet. */
 static void mf_snap_link(struct mf_snap_call *c, const char *name)
 {
 	int fd = openat(c->dir, name, O_RDWR | O_NOFOLLOW | O_CLOEXEC), marks = fd >= 0;
@@ -280,7 +283,18 @@ static void mf_snap_link(struct mf_snap_call *c, const char *name)
 		struct mf_snap_mark mark = mf_snap_unmark(h);
 		off_t size = (off_t)(MF_HEADER_SIZE + h->node_count * sizeof(struct mf_node));
 		uint64_t sum = mf_snap_sum_ended(fd, mf_life_on);
-		if (marks && mf_snap_same(c, mark, sum))
+		int same = marks && mf_snap_same(c, mark, sum), packed = 0;
+		/* (packed: in the pack below its pack_len, counted if new to the chain; a failed
+		 * step leaves the file, named below, and the next snapshot tries again. Never the
+		 * file of a thread still listed (ended in strict mode): a later snapshot copies it
+		 * from its mapping, which would count it twice) */
+		if (c->packing && !mf_life_on && !mf_thread_holds(name) &&
+		    ((packed = mf_pack_file(c->dir, fd, name, h, (pid_t)c->rec.pid)) < 0 ||
+		     packed == 2))
+			c->packing = 0;
+		if (packed > 0)
+			err = same;
+		else if (same)
 			err = 1;
 		else if (mf_life_on && !mf_snap_ended_final(fd))
 			err = mf_snap_copy_ended(c, fd, name, size);
@@ -288,7 +302,7 @@ static void mf_snap_link(struct mf_snap_call *c, const char *name)
 			err = mf_snap_name_ended(c, name);
 		mark = (struct mf_snap_mark){c->rec.pid, c->attempt, sum};
 		/* (a mark not written: the old one does not match, and it is taken again) */
-		if (!err && marks)
+		if (!err && marks && packed <= 0)
 			(void)!pwrite(fd, &mark, sizeof(mark),
 				      offsetof(struct mf_prof_header, snap_pid));
 	}
@@ -364,6 +378,7 @@ static long mf_snap_apart(void *arg)
 		mf_thread_each_file(mf_snap_copy, c);
 		if (!c->err)
 			mf_snap_ended(c);
+		c->rec.pack_len = mf_pack_length((pid_t)c->rec.pid);
 		if (c->ended >= 0 && close(c->ended) && !c->err)
 			c->err = -errno;
 		c->ended = -1;
@@ -422,6 +437,7 @@ long mf_snapshot_take(const char *label, uint32_t flags)
 		c.n = mf_snap_taken + 1;
 		c.label = label;
 		c.tmp = c.ended = -1;
+		c.packing = 1;
 		c.attempt = ++mf_snap_attempts;
 		/* (the program's own and resets are full: each reads alone, as asked) */
 		if (background && !(flags & MF_SNAPSHOT_RESET) && mf_snap_taken &&

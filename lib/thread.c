@@ -581,6 +581,16 @@ void mf_thread_each_file(mf_thread_copy_fn *fn, void *arg)
 	pthread_mutex_unlock(&mf_threads_lock);
 }
 
+int mf_thread_holds(const char *name)
+{
+	int held = 0;
+	pthread_mutex_lock(&mf_threads_lock);
+	for (struct mf_thread *t = mf_threads; t && !held; t = t->next)
+		held = !strcmp(t->file.name, name);
+	pthread_mutex_unlock(&mf_threads_lock);
+	return held;
+}
+
 /* One more call of the thread, counted at leaf `node` (0: the trie was out of room). */
 static inline void mf_thread_count(struct mf_thread *t, uint32_t node, size_t bytes)
 {

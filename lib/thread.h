@@ -187,6 +187,10 @@ void mf_thread_stats(struct malloc_freq_stats *s);
  * then. A thread that records meanwhile waits at most for one pass over its own file. */
 typedef void mf_thread_copy_fn(const struct mf_prof_file *f, unsigned pass, void *arg);
 void mf_thread_each_file(mf_thread_copy_fn *fn, void *arg);
+/* Whether a listed thread holds the file name of the process directory: one that ended in
+ * seccomp strict mode stays listed, its file mapped, though its header says it ended. Takes
+ * the lock of the list of threads. */
+int mf_thread_holds(const char *name);
 /* On the slow path, before a call is recorded: if a snapshot asked t to hold, waits until its
  * file is copied. */
 void mf_thread_hold(struct mf_thread *t);

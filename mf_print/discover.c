@@ -13,6 +13,8 @@
 
 #include "array.h"
 #include "discover.h"
+#include "pack.h"
+#include "snapshots.h"
 
 static int mf_name_cmp(const void *a, const void *b)
 {
@@ -64,6 +66,37 @@ static int mf_list(const char *dir, const char *suffix, const char *prefix, char
 	*out = names;
 	*n = count;
 	return 0;
+}
+
+/* Whether dir's pack holds the threads its newest snapshot says were packed before it (the
+ * records below its pack_len): 0; 1 if not (said). */
+static int mf_list_pack_whole(const char *dir)
+{
+	char name[NAME_MAX + 1], err[PATH_MAX + 512];
+	struct mf_snapshot_record rec;
+	const struct mf_pack *pk;
+	return !mf_snapshot_newest(dir, name, sizeof(name), &rec, err, sizeof(err)) &&
+	       rec.version >= 12 && mf_pack_upto(dir, rec.pack_len, rec.number, &pk);
+}
+
+/* The thread files of profile directory dir, its packed threads' among them (pack.h), in
+ * version order: 0; 1 when its pack's records end early or before its newest snapshot's
+ * pack_len (said, the rest listed); -errno. */
+static int mf_list_profiles(const char *dir, char ***out, size_t *n)
+{
+	int r = mf_list(dir, ".prof", NULL, out, n), lost = r ? 0 : mf_list_pack_whole(dir);
+	if (!r)
+		r = mf_pack_add_names(dir, out, n);
+	if (!r)
+		r = lost;
+	if (r < 0) {
+		mf_free_names(*out, *n);
+		*out = NULL, *n = 0;
+		return r;
+	}
+	if (*n)
+		qsort(*out, *n, sizeof(**out), mf_name_cmp);
+	return r;
 }
 
 /* Takes names (n of them) as the .prof files of dir (st: its stat; link: reached through a
@@ -121,15 +154,15 @@ int mf_discover(struct mf_found_list *list, const char *arg)
 	}
 	char **names = NULL;
 	size_t n = 0;
-	int r = mf_list(arg, ".prof", NULL, &names, &n);
+	int r = mf_list_profiles(arg, &names, &n), damaged = r == 1;
 	if (r == -ENOMEM)
 		return r;
-	if (r) {
+	if (r < 0) {
 		mf_discover_error(arg, strerror(-r));
 		return 1;
 	}
 	if (n)
-		return mf_found_add(list, list->count, arg, names, n, &st, 0);
+		return (r = mf_found_add(list, list->count, arg, names, n, &st, 0)) ? r : damaged;
 	free(names);
 	/* A directory of profile directories: a process tree, or several runs. */
 	char **subs = NULL;
@@ -144,12 +177,13 @@ int mf_discover(struct mf_found_list *list, const char *arg)
 		struct stat lst;
 		if (lstat(path, &lst) || stat(path, &st) || !S_ISDIR(st.st_mode))
 			continue;
-		if ((r = mf_list(path, ".prof", NULL, &names, &n))) {
+		if ((r = mf_list_profiles(path, &names, &n)) < 0) {
 			if (r != -ENOMEM)
 				mf_discover_error(path, strerror(-r));
 			failed = 1;
 			continue;
 		}
+		failed |= r;
 		if (n)
 			r = mf_found_add(list, before, path, names, n, &st, S_ISLNK(lst.st_mode));
 		else
@@ -170,7 +204,8 @@ int mf_discover_profiles(const char *dir, char ***names, size_t *n)
 {
 	*names = NULL;
 	*n = 0;
-	return mf_list(dir, ".prof", NULL, names, n);
+	int r = mf_list_profiles(dir, names, n);
+	return r > 0 ? 0 : r;
 }
 
 void mf_found_free(struct mf_found_list *list)

@@ -452,8 +452,9 @@ static int mf_dir_state(struct mf_load *ld, struct mf_dir *d, const char *name,
 	int r = mf_snapshot_state(d->home, name, rec, st, err, sizeof(err));
 	if (r == -ENOMEM)
 		return r;
-	if (r) { /* (err names its file) */
-		fprintf(stderr, "mf_print: %s\n", err);
+	if (r) { /* (err names its file; 1: said) */
+		if (r < 0)
+			fprintf(stderr, "mf_print: %s\n", err);
 		ld->failed = 1;
 		return 1;
 	}

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "pack.h"
 #include "reader.h"
 
 MF_FORMAT_ASSERT_LAYOUT();
@@ -397,8 +398,15 @@ int mf_read_profile(const char *path, struct mf_profile *out, char *err, size_t 
 {
 	unsigned char *data;
 	size_t size;
+	uint64_t offset;
+	const char *base = strrchr(path, '/');
+	if (mf_pack_is_name(base ? base + 1 : path, &offset)) /* (a packed thread's) */
+		return mf_pack_read(path, out, err, errlen);
 	memset(out, 0, sizeof(*out));
 	int r = mf_map_file(path, MF_FILE_MAX, &data, &size);
+	int gone = r == -ENOENT ? mf_pack_read_gone(path, out, err, errlen) : 1;
+	if (gone <= 0) /* (packed since it was listed) */
+		return gone;
 	if (r)
 		return mf_fail(err, errlen, "%s", mf_errno_text(-r));
 	r = mf_parse_profile_in(data, size, path, out, err, errlen, 1);

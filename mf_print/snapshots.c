@@ -13,6 +13,7 @@
 #include <time.h>
 
 #include "array.h"
+#include "pack.h"
 #include "snapshots.h"
 #include "text.h"
 
@@ -135,6 +136,12 @@ int mf_snapshot_find(const char *dir, const char *spec, char *name, size_t size,
 		     struct mf_snapshot_record *rec, char *err, size_t errlen)
 {
 	return mf_snap_choose(dir, mf_snap_pick_spec, spec, 0, name, size, rec, err, errlen);
+}
+
+int mf_snapshot_newest(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
+		       char *err, size_t errlen)
+{
+	return mf_snap_choose(dir, mf_snap_pick_any, NULL, 0, name, size, rec, err, errlen);
 }
 
 int mf_snapshot_last_reset(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
@@ -341,13 +348,25 @@ static int mf_snap_file_vcmp(const void *a, const void *b)
 			  ((const struct mf_snap_file *)b)->name);
 }
 
-/* Adds name, read at dir/name, to st: 0 or -ENOMEM. */
+/* Adds name, read at dir/name, to st: 0 or -ENOMEM. A thread file that was packed after the
+ * snapshot took it (the first record of its name at or after the snapshot's pack_len: no
+ * thread packs while one is taken) goes by its record's name, so that it is one thread with
+ * the record; named (`ended`, in home), it is read there (home, ended: its file is gone). So
+ * does a named file whose thread the pack holds before pack_len too (its removal failed). */
 static int mf_snap_state_add(struct mf_snap_state *st, size_t *cap, const char *dir,
-			     const char *name, size_t len, unsigned rank)
+			     const char *name, size_t len, unsigned rank, const struct mf_pack *pk,
+			     uint64_t pack_len, int ended)
 {
+	char file[NAME_MAX + 1], packed[MF_PACK_READ_NAME];
+	snprintf(file, sizeof(file), "%.*s", (int)len, name);
+	const struct mf_pack_entry *e = pk ? mf_pack_after(pk, file, pack_len) : NULL;
+	if (!e && pk && ended) /* (packed before, its file left too: read once, as its record) */
+		e = mf_pack_of_file(pk, dir, file);
+	if (e)
+		mf_pack_entry_name(e, packed, sizeof(packed));
 	struct mf_snap_file *f = mf_array_push(st->v, st->n, *cap);
-	if (!f || !(f->name = strndup(name, len)) ||
-	    asprintf(&f->path, "%s/%.*s", dir, (int)len, name) < 0) {
+	if (!f || !(f->name = strdup(e ? packed : file)) ||
+	    asprintf(&f->path, "%s/%s", dir, e && ended ? packed : file) < 0) {
 		if (f)
 			free(f->name), f->name = NULL, f->path = NULL;
 		return -ENOMEM;
@@ -358,7 +377,8 @@ static int mf_snap_state_add(struct mf_snap_state *st, size_t *cap, const char *
 
 /* The thread files snapshot directory dir holds and names (in `ended`, read in home). */
 static int mf_snap_state_dir(struct mf_snap_state *st, size_t *cap, const char *home,
-			     const char *dir, unsigned rank, char *err, size_t errlen)
+			     const char *dir, unsigned rank, const struct mf_pack *pk,
+			     uint64_t pack_len, char *err, size_t errlen)
 {
 	DIR *d = opendir(dir);
 	if (!d)
@@ -368,7 +388,7 @@ static int mf_snap_state_dir(struct mf_snap_state *st, size_t *cap, const char *
 	while (!r && (e = readdir(d))) {
 		size_t len = strlen(e->d_name);
 		if (len > 5 && !strcmp(e->d_name + len - 5, ".prof"))
-			r = mf_snap_state_add(st, cap, dir, e->d_name, len, rank);
+			r = mf_snap_state_add(st, cap, dir, e->d_name, len, rank, pk, pack_len, 0);
 	}
 	closedir(d);
 	if (r)
@@ -390,7 +410,7 @@ static int mf_snap_state_dir(struct mf_snap_state *st, size_t *cap, const char *
 			r = mf_snap_fail(err, errlen, "%s: a line that names no thread file", path);
 			break;
 		}
-		r = mf_snap_state_add(st, cap, home, line, len, rank);
+		r = mf_snap_state_add(st, cap, home, line, len, rank, pk, pack_len, 1);
 	}
 	free(data);
 	return r;
@@ -446,8 +466,23 @@ int mf_snapshot_state(const char *home, const char *name, const struct mf_snapsh
 	struct mf_snapshot_record at = *rec, prev;
 	snprintf(dir, sizeof(dir), "%s/%s", home, name);
 	int r = rec->builds_on ? mf_snap_entries(home, &snaps, &nsnaps, err, errlen) : 0;
+	const struct mf_pack *pk = NULL;
+	if (!r && mf_pack_upto(home, rec->version >= 12 ? rec->pack_len : 0, rec->number, &pk))
+		r = 1;
+	/* (the threads packed before it: newer than any copy of them in the snapshots it builds
+	 * on, and never in it) */
+	for (size_t i = 0; pk && rec->version >= 12 && !r && i < pk->n; i++) {
+		char packed[MF_PACK_READ_NAME];
+		if (pk->v[i].offset >= rec->pack_len)
+			break;
+		if (pk->v[i].same != i) /* (a repeat: said by mf_pack_of) */
+			continue;
+		mf_pack_entry_name(&pk->v[i], packed, sizeof(packed));
+		r = mf_snap_state_add(st, &cap, home, packed, strlen(packed), 0, NULL, 0, 0);
+	}
 	for (unsigned rank = 0; !r; rank++) {
-		if ((r = mf_snap_state_dir(st, &cap, home, dir, rank, err, errlen)) ||
+		if ((r = mf_snap_state_dir(st, &cap, home, dir, rank, pk,
+					   at.version >= 12 ? at.pack_len : 0, err, errlen)) ||
 		    !at.builds_on)
 			break;
 		struct mf_snap_entry key = {at.builds_on, NULL}, *x = NULL;
@@ -561,7 +596,8 @@ static int mf_snap_totals(const char *home, const char *name, const struct mf_sn
 	if (r == -ENOMEM)
 		return r;
 	if (r) {
-		fprintf(stderr, "mf_print: %s\n", err);
+		if (r < 0)
+			fprintf(stderr, "mf_print: %s\n", err);
 		return -1;
 	}
 	if (st.missing) {

@@ -21,6 +21,9 @@ int mf_snapshot_find(const char *dir, const char *spec, char *name, size_t size,
 /* The last snapshot of dir taken by malloc_freq_reset, as mf_snapshot_find; 1 if none. */
 int mf_snapshot_last_reset(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
 			   char *err, size_t errlen);
+/* The newest snapshot of dir (the highest number), as mf_snapshot_find. */
+int mf_snapshot_newest(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
+		       char *err, size_t errlen);
 /* Reads and validates a snapshot record. 0, or -1 with a message in err. */
 int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err, size_t errlen);
 /* p becomes p minus base, an earlier state of the same thread's file (its nodes a prefix of
@@ -47,7 +50,8 @@ struct mf_snap_state {
 					    read */
 };
 /* The state of snapshot name (record rec) of process directory home into *st. 0; -1 with a
- * message in err (a directory or `ended` list that cannot be read); -ENOMEM. */
+ * message in err (a directory or `ended` list that cannot be read); 1 when the pack lacks
+ * threads the snapshot holds (said on stderr, pack.h: mf_pack_upto); -ENOMEM. */
 int mf_snapshot_state(const char *home, const char *name, const struct mf_snapshot_record *rec,
 		      struct mf_snap_state *st, char *err, size_t errlen);
 /* Says on stderr that snapshot name of home builds on st->missing, which is not there or cannot

@@ -21,6 +21,7 @@ TESTS_ENVIRONMENT = srcdir='$(abs_top_srcdir)' \
 TEST_PROG_CFLAGS = -O1 -g -fno-omit-frame-pointer -fno-builtin -pthread
 AM_CFLAGS = $(TEST_PROG_CFLAGS)
 EXTRA_DIST += tests/fixtures/lsan.supp tests/tap.sh tests/time_limit.sh tests/progs/dhat_compare.py \
+	tests/progs/unpack_pack.py \
 	tests/progs/symbolize_target.c tests/progs/prog_rust.rs tests/progs/prog_python.py \
 	tests/progs/prog_rust_inline.rs tests/progs/prog_cxx_scopes.cpp
 
@@ -35,7 +36,7 @@ tests_unit_libmf_files_a_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CF
 # unit: the on-disk format round trip, writer (lib/) to reader (mf_print/)
 check_PROGRAMS += tests/unit/test_format
 tests_unit_test_format_SOURCES = tests/unit/test_format.c tests/tap.h lib/trie.c lib/timeline.c \
-	mf_print/reader.c
+	mf_print/reader.c mf_print/pack.c
 tests_unit_test_format_LDADD = tests/unit/libmf_files.a -ldl -lpthread
 tests_unit_test_format_CFLAGS = $(MF_CFLAGS) -I$(top_srcdir)/lib $(SANITIZE_CFLAGS)
 tests_unit_test_format_LDFLAGS = $(SANITIZE_CFLAGS)
@@ -79,7 +80,7 @@ check_PROGRAMS += tests/progs/prog_sites tests/progs/prog_kill tests/progs/prog_
 	tests/progs/prog_exec tests/progs/prog_errno tests/progs/prog_dlopen \
 	tests/progs/prog_dlbind tests/progs/prog_mapfail tests/progs/prog_exit_threads \
 	tests/progs/prog_exit_grow tests/progs/prog_sample tests/progs/prog_allocator \
-	tests/progs/prog_signal tests/progs/prog_daemon tests/progs/prog_threads \
+	tests/progs/prog_signal tests/progs/prog_daemon tests/progs/prog_threads tests/progs/prog_pack \
 	tests/progs/prog_cxx tests/progs/prog_spawn tests/progs/run_status tests/progs/prog_deep \
 	tests/progs/prog_hazard tests/progs/prog_reuse tests/progs/prog_sighost \
 	tests/progs/prog_rules tests/progs/prog_jit tests/progs/prog_tree tests/progs/prog_life \
@@ -130,6 +131,7 @@ tests_progs_prog_allocator_gap_LDFLAGS = -Wl,-z,max-page-size=0x10000
 tests_progs_prog_allocator_gap_LDADD = -ldl -lpthread
 tests_progs_prog_daemon_LDADD = -lpthread
 tests_progs_prog_threads_LDADD = -lpthread
+tests_progs_prog_pack_LDADD = -lpthread
 tests_progs_prog_spawn_LDADD = -lpthread
 tests_progs_prog_hazard_LDADD = -ldl -lpthread
 tests_progs_prog_cxx_SOURCES = tests/progs/prog_cxx.cpp
@@ -163,13 +165,16 @@ tests_progs_ctoralloc_la_LDFLAGS = -module -avoid-version -shared -rpath /nowher
 tests_progs_failmap_la_SOURCES = tests/progs/failmap.c
 tests_progs_failmap_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 tests_progs_failmap_la_LIBADD = -ldl
+check_LTLIBRARIES += tests/progs/failpack.la
+tests_progs_failpack_la_SOURCES = tests/progs/failpack.c
+tests_progs_failpack_la_LDFLAGS = -module -avoid-version -shared -rpath /nowhere
 
 check_SCRIPTS += tests/preload/t_counts.sh tests/preload/t_kill.sh tests/preload/t_fork.sh \
 	tests/preload/t_exec.sh tests/preload/t_dlopen.sh tests/preload/t_dlbind.sh \
 	tests/preload/t_transparent.sh tests/preload/t_mf_print.sh tests/preload/t_flamegraph.sh \
 	tests/preload/t_exit_threads.sh tests/preload/t_sample.sh tests/preload/t_allocators.sh \
 	tests/preload/t_exports.sh tests/preload/t_signal.sh tests/preload/t_daemon.sh \
-	tests/preload/t_threads.sh tests/preload/t_cxx.sh tests/preload/t_processes.sh \
+	tests/preload/t_threads.sh tests/preload/t_pack.sh tests/preload/t_cxx.sh tests/preload/t_processes.sh \
 	tests/preload/t_fatal.sh tests/preload/t_settings.sh tests/preload/t_languages.sh \
 	tests/preload/t_hazards.sh tests/preload/t_unwind.sh tests/preload/t_rules.sh \
 	tests/preload/t_rust_inline.sh tests/preload/t_clang.sh tests/preload/t_process_tree.sh \

@@ -128,5 +128,19 @@ accounted() {
 		/^  [0-9]+ of [0-9]+ calls/ && $3 + 0 > n + 0 { n = $3 }
 		END { printf "%.0f\n", n }'
 }
+# thread_tids DIR: the tids of process directory DIR's threads, one a line: of its <tid>.prof
+# files and of the records a snapshot packed into its ended.pack (each 96 bytes, the lengths
+# of the header and the nodes that follow at its bytes 24 and 32; the tid at byte 40 of the
+# header)
+thread_tids() {
+	ls "$1" | sed -n 's/^\([0-9]*\)\(\.[0-9]*\)\{0,1\}\.prof$/\1/p'
+	[ -f "$1/ended.pack" ] || return 0
+	mf_pack_size=$(stat -c %s "$1/ended.pack") mf_at=0
+	while [ "$mf_at" -lt "$mf_pack_size" ]; do
+		set -- "$1" $(od -An -tu8 -j$((mf_at + 24)) -N16 "$1/ended.pack")
+		od -An -tu8 -j$((mf_at + 136)) -N8 "$1/ended.pack" | tr -d ' '
+		mf_at=$((mf_at + 96 + $2 + $3))
+	done
+}
 # done_testing: the plan, printed last (TAP allows it at the end)
 done_testing() { echo "1..$mf_n"; }

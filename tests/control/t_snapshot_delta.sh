@@ -149,6 +149,8 @@ if command -v python3 > /dev/null 2>&1; then
 	for o in "--snapshot 1" "--since 1" "--between 1 2" "--list"; do
 		"$MF_PRINT" --collapsed $o "$dir" > "$mf_work/new.$(echo $o | tr -d ' -')" 2>&1
 	done
+	# (version 12: ended threads packed by the snapshots; version 9 left their files)
+	python3 "$srcdir/tests/progs/unpack_pack.py" "$dir"
 	python3 - "$dir" << 'PY'
 import glob, os, struct, sys
 d = sys.argv[1]

@@ -24,7 +24,7 @@ is "$(calls "$mf_work/c" "^\\[tag\\] $(printf 'x%.0s' $(seq 63));_start;.*;site_
 	"a 100-byte name cut to 63 bytes: its 7 calls"
 is "$(calls "$mf_work/c" '^_start;.*;site_pop;malloc$')" 3 "a pop without a push does nothing"
 # per thread: thread i made k*i calls at site_a
-for tid in $(ls "$dir" | sed -n 's/^\([0-9]*\)\.prof$/\1/p'); do
+for tid in $(thread_tids "$dir"); do
 	"$MF_PRINT" --collapsed --thread "$tid" "$dir" > "$mf_work/t" 2> /dev/null
 	a=$(calls "$mf_work/t" '^\[tag\] request;.*;site_a;malloc$')
 	b=$(calls "$mf_work/t" '^\[tag\] request;\[tag\] parse;.*;site_b;malloc$')

@@ -41,8 +41,8 @@ check "empty directory" 1 "^mf_print: $mf_work/empty: no profiles here" "$mf_wor
 check "a file instead of a directory" 1 "^mf_print: $prof: not a directory" "$prof"
 d=$(bad magic); f=$(ls "$d"/*.prof); patch "$f" 0 101
 check "not a profile (bad magic)" 1 "^mf_print: $f: not a malloc_freq file \(bad magic\)" "$d"
-d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 014
-check "a newer format version is named as such" 1 "^mf_print: $f: format version 12, newer than this mf_print reads \(1 to 11\): read it with the mf_print of the malloc_freq that wrote it" "$d"
+d=$(bad version); f=$(ls "$d"/*.prof); patch "$f" 8 015
+check "a newer format version is named as such" 1 "^mf_print: $f: format version 13, newer than this mf_print reads \(1 to 12\): read it with the mf_print of the malloc_freq that wrote it" "$d"
 d=$(bad order); f=$(ls "$d"/*.prof); patch "$f" 12 001; patch "$f" 13 002; patch "$f" 14 003; patch "$f" 15 004
 check "other byte order" 1 "^mf_print: $f: written on a machine of the other byte order" "$d"
 d=$(bad short); f=$(ls "$d"/*.prof); head -c 100 "$prof" > "$f"
