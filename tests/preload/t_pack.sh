@@ -307,9 +307,13 @@ if grep -q '^Seccomp:' /proc/self/status; then
 	for r in 1 2 3; do
 		got="$got $(totals strict$r --snapshot $r "$d") $(cat "$mf_work/strict$r.err")"
 	done
-	is "$rc$got $(totals strict "$d") $(test -e "$d/ended.pack" && echo pack)" \
-		"0 0 2 10  0 2 10  0 2 10  0 2 10 " \
-		"a thread ended in strict mode, still listed: snapshots 1-3 and the end count its 10 calls once, nothing packed"
+	if [ "$rc" = 3 ]; then # (qemu-user, for one, refuses PR_SET_SECCOMP)
+		skip "a thread ended in strict mode: the kernel (or emulator) here refuses strict mode"
+	else
+		is "$rc$got $(totals strict "$d") $(test -e "$d/ended.pack" && echo pack)" \
+			"0 0 2 10  0 2 10  0 2 10  0 2 10 " \
+			"a thread ended in strict mode, still listed: snapshots 1-3 and the end count its 10 calls once, nothing packed"
+	fi
 else
 	skip "no seccomp in this kernel"
 fi
