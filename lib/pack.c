@@ -13,7 +13,6 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include "life/life.h"
 #include "mf_internal.h"
 
 static pid_t mf_pack_pid;     /* the process the two below are of (a forked child has its own) */
@@ -62,7 +61,7 @@ static size_t mf_pack_build(int fd, const char *name, const struct mf_prof_heade
 	size_t header_len = MF_TIMELINE_OFFSET + records * sizeof(struct mf_timeline_record);
 	struct mf_pack_record *rec = (struct mf_pack_record *)mf_pack_image;
 	struct stat st;
-	if (h->state != MF_STATE_THREAD_EXIT || (h->records & MF_RECORD_LIFE) || mf_life_on ||
+	if (h->state != MF_STATE_THREAD_EXIT || (h->records & MF_RECORD_LIFE) ||
 	    len >= MF_PACK_NAME_LEN || h->node_count > MF_PACK_IMAGE_MAX / sizeof(struct mf_node))
 		return 0;
 	size_t nodes_len = h->node_count * sizeof(struct mf_node);
