@@ -245,8 +245,11 @@ int main(void)
 	f.header->calls_total = 640;
 	nanosleep(&(struct timespec){0, 10000000}, NULL); /* (past the coarse clock's tick) */
 	mf_timeline_look(&f, t.leaf_slots);
-	f.header->calls_total = 704;
+	f.header->calls_total = 704; /* (a second look within the interval, however slow the
+				      * machine: an hour's for it alone) */
+	f.header->timeline_interval_ns = 3600 * 1000000000ull;
 	mf_timeline_look(&f, t.leaf_slots);
+	f.header->timeline_interval_ns = 1000000;
 	struct mf_timeline_record rec0 =
 	    ((struct mf_timeline_record *)((char *)f.header + MF_TIMELINE_OFFSET))[0];
 	uint32_t f_timeline_count = f.header->timeline_count;
