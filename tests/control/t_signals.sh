@@ -87,7 +87,7 @@ ls -a "$dir" | grep -q '\.tmp$'; is "$?" 1 "no temporary snapshot left"
 # threads' list (a test build's pause, tests/progs/libmalloc_freq_slowexit.so): a snapshot copies
 # the running threads' files, then links the ended ones, so an ending thread's file must be
 # one or the other at every moment, or the snapshot misses its counts.
-busy_signalled "$MF_TESTS/.libs/libmalloc_freq_slowexit.so" 0.3
+busy_signalled "$MF_TESTS/.libs/libmalloc_freq_slowexit.so" 1
 while kill -USR2 $pid 2> /dev/null; do sleep 0.005; done
 wait $pid; rc=$?
 is "$rc" 0 "4 threads ending slowly under snapshot signals every 5 ms: exits 0"
