@@ -3,23 +3,28 @@
 # chain of three images: every process gets its own directory with exactly its own calls.
 . "$srcdir/tests/tap.sh"
 n=25
-profile "$MF_TESTS/prog_spawn" storm $n; rc=$?
-is "$rc" 0 "fork storm: 4 threads x $n forks, exits 0"
-dirs=$(ls -d "$mf_work"/malloc_freq.* | wc -l)
-is "$dirs" $((4 * n + 1)) "one directory per process ($((4 * n)) children + the parent)"
-bad=0 children=0
-for d in "$mf_work"/malloc_freq.*; do
-	"$MF_PRINT" --collapsed "$d" > "$mf_work/c.txt" 2>/dev/null || bad=$((bad + 1))
-	c=$(calls "$mf_work/c.txt" ';site_child;malloc$')
-	p=$(calls "$mf_work/c.txt" ';site_parent;malloc$')
-	if [ "$c" -gt 0 ]; then
-		children=$((children + 1))
-		[ "$c" = 100 ] && [ "$p" = 0 ] || bad=$((bad + 1))
-	else
-		[ "$p" = $((4 * n * 100)) ] || bad=$((bad + 1))
-	fi
-done
-is "$children:$bad" "$((4 * n)):0" "each child exactly its 100 calls, the parent exactly its $((4 * n * 100))"
+# (under qemu-user a child forked from threads may wait for ever on a lock of qemu's own, as
+# t_hazards says: the storm is this machine's only)
+storm() {
+	profile "$MF_TESTS/prog_spawn" storm $n; rc=$?
+	is "$rc" 0 "fork storm: 4 threads x $n forks, exits 0"
+	dirs=$(ls -d "$mf_work"/malloc_freq.* | wc -l)
+	is "$dirs" $((4 * n + 1)) "one directory per process ($((4 * n)) children + the parent)"
+	bad=0 children=0
+	for d in "$mf_work"/malloc_freq.*; do
+		"$MF_PRINT" --collapsed "$d" > "$mf_work/c.txt" 2>/dev/null || bad=$((bad + 1))
+		c=$(calls "$mf_work/c.txt" ';site_child;malloc$')
+		p=$(calls "$mf_work/c.txt" ';site_parent;malloc$')
+		if [ "$c" -gt 0 ]; then
+			children=$((children + 1))
+			[ "$c" = 100 ] && [ "$p" = 0 ] || bad=$((bad + 1))
+		else
+			[ "$p" = $((4 * n * 100)) ] || bad=$((bad + 1))
+		fi
+	done
+	is "$children:$bad" "$((4 * n)):0" "each child exactly its 100 calls, the parent exactly its $((4 * n * 100))"
+}
+if native "fork storm from 4 threads (qemu-user's own locks)"; then storm; fi
 
 rm -rf "$mf_work"/malloc_freq.*
 out=$(profile "$MF_TESTS/prog_spawn" spawn "$MF_TESTS/prog_kill"); rc=$?
