@@ -382,7 +382,7 @@ bench-server: lib/libmalloc_freq.la mf_print/mf_print launcher/malloc_freq tests
 	MF_BUILD='$(abs_top_builddir)' $(SHELL) $(top_srcdir)/tests/bench/server_run.sh
 .PHONY: bench-server
 
-# robustness: every truncation and 20000 random changes of real files (tests/fixtures/fuzz_corpus)
+# robustness: truncations and 5000 random changes of real files (tests/fixtures/fuzz_corpus)
 check_PROGRAMS += tests/unit/test_reader_robust
 tests_unit_test_reader_robust_SOURCES = tests/unit/test_reader_robust.c tests/unit/reader_exercise.h
 tests_unit_test_reader_robust_CFLAGS = $(MF_CFLAGS) $(LIBDW_CFLAGS) $(SANITIZE_CFLAGS)
