@@ -23,11 +23,9 @@
 #     between valgrind's allocator and glibc's. Its type attribute cache is indexed by a name
 #     string's address and keeps the last name it cached alive, so which of two such strings
 #     is live at the peak differs (a few points, within the 64 KiB above); and an int made
-#     from an address (a type's subclass list is keyed by them) is allocated or not (-5 to
-#     256 are preallocated) and 28 or 32 bytes long (one or two 30-bit digits) by its value:
-#     the points whose counts differ otherwise are all int allocations, and those whose
-#     bytes differ differ by whole digits. (json.dumps runs with check_circular=False: its
-#     markers are ints of ids.)
+#     from an address (a type's subclass list is keyed by them) is 28 or 32 bytes long (one
+#     or two 30-bit digits) by its value: the points whose bytes differ differ by whole
+#     digits. (json.dumps runs with check_circular=False: its markers are ints of ids.)
 #   - glibc before 2.34: libdl keeps dlerror's state in a buffer a thread, allocated by the
 #     thread's first dlopen or dlsym (_dlerror_run): in the main thread the profiler's own
 #     dlsym at its start allocates it, not recorded, so the program's first dlopen allocates
@@ -136,16 +134,16 @@ compare() {
 	[ $st -eq 0 ] || return
 	sed 's/^/# /' "$mf_work/$name.cmp"
 	c() { awk -v k="$1" '$1 == k { $1 = ""; sub(/^ /, ""); print }' "$mf_work/$name.cmp"; }
-	dhat=$(c dhat_totals) ours=$(c ours_totals) ints=$(c int_net) dlerr=$(c dlerror_net)
+	dhat=$(c dhat_totals) ours=$(c ours_totals) dlerr=$(c dlerror_net)
 	is "$(c unmapped_frames)" 0 "$name: every DHAT frame is in a module valgrind named"
-	is "$((${dhat%% *} - ${ours%% *}))" "$((${ints%% *} + ${dlerr%% *}))" \
-		"$name: total blocks agree but for int objects and dlerror's buffer (DHAT: $dhat, ours: $ours, at the peak, at the end; ints: $ints; dlerror: $dlerr)"
+	is "$((${dhat%% *} - ${ours%% *}))" "${dlerr%% *}" \
+		"$name: total blocks agree but for dlerror's buffer (DHAT: $dhat, ours: $ours, at the peak, at the end; dlerror: $dlerr)"
 	is "$((${ours##* } + ${dlerr##* }))" "${dhat##* }" "$name: blocks at the end (leaks) agree, but for dlerror's buffer"
 	# shellcheck disable=SC2046 # (words)
 	set -- $(c keys)
-	[ "${13}" -le "$dlerror_max" ]
-	ok $? "$name: dlerror's buffer at ${13} program points (at most $dlerror_max with glibc $glibc)"
-	is "${11}" 0 "$name: of $1 program points, $3 agree, $5 differ by realloc, $7 by the peak's moment, $9 are int objects, ${13} dlerror's buffer, none otherwise"
+	[ "${11}" -le "$dlerror_max" ]
+	ok $? "$name: dlerror's buffer at ${11} program points (at most $dlerror_max with glibc $glibc)"
+	is "$9" 0 "$name: of $1 program points, $3 agree, $5 differ by realloc, $7 by the peak's moment, ${11} dlerror's buffer, none otherwise"
 	[ "$name" != sqlite ] || is "$7" 0 "$name: no point differs at the peak (one thread: our peak is exact)"
 	[ "$3" -gt $(($1 * 9 / 10)) ]
 	ok $? "$name: most program points agree in all three counts"
