@@ -102,19 +102,10 @@ for s in o["samples"]:
         v[i] += val[name]
 
 
-
-def is_int(k):
-    # an int object (one of the 3 innermost functions makes one): whether one is allocated
-    # at all, and its size, follow its value (-5 to 256 are preallocated; a digit holds 30
-    # bits); python3's ints made from addresses (ids, hashes) differ between valgrind's
-    # allocator and glibc's
-    return re.search(r"(^| )_?PyLong_", inner.get(k) or "") is not None
-
-
 zero = [0] * FIELDS
 classes = collections.Counter()
 klass = {}
-sums = {c: [[0] * 5, [0] * 5] for c in ("realloc", "window", "int", "dlerror")}
+sums = {c: [[0] * 5, [0] * 5] for c in ("realloc", "window", "dlerror")}
 window_abs = 0
 sizes = [0, 0]
 other = []
@@ -139,8 +130,6 @@ for k in set(D) | set(O):
         # glibc before 2.34: libdl's buffer for dlerror, one a thread, made by the thread's
         # first dlopen or dlsym: in the main thread the profiler's own at its start
         c = "dlerror"
-    elif is_int(k):
-        c = "int"
     else:
         c = "other"
         other.append((k, a, b))
@@ -156,14 +145,11 @@ print("dhat_totals", *tot[0][:3])
 print("ours_totals", *tot[1][:3])
 print("peak_bytes", tot[0][3], tot[1][3])
 print("keys", len(set(D) | set(O)), "agree", classes["agree"], "realloc", classes["realloc"],
-      "window", classes["window"], "int", classes["int"], "other", classes["other"],
-      "dlerror", classes["dlerror"])
+      "window", classes["window"], "other", classes["other"], "dlerror", classes["dlerror"])
 # where realloc moved blocks: DHAT's counts are ours, moved between those program points
 print("realloc_sums", *sums["realloc"][0][:3], "/", *sums["realloc"][1][:3])
 # the peak window: DHAT's bytes at the peak minus ours there, and the changes both ways
 print("window_bytes", sums["window"][0][3] - sums["window"][1][3], window_abs)
-# ints: DHAT's blocks, at the peak and the end, minus ours
-print("int_net", *(sums["int"][0][i] - sums["int"][1][i] for i in range(3)))
 # dlerror's buffers: DHAT's blocks, at the peak and the end, minus ours
 print("dlerror_net", *(sums["dlerror"][0][i] - sums["dlerror"][1][i] for i in range(3)))
 # points whose blocks agree but not their sizes, and how many of them differ by other than
