@@ -195,7 +195,8 @@ void *mf_real_own(size_t align, size_t n, int zero);
 void *mf_real_arena(size_t align, size_t n, int zero);
 void mf_real_free_bootstrap(void *p); /* free() of a bootstrap block: kept for mf_real_own */
 size_t mf_real_bootstrap_size(const void *p); /* what a bootstrap block was asked to hold */
-/* Is fn a function of this copy of the library? (dladdr: not inside malloc.) */
+/* Is fn a function of this copy of the library? (The first call walks the loaded objects, under
+ * the loader's lock: from mf_init only, never inside malloc or a signal handler.) */
 int mf_real_ours(void *fn);
 void *mf_real_own_realloc(void *old, size_t n);
 

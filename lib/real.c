@@ -218,34 +218,31 @@ void *mf_real_own_realloc(void *old, size_t n)
 	return old ? mf_real_move_bootstrap(old, n) : mf_real.alloc.malloc(n);
 }
 
-/* The profiler's own loaded segments, found once: whether a function is the profiler's is
- * whether it lies in one. (dladdr would say it too, but it searches the symbols of the object an
- * address lies in, and some programs export tens of thousands: cc1's 28,000 cost 56,000
- * instructions a call.) */
-#define MF_REAL_SEGMENTS 8
+/* The span of the profiler's own loaded segments, found once: whether a function is the
+ * profiler's is whether it lies there. (The loader reserves an object's whole span and leaves
+ * the gaps between its segments unmapped, so no other object lies in one. dladdr would say it
+ * too, but it searches the symbols of the object an address lies in, and some programs export
+ * tens of thousands: cc1's 28,000 cost 56,000 instructions a call.) */
 static struct {
-	uintptr_t lo[MF_REAL_SEGMENTS], hi[MF_REAL_SEGMENTS];
-	int n; /* (set last: 0 until the others are) */
+	uintptr_t lo, hi; /* (hi set last: 0 until lo is) */
 } mf_real_self;
 
 static int mf_real_find_self(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	(void)size, (void)arg;
-	uintptr_t me = (uintptr_t)mf_real_ours, lo[MF_REAL_SEGMENTS], hi[MF_REAL_SEGMENTS];
-	int n = 0, mine = 0;
-	for (int i = 0; i < info->dlpi_phnum && n < MF_REAL_SEGMENTS; i++) {
+	uintptr_t lo = UINTPTR_MAX, hi = 0, me = (uintptr_t)mf_real_ours;
+	for (int i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *p = &info->dlpi_phdr[i];
 		if (p->p_type != PT_LOAD)
 			continue;
-		lo[n] = info->dlpi_addr + p->p_vaddr, hi[n] = lo[n] + p->p_memsz;
-		mine |= me >= lo[n] && me < hi[n];
-		n++;
+		uintptr_t at = info->dlpi_addr + p->p_vaddr;
+		lo = at < lo ? at : lo;
+		hi = at + p->p_memsz > hi ? at + p->p_memsz : hi;
 	}
-	if (!mine)
+	if (me < lo || me >= hi)
 		return 0;
-	memcpy(mf_real_self.lo, lo, sizeof(lo));
-	memcpy(mf_real_self.hi, hi, sizeof(hi));
-	__atomic_store_n(&mf_real_self.n, n, __ATOMIC_RELEASE);
+	mf_real_self.lo = lo;
+	__atomic_store_n(&mf_real_self.hi, hi, __ATOMIC_RELEASE);
 	return 1;
 }
 
@@ -253,15 +250,12 @@ int mf_real_ours(void *fn)
 {
 	if (!fn)
 		return 0;
-	int n = __atomic_load_n(&mf_real_self.n, __ATOMIC_ACQUIRE);
-	if (!n) {
+	uintptr_t hi = __atomic_load_n(&mf_real_self.hi, __ATOMIC_ACQUIRE);
+	if (!hi) {
 		mf_objects_iterate(mf_real_find_self, NULL);
-		n = __atomic_load_n(&mf_real_self.n, __ATOMIC_ACQUIRE);
+		hi = __atomic_load_n(&mf_real_self.hi, __ATOMIC_ACQUIRE);
 	}
-	for (int i = 0; i < n; i++)
-		if ((uintptr_t)fn >= mf_real_self.lo[i] && (uintptr_t)fn < mf_real_self.hi[i])
-			return 1;
-	return 0;
+	return (uintptr_t)fn >= mf_real_self.lo && (uintptr_t)fn < hi;
 }
 
 /* The first definition of name in the lookup order that is not the profiler's: what a call of
