@@ -21,10 +21,14 @@ import json, sys
 work, worker, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
 size = {"site_p1": 16, "site_p2": 32, "site_p3": 64, "site_a": 8}
 last = {}
+started = False
 for i in range(1, n + 1):
     # (an interval snapshot taken before any thread made its file, as under qemu-user's slow
-    # start, holds nothing, and mf_print says so: it counts as a snapshot without the sites)
+    # start, holds nothing, and mf_print says so: it counts as a snapshot without the sites;
+    # after one that held them it is an error)
     if "no thread had a file then" in open("%s/s%d.err" % (work, i), encoding="utf-8").read():
+        if started:
+            sys.exit("snapshot %d: no thread's file, after snapshots that had them" % i)
         print(i, 0, 0, 0)
         continue
     d = json.load(open("%s/s%d.json" % (work, i), encoding="utf-8"))
@@ -42,6 +46,7 @@ for i in range(1, n + 1):
         torn += b != c * size[site[0]]
         tid = tids[s["thread"]]
         calls[tid] = calls.get(tid, 0) + c
+    started = started or checked > 0
     down = sum(1 for tid, c in calls.items() if c < last.get(tid, 0))
     last.update(calls)
     print(i, torn, down, checked)
