@@ -247,9 +247,10 @@ int main(void)
 	mf_timeline_look(&f, t.leaf_slots);
 	f.header->calls_total = 704; /* (a second look within the interval, however slow the
 				      * machine: an hour's for it alone) */
+	uint64_t interval = f.header->timeline_interval_ns;
 	f.header->timeline_interval_ns = 3600 * 1000000000ull;
 	mf_timeline_look(&f, t.leaf_slots);
-	f.header->timeline_interval_ns = 1000000;
+	f.header->timeline_interval_ns = interval;
 	struct mf_timeline_record rec0 =
 	    ((struct mf_timeline_record *)((char *)f.header + MF_TIMELINE_OFFSET))[0];
 	uint32_t f_timeline_count = f.header->timeline_count;
