@@ -1,6 +1,6 @@
 /* Truncations of real profiles, module maps and process records (every length through the first
- * page and the first nodes after it, then every 7th, which meets every offset within a node or
- * record, as a stride of 8 or 16 would not), and 5000 random byte changes (fixed seed): the
+ * page and 512 bytes past it, then every 7th, which meets every offset within a 32-byte node, as
+ * a stride of 8 or 16 would not), and 5000 random byte changes (fixed seed): the
  * reader accepts the input or rejects it with a message, and whatever it accepts goes through every
  * report; never a crash, a hang or a leak (CI runs this under ASan). Inputs: the files in
  * tests/fixtures/fuzz_corpus, whose first byte says the kind (see reader_exercise.h). */
