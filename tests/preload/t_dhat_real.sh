@@ -116,14 +116,18 @@ compare() {
 		--num-callers=500 --run-libc-freeres=no --run-cxx-freeres=no \
 		--dhat-out-file="$mf_work/$name.dhat" --log-file="$mf_work/$name.vglog.full" "$@" \
 		< "$mf_work/$name.in" > "$mf_work/$name.vgout" 2> "$mf_work/$name.vgerr"
-	ok $? "$name runs under valgrind --tool=dhat ($(($(date +%s) - start)) s)"
+	rc=$?
+	ok $rc "$name runs under valgrind --tool=dhat ($(($(date +%s) - start)) s)"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$mf_work/$name.vgerr"
 	grep -E "Reading syms from|acquired as rx, bias|^rx_map" "$mf_work/$name.vglog.full" > "$mf_work/$name.vglog"
 	rm -f "$mf_work/$name.vglog.full"
 	start=$(date +%s)
 	rm -rf "$mf_work/ours/"*
 	# shellcheck disable=SC2046,SC2086 # (ourenv: NAME=VALUE words)
 	within 120 env -i $ourenv "$@" < "$mf_work/$name.in" > "$mf_work/$name.out" 2> "$mf_work/$name.err"
-	ok $? "$name runs under the profiler with lifetimes ($(($(date +%s) - start)) s)"
+	rc=$?
+	ok $rc "$name runs under the profiler with lifetimes ($(($(date +%s) - start)) s)"
+	[ $rc -eq 0 ] || sed 's/^/# /' "$mf_work/$name.err"
 	is "$(cat "$mf_work/$name.out")" "$(cat "$mf_work/$name.vgout")" "$name: the same output in both runs"
 	"$MF_PRINT" --json "$mf_work/ours" > "$mf_work/$name.json" 2> /dev/null
 	ok $? "mf_print --json reads our profile"
