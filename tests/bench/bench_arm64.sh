@@ -10,6 +10,7 @@
 # Environment: MF_ARM64_LIB (the arm64 library), MF_PRINT (this machine's mf_print), MF_SRC (the
 # source dir), CC (this machine's compiler, for the plugin). Needs Debian's qemu-user (its
 # dynamic qemu-aarch64 takes plugins; qemu-user-static's does not) and gcc-aarch64-linux-gnu.
+# With the argument "tools", only says whether they are there (make checks before it builds).
 set -u
 qemu=/usr/bin/qemu-aarch64
 cross=aarch64-linux-gnu-gcc
@@ -17,6 +18,7 @@ for tool in "$qemu" "$cross"; do
 	command -v "$tool" > /dev/null ||
 		{ echo "bench-arm64: no $tool (apt-get install qemu-user gcc-aarch64-linux-gnu)"; exit 1; }
 done
+[ "${1:-}" != tools ] || exit 0
 work=$(mktemp -d "${TMPDIR:-/tmp}/mf_bench_arm64.XXXXXX")
 trap 'rm -rf "$work"' EXIT
 ${CC:-cc} -O2 -shared -fPIC -o "$work/insn.so" "$MF_SRC/tests/bench/qemu_insn.c" || exit 1
@@ -25,17 +27,25 @@ for prog in bench_alloc bench_shapes; do
 done
 MALLOC_FREQ_CACHE=$work/cache
 export MALLOC_FREQ_CACHE
+if ! "$qemu" -plugin "$work/insn.so" -d plugin "$work/bench_alloc" 1 1 2> "$work/probe" > /dev/null ||
+	! grep -q '^insns [1-9]' "$work/probe"; then
+	echo "bench-arm64: $qemu does not count instructions with the plugin:"
+	cat "$work/probe"
+	exit 1
+fi
 
 # insns SETTING PRELOAD CMD...: the instructions CMD runs (with PRELOAD, if not empty,
 # preloaded, and the environment SETTING, VAR=VALUE, if not empty), its recorded calls after a
-# space (0 without a preload)
+# space (0 without a preload); 0 0 if CMD failed
 insns() {
 	setting=$1 pre=$2
 	shift 2
 	rm -rf "$work/out" && mkdir "$work/out"
-	n=$(env MALLOC_FREQ_DIR="$work/out" $setting "$qemu" ${pre:+-E LD_PRELOAD=$pre} \
-		-plugin "$work/insn.so" -d plugin "$@" 2>&1 > /dev/null |
-		awk '$1 == "insns" { print $2 }')
+	n=0
+	if env MALLOC_FREQ_DIR="$work/out" $setting "$qemu" ${pre:+-E} ${pre:+"LD_PRELOAD=$pre"} \
+		-plugin "$work/insn.so" -d plugin "$@" 2> "$work/log" > /dev/null; then
+		n=$(awk '$1 == "insns" { print $2 }' "$work/log")
+	fi
 	calls=0
 	if [ -n "$pre" ]; then
 		calls=$("$MF_PRINT" "$work"/out/malloc_freq.* 2> /dev/null | awk 'NR == 1 { print $2 }')
@@ -56,7 +66,7 @@ row() {
 	f2=$(insns "$setting" "$MF_ARM64_LIB" "$@" "$long")
 	echo "$name $p1 $p2 $f1 $f2" | awk '{
 		calls = $9 - $7
-		if (calls <= 0 || $2 == 0 || $6 == 0) { printf "%-22s (not measured: a run failed)\n", $1; exit }
+		if (calls <= 0 || $2 == 0 || $4 == 0 || $6 == 0 || $8 == 0) { printf "%-22s (not measured: a run failed)\n", $1; exit }
 		plain = ($4 - $2) / calls; added = ($8 - $6) / calls - plain
 		printf "%-22s %10d %12.0f %12.0f\n", $1, calls, plain, added }'
 }
