@@ -22,6 +22,7 @@
 
 #include <errno.h>
 #include <linux/seccomp.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -206,6 +207,27 @@ MF_EXPORT int prctl(int option, ...)
 	return (int)mf_raw_syscall(SYS_prctl, option, (long)a2, (long)a3, (long)a4, (long)a5, 0);
 }
 
+/* unshare or setns, which may need the process to be one thread: the profiler's last task
+ * (fds_apart.c) must have left it first. For a moment after it has, its share of the signal
+ * handlers is still counted, and the kernel refuses an unshare that takes them (CLONE_SIGHAND,
+ * or CLONE_THREAD or CLONE_VM, which imply it) with EINVAL, as it would while the task was
+ * there: asked again then, for at most 100 ms. */
+static long mf_confine_alone(long number, long a, long b, long c, long d, long e, long f)
+{
+	int waited = mf_fds_apart_settle();
+	long r = mf_raw_syscall(number, a, b, c, d, e, f);
+	struct timespec start, now;
+	if (!waited || r != -1 || errno != EINVAL || clock_gettime(CLOCK_MONOTONIC, &start))
+		return r;
+	do {
+		sched_yield();
+		r = mf_raw_syscall(number, a, b, c, d, e, f);
+	} while (r == -1 && errno == EINVAL && !clock_gettime(CLOCK_MONOTONIC, &now) &&
+		 (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec <
+		     100000000ll);
+	return r;
+}
+
 MF_EXPORT long syscall(long number, ...)
 {
 	va_list ap;
@@ -232,6 +254,6 @@ MF_EXPORT long syscall(long number, ...)
 	if (number == SYS_prctl && a == PR_SET_TSC && b == PR_TSC_SIGSEGV)
 		mf_cpu_clock_no_tsc();
 	if (number == SYS_unshare || number == SYS_setns)
-		mf_fds_apart_settle(); /* (they may need the process to be one thread) */
+		return mf_confine_alone(number, a, b, c, d, e, f);
 	return mf_raw_syscall(number, a, b, c, d, e, f);
 }

@@ -26,6 +26,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "mf_internal.h"
@@ -122,20 +123,30 @@ static int mf_apart_last; /* the last task's thread id, while it may not have le
  * have left the process (or not made); a task is alive while they differ. */
 static unsigned mf_apart_made, mf_apart_gone;
 
-void mf_fds_apart_settle(void)
+int mf_fds_apart_settle(void)
 {
 	int tid = __atomic_load_n(&mf_apart_last, __ATOMIC_ACQUIRE);
 	if (!tid)
-		return;
+		return 0;
 	int saved = errno;
 	pid_t pid = getpid();
-	/* (bounded: a number reused by a new thread of the program must not hold the caller) */
-	for (int i = 0; i < 100000 && syscall(SYS_tgkill, pid, tid, 0) == 0; i++)
+	/* (bounded in time, not in yields, which a loaded machine can use up before the task has
+	 * run again to leave: 2 s; a number reused by a new thread of the program must not hold
+	 * the caller for ever) */
+	struct timespec start, now;
+	clock_gettime(CLOCK_MONOTONIC, &start);
+	for (unsigned i = 1; syscall(SYS_tgkill, pid, tid, 0) == 0; i++) {
+		if (i % 256 == 0 && !clock_gettime(CLOCK_MONOTONIC, &now) &&
+		    (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec >
+			2000000000ll)
+			break;
 		sched_yield();
+	}
 	if (__atomic_compare_exchange_n(&mf_apart_last, &tid, 0, 0, __ATOMIC_ACQ_REL,
 					__ATOMIC_RELAXED))
 		__atomic_add_fetch(&mf_apart_gone, 1, __ATOMIC_ACQ_REL); /* (once for each task) */
 	errno = saved;
+	return 1;
 }
 
 static int mf_apart_alive(void)

@@ -405,8 +405,9 @@ void mf_fds_apart_prefork(void); /* (after mf_modules_prefork) */
 void mf_fds_apart_postfork_parent(void);
 void mf_fds_apart_postfork_child(void);
 void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1: none) is now fd */
-/* Waits until the last task has left the process (before the program's unshare and setns). */
-void mf_fds_apart_settle(void);
+/* Waits until the last task has left the process (before the program's unshare and setns):
+ * 1 if there was one that had not been seen to leave. */
+int mf_fds_apart_settle(void);
 
 /* spin.c: the profiler's spinlocks (an int: 0 free, 1 held), each held a few instructions at a
  * time. A thread that finds one held spins a little, then gives the processor away, then
