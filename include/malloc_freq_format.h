@@ -483,13 +483,14 @@ struct mf_pack_record {
 	uint32_t reserved0;
 	uint64_t header_len;	     /* bytes of the file's header that follow (a multiple of 8) */
 	uint64_t nodes_len;	     /* bytes of its nodes that follow */
-	uint64_t check;		     /* mf_pack_check() of this record (check 0) and what follows */
+	uint64_t check;		     /* mf_hash_words() of this record (check 0) and what follows */
 	char name[MF_PACK_NAME_LEN]; /* the thread file's name in the directory */
 };
 
-/* The check of a pack record: a hash of the n bytes (a multiple of 8) at p, on from h (1 at
- * the start of the record, whose check is 0 when hashed). */
-static inline uint64_t mf_pack_check(uint64_t h, const void *p, uint64_t n)
+/* A hash of the n bytes (a multiple of 8) at p, on from h: a pack record's check (h 1 at the
+ * start of the record, whose check is 0 when hashed), and the writer's mark of a thread file's
+ * state in its header (snap_sum: read by the writer only). */
+static inline uint64_t mf_hash_words(uint64_t h, const void *p, uint64_t n)
 {
 	const unsigned char *b = (const unsigned char *)p;
 	for (uint64_t i = 0; i + 8 <= n; i += 8) {

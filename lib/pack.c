@@ -81,7 +81,7 @@ static size_t mf_pack_build(int fd, const char *name, const struct mf_prof_heade
 	rec->nodes_len = nodes_len;
 	memcpy(rec->name, name, len);
 	memcpy(mf_pack_image + sizeof(*rec), h, header_len);
-	rec->check = mf_pack_check(1, mf_pack_image, total);
+	rec->check = mf_hash_words(1, mf_pack_image, total);
 	return total;
 }
 

@@ -61,17 +61,6 @@ struct mf_snap_call {
 	int packing;	  /* ended files are still packed (pack.c): no step of it failed yet */
 };
 
-/* h and the n bytes (a multiple of 8) at p, hashed. */
-static uint64_t mf_snap_hash(uint64_t h, const void *p, size_t n)
-{
-	const uint64_t *w = p;
-	for (size_t i = 0; i < n / 8; i++) {
-		h = (h ^ w[i]) * 0x9e3779b97f4a7c15ull;
-		h ^= h >> 31;
-	}
-	return h;
-}
-
 /* The bytes of a header that hold anything: up to its last timeline record (the rest is zeros,
  * or records that room was made from: read by none), in whole pages. A copy takes these and
  * leaves the rest of the header a hole, so a thread that kept few records costs a snapshot no
@@ -125,7 +114,7 @@ static void mf_snap_copy(const struct mf_prof_file *f, unsigned pass, void *arg)
 	struct mf_prof_header *copy = (struct mf_prof_header *)mf_snap_page;
 	copy->node_count = count;
 	struct mf_snap_mark mark = mf_snap_unmark(copy);
-	uint64_t sum = mf_snap_hash(mf_snap_hash(1, mf_snap_page, used), f->nodes, nodes);
+	uint64_t sum = mf_hash_words(mf_hash_words(1, mf_snap_page, used), f->nodes, nodes);
 	int made = pass && faccessat(c->tmp, f->name, F_OK, AT_SYMLINK_NOFOLLOW) == 0;
 	if (!made && mf_snap_same(c, mark, sum))
 		return;
@@ -231,14 +220,14 @@ static int mf_snap_name_ended(struct mf_snap_call *c, const char *name)
 static uint64_t mf_snap_sum_ended(int fd, int life)
 {
 	const struct mf_prof_header *h = (const struct mf_prof_header *)mf_snap_page;
-	uint64_t sum = mf_snap_hash(1, mf_snap_page, mf_snap_header_used(h));
+	uint64_t sum = mf_hash_words(1, mf_snap_page, mf_snap_header_used(h));
 	uint64_t left = life ? h->node_count * sizeof(struct mf_node) : 0;
 	for (off_t at = MF_HEADER_SIZE; left;) {
 		ssize_t n = pread(fd, mf_snap_read,
 				  left < sizeof(mf_snap_read) ? left : sizeof(mf_snap_read), at);
 		if (n <= 0 || n % 8)
 			return sum ^ 1; /* (cut short: taken again, as changed) */
-		sum = mf_snap_hash(sum, mf_snap_read, (size_t)n);
+		sum = mf_hash_words(sum, mf_snap_read, (size_t)n);
 		at += n, left -= (uint64_t)n;
 	}
 	return sum;

@@ -76,8 +76,8 @@ static int mf_pack_check_record(const struct mf_pack *pk, uint64_t at, struct mf
 	}
 	uint64_t check = rec.check;
 	rec.check = 0;
-	uint64_t sum = mf_pack_check(1, &rec, sizeof(rec));
-	sum = mf_pack_check(sum, pk->data + at + sizeof(rec), rec.header_len + rec.nodes_len);
+	uint64_t sum = mf_hash_words(1, &rec, sizeof(rec));
+	sum = mf_hash_words(sum, pk->data + at + sizeof(rec), rec.header_len + rec.nodes_len);
 	if (sum != check)
 		return snprintf(why, whylen, "a record whose check does not match (damaged)"), -1;
 	memcpy(&h, pk->data + at + sizeof(rec), sizeof(h));

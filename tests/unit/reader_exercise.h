@@ -139,7 +139,7 @@ static void mf_exercise_pack_seal(unsigned char *p, size_t size)
 		size_t len = sizeof(rec) + rec.header_len + rec.nodes_len;
 		rec.check = 0;
 		memcpy(p + at, &rec, sizeof(rec));
-		rec.check = mf_pack_check(1, p + at, len);
+		rec.check = mf_hash_words(1, p + at, len);
 		memcpy(p + at, &rec, sizeof(rec));
 		at += len;
 	}
