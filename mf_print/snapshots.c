@@ -467,13 +467,14 @@ int mf_snapshot_state(const char *home, const char *name, const struct mf_snapsh
 	snprintf(dir, sizeof(dir), "%s/%s", home, name);
 	int r = rec->builds_on ? mf_snap_entries(home, &snaps, &nsnaps, err, errlen) : 0;
 	const struct mf_pack *pk = NULL;
-	if (!r && mf_pack_upto(home, rec->version >= 12 ? rec->pack_len : 0, rec->number, &pk))
+	uint64_t pack_len = mf_snapshot_pack_len(rec);
+	if (!r && mf_pack_upto(home, pack_len, rec->number, &pk))
 		r = 1;
 	/* (the threads packed before it: newer than any copy of them in the snapshots it builds
 	 * on, and never in it) */
-	for (size_t i = 0; pk && rec->version >= 12 && !r && i < pk->n; i++) {
+	for (size_t i = 0; pk && !r && i < pk->n; i++) {
 		char packed[MF_PACK_READ_NAME];
-		if (pk->v[i].offset >= rec->pack_len)
+		if (pk->v[i].offset >= pack_len)
 			break;
 		if (pk->v[i].same != i) /* (a repeat: said by mf_pack_of) */
 			continue;
@@ -481,8 +482,8 @@ int mf_snapshot_state(const char *home, const char *name, const struct mf_snapsh
 		r = mf_snap_state_add(st, &cap, home, packed, strlen(packed), 0, NULL, 0, 0);
 	}
 	for (unsigned rank = 0; !r; rank++) {
-		if ((r = mf_snap_state_dir(st, &cap, home, dir, rank, pk,
-					   at.version >= 12 ? at.pack_len : 0, err, errlen)) ||
+		if ((r = mf_snap_state_dir(st, &cap, home, dir, rank, pk, mf_snapshot_pack_len(&at),
+					   err, errlen)) ||
 		    !at.builds_on)
 			break;
 		struct mf_snap_entry key = {at.builds_on, NULL}, *x = NULL;

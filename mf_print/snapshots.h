@@ -24,6 +24,11 @@ int mf_snapshot_last_reset(const char *dir, char *name, size_t size, struct mf_s
 /* The newest snapshot of dir (the highest number), as mf_snapshot_find. */
 int mf_snapshot_newest(const char *dir, char *name, size_t size, struct mf_snapshot_record *rec,
 		       char *err, size_t errlen);
+/* The bytes of the pack that snapshot record r holds threads below (0 before version 12). */
+static inline uint64_t mf_snapshot_pack_len(const struct mf_snapshot_record *r)
+{
+	return r->version >= 12 ? r->pack_len : 0;
+}
 /* Reads and validates a snapshot record. 0, or -1 with a message in err. */
 int mf_read_snapshot(const char *path, struct mf_snapshot_record *out, char *err, size_t errlen);
 /* p becomes p minus base, an earlier state of the same thread's file (its nodes a prefix of
