@@ -31,6 +31,7 @@
 
 #include "cpu_clock.h"
 #include "fork.h"
+#include "life/life.h"
 #include "mf_internal.h"
 #include "thread.h"
 
@@ -164,6 +165,8 @@ static long mf_confine_call(const char *how, int strict, const void *fprog, unsi
 			    long nr, long a, long b, long c, long d, long e, long f)
 {
 	int saved = errno, err = 0, closing = 0;
+	if (mf_life_on) /* (membarrier is not in the profiler's list of calls a filter allows) */
+		mf_life_confine();
 	if (strict) {
 		mf_confine_strict_begin(how);
 	} else if (!mf_bpf_allows(fprog, &err)) {

@@ -87,7 +87,8 @@ check_PROGRAMS += tests/progs/prog_sites tests/progs/prog_kill tests/progs/prog_
 	tests/progs/prog_outputs tests/progs/prog_life_sample tests/progs/prog_peak \
 	tests/progs/prog_life_fork tests/progs/prog_life_handoff tests/progs/prog_life_layout \
 	tests/progs/prog_life_arena tests/progs/prog_life_sigfork tests/progs/prog_life_realloc \
-	tests/progs/prog_life_sigfree tests/progs/prog_life_max tests/progs/prog_aslimit \
+	tests/progs/prog_life_sigfree tests/progs/prog_life_max tests/progs/prog_life_seccomp \
+	tests/progs/prog_aslimit \
 	tests/progs/prog_fifo tests/progs/prog_samename tests/progs/prog_timeline \
 	tests/progs/prog_entries \
 	tests/progs/prog_attach tests/progs/prog_attach_api tests/progs/prog_allocator_gap
@@ -107,6 +108,7 @@ tests_progs_prog_life_layout_LDADD = -lpthread
 tests_progs_prog_life_arena_LDADD = -lpthread
 tests_progs_prog_life_max_LDADD = -lpthread
 tests_progs_prog_life_realloc_LDADD = -lpthread
+tests_progs_prog_life_seccomp_LDADD = -lpthread
 tests_progs_prog_aslimit_LDADD = -lpthread
 tests_progs_prog_fifo_LDADD = -lpthread
 tests_progs_prog_outputs_LDADD = -lpthread
@@ -181,7 +183,7 @@ check_SCRIPTS += tests/preload/t_counts.sh tests/preload/t_kill.sh tests/preload
 	tests/preload/t_life.sh tests/preload/t_life_sample.sh tests/preload/t_life_peak.sh \
 	tests/preload/t_life_handoff.sh tests/preload/t_life_arena.sh \
 	tests/preload/t_life_layout.sh tests/preload/t_life_sigfork.sh \
-	tests/preload/t_life_realloc.sh tests/preload/t_life_sigfree.sh \
+	tests/preload/t_life_realloc.sh tests/preload/t_life_sigfree.sh tests/preload/t_life_seccomp.sh \
 	tests/preload/t_live_modules.sh tests/preload/t_dhat.sh tests/preload/t_dhat_real.sh \
 	tests/preload/t_life_report.sh tests/preload/t_life_max.sh tests/preload/t_timeline.sh \
 	tests/preload/t_timeline_entries.sh \
@@ -246,7 +248,7 @@ HOSTILE_TESTS = tests/hostile/t_cancel.sh tests/hostile/t_stacks.sh tests/hostil
 	tests/hostile/t_mappings.sh tests/hostile/t_dirswap.sh tests/hostile/t_report_text.sh \
 	tests/hostile/t_ownalloc.sh tests/hostile/t_copies.sh tests/hostile/t_callback.sh
 check_SCRIPTS += $(HOSTILE_TESTS) # (in TESTS and EXTRA_DIST with the others, above)
-EXTRA_DIST += tests/progs/prog.h tests/progs/prog_glibc.h tests/hostile/hostile_long.sh \
+EXTRA_DIST += tests/progs/prog.h tests/progs/prog_glibc.h tests/progs/prog_handoff.h tests/hostile/hostile_long.sh \
 	tests/control/interval_long.sh
 # the longer tiers (CI runs them): a TAP script run with make check's environment
 MF_LONG_RUN = srcdir='$(abs_top_srcdir)' MF_LIB='$(abs_top_builddir)/lib/.libs/libmalloc_freq.so' \

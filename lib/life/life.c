@@ -69,6 +69,7 @@ void mf_life_init(void)
 	if (c1 > c0 && t1 > t0)
 		mf_life_ns_per_tick =
 		    (uint64_t)((double)(t1 - t0) / (double)(c1 - c0) * 4294967296.0);
+	mf_life_bias_init();
 	struct timespec ts;
 	clock_gettime(CLOCK_REALTIME, &ts);
 	mf_life_tick0 = mf_life_now();
@@ -295,6 +296,7 @@ static inline void mf_life_change(int64_t d, struct mf_life *l, uint64_t now)
 void mf_life_thread_exit(void)
 {
 	mf_life_flush(mf_life_delta, NULL, mf_life_now());
+	mf_life_map_owner_gone(mf_tls.life_file);
 }
 
 void mf_life_exit(void)
@@ -498,7 +500,7 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 	if (!p || !rec || !file || mf_tls.life_busy || mf_tls.recording)
 		return;
 	mf_tls.life_busy++;
-	uint64_t born = mf_life_now(); /* (outside the lock: it takes a while) */
+	uint64_t born = mf_life_now(); /* (outside the table: it takes a while) */
 	struct mf_node *leaf = (struct mf_node *)rec - 1;
 	struct mf_life *l = (struct mf_life *)(leaf + 1 + MF_LEAF_SLOTS);
 	const struct mf_life_slot x = {(uintptr_t)p, n, file, (uint32_t)(leaf - mf_tls.nodes),
@@ -616,6 +618,13 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 		mf_life_unknown();
 	}
 	mf_life_alloc(p, n);
+}
+
+void mf_life_confine(void)
+{
+	mf_spin_take(&mf_life_files_lock); /* (a file numbered meanwhile would be biased) */
+	mf_life_map_unbias_all(mf_life_nfiles);
+	mf_spin_give(&mf_life_files_lock);
 }
 
 void mf_life_prefork(void)

@@ -69,6 +69,9 @@ void mf_life_init(void);	 /* at start, with lifetimes on */
 uint64_t mf_life_live_now(void); /* the process's live bytes, this thread's changes in */
 void mf_life_prefork(void);
 void mf_life_postfork_parent(void);
+/* Before the program installs a seccomp filter or enters strict mode: no membarrier from then
+ * on (every thread's table locked, lib/life/bias.c). */
+void mf_life_confine(void);
 void mf_life_postfork_child(void); /* the parent's blocks and files are not the child's */
 
 #endif

@@ -11,12 +11,13 @@
  * another region, goes into the shared map: 64 shards by a hash of the region. A free reads
  * the directory: the region's owner's table has the block, or else the shared map does (a
  * region's owner never changes while its table may hold a block of it). Each owner's table
- * and its thread file's lifetime counts are under the owner's lock, which only its own thread
- * takes as long as no other thread frees its blocks; while the process has one thread, no
- * lock is taken at all. (Other ways to find a block's owner were weighed: a per-thread map
- * with a lock-free queue of frees to its owner leaves a block freed by another thread counted
- * live until the owner runs again, so a peak or a snapshot taken meanwhile is wrong; the
- * arena's own header is glibc's inside, and another allocator has none.)
+ * and its thread file's lifetime counts are its thread's alone, which enters them with a store
+ * and a load, no locked instruction (bias.c), as long as no other thread frees its blocks;
+ * the first that does makes the table shared, and from then on every thread takes its lock.
+ * While the process has one thread, no lock is taken at all. (Other ways to find a block's owner
+ * were weighed: a per-thread map with a lock-free queue of frees to its owner leaves a block freed
+ * by another thread counted live until the owner runs again, so a peak or a snapshot taken
+ * meanwhile is wrong; the arena's own header is glibc's inside, and another allocator has none.)
  *
  * Each table is open addressing (linear probing, deletion by backward shift: no tombstones),
  * doubled at half full. A slot is 32 bytes, so a live block costs 64 to 128 bytes; an owner 64
@@ -161,9 +162,12 @@ static inline void mf_life_filter_add(uintptr_t addr, int d)
 		;
 }
 
-/* A table: a shard of the shared map, or an owner's own. */
+/* A table: a shard of the shared map, or an owner's own. An owner's thread enters its table
+ * without the lock while shared is 0 (bias.c); shared: 1 once another thread needed it (or
+ * when membarrier is not to be had), 2 added while a fork holds every table. */
 struct mf_life_shard {
 	_Alignas(64) int lock;
+	int shared, busy; /* (owners) busy: the owner's thread is in it without the lock */
 	struct mf_life_slot *slot;
 	uint64_t mask, used;
 };
@@ -172,6 +176,15 @@ static struct mf_life_shard mf_life_shards[MF_LIFE_SHARDS];
 /* The owners by file number, in pages of MF_LIFE_OWNERS made as files are numbered (and never
  * unmapped: a free on any thread may read one). */
 static struct mf_life_shard *mf_life_owners[MF_LIFE_FILES / MF_LIFE_OWNERS];
+/* How the thread entered the owner it holds (mf_life_map_take's hold): mf_life_enter's. */
+static MF_TLS int mf_life_held_how;
+
+/* Every owner of a page shared from the start (no membarrier to be had). */
+static void mf_life_page_shared(struct mf_life_shard *page)
+{
+	for (int i = 0; i < MF_LIFE_OWNERS; i++)
+		__atomic_store_n(&page[i].shared, 1, __ATOMIC_RELEASE);
+}
 
 int mf_life_map_file(uint32_t file)
 {
@@ -181,11 +194,13 @@ int mf_life_map_file(uint32_t file)
 	void *m = mf_life_map_new(MF_LIFE_OWNERS * sizeof(struct mf_life_shard));
 	if (!m)
 		return -1;
+	if (!__atomic_load_n(&mf_life_bias, __ATOMIC_RELAXED))
+		mf_life_page_shared(m);
 	__atomic_store_n(page, (struct mf_life_shard *)m, __ATOMIC_RELEASE);
 	return 0;
 }
 
-/* The owner of file (numbered: its page is made). */
+/* The table of the owner of file (numbered: its page is made). */
 static inline struct mf_life_shard *mf_life_owner(uint32_t file)
 {
 	return &__atomic_load_n(&mf_life_owners[file / MF_LIFE_OWNERS],
@@ -234,33 +249,64 @@ static void mf_life_unlock(struct mf_life_shard *s)
 	mf_spin_give(&s->lock);
 }
 
-/* A table's lock for a block's way in or out, taken unless the process has one thread: then,
- * as glibc's own malloc does (it takes no lock then either), none is needed: no other thread
- * can be in the map, a signal handler's call in this thread stays out of it (life_busy), and
- * the thread becomes one of several only by creating another, outside the map. Whether it
- * was taken. */
-static inline int mf_life_enter(struct mf_life_shard *s)
+enum { MF_LIFE_OPEN, MF_LIFE_LOCKED, MF_LIFE_OWN };
+
+/* Another thread needs owner s, which its thread may be in without the lock (s locked): from
+ * now on every thread takes the lock, once the owner is out (bias.c). */
+static MF_NOINLINE void mf_life_unbias(struct mf_life_shard *s)
 {
-	if (__libc_single_threaded)
-		return 0;
-	mf_life_lock(s);
-	return 1;
+	__atomic_store_n(&s->shared, 1, __ATOMIC_RELAXED);
+	mf_life_bias_barrier();
+	mf_life_bias_wait(&s->busy);
 }
 
-static inline void mf_life_leave(struct mf_life_shard *s, int locked)
+/* Entering a table for a block's way in or out (file: the owner's number, 0 for a shard of the
+ * shared map); how it was entered, for mf_life_leave. While the process has one thread, no
+ * lock is needed, as glibc's own malloc takes none then: no other thread can be in the map, a
+ * signal handler's call in this thread stays out of it (life_busy), and the thread becomes
+ * one of several only by creating another, outside the map. The owner's thread enters its
+ * table by a store (bias.c); any other takes the lock, and the first to find the table not
+ * shared makes it so. */
+static inline int mf_life_enter(struct mf_life_shard *s, uint32_t file)
 {
-	if (locked)
+	if (__libc_single_threaded)
+		return MF_LIFE_OPEN;
+	int own = file && file == mf_tls.life_file;
+	if (own) {
+		__atomic_store_n(&s->busy, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST); /* (the other side's barrier orders it) */
+		if (mf_likely(!__atomic_load_n(&s->shared, __ATOMIC_ACQUIRE)))
+			return MF_LIFE_OWN;
+		__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+	}
+	mf_life_lock(s);
+	if (file && !own && mf_unlikely(!__atomic_load_n(&s->shared, __ATOMIC_ACQUIRE)))
+		mf_life_unbias(s);
+	return MF_LIFE_LOCKED;
+}
+
+static inline void mf_life_leave(struct mf_life_shard *s, int how)
+{
+	if (how == MF_LIFE_OWN)
+		__atomic_store_n(&s->busy, 0, __ATOMIC_RELEASE);
+	else if (how == MF_LIFE_LOCKED)
 		mf_life_unlock(s);
 }
 
 void mf_life_map_hold(uint32_t file)
 {
-	mf_life_enter(mf_life_owner(file));
+	mf_life_held_how = mf_life_enter(mf_life_owner(file), file);
 }
 
 void mf_life_map_release(uint32_t file)
 {
-	mf_life_leave(mf_life_owner(file), !__libc_single_threaded);
+	mf_life_leave(mf_life_owner(file), mf_life_held_how);
+}
+
+void mf_life_map_owner_gone(uint32_t file)
+{
+	if (file)
+		__atomic_store_n(&mf_life_owner(file)->shared, 1, __ATOMIC_RELEASE);
 }
 
 static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct mf_life_slot *x)
@@ -338,8 +384,8 @@ static int mf_life_take(struct mf_life_shard *s, uintptr_t addr, uint64_t born_b
 }
 
 /* The table a block at addr of file goes into: its owner's if file owns the region (claimed
- * now if nobody does), else the shared map's shard; entered (*locked: whether locked). */
-static inline struct mf_life_shard *mf_life_table_for(uintptr_t addr, uint32_t file, int *locked)
+ * now if nobody does), else the shared map's shard; entered (*how: mf_life_enter's). */
+static inline struct mf_life_shard *mf_life_table_for(uintptr_t addr, uint32_t file, int *how)
 {
 	uint64_t *dir = __atomic_load_n(&mf_life_dir, __ATOMIC_ACQUIRE);
 	if (mf_likely(dir != NULL)) {
@@ -349,19 +395,19 @@ static inline struct mf_life_shard *mf_life_table_for(uintptr_t addr, uint32_t f
 		    (!was && __atomic_compare_exchange_n(e, &was, want, 0, __ATOMIC_RELAXED,
 							 __ATOMIC_RELAXED))) {
 			struct mf_life_shard *s = mf_life_owner(file);
-			*locked = mf_life_enter(s);
+			*how = mf_life_enter(s, file);
 			return s;
 		}
 	}
 	struct mf_life_shard *s = mf_life_shard(addr);
-	*locked = mf_life_enter(s);
+	*how = mf_life_enter(s, 0);
 	return s;
 }
 
 MF_INLINE int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale)
 {
-	int locked, put = 0;
-	struct mf_life_shard *s = mf_life_table_for(x->addr, x->file, &locked);
+	int how, put = 0;
+	struct mf_life_shard *s = mf_life_table_for(x->addr, x->file, &how);
 	stale->addr = 0;
 	if ((s->slot && 2 * (s->used + 1) <= s->mask + 1) || mf_life_grow(s) == 0) {
 		uint64_t i = mf_life_home(x->addr, s->mask);
@@ -381,7 +427,7 @@ MF_INLINE int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot 
 		y->addr = x->addr;
 		put = 1;
 	}
-	mf_life_leave(s, locked);
+	mf_life_leave(s, how);
 	return put;
 }
 
@@ -393,19 +439,21 @@ MF_INLINE int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_
 		uint32_t file = (uint32_t)(e & 0xffff);
 		if (e >> 16 == addr >> 16 && file) {
 			struct mf_life_shard *s = mf_life_owner(file);
-			int locked = mf_life_enter(s);
+			int how = mf_life_enter(s, file);
 			if (mf_life_take(s, addr, born_by, out) == 0) {
-				if (!hold)
-					mf_life_leave(s, locked);
+				if (hold)
+					mf_life_held_how = how;
+				else
+					mf_life_leave(s, how);
 				return 1;
 			}
-			mf_life_leave(s, locked);
+			mf_life_leave(s, how);
 		}
 	}
 	struct mf_life_shard *s = mf_life_shard(addr);
-	int locked = mf_life_enter(s);
+	int how = mf_life_enter(s, 0);
 	int found = mf_life_take(s, addr, born_by, out) == 0;
-	mf_life_leave(s, locked);
+	mf_life_leave(s, how);
 	if (found && hold)
 		mf_life_map_hold(out->file);
 	return found;
@@ -416,14 +464,31 @@ MF_INLINE int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_
 static int mf_life_held;
 static uint32_t mf_life_held_files; /* the owners whose locks are held (numbers below it) */
 
+/* Every owner numbered below files locked, marked shared with `mark` added, and (if one was
+ * biased) waited for: no thread is in one then. */
+static void mf_life_owners_out(uint32_t files, int mark)
+{
+	int biased = 0;
+	for (uint32_t f = 1; f < files; f++) {
+		struct mf_life_shard *s = mf_life_owner(f);
+		mf_life_lock(s);
+		biased |= !s->shared;
+		__atomic_store_n(&s->shared, s->shared | mark, __ATOMIC_RELAXED);
+	}
+	if (!biased || __libc_single_threaded) /* (then no other thread is in one) */
+		return;
+	mf_life_bias_barrier();
+	for (uint32_t f = 1; f < files; f++)
+		mf_life_bias_wait(&mf_life_owner(f)->busy);
+}
+
 void mf_life_map_prefork(uint32_t files)
 {
 	if (mf_tls.life_busy)
 		return;
 	for (int i = 0; i < MF_LIFE_SHARDS; i++)
 		mf_life_lock(&mf_life_shards[i]);
-	for (uint32_t f = 1; f < files; f++)
-		mf_life_lock(mf_life_owner(f));
+	mf_life_owners_out(files, 2);
 	mf_life_held_files = files;
 	mf_life_held = 1;
 }
@@ -433,26 +498,44 @@ void mf_life_map_postfork_parent(void)
 	if (!mf_life_held)
 		return;
 	mf_life_held = 0;
-	for (uint32_t f = 1; f < mf_life_held_files; f++)
-		mf_life_unlock(mf_life_owner(f));
+	for (uint32_t f = 1; f < mf_life_held_files; f++) {
+		struct mf_life_shard *s = mf_life_owner(f);
+		__atomic_store_n(&s->shared, s->shared & ~2, __ATOMIC_RELAXED);
+		mf_life_unlock(s);
+	}
 	for (int i = 0; i < MF_LIFE_SHARDS; i++)
 		mf_life_unlock(&mf_life_shards[i]);
 }
 
-/* fn for every table: the shards and every owner made */
-static void mf_life_each(void (*fn)(struct mf_life_shard *))
+void mf_life_map_unbias_all(uint32_t files)
+{
+	if (!__atomic_load_n(&mf_life_bias, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&mf_life_bias, 0, __ATOMIC_RELAXED);
+	mf_life_owners_out(files, 1);
+	for (size_t p = 0; p < MF_LIFE_FILES / MF_LIFE_OWNERS; p++)
+		if (mf_life_owners[p])
+			mf_life_page_shared(mf_life_owners[p]);
+	for (uint32_t f = 1; f < files; f++)
+		mf_life_unlock(mf_life_owner(f));
+}
+
+/* fn for every table: the shards and every owner made (with owner 1) */
+static void mf_life_each(void (*fn)(struct mf_life_shard *, int owner))
 {
 	for (int i = 0; i < MF_LIFE_SHARDS; i++)
-		fn(&mf_life_shards[i]);
+		fn(&mf_life_shards[i], 0);
 	for (size_t p = 0; p < MF_LIFE_FILES / MF_LIFE_OWNERS; p++)
 		if (mf_life_owners[p])
 			for (int i = 0; i < MF_LIFE_OWNERS; i++)
-				fn(&mf_life_owners[p][i]);
+				fn(&mf_life_owners[p][i], 1);
 }
 
-static void mf_life_unlock_one(struct mf_life_shard *s)
+static void mf_life_unlock_one(struct mf_life_shard *s, int owner)
 {
+	(void)owner;
 	s->lock = 0;
+	s->busy = 0; /* (the interrupted call's, which goes on in the child's copy) */
 }
 
 void mf_life_map_unlock_all(void)
@@ -462,11 +545,11 @@ void mf_life_map_unlock_all(void)
 	mf_life_each(mf_life_unlock_one);
 }
 
-static void mf_life_empty(struct mf_life_shard *s)
+static void mf_life_empty(struct mf_life_shard *s, int owner)
 {
 	if (s->slot)
 		mf_life_table_free(s->slot, s->mask + 1);
-	*s = (struct mf_life_shard){0};
+	*s = (struct mf_life_shard){.shared = owner && !mf_life_bias};
 }
 
 void mf_life_map_postfork_child(void)

@@ -6,6 +6,9 @@
 # with "shared", the producer frees every other block of site_handed itself, at the same time
 # as its consumer frees the others: that stack's frees and its lifetime histogram count every
 # block, from both threads (3 runs of 100,000 blocks: adds that are not atomic lose some).
+# Last, 16 pairs at once, "shared": each consumer's first free takes its producer's table from
+# it (until then the producer enters it without a lock, lib/life/bias.c) while the producer is
+# busy in it: 16 such handovers a run, and every block still counted once.
 . "$srcdir/tests/tap.sh"
 N=20000 P=2
 for run in 1 2 3; do
@@ -25,5 +28,11 @@ for run in 1 2 3; do
 	life_profile "shared run $run: prog_life_handoff $N $P shared" "$MF_TESTS/prog_life_handoff" $N $P shared
 	is "$(calls "$mf_work/leaked" ';site_handed;') $(sum "$(lives "$mf_work/hist" site_handed)")" \
 		"0 $((N * P))" "shared run $run: site_handed's blocks all freed, $((N * P)) in its lifetime histogram"
+done
+N=5000 P=16
+for run in 1 2; do
+	life_profile "$P pairs run $run: prog_life_handoff $N $P shared" "$MF_TESTS/prog_life_handoff" $N $P shared
+	is "$(calls "$mf_work/leaked" ';site_') $(sum "$(lives "$mf_work/hist" site_handed)")" \
+		"0 $((N * P))" "$P pairs run $run: every block freed, $((N * P)) in site_handed's lifetime histogram"
 done
 done_testing

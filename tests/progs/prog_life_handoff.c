@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define NOINLINE __attribute__((noinline))
+#include "prog_handoff.h"
 
 #define SLOTS 64
 
@@ -23,18 +23,6 @@ struct pair {
 	unsigned long put, took;
 	pthread_t producer, consumer;
 };
-
-NOINLINE static void *site_handed(long i)
-{
-	void *volatile p = malloc(16 + (size_t)(i & 63)); /* (no tail call: the frame stays) */
-	return p;
-}
-
-NOINLINE static void site_temp(long i)
-{
-	void *volatile p = malloc(24 + (size_t)(i & 7));
-	free(p);
-}
 
 static void *produce(void *arg)
 {
