@@ -492,15 +492,18 @@ static MF_NOINLINE void mf_life_stale(const struct mf_life_slot *stale)
 	mf_life_delta -= (int64_t)stale->size;
 }
 
-/* Block p of n bytes into the map, for the thread's last leaf record. */
-static MF_NOINLINE void mf_life_track(void *p, size_t n)
+#define MF_LIFE_NOW UINT64_MAX /* (a time to read) */
+
+/* Block p of n bytes into the map, for the thread's last leaf record, made at tick born. */
+static MF_NOINLINE void mf_life_track(void *p, size_t n, uint64_t born)
 {
 	struct mf_leaf *rec = mf_tls.last_record;
 	uint32_t file = mf_tls.life_file;
 	if (!p || !rec || !file || mf_tls.life_busy || mf_tls.recording)
 		return;
 	mf_tls.life_busy++;
-	uint64_t born = mf_life_now(); /* (outside the table: it takes a while) */
+	if (born == MF_LIFE_NOW)
+		born = mf_life_now(); /* (outside the table: it takes a while) */
 	struct mf_node *leaf = (struct mf_node *)rec - 1;
 	struct mf_life *l = (struct mf_life *)(leaf + 1 + MF_LEAF_SLOTS);
 	const struct mf_life_slot x = {(uintptr_t)p, n, file, (uint32_t)(leaf - mf_tls.nodes),
@@ -532,7 +535,7 @@ static MF_NOINLINE void mf_life_track(void *p, size_t n)
 void mf_life_alloc(void *p, size_t n)
 {
 	if (mf_tls.last_record != &mf_leaf_none)
-		mf_life_track(p, n);
+		mf_life_track(p, n, MF_LIFE_NOW);
 }
 
 /* Whether a free of p may go into the map now: not the profiler's own, nor the parent's map
@@ -607,9 +610,10 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 		}
 		return;
 	}
+	uint64_t now = MF_LIFE_NOW;
 	if (taken == 1 && !mf_tls.life_busy) {
 		mf_tls.life_busy++;
-		uint64_t now = mf_life_now();
+		now = mf_life_now(); /* (the old block's end, the new one's start: one read) */
 		mf_life_map_hold(held->file);
 		mf_life_charge(held, p ? n : 0, now);
 		mf_life_map_release(held->file);
@@ -617,7 +621,8 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 	} else if (taken == 0) {
 		mf_life_unknown();
 	}
-	mf_life_alloc(p, n);
+	if (mf_tls.last_record != &mf_leaf_none)
+		mf_life_track(p, n, now);
 }
 
 void mf_life_confine(void)
