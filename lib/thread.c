@@ -101,6 +101,7 @@ static void mf_thread_unlink(struct mf_thread *t)
 
 static void mf_thread_free(struct mf_thread *t)
 {
+	mf_unwind_thread_end(&t->unwind);
 	mf_trie_destroy(&t->trie);
 	mf_prof_close(&t->file);
 	mf_pool_give(t);

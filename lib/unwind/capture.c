@@ -7,6 +7,7 @@
 
 #include <errno.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "fork.h"
 #include "thread.h"
@@ -25,6 +26,13 @@ void mf_unwind_thread_init(struct mf_unwind_thread *u)
 	u->hot.arena = u->hot_arena;
 	u->hot.scratch = u->hot_scratch;
 	u->generation = mf_modules_generation;
+}
+
+void mf_unwind_thread_end(struct mf_unwind_thread *u)
+{
+	if (u->hot.arena && u->hot.arena != u->hot_arena) /* (moved to a mapping: hot.c) */
+		munmap(u->hot.arena, MF_HOT_ARENA_MAX);
+	u->hot.arena = NULL;
 }
 
 /* Is a dlopen of the program watched below its frame at sp (rebind.c)? That frame of ours

@@ -13,11 +13,13 @@
  * fan), so that a branch of many children costs about what one of two does.
  * A root is where the program called the entry point (the entry point's frame, the caller's
  * return address). Everything lies in one arena per thread, touched as it fills, which grows
- * while its stacks pay (mf_hot_full) and starts over when full at its largest, when they do
- * not, or when the rules change (an unload). Runs inside malloc. */
+ * while its stacks pay (mf_hot_full; past the thread state's part, in a mapping of its own)
+ * and starts over when full at its largest, when they do not, or when the rules change (an
+ * unload). Runs inside malloc. */
 #include "config.h"
 
 #include <string.h>
+#include <sys/mman.h>
 
 #include "unwind/internal.h"
 
@@ -66,13 +68,14 @@ static inline unsigned mf_hot_bucket(uintptr_t caller, uintptr_t sp)
 
 /* The check after a node's last: it never holds, and so ends the words' loop without a count
  * of its own to keep; the loop then knows it by where it reads (no word of a stack lies
- * there). It reads the arena's first word, the pc of the root at 0, which stays 0, against
- * what is never 0: 1 after a leaf's words, the address of the word a branch's child is
+ * there). It reads mf_hot_stop, which stays 0 (not a word of the arena, which may move),
+ * against what is never 0: 1 after a leaf's words, the address of the word a branch's child is
  * picked by after a branch's. */
-#define MF_HOT_STOP(h, what) ((struct mf_walk_check){(const uintptr_t *)(h)->arena, (what)})
-#define MF_HOT_LEAF	     1
+static const uintptr_t mf_hot_stop;
+#define MF_HOT_STOP(what) ((struct mf_walk_check){&mf_hot_stop, (what)})
+#define MF_HOT_LEAF	  1
 
-_Static_assert(MF_HOT_ARENA >> 4 <= 1 << 16, "a node's offset / 16 fits a fan key's low half");
+_Static_assert(MF_HOT_ARENA_MAX >> 4 <= 1 << 20, "a node's offset / 16 fits a fan key's low bits");
 /* The fans' key of the node at off (16-aligned) in this round of the arena. */
 static inline uint32_t mf_hot_fan_key(const struct mf_hot *h, uint32_t off)
 {
@@ -89,7 +92,7 @@ static inline struct mf_hot_fan *mf_hot_fan(struct mf_hot *h, uint32_t key, uint
 static void mf_hot_end(const struct mf_hot *h, struct mf_hot_node *x, uint32_t n, uintptr_t what)
 {
 	x->n = (uint16_t)n;
-	mf_hot_words(h, x)[n] = MF_HOT_STOP(h, what);
+	mf_hot_words(h, x)[n] = MF_HOT_STOP(what);
 }
 
 /* The first of x's words that is not what it was, in order, four to a round: the stop after
@@ -133,7 +136,7 @@ MF_INLINE uint32_t mf_hot_find(struct mf_hot *h, const struct mf_frame *from, ui
 	const struct mf_hot_node *x = &root->node;
 	for (;;) {
 		const struct mf_walk_check *c = mf_hot_same(h, x);
-		if (c->at != (const uintptr_t *)h->arena)
+		if (c->at != &mf_hot_stop)
 			break; /* (a word before the stop changed) */
 		if (x->leaf) {
 			h->hits++;
@@ -187,10 +190,10 @@ static uint32_t mf_hot_alloc(struct mf_hot *h, size_t size)
 static void mf_hot_clear(struct mf_hot *h, unsigned epoch)
 {
 	memset(h->bucket, 0, sizeof(h->bucket));
-	h->round += 1u << 16; /* (the fans of the rounds before no longer match) */
+	h->round += 1u << 20; /* (the fans of the rounds before no longer match) */
 	if (!h->round) {
 		memset(h->fan, 0, sizeof(h->fan));
-		h->round = 1u << 16;
+		h->round = 1u << 20;
 	}
 	/* Offset 0 stands for none; what lies there, a root of caller 0 and no next, is never
 	 * written. */
@@ -207,11 +210,29 @@ void mf_hot_drop(struct mf_hot *h)
 	mf_hot_clear(h, 0);
 }
 
+/* The arena, full at the thread state's MF_HOT_ARENA bytes, moved with its stacks (their
+ * offsets hold) to a mapping of MF_HOT_ARENA_MAX bytes of address space, touched as it
+ * fills: 0, or -1 (none to be had, also where it would take more than a 256th of
+ * RLIMIT_AS). The slow path's: a signal handler's call meanwhile is counted apart (nested). */
+static int mf_hot_move(struct mf_hot *h)
+{
+	if (mf_prof_as_share() < MF_HOT_ARENA_MAX)
+		return -1;
+	void *m = mmap(NULL, MF_HOT_ARENA_MAX, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (m == MAP_FAILED)
+		return -1;
+	memcpy(m, h->arena, h->used);
+	h->arena = m;
+	return 0;
+}
+
 /* The arena is full. If its stacks were not found at least twice as often as they were
  * kept, more stacks come and go than it holds: keep only one in two more of them from now on
  * (a stack kept costs about as much as a walk saves); if they paid, as many again, and it
- * grows, keeping them, up to its largest: a thread whose hot stacks are many (node's workers
- * keep about 500 at a time) then walks less than a third as often, and one whose stacks do
+ * grows, keeping them, up to its largest: a thread whose hot stacks are many then walks
+ * seldom (node's workers keep about 500 at a time; gcc's cc1 on a long file about 8,000, in
+ * 2.5 MiB: at 512 KiB it walked 55% of its calls, at 8 MiB 0.5%), and one whose stacks do
  * not pay, or that has few, stays small. Otherwise it starts over. */
 static void mf_hot_full(struct mf_hot *h, unsigned epoch)
 {
@@ -221,7 +242,8 @@ static void mf_hot_full(struct mf_hot *h, unsigned epoch)
 		h->shift += h->shift < MF_HOT_SHIFT_MAX;
 	else if (h->shift)
 		h->shift--;
-	if (paid && h->limit < MF_HOT_ARENA)
+	if (paid && h->limit < MF_HOT_ARENA_MAX &&
+	    (h->limit < MF_HOT_ARENA || h->limit > MF_HOT_ARENA || mf_hot_move(h) == 0))
 		h->limit *= 2;
 	else
 		mf_hot_clear(h, epoch);

@@ -54,18 +54,20 @@ struct mf_walk_check {
 
 /* A thread's hot stacks, each with the trie leaf it was counted at (hot.c): a tree of the
  * words that decide their walks, in an arena that grows while its stacks pay (from
- * MF_HOT_ARENA_FIRST bytes to MF_HOT_ARENA) and starts over when full. */
+ * MF_HOT_ARENA_FIRST bytes to MF_HOT_ARENA in the thread's state, then to MF_HOT_ARENA_MAX
+ * in a mapping of its own) and starts over when full. */
 enum {
 	MF_HOT_BUCKETS = 256,
 	MF_HOT_ARENA_FIRST = 32 << 10,
 	MF_HOT_ARENA = 512 << 10,
+	MF_HOT_ARENA_MAX = 8 << 20,
 	MF_HOT_CHECKS = 512, /* a stack that needs more words is not kept */
 	MF_HOT_SHIFT_MAX = 8,
 	MF_HOT_FANS = 256,
 };
 /* A branch's child, found again without going through its siblings: the node at offset
- * `child` is the child of the node at offset 16 * (`key` & 0xffff) whose `was` is `was`, in
- * the arena's round `key` >> 16. */
+ * `child` is the child of the node at offset 16 * (`key` & 0xfffff) whose `was` is `was`, in
+ * the arena's round `key` >> 20. */
 struct mf_hot_fan {
 	uintptr_t was;
 	uint32_t key, child;
@@ -77,9 +79,10 @@ struct mf_hot {
 	uint32_t hits, puts;		 /* stacks found and kept since the arena was last full */
 	uint32_t shift, skipped;	 /* keep one in 1 << shift of the stacks offered */
 	uint32_t bucket[MF_HOT_BUCKETS]; /* the roots, by caller and sp */
-	unsigned char *arena;		 /* MF_HOT_ARENA bytes, 16-aligned, touched as used */
+	unsigned char *arena;		 /* 16-aligned, touched as used: the thread state's
+					    MF_HOT_ARENA bytes, or MF_HOT_ARENA_MAX mapped */
 	struct mf_walk_check *scratch;	 /* MF_HOT_CHECKS of them */
-	uint32_t round;			 /* the arena's, as the fans' keys hold it (<< 16) */
+	uint32_t round;			 /* the arena's, as the fans' keys hold it (<< 20) */
 	uint32_t missed; /* mf_hot_find looked and found none, since mf_unwind_leaf last looked */
 	struct mf_hot_fan fan[MF_HOT_FANS]; /* by the branch and its word's value */
 };
@@ -102,6 +105,7 @@ struct mf_unwind_thread {
 void mf_unwind_init(void);
 /* A new thread's state (in zeroed memory). */
 void mf_unwind_thread_init(struct mf_unwind_thread *u);
+void mf_unwind_thread_end(struct mf_unwind_thread *u); /* (its state is given back) */
 /* hot.c: the trie leaf of the stack of a call made now from frame `from`, if it is one of
  * the thread's hot stacks (h: its hot stacks, u->hot), else 0: the hot path, no system call,
  * errno untouched. When it looked (now is the stacks' epoch) and found none, it sets
