@@ -325,6 +325,8 @@ is "$(cat err)" "malloc_freq: no process $gone" "... saying so"
 printf '#include <unistd.h>\nint main(void) { return (int)read(0, &(char){0}, 1); }\n' > static.c
 if ${CC:-cc} -static -o static static.c 2> /dev/null; then
 	rm -f sin; mkfifo sin; ./static < sin & spid=$!; exec 5> sin
+	# (the shell's child is the shell until it has run ./static: what the launcher reads)
+	for i in $(seq 200); do [ "$(readlink /proc/$spid/exe)" = "$PWD/static" ] && break; sleep 0.05; done
 	"$launcher" --attach "$spid" 2> err; rc=$?
 	exec 5>&-; wait "$spid"
 	is "$rc" 125 "a static program: refused"
