@@ -210,18 +210,30 @@ void mf_hot_drop(struct mf_hot *h)
 	mf_hot_clear(h, 0);
 }
 
-/* The arena, full at the thread state's MF_HOT_ARENA bytes, moved with its stacks (their
- * offsets hold) to a mapping of MF_HOT_ARENA_MAX bytes of address space, touched as it
- * fills: 0, or -1 (none to be had, also where it would take more than a 256th of
- * RLIMIT_AS). The slow path's: a signal handler's call meanwhile is counted apart (nested). */
-static int mf_hot_move(struct mf_hot *h)
+/* Room for the arena at twice its limit: 0, or -1. Up to MF_HOT_ARENA bytes it lies in the
+ * thread's state; there, full, it moves with its stacks (their offsets hold) to a mapping of
+ * MF_HOT_ARENA_MAX bytes of address space, reserved where it is within a 256th of RLIMIT_AS,
+ * and made accessible a doubling at a time (as the thread states are, pool.c: a program that
+ * locked its future memory would have it all filled in and locked at once; and without huge
+ * pages, which would fill in 2 MiB at a time). The slow path's: a signal handler's call
+ * meanwhile is counted apart (nested), and never looks at the arena. */
+static int mf_hot_room(struct mf_hot *h)
 {
+	if (h->limit < MF_HOT_ARENA)
+		return 0;
+	if (h->limit > MF_HOT_ARENA) /* (moved) */
+		return mprotect(h->arena + h->limit, h->limit, PROT_READ | PROT_WRITE);
 	if (mf_prof_as_share() < MF_HOT_ARENA_MAX)
 		return -1;
-	void *m = mmap(NULL, MF_HOT_ARENA_MAX, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	unsigned char *m = mmap(NULL, MF_HOT_ARENA_MAX, PROT_NONE,
+				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
 	if (m == MAP_FAILED)
 		return -1;
+	madvise(m, MF_HOT_ARENA_MAX, MADV_NOHUGEPAGE);
+	if (mprotect(m, 2 * MF_HOT_ARENA, PROT_READ | PROT_WRITE)) {
+		munmap(m, MF_HOT_ARENA_MAX);
+		return -1;
+	}
 	memcpy(m, h->arena, h->used);
 	h->arena = m;
 	return 0;
@@ -242,8 +254,7 @@ static void mf_hot_full(struct mf_hot *h, unsigned epoch)
 		h->shift += h->shift < MF_HOT_SHIFT_MAX;
 	else if (h->shift)
 		h->shift--;
-	if (paid && h->limit < MF_HOT_ARENA_MAX &&
-	    (h->limit < MF_HOT_ARENA || h->limit > MF_HOT_ARENA || mf_hot_move(h) == 0))
+	if (paid && h->limit < MF_HOT_ARENA_MAX && mf_hot_room(h) == 0)
 		h->limit *= 2;
 	else
 		mf_hot_clear(h, epoch);
@@ -300,7 +311,7 @@ static int mf_hot_insert(struct mf_hot *h, uint32_t off, const struct mf_walk_ch
 			if (!fresh)
 				return -1;
 			mf_hot_fans_forget(h, off);
-			x = mf_hot_node(h, off); /* (the arena does not move; for clarity) */
+			x = mf_hot_node(h, off); /* (the arena does not move here; for clarity) */
 			*mf_hot_node(h, rest) = (struct mf_hot_node){
 			    .was = w[i].was,
 			    .words = x->words + (i + 1) * (uint32_t)sizeof(*w),

@@ -56,10 +56,12 @@ void mf_rules_add(uint64_t key, uint64_t rule)
 	(void)key, (void)rule;
 }
 void mf_rules_needed(void) {}
-/* (no RLIMIT_AS: the arena may move to a mapping of its largest size) */
+/* RLIMIT_AS's share for one part of the profiler: none at first (the arena may move to a
+ * mapping of its largest size) */
+static size_t as_share = SIZE_MAX;
 size_t mf_prof_as_share(void)
 {
-	return SIZE_MAX;
+	return as_share;
 }
 
 static uint64_t rule(int cfa_rbp, int16_t rbp_off, int32_t cfa_off)
@@ -285,6 +287,31 @@ int main(void)
 	       hot.limit, hot.used, 1u << hot.shift);
 	hot = keep;
 
+	/* stacks found again where RLIMIT_AS leaves no room for the arena's mapping: it grows
+	 * to the thread state's part, then starts over there */
+	{
+		struct mf_hot was = hot;
+		as_share = MF_HOT_ARENA_MAX - 1;
+		ws.f[3].sp = f.sp;
+		mf_hot_put(&hot, &ws, 99, &entry); /* (a new epoch starts it over first) */
+		uint32_t round0 = hot.round, grown = 0;
+		for (uint32_t i = 0; i < 4 * MF_HOT_ARENA / 64 && hot.round == round0; i++) {
+			uint32_t had = hot.limit;
+			ws.f[3].sp = f.sp - 16 * (i + 1);
+			mf_hot_put(&hot, &ws, 100 + i, &entry);
+			grown += hot.limit > had;
+			g = f;
+			g.sp = ws.f[3].sp;
+			find(g), find(g); /* (found twice for each kept: they pay) */
+		}
+		tap_ok(grown == 4 && hot.limit == MF_HOT_ARENA && hot.round != round0 &&
+			   hot.arena == was.arena,
+		       "under RLIMIT_AS: the arena grows to the thread state's %d bytes (%u times), "
+		       "then starts over there",
+		       MF_HOT_ARENA, grown);
+		as_share = SIZE_MAX;
+		hot = was;
+	}
 	/* stacks found again: the arena grows while they pay, keeping them, to its largest (past
 	 * the thread state's part, in a mapping of its own), then starts over; they are all kept,
 	 * the last is found */
