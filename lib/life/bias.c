@@ -14,8 +14,11 @@
  * membarrier is asked for only where the process is under no seccomp filter (a filter may kill
  * a process for a system call it does not list): at start, where PR_GET_SECCOMP says so (as
  * fds_apart.c asks), and never after the program installs one or enters strict mode
- * (confine.c: every table is shared first). In a fork's child it registers again. Runs inside
- * malloc: no malloc, errno preserved. */
+ * (confine.c: every table is shared first). In a fork's child it registers again. Where it
+ * cannot be had after all (refused once granted; a filter installed by a signal handler that
+ * interrupted its thread in the map, which cannot wait for the tables then), the other side
+ * pauses a millisecond instead of the barrier: an owner's store is seen by then in practice,
+ * not by any rule. Runs inside malloc: no malloc, errno preserved. */
 #include "config.h"
 
 #include <errno.h>
@@ -37,6 +40,9 @@
 #define MF_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 
 int mf_life_bias;
+/* membarrier may no longer be asked (refused once, or a filter may be in place that the
+ * profiler could not prepare for): the other side waits instead (mf_life_bias_barrier). */
+static int mf_life_barrier_off;
 
 static long mf_life_membarrier(int cmd)
 {
@@ -58,6 +64,7 @@ void mf_life_bias_init(void)
 
 void mf_life_bias_wait(const int *busy)
 {
+	int saved = errno;
 	for (unsigned n = 0; __atomic_load_n(busy, __ATOMIC_ACQUIRE); n++)
 		if (n < 64 || mf_confined) {
 			mf_cpu_relax();
@@ -67,22 +74,35 @@ void mf_life_bias_wait(const int *busy)
 			struct timespec ts = {0, 50000};
 			syscall(SYS_futex, busy, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
 		}
+	errno = saved;
+}
+
+void mf_life_bias_off(void)
+{
+	__atomic_store_n(&mf_life_barrier_off, 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&mf_life_bias, 0, __ATOMIC_RELAXED);
 }
 
 void mf_life_bias_barrier(void)
 {
 	int saved = errno;
-	long r = mf_life_membarrier(MF_MEMBARRIER_PRIVATE_EXPEDITED);
-	if (r == -EPERM && mf_life_membarrier(MF_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED) == 0)
-		r = mf_life_membarrier(MF_MEMBARRIER_PRIVATE_EXPEDITED); /* (a fork's child) */
-	if (r < 0) {
-		/* Refused, after it was granted (a seccomp filter installed by a system call made
-		 * without glibc, which the profiler does not see): no table is biased from now on,
-		 * and an owner's store is taken to be seen after a pause, as in practice it is. */
-		__atomic_store_n(&mf_life_bias, 0, __ATOMIC_RELAXED);
-		MF_LOG_ONCE("membarrier() failed after it was granted (%s): lifetimes lock every "
-			    "thread's table from now on",
-			    strerrordesc_np((int)-r));
+	long r = -ENOSYS;
+	if (!__atomic_load_n(&mf_life_barrier_off, __ATOMIC_RELAXED)) {
+		r = mf_life_membarrier(MF_MEMBARRIER_PRIVATE_EXPEDITED);
+		if (r == -EPERM &&
+		    mf_life_membarrier(MF_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED) == 0)
+			r = mf_life_membarrier(MF_MEMBARRIER_PRIVATE_EXPEDITED); /* (a child) */
+		if (r < 0) {
+			/* Refused, after it was granted (a seccomp filter installed by a system
+			 * call made without glibc, which the profiler does not see). */
+			mf_life_bias_off();
+			MF_LOG_ONCE("membarrier() failed after it was granted (%s): lifetimes "
+				    "lock every thread's table from now on",
+				    strerrordesc_np((int)-r));
+		}
+	}
+	if (r < 0) { /* (without it: an owner's store is taken to be seen after a pause, as in
+			practice it is; tables still biased are shared as they are needed) */
 		struct timespec ts = {0, 1000000};
 		nanosleep(&ts, NULL);
 	}

@@ -21,10 +21,11 @@
 extern int mf_life_bias; /* membarrier is to be had: an owner's table starts not shared */
 void mf_life_bias_init(void);
 /* Every thread of the process passes a full memory barrier (the other side of an owner's
- * store and load). Refused (not seen to happen: a filter the profiler did not see), no table
- * is biased from now on, and this waits a millisecond instead. */
+ * store and load). Refused (not seen to happen: a filter the profiler did not see), or after
+ * mf_life_bias_off, no new table is biased, and this waits a millisecond instead. */
 void mf_life_bias_barrier(void);
 void mf_life_bias_wait(const int *busy); /* until an owner is out (*busy 0) */
+void mf_life_bias_off(void);		 /* membarrier is never asked again */
 
 /* map.c. Under sampling (at start): the filter is made. */
 void mf_life_map_sampled(void);
@@ -44,7 +45,8 @@ int mf_life_map_put(const struct mf_life_slot *x, struct mf_life_slot *stale);
 int mf_life_map_take(uintptr_t addr, uint64_t born_by, struct mf_life_slot *out, int hold);
 /* file's thread ended: its table is shared from now on (it is never in it again). */
 void mf_life_map_owner_gone(uint32_t file);
-/* No table biased from now on (the owners of files numbered below files waited for). */
+/* No table biased from now on (the owners of files numbered below files waited for), and
+ * membarrier never asked again. */
 void mf_life_map_unbias_all(uint32_t files);
 void mf_life_map_prefork(uint32_t files); /* (the owners of files numbered below files) */
 void mf_life_map_postfork_parent(void);

@@ -627,7 +627,13 @@ void mf_life_realloc_done(int taken, const struct mf_life_slot *held, void *p, s
 
 void mf_life_confine(void)
 {
-	mf_spin_take(&mf_life_files_lock); /* (a file numbered meanwhile would be biased) */
+	/* (a file numbered meanwhile would be biased) From a signal handler that interrupted its
+	 * thread in the map or numbering a file, whose locks or table it would wait for: no
+	 * membarrier from now on, and the tables biased stay so until they are needed. */
+	if (mf_tls.life_busy || __atomic_exchange_n(&mf_life_files_lock, 1, __ATOMIC_ACQUIRE)) {
+		mf_life_bias_off();
+		return;
+	}
 	mf_life_map_unbias_all(mf_life_nfiles);
 	mf_spin_give(&mf_life_files_lock);
 }

@@ -305,8 +305,12 @@ void mf_life_map_release(uint32_t file)
 
 void mf_life_map_owner_gone(uint32_t file)
 {
-	if (file)
-		__atomic_store_n(&mf_life_owner(file)->shared, 1, __ATOMIC_RELEASE);
+	if (!file)
+		return;
+	struct mf_life_shard *s = mf_life_owner(file); /* (locked: a fork marks it too) */
+	mf_life_lock(s);
+	__atomic_store_n(&s->shared, s->shared | 1, __ATOMIC_RELEASE);
+	mf_life_unlock(s);
 }
 
 static void mf_life_put(struct mf_life_slot *slot, uint64_t mask, const struct mf_life_slot *x)
@@ -507,9 +511,11 @@ void mf_life_map_postfork_parent(void)
 		mf_life_unlock(&mf_life_shards[i]);
 }
 
+static int mf_life_all_shared; /* (mf_life_map_unbias_all: done) */
+
 void mf_life_map_unbias_all(uint32_t files)
 {
-	if (!__atomic_load_n(&mf_life_bias, __ATOMIC_RELAXED))
+	if (mf_life_all_shared)
 		return;
 	__atomic_store_n(&mf_life_bias, 0, __ATOMIC_RELAXED);
 	mf_life_owners_out(files, 1);
@@ -518,6 +524,8 @@ void mf_life_map_unbias_all(uint32_t files)
 			mf_life_page_shared(mf_life_owners[p]);
 	for (uint32_t f = 1; f < files; f++)
 		mf_life_unlock(mf_life_owner(f));
+	mf_life_bias_off();
+	mf_life_all_shared = 1;
 }
 
 /* fn for every table: the shards and every owner made (with owner 1) */
