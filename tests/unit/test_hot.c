@@ -304,11 +304,12 @@ int main(void)
 			g.sp = ws.f[3].sp;
 			find(g), find(g); /* (found twice for each kept: they pay) */
 		}
-		tap_ok(grown == 4 && hot.limit == MF_HOT_ARENA && hot.round != round0 &&
-			   hot.arena == was.arena,
-		       "under RLIMIT_AS: the arena grows to the thread state's %d bytes (%u times), "
-		       "then starts over there",
-		       MF_HOT_ARENA, grown);
+		tap_ok(
+		    grown == 4 && hot.limit == MF_HOT_ARENA && hot.round != round0 &&
+			hot.arena == was.arena,
+		    "under RLIMIT_AS: the arena grows to the thread state's %d bytes (%u times), "
+		    "then starts over there",
+		    MF_HOT_ARENA, grown);
 		as_share = SIZE_MAX;
 		hot = was;
 	}
