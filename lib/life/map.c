@@ -300,7 +300,8 @@ void mf_life_map_hold(uint32_t file)
 
 void mf_life_map_release(uint32_t file)
 {
-	mf_life_leave(mf_life_owner(file), mf_life_held_how);
+	if (mf_life_held_how != MF_LIFE_OPEN) /* (one thread: not entered, nothing to look up) */
+		mf_life_leave(mf_life_owner(file), mf_life_held_how);
 }
 
 void mf_life_map_owner_gone(uint32_t file)
