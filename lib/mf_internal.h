@@ -415,6 +415,9 @@ int mf_fds_apart_settle(void);
  * its own priority, and a holder of lower priority on the same processor would never get to
  * release it. */
 void mf_spin_wait(int *lock);
+/* That wait, for any word that holds 1 until its holder stores 0 (n: the looks so far, which
+ * decide the next step; returned), errno kept. */
+unsigned mf_spin_until_zero(const int *word, unsigned n);
 static inline void mf_spin_take(int *lock)
 {
 	if (__atomic_exchange_n(lock, 1, __ATOMIC_ACQUIRE))

@@ -22,8 +22,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <linux/futex.h>
-#include <sched.h>
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/syscall.h>
@@ -59,21 +57,6 @@ void mf_life_bias_init(void)
 		       (q = mf_life_membarrier(MF_MEMBARRIER_QUERY)) > 0 &&
 		       (q & MF_MEMBARRIER_PRIVATE_EXPEDITED) &&
 		       mf_life_membarrier(MF_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED) == 0;
-	errno = saved;
-}
-
-void mf_life_bias_wait(const int *busy)
-{
-	int saved = errno;
-	for (unsigned n = 0; __atomic_load_n(busy, __ATOMIC_ACQUIRE); n++)
-		if (n < 64 || mf_confined) {
-			mf_cpu_relax();
-		} else if (n < 128) {
-			sched_yield();
-		} else {
-			struct timespec ts = {0, 50000};
-			syscall(SYS_futex, busy, FUTEX_WAIT_PRIVATE, 1, &ts, NULL, 0);
-		}
 	errno = saved;
 }
 

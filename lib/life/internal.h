@@ -24,8 +24,7 @@ void mf_life_bias_init(void);
  * store and load). Refused (not seen to happen: a filter the profiler did not see), or after
  * mf_life_bias_off, no new table is biased, and this waits a millisecond instead. */
 void mf_life_bias_barrier(void);
-void mf_life_bias_wait(const int *busy); /* until an owner is out (*busy 0) */
-void mf_life_bias_off(void);		 /* membarrier is never asked again */
+void mf_life_bias_off(void); /* membarrier is never asked again */
 
 /* map.c. Under sampling (at start): the filter is made. */
 void mf_life_map_sampled(void);

@@ -257,7 +257,7 @@ static MF_NOINLINE void mf_life_unbias(struct mf_life_shard *s)
 {
 	__atomic_store_n(&s->shared, 1, __ATOMIC_RELAXED);
 	mf_life_bias_barrier();
-	mf_life_bias_wait(&s->busy);
+	mf_spin_until_zero(&s->busy, 0); /* (the owner out) */
 }
 
 /* Entering a table for a block's way in or out (file: the owner's number, 0 for a shard of the
@@ -484,7 +484,7 @@ static void mf_life_owners_out(uint32_t files, int mark)
 		return;
 	mf_life_bias_barrier();
 	for (uint32_t f = 1; f < files; f++)
-		mf_life_bias_wait(&mf_life_owner(f)->busy);
+		mf_spin_until_zero(&mf_life_owner(f)->busy, 0);
 }
 
 void mf_life_map_prefork(uint32_t files)
