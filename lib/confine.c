@@ -165,7 +165,7 @@ static long mf_confine_call(const char *how, int strict, const void *fprog, unsi
 			    long nr, long a, long b, long c, long d, long e, long f)
 {
 	int saved = errno, err = 0, closing = 0;
-	if (mf_life_on) /* (membarrier is not in the profiler's list of calls a filter allows) */
+	if (mf_life_on) /* (first: the filter may kill or refuse membarrier, whatever bpf.c says) */
 		mf_life_confine();
 	if (strict) {
 		mf_confine_strict_begin(how);

@@ -37,10 +37,10 @@
 #define MF_MEMBARRIER_PRIVATE_EXPEDITED		 (1 << 3)
 #define MF_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED (1 << 4)
 
+/* membarrier is to be had: new tables start biased. Cleared for good once it may no longer
+ * be asked (refused once, or a filter may be in place): a table biased before then is only
+ * ever unbiased by the pause (mf_life_bias_barrier). */
 int mf_life_bias;
-/* membarrier may no longer be asked (refused once, or a filter may be in place that the
- * profiler could not prepare for): the other side waits instead (mf_life_bias_barrier). */
-static int mf_life_barrier_off;
 
 static long mf_life_membarrier(int cmd)
 {
@@ -62,7 +62,6 @@ void mf_life_bias_init(void)
 
 void mf_life_bias_off(void)
 {
-	__atomic_store_n(&mf_life_barrier_off, 1, __ATOMIC_RELAXED);
 	__atomic_store_n(&mf_life_bias, 0, __ATOMIC_RELAXED);
 }
 
@@ -70,7 +69,7 @@ void mf_life_bias_barrier(void)
 {
 	int saved = errno;
 	long r = -ENOSYS;
-	if (!__atomic_load_n(&mf_life_barrier_off, __ATOMIC_RELAXED)) {
+	if (__atomic_load_n(&mf_life_bias, __ATOMIC_RELAXED)) { /* (none biased while never set) */
 		r = mf_life_membarrier(MF_MEMBARRIER_PRIVATE_EXPEDITED);
 		if (r == -EPERM &&
 		    mf_life_membarrier(MF_MEMBARRIER_REGISTER_PRIVATE_EXPEDITED) == 0)

@@ -512,21 +512,15 @@ void mf_life_map_postfork_parent(void)
 		mf_life_unlock(&mf_life_shards[i]);
 }
 
-static int mf_life_all_shared; /* (mf_life_map_unbias_all: done) */
-
 void mf_life_map_unbias_all(uint32_t files)
 {
-	if (mf_life_all_shared)
-		return;
-	__atomic_store_n(&mf_life_bias, 0, __ATOMIC_RELAXED);
-	mf_life_owners_out(files, 1);
+	mf_life_owners_out(files, 1); /* (with membarrier, while it may still be asked) */
+	mf_life_bias_off();
 	for (size_t p = 0; p < MF_LIFE_FILES / MF_LIFE_OWNERS; p++)
 		if (mf_life_owners[p])
 			mf_life_page_shared(mf_life_owners[p]);
 	for (uint32_t f = 1; f < files; f++)
 		mf_life_unlock(mf_life_owner(f));
-	mf_life_bias_off();
-	mf_life_all_shared = 1;
 }
 
 /* fn for every table: the shards and every owner made (with owner 1) */
