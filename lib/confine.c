@@ -219,15 +219,14 @@ static long mf_confine_alone(long number, long a, long b, long c, long d, long e
 {
 	int waited = mf_fds_apart_settle();
 	long r = mf_raw_syscall(number, a, b, c, d, e, f);
-	struct timespec start, now;
-	if (!waited || r != -1 || errno != EINVAL || clock_gettime(CLOCK_MONOTONIC, &start))
+	uint64_t start, now;
+	if (!waited || r != -1 || errno != EINVAL || !(start = mf_clock_ns(CLOCK_MONOTONIC)))
 		return r;
 	do {
 		sched_yield();
 		r = mf_raw_syscall(number, a, b, c, d, e, f);
-	} while (r == -1 && errno == EINVAL && !clock_gettime(CLOCK_MONOTONIC, &now) &&
-		 (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec <
-		     100000000ll);
+	} while (r == -1 && errno == EINVAL && (now = mf_clock_ns(CLOCK_MONOTONIC)) &&
+		 now - start < 100000000u);
 	return r;
 }
 

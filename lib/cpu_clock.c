@@ -24,17 +24,6 @@ static uint64_t mf_cpu_clock_own;   /* ns of the profiler's own per recorded cal
 static uint64_t mf_cpu_clock_scale; /* MF_CPU_CLOCK_TSC: ns per tick, << 32 */
 static uint64_t mf_cpu_clock_trust; /* MF_CPU_CLOCK_TRUST_NS in this mode's units */
 
-static uint64_t mf_cpu_clock_of(clockid_t id)
-{
-	struct timespec ts;
-	int saved = errno;
-	if (clock_gettime(id, &ts)) {
-		errno = saved;
-		return 0;
-	}
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A moment read on both clocks: in *w CLOCK_MONOTONIC, in *t the counter read halfway through
  * that read, the tightest of a few tries. A thread preempted between a counter read and the wall
  * read beside it would skew the rate by the time it was off its CPU (a few ms of a 50 us spin:
@@ -44,7 +33,7 @@ static void mf_cpu_clock_moment(uint64_t *t, uint64_t *w)
 {
 	uint64_t least = UINT64_MAX;
 	for (int r = 0; r < 5; r++) {
-		uint64_t a = mf_ticks(), wall = mf_cpu_clock_of(CLOCK_MONOTONIC), b = mf_ticks();
+		uint64_t a = mf_ticks(), wall = mf_clock_ns(CLOCK_MONOTONIC), b = mf_ticks();
 		if (b >= a && b - a < least) {
 			least = b - a;
 			*t = a + (b - a) / 2;
@@ -100,15 +89,15 @@ static int mf_cpu_clock_measure(void)
 	enum { ROUNDS = 5, READS = 16 };
 	uint64_t wall = UINT64_MAX, cpu = UINT64_MAX;
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t a = mf_cpu_clock_of(CLOCK_MONOTONIC);
+		uint64_t a = mf_clock_ns(CLOCK_MONOTONIC);
 		for (int i = 0; i < READS - 1; i++)
-			mf_cpu_clock_of(CLOCK_MONOTONIC);
-		uint64_t b = mf_cpu_clock_of(CLOCK_MONOTONIC);
+			mf_clock_ns(CLOCK_MONOTONIC);
+		uint64_t b = mf_clock_ns(CLOCK_MONOTONIC);
 		if (b - a < wall)
 			wall = b - a;
-		a = mf_cpu_clock_of(CLOCK_MONOTONIC);
-		mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
-		b = mf_cpu_clock_of(CLOCK_MONOTONIC);
+		a = mf_clock_ns(CLOCK_MONOTONIC);
+		mf_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		b = mf_clock_ns(CLOCK_MONOTONIC);
 		if (b - a < cpu)
 			cpu = b - a;
 	}
@@ -118,8 +107,8 @@ static int mf_cpu_clock_measure(void)
 	 * a few back-to-back pairs (a system call's cost varies more than a counter's). */
 	uint64_t pair[ROUNDS];
 	for (int r = 0; r < ROUNDS; r++) {
-		uint64_t a = mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
-		pair[r] = mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID) - a;
+		uint64_t a = mf_clock_ns(CLOCK_THREAD_CPUTIME_ID);
+		pair[r] = mf_clock_ns(CLOCK_THREAD_CPUTIME_ID) - a;
 		for (int i = r; i > 0 && pair[i - 1] > pair[i]; i--) {
 			uint64_t x = pair[i];
 			pair[i] = pair[i - 1];
@@ -137,7 +126,7 @@ static int mf_cpu_clock_measure(void)
 		own = wall;
 		__atomic_store_n(&mf_cpu_clock_trust, MF_CPU_CLOCK_TRUST_NS, __ATOMIC_RELAXED);
 	}
-	if (!mf_cpu_clock_of(CLOCK_MONOTONIC) || wall * 4 > cpu) {
+	if (!mf_clock_ns(CLOCK_MONOTONIC) || wall * 4 > cpu) {
 		mode = MF_CPU_CLOCK_CPU_ONLY;
 		MF_LOG_ONCE(
 		    "MALLOC_FREQ_WEIGHT=time: this machine's clock takes a system call to read "
@@ -161,18 +150,18 @@ uint64_t mf_cpu_clock_read(struct mf_cpu_clock *c)
 	if (mf_unlikely(mode == MF_CPU_CLOCK_UNMEASURED))
 		mode = mf_cpu_clock_measure();
 	if (mf_unlikely(mode == MF_CPU_CLOCK_CPU_ONLY))
-		return mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
+		return mf_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 	int tsc = mode == MF_CPU_CLOCK_TSC;
-	uint64_t wall = tsc ? mf_ticks() : mf_cpu_clock_of(CLOCK_MONOTONIC);
+	uint64_t wall = tsc ? mf_ticks() : mf_clock_ns(CLOCK_MONOTONIC);
 	if (mf_likely(c->wall && wall - c->wall < mf_cpu_clock_trust)) {
 		c->cpu += tsc ? ((wall - c->wall) * mf_cpu_clock_scale) >> 32 : wall - c->wall;
 	} else {
-		uint64_t cpu = mf_cpu_clock_of(CLOCK_THREAD_CPUTIME_ID);
+		uint64_t cpu = mf_clock_ns(CLOCK_THREAD_CPUTIME_ID);
 		if (c->wall && cpu < c->cpu) /* (charged already: the next charges give it back) */
 			c->owed += c->cpu - cpu;
 		c->cpu = cpu;
 		/* (as the CPU clock was read) */
-		wall = tsc ? mf_ticks() : mf_cpu_clock_of(CLOCK_MONOTONIC);
+		wall = tsc ? mf_ticks() : mf_clock_ns(CLOCK_MONOTONIC);
 	}
 	c->wall = wall;
 	return c->cpu;

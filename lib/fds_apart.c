@@ -133,12 +133,10 @@ int mf_fds_apart_settle(void)
 	/* (bounded in time, not in yields, which a loaded machine can use up before the task has
 	 * run again to leave: 2 s; a number reused by a new thread of the program must not hold
 	 * the caller for ever) */
-	struct timespec start, now;
-	clock_gettime(CLOCK_MONOTONIC, &start);
+	uint64_t start = mf_clock_ns(CLOCK_MONOTONIC), now;
 	for (unsigned i = 1; syscall(SYS_tgkill, pid, tid, 0) == 0; i++) {
-		if (i % 256 == 0 && !clock_gettime(CLOCK_MONOTONIC, &now) &&
-		    (now.tv_sec - start.tv_sec) * 1000000000ll + now.tv_nsec - start.tv_nsec >
-			2000000000ll)
+		if (i % 256 == 0 && (now = mf_clock_ns(CLOCK_MONOTONIC)) &&
+		    now - start > 2000000000u)
 			break;
 		sched_yield();
 	}

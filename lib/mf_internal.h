@@ -48,6 +48,7 @@
 #include <sys/syscall.h>
 #include <sys/types.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "compat.h"
@@ -408,6 +409,18 @@ void mf_fds_apart_keep(int old, int fd); /* ours in the program's table: old (-1
 /* Waits until the last task has left the process (before the program's unshare and setns):
  * 1 if there was one that had not been seen to leave. */
 int mf_fds_apart_settle(void);
+
+/* Clock id's time in nanoseconds, or 0 if it cannot be read; errno kept. */
+static inline uint64_t mf_clock_ns(clockid_t id)
+{
+	struct timespec ts;
+	int saved = errno;
+	if (clock_gettime(id, &ts)) {
+		errno = saved;
+		return 0;
+	}
+	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
 
 /* spin.c: the profiler's spinlocks (an int: 0 free, 1 held), each held a few instructions at a
  * time. A thread that finds one held spins a little, then gives the processor away, then

@@ -53,18 +53,11 @@ static inline uint64_t mf_life_ns(uint64_t ticks)
 	return (uint64_t)(((unsigned __int128)ticks * mf_life_ns_per_tick) >> 32);
 }
 
-static uint64_t mf_life_mono(void)
-{
-	struct timespec ts;
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 void mf_life_init(void)
 {
-	uint64_t t0 = mf_life_mono(), c0 = mf_life_now(), t1, c1;
+	uint64_t t0 = mf_clock_ns(CLOCK_MONOTONIC), c0 = mf_life_now(), t1, c1;
 	do /* (50 us: enough for a ratio to 0.1%, nothing next to a process's start) */
-		t1 = mf_life_mono(), c1 = mf_life_now();
+		t1 = mf_clock_ns(CLOCK_MONOTONIC), c1 = mf_life_now();
 	while (t1 - t0 < 50000 && t1 >= t0);
 	if (c1 > c0 && t1 > t0)
 		mf_life_ns_per_tick =
