@@ -83,6 +83,20 @@ static inline void *mf_pages_new(size_t len)
 	return p;
 }
 
+/* The mapping of len bytes at p (from mf_pages_new or this) made new_len long: its pages move
+ * with it if it must move (none copied, none faulted in again), the new ones touched. NULL if
+ * it cannot grow; p is then as it was. */
+static inline void *mf_pages_grow(void *p, size_t len, size_t new_len)
+{
+	len = (len + 4095) & ~(size_t)4095;
+	void *q = mremap(p, len, new_len, MREMAP_MAYMOVE);
+	if (q == MAP_FAILED)
+		return NULL;
+	if (new_len > len)
+		mf_pages_touch((char *)q + len, new_len - len);
+	return q;
+}
+
 /* config.c: settings from the environment, read once at start. */
 struct mf_config {
 	char dir[MF_PATH_LEN]; /* absolute directory the profile directory goes into */

@@ -35,74 +35,104 @@ static void mf_trie_memo_grow(struct mf_trie *t)
 	t->memo_mask = slots - 1;
 }
 
-/* The hash of a node's path from the root: its parent's, and its own key. Its low bits are
- * the node's place in the index, so that the places of a stack's lookups are known from its
- * pcs alone, before the first one. */
-static uint32_t mf_trie_hash(uint32_t parent_hash, uintptr_t pc)
+/* The index: open addressing, keyed by (parent, pc), a key's home the low bits of its path
+ * hash, probed forward from there. A probe that passes the last home runs on into a tail of
+ * MF_TRIE_INDEX_TAIL slots rather than wrap to the first, and the tail's last slot stays
+ * empty, so that every probe ends. Not wrapping lets the index double where it lies: in the
+ * room, or in its mapping, grown (mf_pages_grow), whose pages keep their place, none copied or
+ * faulted in again. (Growing into a new mapping each time, the index of cc1 on a file of a few
+ * hundred lines faulted in 960 pages, twice its final size.) */
+static size_t mf_trie_index_len(uint64_t homes)
 {
-	uint64_t h =
-	    (uint64_t)pc * 0x9e3779b97f4a7c15ull ^ (uint64_t)parent_hash * 0xc2b2ae3d27d4eb4full;
-	return (uint32_t)(h ^ (h >> 29));
+	return (homes + MF_TRIE_INDEX_TAIL) * sizeof(struct mf_trie_slot);
 }
 
-/* An index of that many slots: in the room after the one before, or mapped. */
-static struct mf_trie_slot *mf_trie_index_alloc(struct mf_trie *t, uint64_t slots)
+/* Is the index (of that many homes) in the room? */
+static int mf_trie_index_in_room(const struct mf_trie *t, uint64_t homes)
 {
-	if (t->room && slots <= MF_TRIE_INDEX_ROOM) {
-		struct mf_trie_slot *index = t->room->index + slots - MF_TRIE_INDEX_MIN;
-		memset(index, 0, slots * sizeof(struct mf_trie_slot));
-		return index;
-	}
-	return mf_pages_new(slots * sizeof(struct mf_trie_slot));
+	return t->room && homes <= MF_TRIE_INDEX_ROOM;
 }
 
-/* Gives back the memory of the index before the one now in use. */
-static void mf_trie_index_free(struct mf_trie *t, struct mf_trie_slot *index, uint64_t slots)
-{
-	size_t len = slots * sizeof(struct mf_trie_slot);
-	if (!t->room || slots > MF_TRIE_INDEX_ROOM)
-		munmap(index, len);
-	else /* (memory for other uses again, as zero pages) */
-		madvise(index, len, MADV_DONTNEED);
-}
-
-static void mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t hash,
-			      uint32_t parent, uintptr_t pc, uint32_t node)
+/* Puts s at the first free slot from its home; -1, not put, where that is the tail's last. */
+static int mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t hash,
+			     struct mf_trie_slot s)
 {
 	uint64_t i = hash & mask;
 	while (index[i].node)
-		i = (i + 1) & mask;
-	index[i] = (struct mf_trie_slot){.pc = pc, .parent = parent, .node = node};
+		i++;
+	if (i == mask + MF_TRIE_INDEX_TAIL)
+		return -1;
+	index[i] = s;
+	return 0;
 }
 
-/* Doubles the index; on failure the old one stays (just fuller). */
+/* Puts the key of slot s again, in the index as it is now; one fewer used where it has no
+ * room (dropped: the index only finds nodes, and a lookup of that key then makes another node
+ * for it, which readers add up with the first, as after an unload's mf_trie_forget_index). */
+static void mf_trie_index_again(struct mf_trie *t, struct mf_trie_slot *index, uint64_t mask,
+				struct mf_trie_slot s)
+{
+	if (mf_trie_index_put(index, mask, t->path_hash[s.node], s))
+		t->index_used--;
+}
+
+/* Doubles the index where it lies, or in a mapping of its own as it leaves the room; on
+ * failure the old one stays (just fuller). A key keeps its home, or moves to its home plus the
+ * old number of homes. Taken in order from the first slot, each goes to the first free slot
+ * from its new home: below the old end, that is at or before its old slot (free now), past
+ * keys this pass has put there; above, past keys this pass has put there alone, the tail's
+ * having been taken out first (they are put back last). So no probe crosses a key that has
+ * yet to move, and a key that moves later leaves no gap before one already moved. */
 static void mf_trie_index_grow(struct mf_trie *t)
 {
-	uint64_t slots = (t->index_mask + 1) * 2;
-	struct mf_trie_slot *index = mf_trie_index_alloc(t, slots);
-	if (!index)
+	uint64_t homes = t->index_mask + 1, mask = 2 * homes - 1;
+	struct mf_trie_slot *index = t->index;
+	if (mf_trie_index_in_room(t, 2 * homes)) {
+		memset(index + homes + MF_TRIE_INDEX_TAIL, 0, homes * sizeof(*index));
+	} else if (mf_trie_index_in_room(t, homes)) {
+		if (!(index = mf_pages_new(mf_trie_index_len(2 * homes))))
+			return;
+		memcpy(index, t->index, mf_trie_index_len(homes));
+		/* (memory for other uses again, as zero pages: its whole pages) */
+		madvise(t->index, mf_trie_index_len(homes) & ~(size_t)4095, MADV_DONTNEED);
+	} else if (!(index = mf_pages_grow(index, mf_trie_index_len(homes),
+					   mf_trie_index_len(2 * homes)))) {
 		return;
-	for (uint64_t i = 0; i <= t->index_mask; i++)
-		if (t->index[i].node)
-			mf_trie_index_put(index, slots - 1, t->path_hash[t->index[i].node],
-					  t->index[i].parent, t->index[i].pc, t->index[i].node);
-	mf_trie_index_free(t, t->index, t->index_mask + 1);
+	}
+	struct mf_trie_slot tail[MF_TRIE_INDEX_TAIL];
+	uint64_t spilled = 0;
+	for (uint64_t i = homes; i < homes + MF_TRIE_INDEX_TAIL; i++)
+		if (index[i].node) {
+			tail[spilled++] = index[i];
+			index[i].node = 0;
+		}
+	for (uint64_t i = 0; i < homes; i++)
+		if (index[i].node) {
+			struct mf_trie_slot s = index[i];
+			index[i].node = 0;
+			mf_trie_index_again(t, index, mask, s);
+		}
+	for (uint64_t i = 0; i < spilled; i++)
+		mf_trie_index_again(t, index, mask, tail[i]);
 	t->index = index;
-	t->index_mask = slots - 1;
+	t->index_mask = mask;
 }
 
-/* Room in path_hash for node slots [0, need): twice as many as before, or need. 0 or -1. */
+/* Room in path_hash for node slots [0, need): twice as many as before, or need; out of the
+ * room into a mapping, or its mapping grown. 0 or -1. */
 static int mf_trie_path_hash_grow(struct mf_trie *t, uint64_t need)
 {
 	uint64_t had = t->path_hash_cap, cap = had * 2 > need ? had * 2 : need;
-	uint32_t *hash = mf_pages_new(cap * sizeof(*hash));
-	if (!hash)
+	uint32_t *hash;
+	if (t->room && had <= MF_TRIE_PATH_HASH_ROOM) {
+		if (!(hash = mf_pages_new(cap * sizeof(*hash))))
+			return -1;
+		memcpy(hash, t->path_hash, had * sizeof(*hash));
+		madvise(t->path_hash, had * sizeof(*hash), MADV_DONTNEED); /* (zero pages again) */
+	} else if (!(hash =
+			 mf_pages_grow(t->path_hash, had * sizeof(*hash), cap * sizeof(*hash)))) {
 		return -1;
-	memcpy(hash, t->path_hash, had * sizeof(*hash));
-	if (t->room && had <= MF_TRIE_PATH_HASH_ROOM) /* (zero pages again) */
-		madvise(t->path_hash, had * sizeof(*hash), MADV_DONTNEED);
-	else
-		munmap(t->path_hash, had * sizeof(*hash));
+	}
 	t->path_hash = hash;
 	t->path_hash_cap = cap;
 	return 0;
@@ -114,7 +144,10 @@ int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *n
 {
 	memset(t, 0, sizeof(*t));
 	t->room = room;
-	t->index = mf_trie_index_alloc(t, MF_TRIE_INDEX_MIN);
+	if (room)
+		t->index = memset(room->index, 0, mf_trie_index_len(MF_TRIE_INDEX_MIN));
+	else
+		t->index = mf_pages_new(mf_trie_index_len(MF_TRIE_INDEX_MIN));
 	if (!t->index || capacity < 1)
 		return -1;
 	t->index_mask = MF_TRIE_INDEX_MIN - 1;
@@ -143,8 +176,8 @@ int mf_trie_init(struct mf_trie *t, struct mf_trie_room *room, struct mf_node *n
 
 void mf_trie_destroy(struct mf_trie *t)
 {
-	if (t->index && (!t->room || t->index_mask + 1 > MF_TRIE_INDEX_ROOM))
-		munmap(t->index, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	if (t->index && !mf_trie_index_in_room(t, t->index_mask + 1))
+		munmap(t->index, mf_trie_index_len(t->index_mask + 1));
 	if (t->memo && !t->room)
 		munmap(t->memo, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
 	if (t->path_hash && (!t->room || t->path_hash_cap > MF_TRIE_PATH_HASH_ROOM))
@@ -156,7 +189,7 @@ void mf_trie_destroy(struct mf_trie *t)
 
 void mf_trie_forget_index(struct mf_trie *t)
 {
-	memset(t->index, 0, (t->index_mask + 1) * sizeof(struct mf_trie_slot));
+	memset(t->index, 0, mf_trie_index_len(t->index_mask + 1));
 	memset(t->memo, 0, (t->memo_mask + 1) * sizeof(struct mf_trie_memo));
 	t->index_used = 0;
 }
@@ -210,10 +243,9 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	__atomic_store_n(t->count, n + 1 + after, __ATOMIC_RELEASE);
 	if (2 * (t->index_used + 1) > t->index_mask + 1)
 		mf_trie_index_grow(t);
-	if (t->index_used < t->index_mask) { /* one slot stays empty: probes end */
-		mf_trie_index_put(t->index, t->index_mask, hash, parent, pc, (uint32_t)n);
+	struct mf_trie_slot s = {.pc = pc, .parent = parent, .node = (uint32_t)n};
+	if (!mf_trie_index_put(t->index, t->index_mask, hash, s))
 		t->index_used++;
-	}
 	return (uint32_t)n;
 }
 
@@ -227,7 +259,7 @@ static inline uint32_t mf_trie_find(struct mf_trie *t, uint32_t parent, uintptr_
 			return s->node;
 		if (!s->node)
 			return mf_trie_add(t, parent, pc, hash);
-		i = (i + 1) & t->index_mask;
+		i++; /* (into the tail, never past its last slot: that one stays empty) */
 	}
 }
 

@@ -17,6 +17,16 @@ static inline uint64_t mf_stack_hash_step(uint64_t h, uintptr_t pc)
 	return h ^ (h >> 29);
 }
 
+/* The hash of a node's path from the root: its parent's, and its own key. Its low bits are
+ * the node's home in the index (trie.c), so that the places of a stack's lookups are known
+ * from its pcs alone, before the first one. */
+static inline uint32_t mf_trie_hash(uint32_t parent_hash, uintptr_t pc)
+{
+	uint64_t h =
+	    (uint64_t)pc * 0x9e3779b97f4a7c15ull ^ (uint64_t)parent_hash * 0xc2b2ae3d27d4eb4full;
+	return (uint32_t)(h ^ (h >> 29));
+}
+
 /* trie.c: the stack trie over a node array that the owner may grow. */
 struct mf_trie;
 typedef struct mf_node *(*mf_trie_grow_fn)(void *arg, uint64_t *capacity);
@@ -34,20 +44,22 @@ struct mf_trie_memo {
 	uint32_t node;	/* 0: empty */
 	uint32_t shape; /* frames, and 1 << 31 if truncated */
 };
-#define MF_TRIE_INDEX_MIN      256 /* one page */
+#define MF_TRIE_INDEX_MIN      128 /* homes; with the tail, 3 KiB: one page at first */
 #define MF_TRIE_INDEX_ROOM     8192
+#define MF_TRIE_INDEX_TAIL     64 /* slots after the last home: probes run on, never wrap */
 #define MF_TRIE_MEMO_FIRST     128
 #define MF_TRIE_MEMO_SLOTS     1024
 #define MF_TRIE_PATH_HASH_ROOM 8192
 #define MF_TRIE_AHEAD	       7 /* index lines asked for ahead of a stack's lookups */
 /* Where a trie's index, memo and path hashes grow before they need mappings of their own (in
- * the owner's memory, touched as used): the memo's full size, the index's successive sizes
- * from MF_TRIE_INDEX_MIN to MF_TRIE_INDEX_ROOM slots one after the other, and the path
- * hashes of the first MF_TRIE_PATH_HASH_ROOM node slots. */
+ * the owner's memory, touched as used): the memo's full size, the index up to
+ * MF_TRIE_INDEX_ROOM homes (it doubles where it lies), and the path hashes of the first
+ * MF_TRIE_PATH_HASH_ROOM node slots. */
 struct mf_trie_room {
-	_Alignas(4096) struct mf_trie_slot index[2 * MF_TRIE_INDEX_ROOM - MF_TRIE_INDEX_MIN];
+	_Alignas(4096) struct mf_trie_slot index[MF_TRIE_INDEX_ROOM + MF_TRIE_INDEX_TAIL];
 	struct mf_trie_memo memo[MF_TRIE_MEMO_SLOTS];
-	uint32_t path_hash[MF_TRIE_PATH_HASH_ROOM];
+	/* (page-aligned as the index is: each is given back by whole pages when it leaves) */
+	_Alignas(4096) uint32_t path_hash[MF_TRIE_PATH_HASH_ROOM];
 };
 struct mf_trie {
 	struct mf_node *nodes;
@@ -58,7 +70,7 @@ struct mf_trie {
 	struct mf_trie_memo *memo;
 	uint64_t memo_mask;
 	uint64_t memo_added; /* stacks put in the memo since it was made */
-	uint64_t index_mask;
+	uint64_t index_mask; /* homes - 1; the tail's MF_TRIE_INDEX_TAIL slots follow them */
 	uint64_t index_used;
 	uint32_t *path_hash; /* per node slot: the hash of its path, its place in the index */
 	uint64_t path_hash_cap;

@@ -177,6 +177,63 @@ static int mf_check_visit(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
+/* The trie's index doubles where it lies and never wraps: keys whose homes are the last 16 of
+ * every size up to 64 Ki homes (their path hashes' low 16 bits 0xfff0 or more) crowd its end
+ * and spill into its tail, where they are found, and again after each doubling (in the room,
+ * out of it, in a grown mapping; or in mappings from the first), with every other key. */
+static void index_tail(int with_room)
+{
+	enum { CROWD = 40, OTHERS = 20000, NODES = 1 + CROWD + OTHERS };
+	static uintptr_t crowd[CROWD];
+	static uint32_t crowd_node[CROWD], other_node[OTHERS];
+	int n = 0;
+	for (uintptr_t pc = 0x100000; n < CROWD; pc += 16)
+		if ((mf_trie_hash(0, pc) & 0xffff) >= 0xfff0)
+			crowd[n++] = pc;
+	struct mf_node *nodes = calloc(NODES, sizeof(*nodes));
+	struct mf_trie_room *room = with_room ? aligned_alloc(4096, sizeof(*room)) : NULL;
+	uint64_t count = 0;
+	struct mf_trie t;
+	if (!nodes || (with_room && !room) ||
+	    mf_trie_init(&t, room, nodes, NODES, &count, NULL, resolve, NULL))
+		tap_bail("cannot set up a trie");
+	const char *where = with_room ? "from a room" : "in mappings";
+	for (int i = 0; i < CROWD; i++)
+		crowd_node[i] = mf_trie_child(&t, 0, crowd[i]);
+	int in_tail = 0;
+	for (int i = 0; i < MF_TRIE_INDEX_TAIL; i++)
+		in_tail += t.index[t.index_mask + 1 + i].node != 0;
+	tap_ok(t.index_mask + 1 == MF_TRIE_INDEX_MIN && in_tail >= CROWD - 16,
+	       "%s: %d keys homed in the last 16 of %llu homes, %d of them in the tail", where,
+	       CROWD, (unsigned long long)t.index_mask + 1, in_tail);
+	int found = 1, sizes = 0;
+	uint64_t homes = t.index_mask + 1;
+	for (int k = 0; k < OTHERS; k++) {
+		other_node[k] = mf_trie_child(&t, 0, 0x4000000 + 16 * (uintptr_t)k);
+		if (t.index_mask + 1 == homes)
+			continue;
+		homes = t.index_mask + 1; /* (it doubled: every key so far is found as it was) */
+		sizes++;
+		for (int i = 0; i < CROWD; i++)
+			found = found && mf_trie_child(&t, 0, crowd[i]) == crowd_node[i];
+		for (int j = 0; j <= k; j++)
+			found = found && mf_trie_child(&t, 0, 0x4000000 + 16 * (uintptr_t)j) ==
+					     other_node[j];
+	}
+	in_tail = 0;
+	for (int i = 0; i < MF_TRIE_INDEX_TAIL; i++)
+		in_tail += t.index[t.index_mask + 1 + i].node != 0;
+	tap_ok(found && (MF_TRIE_INDEX_MIN << sizes) == 1 << 16 && t.index_mask + 1 == 1 << 16 &&
+		   count == NODES && t.index_used == NODES - 1 && in_tail >= CROWD - 16,
+	       "%s: %d doublings to %llu homes, each key found as it was after each, no node "
+	       "added, none dropped (%llu indexed, %d in the tail)",
+	       where, sizes, (unsigned long long)t.index_mask + 1, (unsigned long long)t.index_used,
+	       in_tail);
+	mf_trie_destroy(&t);
+	free(room);
+	free(nodes);
+}
+
 int main(void)
 {
 	char dir[] = "/tmp/mf_format.XXXXXX";
@@ -381,6 +438,8 @@ int main(void)
 	if (mnodes)
 		mf_trie_destroy(&mt);
 	free(mnodes);
+	index_tail(1);
+	index_tail(0);
 
 	/* The process record: made with the directory, read back, then ended and replaced. */
 	struct mf_process_record rec, rec1;
