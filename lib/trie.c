@@ -6,9 +6,13 @@
  * owner's grow callback; no malloc; one thread at a time. */
 #include "config.h"
 
+#include <signal.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
+#include "fork.h"
 #include "mf_internal.h"
 #include "trie.h"
 
@@ -66,9 +70,10 @@ static int mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t
 	return 0;
 }
 
-/* Puts the key of slot s again, in the index as it is now; one fewer used where it has no
- * room (dropped: the index only finds nodes, and a lookup of that key then makes another node
- * for it, which readers add up with the first, as after an unload's mf_trie_forget_index). */
+/* Puts the key of slot s again, in the doubled index. It always finds room: a key that moves
+ * up lands at most at its old slot plus the old number of homes, so the tail's keys, at most
+ * 63, find the new tail's first 63 slots free. (Were it not so, the key would be left out, as
+ * one that finds no room in mf_trie_add is.) */
 static void mf_trie_index_again(struct mf_trie *t, struct mf_trie_slot *index, uint64_t mask,
 				struct mf_trie_slot s)
 {
@@ -83,7 +88,7 @@ static void mf_trie_index_again(struct mf_trie *t, struct mf_trie_slot *index, u
  * keys this pass has put there; above, past keys this pass has put there alone, the tail's
  * having been taken out first (they are put back last). So no probe crosses a key that has
  * yet to move, and a key that moves later leaves no gap before one already moved. */
-static void mf_trie_index_grow(struct mf_trie *t)
+static void mf_trie_index_double(struct mf_trie *t)
 {
 	uint64_t homes = t->index_mask + 1, mask = 2 * homes - 1;
 	struct mf_trie_slot *index = t->index;
@@ -99,6 +104,7 @@ static void mf_trie_index_grow(struct mf_trie *t)
 					   mf_trie_index_len(2 * homes)))) {
 		return;
 	}
+	t->index = index; /* (moved, perhaps: the old place is gone) */
 	struct mf_trie_slot tail[MF_TRIE_INDEX_TAIL];
 	uint64_t spilled = 0;
 	for (uint64_t i = homes; i < homes + MF_TRIE_INDEX_TAIL; i++)
@@ -114,8 +120,17 @@ static void mf_trie_index_grow(struct mf_trie *t)
 		}
 	for (uint64_t i = 0; i < spilled; i++)
 		mf_trie_index_again(t, index, mask, tail[i]);
-	t->index = index;
 	t->index_mask = mask;
+}
+
+/* Doubles it with every signal blocked: a handler that left the call for good (siglongjmp)
+ * would leave the index half moved, where the thread's next call would look. */
+static void mf_trie_index_grow(struct mf_trie *t)
+{
+	uint64_t all = MF_SIGNALS_ALL, mask_was;
+	syscall(SYS_rt_sigprocmask, SIG_BLOCK, &all, &mask_was, 8);
+	mf_trie_index_double(t);
+	syscall(SYS_rt_sigprocmask, SIG_SETMASK, &mask_was, NULL, 8);
 }
 
 /* Room in path_hash for node slots [0, need): twice as many as before, or need; out of the
@@ -243,8 +258,16 @@ static MF_NOINLINE uint32_t mf_trie_add(struct mf_trie *t, uint32_t parent, uint
 	__atomic_store_n(t->count, n + 1 + after, __ATOMIC_RELEASE);
 	if (2 * (t->index_used + 1) > t->index_mask + 1)
 		mf_trie_index_grow(t);
+	/* A key that finds no room (the tail's last slot: after a doubling failed, the index
+	 * fills past half) doubles it whatever its load, once; left out still, a lookup of it
+	 * makes another node each time, which readers add up with this one. */
 	struct mf_trie_slot s = {.pc = pc, .parent = parent, .node = (uint32_t)n};
-	if (!mf_trie_index_put(t->index, t->index_mask, hash, s))
+	int put = mf_trie_index_put(t->index, t->index_mask, hash, s);
+	if (put) {
+		mf_trie_index_grow(t);
+		put = mf_trie_index_put(t->index, t->index_mask, hash, s);
+	}
+	if (!put)
 		t->index_used++;
 	return (uint32_t)n;
 }

@@ -180,10 +180,13 @@ static int mf_check_visit(struct dl_phdr_info *info, size_t size, void *arg)
 /* The trie's index doubles where it lies and never wraps: keys whose homes are the last 16 of
  * every size up to 64 Ki homes (their path hashes' low 16 bits 0xfff0 or more) crowd its end
  * and spill into its tail, where they are found, and again after each doubling (in the room,
- * out of it, in a grown mapping; or in mappings from the first), with every other key. */
+ * out of it, in a grown mapping; or in mappings from the first), with every other key. A room
+ * full of stale bytes is no matter, and the memo beside the index in the room stays as it was
+ * when the index leaves. */
 static void index_tail(int with_room)
 {
-	enum { CROWD = 40, OTHERS = 20000, NODES = 1 + CROWD + OTHERS };
+	enum { CROWD = 40, STACKS_ = 30, OTHERS = 20000 };
+	enum { NODES = 1 + CROWD + STACKS_ * (3 + MF_LEAF_SLOTS) + OTHERS };
 	static uintptr_t crowd[CROWD];
 	static uint32_t crowd_node[CROWD], other_node[OTHERS];
 	int n = 0;
@@ -192,6 +195,8 @@ static void index_tail(int with_room)
 			crowd[n++] = pc;
 	struct mf_node *nodes = calloc(NODES, sizeof(*nodes));
 	struct mf_trie_room *room = with_room ? aligned_alloc(4096, sizeof(*room)) : NULL;
+	if (room)
+		memset(room, 0xff, sizeof(*room));
 	uint64_t count = 0;
 	struct mf_trie t;
 	if (!nodes || (with_room && !room) ||
@@ -206,8 +211,15 @@ static void index_tail(int with_room)
 	tap_ok(t.index_mask + 1 == MF_TRIE_INDEX_MIN && in_tail >= CROWD - 16,
 	       "%s: %d keys homed in the last 16 of %llu homes, %d of them in the tail", where,
 	       CROWD, (unsigned long long)t.index_mask + 1, in_tail);
+	for (int i = 0; i < STACKS_; i++) { /* (stacks in the memo) */
+		void *pcs[2] = {(void *)(0x2000000 + 16 * (uintptr_t)i), (void *)0x3000000};
+		mf_trie_stack(&t, pcs, 2, 0, MF_TRIE_KEY_ENTRY(0), 0, NULL, NULL);
+	}
+	static struct mf_trie_memo memo[MF_TRIE_MEMO_SLOTS];
+	uint64_t memo_slots = t.memo_mask + 1, used = t.index_used;
+	memcpy(memo, t.memo, memo_slots * sizeof(*memo));
 	int found = 1, sizes = 0;
-	uint64_t homes = t.index_mask + 1;
+	uint64_t homes = t.index_mask + 1, first = homes;
 	for (int k = 0; k < OTHERS; k++) {
 		other_node[k] = mf_trie_child(&t, 0, 0x4000000 + 16 * (uintptr_t)k);
 		if (t.index_mask + 1 == homes)
@@ -223,10 +235,12 @@ static void index_tail(int with_room)
 	in_tail = 0;
 	for (int i = 0; i < MF_TRIE_INDEX_TAIL; i++)
 		in_tail += t.index[t.index_mask + 1 + i].node != 0;
-	tap_ok(found && (MF_TRIE_INDEX_MIN << sizes) == 1 << 16 && t.index_mask + 1 == 1 << 16 &&
-		   count == NODES && t.index_used == NODES - 1 && in_tail >= CROWD - 16,
+	tap_ok(found && (first << sizes) == 1 << 16 && t.index_mask + 1 == 1 << 16 &&
+		   count == NODES && t.index_used == used + OTHERS && in_tail >= CROWD - 16 &&
+		   t.memo_mask + 1 == memo_slots &&
+		   !memcmp(memo, t.memo, memo_slots * sizeof(*memo)),
 	       "%s: %d doublings to %llu homes, each key found as it was after each, no node "
-	       "added, none dropped (%llu indexed, %d in the tail)",
+	       "added, none dropped (%llu indexed, %d in the tail), the memo as it was",
 	       where, sizes, (unsigned long long)t.index_mask + 1, (unsigned long long)t.index_used,
 	       in_tail);
 	mf_trie_destroy(&t);
