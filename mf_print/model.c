@@ -587,8 +587,10 @@ static int mf_thread_nodes(struct mf_model *m, const struct mf_process *proc, st
 			if (l) /* (a leaf's own location is never read: its time node finds it) */
 				loc[i] = (uint32_t)(*nleaves - 1);
 		} else if (node->module == MF_MODULE_WEIGHT) {
-			if (loc[node->parent] != MF_NONE)
-				(*leaves)[loc[node->parent]].time = node->bytes;
+			if (loc[node->parent] != MF_NONE) /* (a leaf may have two: they add up) */
+				(*leaves)[loc[node->parent]].time =
+				    mf_sat_add((*leaves)[loc[node->parent]].time, node->bytes,
+					       &m->saturated[MF_METRIC_TIME]);
 		} else if (node->module == MF_MODULE_SIZES) {
 			; /* (read with its leaf) */
 		} else if (node->module == MF_MODULE_TRUNCATED) {

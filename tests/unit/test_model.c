@@ -268,6 +268,32 @@ static void timeline_same_tick(struct mf_symbolizer *sym)
 	}
 }
 
+/* A leaf whose time the thread kept in two nodes (its first time node could not be found again:
+ * the trie's index had no room for it) is charged the time of both. */
+static void time_nodes_add_up(struct mf_symbolizer *sym)
+{
+	struct mf_model m;
+	if (mf_model_init(&m, sym))
+		tap_bail("mf_model_init failed");
+	static const uint64_t A[] = {0x10, 0x20};
+	struct trie t = {0};
+	record(&t, A, 2, MF_ENTRY_MALLOC, 4, 8);
+	uint32_t leaf = t.count - 1;
+	for (int k = 0; k < 2; k++)
+		t.nodes[t.count++] = (struct mf_node){
+		    .parent = leaf, .module = MF_MODULE_WEIGHT, .bytes = k ? 500 : 300};
+	struct mf_profile p = profile(&t, 1, 1, 1);
+	p.header.weight = 1;
+	uint32_t proc = add_process(&m, 1, "one");
+	if (mf_model_add_thread(&m, proc, &p) || mf_model_finish(&m))
+		tap_bail("mf_model_add_thread failed");
+	tap_ok(m.weighted && mf_model_total(&m, MF_METRIC_TIME, NULL) == 800 &&
+		   mf_model_total(&m, MF_METRIC_CALLS, NULL) == 4,
+	       "a leaf's two time nodes add up: 300 + 500 ns, 4 calls (%llu ns)",
+	       (unsigned long long)mf_model_total(&m, MF_METRIC_TIME, NULL));
+	mf_model_free(&m);
+}
+
 int main(void)
 {
 	for (int i = 0; i < 2; i++) {
@@ -439,6 +465,7 @@ int main(void)
 	timeline_same_tick(sym);
 	timeline_spread_alike(sym);
 	timeline_last_row(sym);
+	time_nodes_add_up(sym);
 	mf_sym_free(sym);
 	return tap_done();
 }
