@@ -7,6 +7,7 @@
 #include <elf.h>
 #include <link.h>
 #include <pthread.h>
+#include <string.h>
 #include <sys/mman.h>
 #include <unistd.h>
 
@@ -41,6 +42,100 @@ int mf_got_object(const struct dl_phdr_info *info, struct mf_got_object *o)
 	return o->dyn ? 0 : -1;
 }
 
+/* The tables of an object's dynamic section that are read here. */
+struct mf_got_tables {
+	const ElfW(Sym) * symtab;
+	const char *strtab;
+	const ElfW(Rela) * jmprel, *rela;
+	size_t jmprel_size, rela_size;
+	const uint32_t *gnu_hash, *sysv_hash;
+};
+
+static void mf_got_tables(const struct mf_got_object *o, struct mf_got_tables *t)
+{
+	*t = (struct mf_got_tables){0};
+	for (const ElfW(Dyn) *d = o->dyn; d->d_tag != DT_NULL; d++) {
+		const void *at = (const void *)mf_dyn_ptr(o->bias, d->d_un.d_ptr);
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			t->symtab = at;
+			break;
+		case DT_STRTAB:
+			t->strtab = at;
+			break;
+		case DT_JMPREL:
+			t->jmprel = at;
+			break;
+		case DT_PLTRELSZ:
+			t->jmprel_size = d->d_un.d_val;
+			break;
+		case DT_RELA:
+			t->rela = at;
+			break;
+		case DT_RELASZ:
+			t->rela_size = d->d_un.d_val;
+			break;
+		case DT_GNU_HASH:
+			t->gnu_hash = at;
+			break;
+		case DT_HASH:
+			t->sysv_hash = at;
+			break;
+		}
+	}
+}
+
+/* The GNU hash of a name (DT_GNU_HASH), and the System V one (DT_HASH). */
+static uint32_t mf_got_gnu_hash(const char *s)
+{
+	uint32_t h = 5381;
+	for (; *s; s++)
+		h = h * 33 + (unsigned char)*s;
+	return h;
+}
+
+static uint32_t mf_got_sysv_hash(const char *s)
+{
+	uint32_t h = 0;
+	for (; *s; s++) {
+		h = (h << 4) + (unsigned char)*s;
+		h ^= (h >> 24) & 0xf0;
+		h &= 0x0fffffff;
+	}
+	return h;
+}
+
+const ElfW(Sym) * mf_got_symbol(const struct mf_got_object *o, const char *name)
+{
+	struct mf_got_tables t;
+	mf_got_tables(o, &t);
+	if (!t.symtab || !t.strtab)
+		return NULL;
+	const uint32_t *gnu = t.gnu_hash, *sysv = t.sysv_hash;
+	if (gnu) { /* buckets, first hashed symbol, bloom words, shift; bloom; buckets; chains */
+		uint32_t buckets = gnu[0], first = gnu[1], h = mf_got_gnu_hash(name);
+		const uint32_t *bucket = gnu + 4 + gnu[2] * (sizeof(ElfW(Addr)) / 4),
+			       *chain = bucket + buckets;
+		uint32_t i = buckets ? bucket[h % buckets] : 0;
+		for (; i && i >= first; i++) {
+			if ((chain[i - first] | 1) == (h | 1) &&
+			    !strcmp(t.strtab + t.symtab[i].st_name, name))
+				return &t.symtab[i];
+			if (chain[i - first] & 1) /* (the last of its bucket) */
+				break;
+		}
+		return NULL;
+	}
+	if (sysv && sysv[0]) { /* buckets, symbols; buckets; chains */
+		const uint32_t *bucket = sysv + 2, *chain = bucket + sysv[0];
+		for (uint32_t i = bucket[mf_got_sysv_hash(name) % sysv[0]]; i && i < sysv[1];
+		     i = chain[i])
+			if (!strcmp(t.strtab + t.symtab[i].st_name, name))
+				return &t.symtab[i];
+	}
+	return NULL;
+}
+
 /* fn over one table of relocations. */
 static int mf_got_table(const struct mf_got_object *o, const ElfW(Rela) * rel, size_t size,
 			const ElfW(Sym) * symtab, const char *strtab, mf_got_fn *fn, void *arg)
@@ -62,35 +157,15 @@ static int mf_got_table(const struct mf_got_object *o, const ElfW(Rela) * rel, s
 
 int mf_got_each(const struct mf_got_object *o, mf_got_fn *fn, void *arg)
 {
-	const ElfW(Sym) *symtab = NULL;
-	const char *strtab = NULL;
-	const ElfW(Rela) *jmprel = NULL, *rela = NULL;
-	size_t jmprel_size = 0, rela_size = 0;
-	for (const ElfW(Dyn) *d = o->dyn; d->d_tag != DT_NULL; d++)
-		switch (d->d_tag) {
-		case DT_SYMTAB:
-			symtab = (const void *)mf_dyn_ptr(o->bias, d->d_un.d_ptr);
-			break;
-		case DT_STRTAB:
-			strtab = (const void *)mf_dyn_ptr(o->bias, d->d_un.d_ptr);
-			break;
-		case DT_JMPREL:
-			jmprel = (const void *)mf_dyn_ptr(o->bias, d->d_un.d_ptr);
-			break;
-		case DT_PLTRELSZ:
-			jmprel_size = d->d_un.d_val;
-			break;
-		case DT_RELA:
-			rela = (const void *)mf_dyn_ptr(o->bias, d->d_un.d_ptr);
-			break;
-		case DT_RELASZ:
-			rela_size = d->d_un.d_val;
-			break;
-		}
-	if (!symtab || !strtab)
+	struct mf_got_tables t;
+	mf_got_tables(o, &t);
+	if (!t.symtab || !t.strtab)
 		return -1;
-	int r = jmprel ? mf_got_table(o, jmprel, jmprel_size, symtab, strtab, fn, arg) : 0;
-	return r ? r : rela ? mf_got_table(o, rela, rela_size, symtab, strtab, fn, arg) : 0;
+	int r =
+	    t.jmprel ? mf_got_table(o, t.jmprel, t.jmprel_size, t.symtab, t.strtab, fn, arg) : 0;
+	return r	? r
+	       : t.rela ? mf_got_table(o, t.rela, t.rela_size, t.symtab, t.strtab, fn, arg)
+			: 0;
 }
 
 /* Writers take turns: one's page made read-only again under another's write would fault. */

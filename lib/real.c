@@ -12,6 +12,7 @@
 #include <string.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 
 #define MF_BOOTSTRAP_SIZE  (64 * 1024)
@@ -308,52 +309,52 @@ int mf_real_first_copy(void)
 	return !first || first == &mf_real_note;
 }
 
+/* The first object dl_iterate_phdr shows, the program, as *(struct mf_got_object *)arg. */
+static int mf_real_program(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	return mf_got_object(info, arg) ? -1 : 1;
+}
+
 /* The entry points the program defines itself: its calls to them go there, and the profiler
  * never sees them. Said once. (Those of an allocator preloaded before the profiler are
- * counted: see rebind.c.) */
+ * counted: see rebind.c.) Each is looked up in the program by name, through its hash table:
+ * a program not built as PIE that takes a function's address has a canonical PLT entry, an
+ * undefined symbol with a value, which dlsym finds; its calls go through the PLT to whatever
+ * the loader bound, so it is no definition of the program's own. */
 void mf_real_say_shadowed(void)
 {
 	static const char *const names[] = {
 	    "malloc",	      "calloc",	       "realloc",  "reallocarray", "free",
 	    "posix_memalign", "aligned_alloc", "memalign", "valloc",	   "pvalloc"};
 	enum { N = sizeof(names) / sizeof(names[0]) };
-	struct link_map *by[N];
+	struct mf_got_object program;
+	if (mf_objects_iterate(mf_real_program, &program) != 1)
+		return;
+	int own[N], count = 0, last = 0;
 	for (int i = 0; i < N; i++) {
-		void *fn = dlsym(RTLD_DEFAULT, names[i]), *map = NULL;
-		const ElfW(Sym) *sym = NULL;
-		Dl_info info;
-		by[i] = fn && !mf_real_ours(fn) && dladdr1(fn, &info, &map, RTLD_DL_LINKMAP) ? map
-											     : NULL;
-		/* A program not built as PIE that takes the function's address has a canonical
-		 * PLT entry: an undefined symbol with a value, which dlsym finds. Its calls go
-		 * through the PLT to whatever the loader bound: no definition of its own. */
-		if (by[i] && dladdr1(fn, &info, (void **)&sym, RTLD_DL_SYMENT) && sym &&
-		    sym->st_shndx == SHN_UNDEF)
-			by[i] = NULL;
+		uintptr_t fn = (uintptr_t)dlsym(RTLD_DEFAULT, names[i]);
+		const ElfW(Sym) *sym =
+		    fn && !mf_real_ours((void *)fn) && fn >= program.start && fn < program.end
+			? mf_got_symbol(&program, names[i])
+			: NULL;
+		own[i] = sym && sym->st_shndx != SHN_UNDEF;
+		if (own[i])
+			last = i, count++;
 	}
+	dlerror();
+	char list[256];
+	size_t at = 0;
 	for (int i = 0; i < N; i++) {
-		if (!by[i])
+		if (!own[i])
 			continue;
-		struct link_map *l = by[i];
-		char list[256];
-		size_t at = 0;
-		int count = 0, last = 0;
-		for (int k = i; k < N; k++)
-			if (by[k] == l)
-				last = k, count++;
-		for (int k = i; k < N; k++) {
-			if (by[k] != l)
-				continue;
-			const char *sep = k == i ? "" : k == last ? " and " : ", ";
-			int n = mf_format(list + at, sizeof(list) - at, "%s%s", sep, names[k]);
-			at = n < 0 || at + (size_t)n >= sizeof(list) ? sizeof(list) - 1
-								     : at + (size_t)n;
-			by[k] = NULL;
-		}
-		if (!l->l_prev) /* the first object: the program (a preloaded one: rebind.c) */
-			mf_log("the program defines %s itself: the profiler does not see %s calls",
-			       list, count > 1 ? "their" : "its");
+		const char *sep = at == 0 ? "" : i == last ? " and " : ", ";
+		int n = mf_format(list + at, sizeof(list) - at, "%s%s", sep, names[i]);
+		at = n < 0 || at + (size_t)n >= sizeof(list) ? sizeof(list) - 1 : at + (size_t)n;
 	}
+	if (count)
+		mf_log("the program defines %s itself: the profiler does not see %s calls", list,
+		       count > 1 ? "their" : "its");
 }
 
 void mf_real_init_dl(void)
