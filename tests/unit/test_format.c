@@ -218,14 +218,34 @@ static void index_tail(int with_room)
 	static struct mf_trie_memo memo[MF_TRIE_MEMO_SLOTS];
 	uint64_t memo_slots = t.memo_mask + 1, used = t.index_used;
 	memcpy(memo, t.memo, memo_slots * sizeof(*memo));
-	int found = 1, sizes = 0;
+	int found = 1, sizes = 0, moves = 0;
 	uint64_t homes = t.index_mask + 1, first = homes;
+	const struct mf_trie_slot *before = NULL; /* (an index with a page taken after it) */
+	void *guard = MAP_FAILED;
 	for (int k = 0; k < OTHERS; k++) {
 		other_node[k] = mf_trie_child(&t, 0, 0x4000000 + 16 * (uintptr_t)k);
 		if (t.index_mask + 1 == homes)
 			continue;
 		homes = t.index_mask + 1; /* (it doubled: every key so far is found as it was) */
 		sizes++;
+		moves += before && t.index != before;
+		before = NULL;
+		if (guard != MAP_FAILED)
+			munmap(guard, 4096);
+		guard = MAP_FAILED;
+		if (homes > MF_TRIE_INDEX_ROOM && homes < 1 << 15) {
+			/* The page after its mapping taken (by this, or by another mapping
+			 * already): the next doubling must move it. */
+			uintptr_t end =
+			    ((uintptr_t)t.index +
+			     (homes + MF_TRIE_INDEX_TAIL) * sizeof(struct mf_trie_slot) + 4095) &
+			    ~(uintptr_t)4095;
+			guard =
+			    mmap((void *)end, 4096, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+			if (guard != (void *)end && guard != MAP_FAILED)
+				munmap(guard, 4096), guard = MAP_FAILED; /* (placed elsewhere) */
+			before = t.index;
+		}
 		for (int i = 0; i < CROWD; i++)
 			found = found && mf_trie_child(&t, 0, crowd[i]) == crowd_node[i];
 		for (int j = 0; j <= k; j++)
@@ -235,6 +255,8 @@ static void index_tail(int with_room)
 	in_tail = 0;
 	for (int i = 0; i < MF_TRIE_INDEX_TAIL; i++)
 		in_tail += t.index[t.index_mask + 1 + i].node != 0;
+	tap_ok(moves > 0, "%s: the index moved by mremap %d times, a page taken after it", where,
+	       moves);
 	tap_ok(found && (first << sizes) == 1 << 16 && t.index_mask + 1 == 1 << 16 &&
 		   count == NODES && t.index_used == used + OTHERS && in_tail >= CROWD - 16 &&
 		   t.memo_mask + 1 == memo_slots &&
