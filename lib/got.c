@@ -136,6 +136,18 @@ const ElfW(Sym) * mf_got_symbol(const struct mf_got_object *o, const char *name)
 	return NULL;
 }
 
+/* The first object dl_iterate_phdr shows, the program, as *(struct mf_got_object *)arg. */
+static int mf_got_first(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	(void)size;
+	return mf_got_object(info, arg) ? -1 : 1;
+}
+
+int mf_got_program(struct mf_got_object *o)
+{
+	return mf_objects_iterate(mf_got_first, o) == 1 ? 0 : -1;
+}
+
 /* fn over one table of relocations. */
 static int mf_got_table(const struct mf_got_object *o, const ElfW(Rela) * rel, size_t size,
 			const ElfW(Sym) * symtab, const char *strtab, mf_got_fn *fn, void *arg)

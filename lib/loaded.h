@@ -99,15 +99,22 @@ struct mf_got_object {
 	uintptr_t relro_lo, relro_hi; /* the pages the loader made read-only after relocating */
 };
 int mf_got_object(const struct dl_phdr_info *info, struct mf_got_object *o); /* 0, or -1 */
+/* The program's (the first object the loader shows): 0, or -1. Its segments say whether an
+ * address is the program's without dladdr, which searches every symbol of the object (a
+ * program that exports 29,000, as gcc's cc1 does, took 550,000 instructions a lookup). */
+int mf_got_program(struct mf_got_object *o);
+/* Does addr lie in the object's loaded segments? */
+static inline int mf_got_holds(const struct mf_got_object *o, uintptr_t addr)
+{
+	return addr >= o->start && addr < o->end;
+}
 /* fn(slot, name, sym, type, arg) for each such reference, until fn returns nonzero (that is
  * returned); -1 if the object's tables cannot be found. */
 typedef int mf_got_fn(void **slot, const char *name, const ElfW(Sym) * sym, unsigned type,
 		      void *arg);
 int mf_got_each(const struct mf_got_object *o, mf_got_fn *fn, void *arg);
-/* The object's dynamic symbol of that name, found through its hash table (not a search of
- * every symbol, as dladdr's: in a program that exports 29,000, as gcc's cc1 does, that took
- * 550,000 instructions a lookup); NULL if it has none. Undefined ones too, with their st_shndx
- * SHN_UNDEF. */
+/* The object's dynamic symbol of that name, found through its hash table (not by dladdr:
+ * mf_got_program); NULL if it has none. Undefined ones too, with their st_shndx SHN_UNDEF. */
 const ElfW(Sym) * mf_got_symbol(const struct mf_got_object *o, const char *name);
 /* *slot = value, through the read-only protection of RELRO (put back after); 0, or -1 (not
  * written). Not from a dl_iterate_phdr callback: it takes the fork lock. */

@@ -309,13 +309,6 @@ int mf_real_first_copy(void)
 	return !first || first == &mf_real_note;
 }
 
-/* The first object dl_iterate_phdr shows, the program, as *(struct mf_got_object *)arg. */
-static int mf_real_program(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	(void)size;
-	return mf_got_object(info, arg) ? -1 : 1;
-}
-
 /* The entry points the program defines itself: its calls to them go there, and the profiler
  * never sees them. Said once. (Those of an allocator preloaded before the profiler are
  * counted: see rebind.c.) Each is looked up in the program by name, through its hash table:
@@ -329,15 +322,14 @@ void mf_real_say_shadowed(void)
 	    "posix_memalign", "aligned_alloc", "memalign", "valloc",	   "pvalloc"};
 	enum { N = sizeof(names) / sizeof(names[0]) };
 	struct mf_got_object program;
-	if (mf_objects_iterate(mf_real_program, &program) != 1)
+	if (mf_got_program(&program))
 		return;
 	int own[N], count = 0, last = 0;
 	for (int i = 0; i < N; i++) {
 		uintptr_t fn = (uintptr_t)dlsym(RTLD_DEFAULT, names[i]);
-		const ElfW(Sym) *sym =
-		    fn && !mf_real_ours((void *)fn) && fn >= program.start && fn < program.end
-			? mf_got_symbol(&program, names[i])
-			: NULL;
+		const ElfW(Sym) *sym = fn && !mf_real_ours((void *)fn) && mf_got_holds(&program, fn)
+					   ? mf_got_symbol(&program, names[i])
+					   : NULL;
 		own[i] = sym && sym->st_shndx != SHN_UNDEF;
 		if (own[i])
 			last = i, count++;

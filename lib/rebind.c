@@ -486,14 +486,13 @@ static int mf_rebind_heads(struct dl_phdr_info *info, size_t size, void *arg)
  * to. 1 if there is one. */
 static int mf_rebind_first_find(void)
 {
-	void *fn = dlsym(RTLD_DEFAULT, "malloc");
-	struct link_map *map = NULL;
-	Dl_info info;
-	if (!fn || fn == mf_rebind_own[MF_REBIND_MALLOC] ||
-	    !dladdr1(fn, &info, (void **)&map, RTLD_DL_LINKMAP) || !map || !map->l_prev) {
-		dlerror();
+	uintptr_t fn = (uintptr_t)dlsym(RTLD_DEFAULT, "malloc");
+	struct mf_got_object program;
+	dlerror();
+	/* (the program's, a definition or a canonical PLT entry, is no allocator before us) */
+	if (!fn || fn == (uintptr_t)mf_rebind_own[MF_REBIND_MALLOC] || mf_got_program(&program) ||
+	    mf_got_holds(&program, fn))
 		return 0;
-	}
 	return mf_rebind_forward(RTLD_DEFAULT, &mf_rebind_first) == 0;
 }
 
