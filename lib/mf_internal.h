@@ -83,6 +83,19 @@ static inline void *mf_pages_new(size_t len)
 	return p;
 }
 
+/* len bytes of address space to grow into, inaccessible until mprotect makes a part of it so
+ * (a program that locked its future memory, mlockall, would have it all filled in and locked
+ * at once otherwise), without huge pages (which would fill in 2 MiB at a time where they are
+ * on for all memory); NULL if there is none. */
+static inline void *mf_pages_reserve(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+	if (p == MAP_FAILED)
+		return NULL;
+	madvise(p, len, MADV_NOHUGEPAGE);
+	return p;
+}
+
 /* The mapping of len bytes at p (from mf_pages_new or this) made new_len long: its pages move
  * with it if it must move (none copied, none faulted in again), the new ones touched. NULL if
  * it cannot grow; p is then as it was. */

@@ -22,18 +22,14 @@ static void *mf_pool_free;			  /* slots given back, each holding the next */
 static pthread_mutex_t mf_pool_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* A new mapping of as many slots as all before it (MF_POOL_FIRST at first); 0, or -1. Its
- * slots are made accessible one by one as they are first handed out: in a program that locked
- * its memory to come (mlockall), each would be filled in and locked at once otherwise. */
+ * slots are made accessible one by one as they are first handed out (mf_pages_reserve). */
 static int mf_pool_grow(void)
 {
 	size_t n = mf_pool_mapped ? mf_pool_mapped : MF_POOL_FIRST;
-	void *p = mmap(NULL, n * mf_pool_slot_size, PROT_NONE,
-		       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (p == MAP_FAILED)
+	/* (a state is touched here and there: huge pages would fill in 2 MiB for each) */
+	void *p = mf_pages_reserve(n * mf_pool_slot_size);
+	if (!p)
 		return -1;
-	/* (a state is touched here and there: huge pages, where they are on for all memory,
-	 * would fill in 2 MiB for each) */
-	madvise(p, n * mf_pool_slot_size, MADV_NOHUGEPAGE);
 	mf_pool_next = p;
 	mf_pool_end = mf_pool_next + n * mf_pool_slot_size;
 	mf_pool_mapped += n;

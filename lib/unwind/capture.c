@@ -7,7 +7,6 @@
 
 #include <errno.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "fork.h"
 #include "thread.h"
@@ -30,9 +29,7 @@ void mf_unwind_thread_init(struct mf_unwind_thread *u)
 
 void mf_unwind_thread_end(struct mf_unwind_thread *u)
 {
-	if (u->hot.arena && u->hot.arena != u->hot_arena) /* (moved to a mapping: hot.c) */
-		munmap(u->hot.arena, MF_HOT_ARENA_MAX);
-	u->hot.arena = NULL;
+	mf_hot_free(&u->hot);
 }
 
 /* Is a dlopen of the program watched below its frame at sp (rebind.c)? That frame of ours

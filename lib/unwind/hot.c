@@ -210,13 +210,18 @@ void mf_hot_drop(struct mf_hot *h)
 	mf_hot_clear(h, 0);
 }
 
+void mf_hot_free(struct mf_hot *h)
+{
+	if (h->limit > MF_HOT_ARENA) /* (moved: mf_hot_room) */
+		munmap(h->arena, MF_HOT_ARENA_MAX);
+	h->arena = NULL;
+}
+
 /* Room for the arena at twice its limit: 0, or -1. Up to MF_HOT_ARENA bytes it lies in the
  * thread's state; there, full, it moves with its stacks (their offsets hold) to a mapping of
- * MF_HOT_ARENA_MAX bytes of address space, reserved where it is within a 256th of RLIMIT_AS,
- * and made accessible a doubling at a time (as the thread states are, pool.c: a program that
- * locked its future memory would have it all filled in and locked at once; and without huge
- * pages, which would fill in 2 MiB at a time). The slow path's: a signal handler's call
- * meanwhile is counted apart (nested), and never looks at the arena. */
+ * MF_HOT_ARENA_MAX bytes of address space, reserved (mf_pages_reserve) where it is within a
+ * 256th of RLIMIT_AS, and made accessible a doubling at a time. The slow path's: a signal
+ * handler's call meanwhile is counted apart (nested), and never looks at the arena. */
 static int mf_hot_room(struct mf_hot *h)
 {
 	if (h->limit < MF_HOT_ARENA)
@@ -225,11 +230,9 @@ static int mf_hot_room(struct mf_hot *h)
 		return mprotect(h->arena + h->limit, h->limit, PROT_READ | PROT_WRITE);
 	if (mf_prof_as_share() < MF_HOT_ARENA_MAX)
 		return -1;
-	unsigned char *m = mmap(NULL, MF_HOT_ARENA_MAX, PROT_NONE,
-				MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (m == MAP_FAILED)
+	unsigned char *m = mf_pages_reserve(MF_HOT_ARENA_MAX);
+	if (!m)
 		return -1;
-	madvise(m, MF_HOT_ARENA_MAX, MADV_NOHUGEPAGE);
 	if (mprotect(m, 2 * MF_HOT_ARENA, PROT_READ | PROT_WRITE)) {
 		munmap(m, MF_HOT_ARENA_MAX);
 		return -1;

@@ -114,6 +114,8 @@ void mf_hot_put(struct mf_hot *h, const struct mf_walk_stacks *ws, uint32_t leaf
 		const struct mf_frame *from);
 /* Forgets every hot stack: mf_hot_find finds none until mf_hot_put keeps new ones. */
 void mf_hot_drop(struct mf_hot *h);
+/* The thread's state is given back: the arena's mapping, if it moved to one, goes. */
+void mf_hot_free(struct mf_hot *h);
 
 /* rule_cache.c: frame rules libunwind confirmed in earlier runs of the program. */
 void mf_rules_init(void); /* after mf_modules_init: reads the file */
