@@ -70,17 +70,6 @@ static int mf_trie_index_put(struct mf_trie_slot *index, uint64_t mask, uint32_t
 	return 0;
 }
 
-/* Puts the key of slot s again, in the doubled index. It always finds room: a key that moves
- * up lands at most at its old slot plus the old number of homes, so the tail's keys, at most
- * 63, find the new tail's first 63 slots free. (Were it not so, the key would be left out, as
- * one that finds no room in mf_trie_add is.) */
-static void mf_trie_index_again(struct mf_trie *t, struct mf_trie_slot *index, uint64_t mask,
-				struct mf_trie_slot s)
-{
-	if (mf_trie_index_put(index, mask, t->path_hash[s.node], s))
-		t->index_used--;
-}
-
 /* Doubles the index where it lies, or in a mapping of its own as it leaves the room; on
  * failure the old one stays (just fuller). A key keeps its home, or moves to its home plus the
  * old number of homes. Taken in order from the first slot, each goes to the first free slot
@@ -112,14 +101,16 @@ static void mf_trie_index_double(struct mf_trie *t)
 			tail[spilled++] = index[i];
 			index[i].node = 0;
 		}
+	/* (each put finds room: a key that moves up lands at most at its old slot plus the old
+	 * number of homes, so the tail's keys, at most 63, find the new tail's first 63 free) */
 	for (uint64_t i = 0; i < homes; i++)
 		if (index[i].node) {
 			struct mf_trie_slot s = index[i];
 			index[i].node = 0;
-			mf_trie_index_again(t, index, mask, s);
+			mf_trie_index_put(index, mask, t->path_hash[s.node], s);
 		}
 	for (uint64_t i = 0; i < spilled; i++)
-		mf_trie_index_again(t, index, mask, tail[i]);
+		mf_trie_index_put(index, mask, t->path_hash[tail[i].node], tail[i]);
 	t->index_mask = mask;
 }
 
