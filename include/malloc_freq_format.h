@@ -66,6 +66,11 @@
  * record; 2: module records of any size */
 #define MF_FORMAT_VERSION  12u
 #define MF_BYTE_ORDER_MARK 0x01020304u /* written natively; reads as 0x04030201 if swapped */
+/* The page the writer lays its files and memory out in: the header's size and every offset
+ * the library maps a file at are multiples of it. The library records only where the
+ * kernel's pages are this size (arm64 kernels with 16 KiB or 64 KiB pages, RHEL 8's among
+ * them, are not: there it says so and records nothing); the reader reads any page size. */
+#define MF_PAGE_SIZE 4096u
 /* The header's size (header_size: node 0 starts there): 3 pages since version 11, one page
  * before. A thread that keeps few timeline records never touches more than the first page. */
 #define MF_HEADER_SIZE	   12288u
@@ -579,7 +584,7 @@ static inline uint64_t mf_rules_check(const struct mf_rules_entry *e, uint64_t c
 			   MF_TIMELINE_OFFSET +                                                    \
 				   MF_TIMELINE_RECORDS * sizeof(struct mf_timeline_record) <=      \
 			       MF_HEADER_SIZE &&                                                   \
-			   MF_HEADER_SIZE % 4096 == 0,                                             \
+			   MF_HEADER_SIZE % MF_PAGE_SIZE == 0,                                     \
 		       "the timeline fits the header");                                            \
 	_Static_assert(__builtin_offsetof(struct mf_timeline_record, by_entry) ==                  \
 			   MF_TIMELINE_RECORD_SIZE_V10,                                            \

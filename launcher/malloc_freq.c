@@ -811,6 +811,12 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 			"profiler cannot be preloaded into it (only a dynamically linked program's "
 			"loader reads LD_PRELOAD)\n",
 			dir, path);
+	else if (!t.threads && getpagesize() != MF_PAGE_SIZE)
+		fprintf(
+		    stderr,
+		    "malloc_freq: nothing recorded in %s: this kernel's pages are %d bytes, and "
+		    "the profiler works only with %u-byte pages\n",
+		    dir, getpagesize(), MF_PAGE_SIZE);
 	else if (!t.threads)
 		fprintf(stderr,
 			"malloc_freq: nothing recorded in %s: no process of the program called the "

@@ -26,6 +26,21 @@ enum { MF_INIT_NONE, MF_INIT_RUNNING, MF_INIT_DONE, MF_INIT_FAILED, MF_INIT_ASID
 static int mf_init_state;
 static MF_TLS int mf_init_here; /* this thread runs mf_init */
 
+/* Whether the kernel's pages are the size lib/ is laid out for (MF_PAGE_SIZE); if not, says so.
+ * With larger pages its mprotect and madvise calls would fail or reach past their memory
+ * (seen under qemu-user with 16 and 64 KiB pages: the program killed by SIGSEGV at start),
+ * so the library then records nothing and passes every call on. */
+static int mf_pages_fit(void)
+{
+	long page = getpagesize();
+	if (page == MF_PAGE_SIZE)
+		return 1;
+	mf_log("this kernel's pages are %ld bytes, and malloc_freq works only with %u-byte pages; "
+	       "not recording",
+	       page, MF_PAGE_SIZE);
+	return 0;
+}
+
 static MF_NOINLINE void mf_init(void)
 {
 	int expected = MF_INIT_NONE;
@@ -47,7 +62,7 @@ static MF_NOINLINE void mf_init(void)
 	 * first call would. */
 	int first = mf_real_first_copy(), state = MF_INIT_FAILED;
 	if (mf_real_init() == 0)
-		state = first ? MF_INIT_DONE : MF_INIT_ASIDE;
+		state = !first ? MF_INIT_ASIDE : mf_pages_fit() ? MF_INIT_DONE : MF_INIT_FAILED;
 	if (state == MF_INIT_DONE) {
 		mf_config_load();
 		mf_control_init();

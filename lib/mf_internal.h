@@ -70,7 +70,7 @@
  * much as two thousand instructions, and a short process's profiler touches few pages. */
 static inline void mf_pages_touch(void *p, size_t len)
 {
-	for (size_t i = 0; i < len; i += 4096)
+	for (size_t i = 0; i < len; i += MF_PAGE_SIZE)
 		((volatile char *)p)[i] = 0;
 }
 /* len bytes of fresh anonymous memory, touched; NULL if there is none. */
