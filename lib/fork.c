@@ -147,7 +147,7 @@ static void mf_fork_postfork_child(void)
 }
 
 /* (In .bss: anonymous memory, which MADV_WIPEONFORK applies to.) */
-_Alignas(4096) union mf_wiped mf_wiped;
+_Alignas(MF_PAGE_SIZE) union mf_wiped mf_wiped;
 int mf_wiped_marked;
 
 void mf_fork_raw_child(void)

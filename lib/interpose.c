@@ -508,14 +508,14 @@ MF_EXPORT void *memalign(size_t align, size_t n)
 MF_EXPORT void *valloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_VALLOC, n)))
-		return mf_real_own(4096, n, 0);
+		return mf_real_own(MF_PAGE_SIZE, n, 0);
 	return mf_returned(mf_real.alloc.valloc(n), n);
 }
 
 MF_EXPORT void *pvalloc(size_t n)
 {
 	if (mf_unlikely(mf_enter(MF_ENTRY_PVALLOC, n)))
-		return mf_real_own(4096, n, 0);
+		return mf_real_own(MF_PAGE_SIZE, n, 0);
 	return mf_returned(mf_real.alloc.pvalloc(n), n);
 }
 

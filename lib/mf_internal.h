@@ -101,7 +101,7 @@ static inline void *mf_pages_reserve(size_t len)
  * it cannot grow; p is then as it was. */
 static inline void *mf_pages_grow(void *p, size_t len, size_t new_len)
 {
-	len = (len + 4095) & ~(size_t)4095;
+	len = (len + MF_PAGE_SIZE - 1) & ~(size_t)(MF_PAGE_SIZE - 1);
 	void *q = mremap(p, len, new_len, MREMAP_MAYMOVE);
 	if (q == MAP_FAILED)
 		return NULL;

@@ -353,7 +353,7 @@ size_t mf_prof_as_share(void)
 	struct rlimit r;
 	if (getrlimit(RLIMIT_AS, &r) || r.rlim_cur == RLIM_INFINITY)
 		return SIZE_MAX;
-	return (size_t)(r.rlim_cur / MF_FILE_RESERVE_SHARE) & ~(size_t)4095;
+	return (size_t)(r.rlim_cur / MF_FILE_RESERVE_SHARE) & ~(size_t)(MF_PAGE_SIZE - 1);
 }
 
 /* The address space a new thread file's mapping reserves, to grow into (with lifetimes it never
@@ -590,8 +590,8 @@ void mf_prof_close(struct mf_prof_file *f)
 	/* With lifetimes, a later free of one of its blocks still counts in it: only the room
 	 * it was to grow into goes (the nodes stay where they are; threads that ended would keep
 	 * their whole reservations otherwise, a 256th of RLIMIT_AS each under one). */
-	size_t used =
-	    (MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node) + 4095) & ~(size_t)4095;
+	size_t used = (MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node) + MF_PAGE_SIZE - 1) &
+		      ~(size_t)(MF_PAGE_SIZE - 1);
 	if (f->header && !mf_life_on)
 		munmap(f->header, f->reserved);
 	else if (f->header && f->reserved > used)

@@ -82,7 +82,7 @@ static void *mf_boot_aligned_alloc(size_t align, size_t n)
 }
 static void *mf_boot_valloc(size_t n)
 {
-	return mf_bootstrap_aligned(4096, n);
+	return mf_bootstrap_aligned(MF_PAGE_SIZE, n);
 }
 static void mf_boot_free(void *p)
 {

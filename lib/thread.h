@@ -76,7 +76,7 @@ union mf_wiped {
 		};
 		pid_t owner; /* the process it was last set in */
 	};
-	unsigned char page[4096];
+	unsigned char page[MF_PAGE_SIZE];
 };
 extern union mf_wiped mf_wiped;
 /* mf_wiped was marked (MADV_WIPEONFORK): a zero owner is a child made without the handlers. */

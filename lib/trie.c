@@ -88,7 +88,8 @@ static void mf_trie_index_double(struct mf_trie *t)
 			return;
 		memcpy(index, t->index, mf_trie_index_len(homes));
 		/* (memory for other uses again, as zero pages: its whole pages) */
-		madvise(t->index, mf_trie_index_len(homes) & ~(size_t)4095, MADV_DONTNEED);
+		madvise(t->index, mf_trie_index_len(homes) & ~(size_t)(MF_PAGE_SIZE - 1),
+			MADV_DONTNEED);
 	} else if (!(index = mf_pages_grow(index, mf_trie_index_len(homes),
 					   mf_trie_index_len(2 * homes)))) {
 		return;

@@ -56,10 +56,10 @@ struct mf_trie_memo {
  * MF_TRIE_INDEX_ROOM homes (it doubles where it lies), and the path hashes of the first
  * MF_TRIE_PATH_HASH_ROOM node slots. */
 struct mf_trie_room {
-	_Alignas(4096) struct mf_trie_slot index[MF_TRIE_INDEX_ROOM + MF_TRIE_INDEX_TAIL];
+	_Alignas(MF_PAGE_SIZE) struct mf_trie_slot index[MF_TRIE_INDEX_ROOM + MF_TRIE_INDEX_TAIL];
 	struct mf_trie_memo memo[MF_TRIE_MEMO_SLOTS];
 	/* (page-aligned as the index is: each is given back by whole pages when it leaves) */
-	_Alignas(4096) uint32_t path_hash[MF_TRIE_PATH_HASH_ROOM];
+	_Alignas(MF_PAGE_SIZE) uint32_t path_hash[MF_TRIE_PATH_HASH_ROOM];
 };
 struct mf_trie {
 	struct mf_node *nodes;

@@ -303,7 +303,7 @@ static int mf_life_files_room(uint32_t id)
 {
 	if (id < mf_life_ncap)
 		return 0;
-	uint32_t cap = mf_life_ncap ? mf_life_ncap * 2 : 4096 / sizeof(*mf_life_files);
+	uint32_t cap = mf_life_ncap ? mf_life_ncap * 2 : MF_PAGE_SIZE / sizeof(*mf_life_files);
 	struct mf_node **all = mmap(NULL, cap * sizeof(*all), PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	if (all == MAP_FAILED)
@@ -399,7 +399,8 @@ static void mf_life_files_private(void)
 			continue;
 		char *header = (char *)nodes - MF_HEADER_SIZE;
 		size_t n = ((const struct mf_prof_header *)header)->node_count;
-		size_t size = (MF_HEADER_SIZE + n * sizeof(*nodes) + 4095) & ~(size_t)4095;
+		size_t size = (MF_HEADER_SIZE + n * sizeof(*nodes) + MF_PAGE_SIZE - 1) &
+			      ~(size_t)(MF_PAGE_SIZE - 1);
 		mmap(header, size, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 	}

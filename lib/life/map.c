@@ -103,7 +103,7 @@ static struct mf_life_slot *mf_life_table_new(uint64_t n)
 	size_t size = n * sizeof(struct mf_life_slot);
 	if (n >= MF_LIFE_SLOTS_MIN << MF_LIFE_SMALL)
 		return mf_life_map_new(size);
-	unsigned shift = (unsigned)__builtin_ctzll(size), pieces = 4096u >> shift;
+	unsigned shift = (unsigned)__builtin_ctzll(size), pieces = MF_PAGE_SIZE >> shift;
 	int spare = -1;
 	for (int i = 0; i < MF_LIFE_PAGES; i++) {
 		if (!mf_life_pages.page[i].at) {
@@ -117,7 +117,7 @@ static struct mf_life_slot *mf_life_table_new(uint64_t n)
 		mf_life_pages.page[i].used = (uint8_t)(used | 1u << k);
 		return memset(mf_life_pages.page[i].at + ((size_t)k << shift), 0, size);
 	}
-	char *page = mf_life_map_new(4096);
+	char *page = mf_life_map_new(MF_PAGE_SIZE);
 	if (page && spare >= 0) {
 		mf_life_pages.page[spare].at = page;
 		mf_life_pages.page[spare].shift = (uint8_t)shift;
@@ -133,19 +133,19 @@ static void mf_life_table_free(struct mf_life_slot *t, uint64_t n)
 		munmap(t, size);
 		return;
 	}
-	char *at = (char *)((uintptr_t)t & ~(uintptr_t)4095);
+	char *at = (char *)((uintptr_t)t & ~(uintptr_t)(MF_PAGE_SIZE - 1));
 	for (int i = 0; i < MF_LIFE_PAGES; i++) {
 		if (mf_life_pages.page[i].at != at)
 			continue;
 		mf_life_pages.page[i].used &=
 		    (uint8_t) ~(1u << (((char *)t - at) >> __builtin_ctzll(size)));
 		if (!mf_life_pages.page[i].used) {
-			munmap(at, 4096);
+			munmap(at, MF_PAGE_SIZE);
 			mf_life_pages.page[i].at = NULL;
 		}
 		return;
 	}
-	munmap(at, 4096); /* (a page of its own) */
+	munmap(at, MF_PAGE_SIZE); /* (a page of its own) */
 }
 
 /* The filter's count for addr: one more, or one less. Counts are shared by blocks of any

@@ -27,7 +27,8 @@ enum {
 	MF_RULE_PROBES = 8,
 };
 
-static struct mf_rule_slot mf_rule_first[MF_RULE_FIRST_SLOTS] __attribute__((aligned(4096)));
+static struct mf_rule_slot mf_rule_first[MF_RULE_FIRST_SLOTS]
+    __attribute__((aligned(MF_PAGE_SIZE)));
 static struct mf_rule_table mf_rule_tables[8] = {{MF_RULE_FIRST_SLOTS - 1, 0, mf_rule_first}};
 static struct mf_rule_table *mf_rule_current = &mf_rule_tables[0];
 static int mf_rule_growing;
