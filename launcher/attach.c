@@ -3,7 +3,8 @@
  * malloc_freq_detach), with the process stopped for their time only. The strings the calls
  * need are written into a page mapped for them and unmapped after, so the program's heap sees
  * none of gdb's work, and the thread's errno is put back. Refuses, saying why, a process that
- * does not exist, may not be traced, is statically linked, or is profiled already. */
+ * does not exist, may not be traced, is statically linked, or is profiled already, and any
+ * on a kernel whose pages the library does not record with. */
 #include "config.h"
 
 #include <elf.h>
@@ -20,6 +21,7 @@
 #include <unistd.h>
 
 #include "attach.h"
+#include "malloc_freq_format.h"
 
 int mf_attach_elf_static(const char *path)
 {
@@ -135,6 +137,12 @@ int mf_attach_check(pid_t pid, int detach, uid_t *uid)
 	char buf[256], exe[64], real[4096];
 	if (pid <= 0 || (kill(pid, 0) && errno == ESRCH)) {
 		mf_say("no process %d", (int)pid);
+		return -1;
+	}
+	if (!detach && getpagesize() != MF_PAGE_SIZE) { /* (the library would record nothing) */
+		mf_say("cannot attach to process %d: this kernel's pages are %d bytes, and the "
+		       "profiler works only with %u-byte pages",
+		       (int)pid, getpagesize(), MF_PAGE_SIZE);
 		return -1;
 	}
 	const char *ids = mf_attach_status(pid, "Uid:", buf, sizeof(buf));

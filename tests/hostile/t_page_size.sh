@@ -2,7 +2,8 @@
 # A kernel whose pages are larger than the library's 4 KiB (arm64 kernels built with 16 or 64
 # KiB pages: RHEL 8's, Asahi's, Ubuntu's -64k): the program runs as without the profiler
 # (output, stderr but for one line that says why, exit status), nothing is recorded, the
-# launcher says why it found nothing, and mf_print there reads a profile recorded elsewhere.
+# launcher says why it found nothing, --attach refuses before it touches the process, and
+# mf_print there reads a profile recorded elsewhere.
 # Run on such a kernel as it is; elsewhere under qemu-user (make check-arm64), whose
 # QEMU_PAGESIZE makes the pages the program sees that size.
 . "$srcdir/tests/tap.sh"
@@ -52,6 +53,18 @@ for size in $sizes; do
 	grep -qxF "malloc_freq: nothing recorded in $mf_work/launched$size: this kernel's pages are $size bytes, and the profiler works only with 4096-byte pages" \
 		"$mf_work/launcher.err"
 	ok $? "$size-byte pages: the launcher says why it found nothing"
+
+	# --attach refuses before it touches the process (no gdb, nothing loaded into it)
+	sleep 60 &
+	pid=$!
+	env $at "$launcher" --attach "$pid" -o "$mf_work/attached$size" 2> "$mf_work/attach.err"
+	is "$?" 125 "$size-byte pages: --attach refuses (125)"
+	is "$(cat "$mf_work/attach.err")" "malloc_freq: cannot attach to process $pid: this kernel's pages are $size bytes, and the profiler works only with 4096-byte pages" \
+		"$size-byte pages: ... saying why"
+	grep -q libmalloc_freq "/proc/$pid/maps"
+	is "$?" 1 "$size-byte pages: ... and the process has no profiler loaded"
+	kill "$pid" 2> /dev/null
+	wait "$pid" 2> /dev/null
 
 	env $at "$MF_PRINT" --collapsed "$mf_work/small" > "$mf_work/read.txt"
 	is "$?" 0 "$size-byte pages: mf_print reads a profile recorded with 4096-byte pages"
