@@ -407,7 +407,7 @@ static long mf_prof_open_apart(void *arg)
 	struct stat st;
 	size_t size = MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node);
 	/* (the header's pages after the first stay a hole until the timeline needs them) */
-	err = mf_prof_reserve(fd, 0, MF_HEADER_SIZE_V10);
+	err = mf_prof_reserve(fd, 0, MF_PAGE_SIZE);
 	if (!err)
 		err = mf_prof_reserve(fd, MF_HEADER_SIZE, (off_t)size);
 	if (!err && fstat(fd, &st))

@@ -18,7 +18,7 @@
 #define MF_BOOTSTRAP_SIZE  (64 * 1024)
 #define MF_BOOTSTRAP_ALIGN 16
 
-static _Alignas(4096) unsigned char mf_bootstrap[MF_BOOTSTRAP_SIZE];
+static _Alignas(MF_PAGE_SIZE) unsigned char mf_bootstrap[MF_BOOTSTRAP_SIZE];
 static size_t mf_bootstrap_used;
 
 /* Each block is preceded by its size, so realloc can move it. */
@@ -26,7 +26,7 @@ static void *mf_bootstrap_aligned(size_t align, size_t size)
 {
 	if (align < MF_BOOTSTRAP_ALIGN)
 		align = MF_BOOTSTRAP_ALIGN;
-	if (size > MF_BOOTSTRAP_SIZE || align > 4096 || (align & (align - 1))) {
+	if (size > MF_BOOTSTRAP_SIZE || align > MF_PAGE_SIZE || (align & (align - 1))) {
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -200,7 +200,7 @@ void *mf_real_own(size_t align, size_t n, int zero)
 	void *p = mf_real_arena(align, n, zero);
 	if (p)
 		return p;
-	if (align > 4096) {
+	if (align > MF_PAGE_SIZE) { /* (the bootstrap's limit: a page, for valloc) */
 		errno = ENOMEM;
 		return NULL;
 	}

@@ -67,7 +67,8 @@ static void mf_timeline_totals(const struct mf_prof_header *h, const struct mf_n
 /* The records the header's first page holds: all the room there is while the pages after it
  * are not reserved on disk (the file would be a hole there: a write to it faults when the
  * disk is full). */
-#define MF_TIMELINE_FIRST_PAGE ((4096u - MF_TIMELINE_OFFSET) / sizeof(struct mf_timeline_record))
+#define MF_TIMELINE_FIRST_PAGE                                                                     \
+	((MF_PAGE_SIZE - MF_TIMELINE_OFFSET) / sizeof(struct mf_timeline_record))
 
 /* Appends r, making room first: every other record goes (the later of each pair stays) and
  * the interval doubles. Past the first page the room is the header's other pages only once

@@ -61,6 +61,9 @@ struct mf_trie_room {
 	/* (page-aligned as the index is: each is given back by whole pages when it leaves) */
 	_Alignas(MF_PAGE_SIZE) uint32_t path_hash[MF_TRIE_PATH_HASH_ROOM];
 };
+_Static_assert(MF_TRIE_PATH_HASH_ROOM * sizeof(uint32_t) % MF_PAGE_SIZE == 0,
+	       "the room's path hashes are given back by whole pages (trie.c)");
+
 struct mf_trie {
 	struct mf_node *nodes;
 	uint64_t capacity;
