@@ -612,7 +612,8 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 	}
 	if (write(fd, &msg, sizeof(msg)) < 0) {
 	}
-	setenv("LD_PRELOAD", preload, 1);
+	if (getpagesize() == MF_PAGE_SIZE) /* (else it would record nothing: said at start) */
+		setenv("LD_PRELOAD", preload, 1);
 	mf_settings(l, msg.dir, mf_setenv, NULL);
 	mf_restore_signals();
 	execvp(l->argv[0], l->argv);
@@ -1225,6 +1226,10 @@ int main(int argc, char **argv)
 		free(preload);
 		return MF_EXIT_FAILED;
 	}
+	if (getpagesize() != MF_PAGE_SIZE)
+		mf_say("this kernel's pages are %d bytes, and the profiler works only with %u-byte "
+		       "pages: %s runs without it",
+		       getpagesize(), MF_PAGE_SIZE, l.argv[0]);
 	/* While the program runs, a terminal's ^C and ^\ are the program's (as with system(3));
 	 * a SIGTERM or SIGHUP sent to the launcher is passed on to it. */
 	struct sigaction ign = {.sa_handler = SIG_IGN};

@@ -105,10 +105,11 @@ static void mf_confine_strict_begin(const char *how)
 		mf_busy_leave();
 		mf_nocancel_end(cancel);
 	}
-	MF_LOG_ONCE("thread %d asks for seccomp strict mode (%s), where the profiler may make no "
-		    "system call: once in it, its calls are counted as not recorded, and its file "
-		    "ends with it (said once)",
-		    (int)gettid(), how);
+	if (!mf_interpose_failed()) /* (a library that records nothing has nothing to say) */
+		MF_LOG_ONCE("thread %d asks for seccomp strict mode (%s), where the profiler may "
+			    "make no system call: once in it, its calls are counted as not "
+			    "recorded, and its file ends with it (said once)",
+			    (int)gettid(), how);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	mf_confined = 1;
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
@@ -172,7 +173,9 @@ static long mf_confine_call(const char *how, int strict, const void *fprog, unsi
 	} else if (!mf_bpf_allows(fprog, &err)) {
 		mf_fds_apart_close_begin();
 		closing = 1;
-		if (err != EFAULT) /* (one the kernel refuses changes nothing: not said) */
+		/* (one the kernel refuses changes nothing: not said; nor by a library that
+		 * records nothing) */
+		if (err != EFAULT && !mf_interpose_failed())
 			MF_LOG_ONCE(
 			    "the program installs a seccomp filter (%s) that %s: once it is "
 			    "in place, the profiler makes no file; threads started later "

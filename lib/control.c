@@ -296,6 +296,11 @@ MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
 		errno = s ? EPERM : EINVAL;
 		return -1;
 	}
+	if (mf_interpose_failed()) { /* (as the stub library) */
+		memset(s, 0, sizeof(*s));
+		errno = ENOSYS;
+		return -1;
+	}
 	int saved = errno;
 	mf_control_stats(s);
 	pthread_mutex_lock(&mf_control_lock);
@@ -348,7 +353,9 @@ MF_EXPORT void malloc_freq_tag_pop(void)
 
 MF_EXPORT int malloc_freq_snapshot(const char *label)
 {
-	long r = mf_confined ? -EPERM : mf_snapshot_take(label, 0);
+	long r = mf_confined		 ? -EPERM
+		 : mf_interpose_failed() ? -ENOSYS /* (no directory made: there is none to use) */
+					 : mf_snapshot_take(label, 0);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -358,8 +365,8 @@ MF_EXPORT int malloc_freq_snapshot(const char *label)
 
 MF_EXPORT int malloc_freq_reset(void)
 {
-	if (mf_confined) {
-		errno = EPERM;
+	if (mf_confined || mf_interpose_failed()) {
+		errno = mf_confined ? EPERM : ENOSYS;
 		return -1;
 	}
 	pthread_mutex_lock(&mf_control_lock);

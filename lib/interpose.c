@@ -112,7 +112,8 @@ static MF_NOINLINE struct mf_thread *mf_sample_first(void)
 	if (mf_unlikely(mf_control_child))
 		mf_control_child_start();
 	if (mf_sample_refused()) {
-		if (mf_aside()) /* (the countdown never ends: each call passes by at once) */
+		/* (aside, or failed for good: the countdown never ends, each call passes by) */
+		if (mf_aside() || mf_interpose_failed())
 			mf_tls.countdown = LONG_MAX;
 		errno = saved;
 		return NULL;
@@ -757,6 +758,11 @@ int mf_interpose_aside(void)
 int mf_interpose_started(void)
 {
 	return __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_DONE;
+}
+
+int mf_interpose_failed(void)
+{
+	return __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_FAILED;
 }
 
 MF_EXPORT const char *malloc_freq_dir(void)

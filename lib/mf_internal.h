@@ -144,6 +144,9 @@ void mf_config_load(void);
 int mf_interpose_aside(void);
 /* interpose.c: the library started (it found the allocator, and is the copy that records). */
 int mf_interpose_started(void);
+/* interpose.c: the library could not start (it said why): it records nothing in this
+ * process, and its functions of malloc_freq.h answer as the stub library's do. */
+int mf_interpose_failed(void);
 
 /* log.c: one line on stderr, with write(2); never allocates. Nothing once descriptor 2 is no
  * longer the file mf_log_init (at start) found there. */

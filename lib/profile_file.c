@@ -79,6 +79,8 @@ static long mf_prof_dir_make_apart(void *pid)
 
 int mf_prof_dir_ensure(void)
 {
+	if (!mf_config.dir[0]) /* (the library did not start: no directory was chosen) */
+		return -ENOSYS;
 	pid_t pid = getpid();
 	if (__atomic_load_n(&mf_dir_pid, __ATOMIC_ACQUIRE) == pid)
 		return 0;
