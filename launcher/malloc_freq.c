@@ -589,6 +589,13 @@ static void mf_setenv(const char *name, const char *value, void *arg)
 	setenv(name, value, 1);
 }
 
+/* Whether the library records on this kernel: its pages are the size it is laid out for (on
+ * another, the program runs without it, and the launcher says why). */
+static int mf_pages_fit(void)
+{
+	return getpagesize() == MF_PAGE_SIZE;
+}
+
 /* In the child: the output directory (the default one named after this process, with
  * .1, .2 ... when it is taken, as the library names its own), the settings, exec. */
 static void mf_child(struct mf_launch *l, const char *preload, int fd)
@@ -612,7 +619,7 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 	}
 	if (write(fd, &msg, sizeof(msg)) < 0) {
 	}
-	if (getpagesize() == MF_PAGE_SIZE) /* (else it would record nothing: said at start) */
+	if (mf_pages_fit()) /* (else it would record nothing: said at start) */
 		setenv("LD_PRELOAD", preload, 1);
 	mf_settings(l, msg.dir, mf_setenv, NULL);
 	mf_restore_signals();
@@ -812,7 +819,7 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 			"profiler cannot be preloaded into it (only a dynamically linked program's "
 			"loader reads LD_PRELOAD)\n",
 			dir, path);
-	else if (!t.threads && getpagesize() != MF_PAGE_SIZE)
+	else if (!t.threads && !mf_pages_fit())
 		fprintf(
 		    stderr,
 		    "malloc_freq: nothing recorded in %s: this kernel's pages are %d bytes, and "
@@ -1226,7 +1233,7 @@ int main(int argc, char **argv)
 		free(preload);
 		return MF_EXIT_FAILED;
 	}
-	if (getpagesize() != MF_PAGE_SIZE)
+	if (!mf_pages_fit())
 		mf_say("this kernel's pages are %d bytes, and the profiler works only with %u-byte "
 		       "pages: %s runs without it",
 		       getpagesize(), MF_PAGE_SIZE, l.argv[0]);
@@ -1256,6 +1263,8 @@ int main(int argc, char **argv)
 	/* (so that `kill -USR1 <launcher>` takes a snapshot as it would of the program) */
 	struct sigaction held = sa;
 	held.sa_flags = 0;
+	if (!mf_pages_fit()) /* (no library in the program takes them: not passed on to kill it) */
+		held.sa_handler = SIG_IGN;
 	mf_held_sigs[0] = l.snapshot_signal, mf_held_sigs[1] = l.toggle_signal;
 	if (l.snapshot_signal)
 		sigaction(l.snapshot_signal, &held, NULL);

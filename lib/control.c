@@ -290,15 +290,23 @@ static uint64_t mf_control_less(uint64_t a, uint64_t b)
 	return a > b ? a - b : 0;
 }
 
+/* Whether a function of malloc_freq.h answers as the stub library's: the library could not
+ * start (it said why). Started first if nothing started it yet, but not in seccomp strict
+ * mode, where it may make no system call (and the function answers EPERM). */
+static int mf_control_stub(void)
+{
+	return mf_interpose_failed() || (!mf_confined && mf_interpose_api() < 0);
+}
+
 MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
 {
-	if (!s || mf_confined) { /* (seccomp strict mode: no system call) */
-		errno = s ? EPERM : EINVAL;
-		return -1;
-	}
-	if (mf_interpose_failed()) { /* (as the stub library) */
+	if (s && mf_control_stub()) {
 		memset(s, 0, sizeof(*s));
 		errno = ENOSYS;
+		return -1;
+	}
+	if (!s || mf_confined) { /* (seccomp strict mode: no system call) */
+		errno = s ? EPERM : EINVAL;
 		return -1;
 	}
 	int saved = errno;
@@ -353,9 +361,9 @@ MF_EXPORT void malloc_freq_tag_pop(void)
 
 MF_EXPORT int malloc_freq_snapshot(const char *label)
 {
-	long r = mf_confined		 ? -EPERM
-		 : mf_interpose_failed() ? -ENOSYS /* (no directory made: there is none to use) */
-					 : mf_snapshot_take(label, 0);
+	long r = mf_control_stub() ? -ENOSYS /* (no directory made: there is none to use) */
+		 : mf_confined	   ? -EPERM
+				   : mf_snapshot_take(label, 0);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -365,8 +373,9 @@ MF_EXPORT int malloc_freq_snapshot(const char *label)
 
 MF_EXPORT int malloc_freq_reset(void)
 {
-	if (mf_confined || mf_interpose_failed()) {
-		errno = mf_confined ? EPERM : ENOSYS;
+	int stub = mf_control_stub();
+	if (stub || mf_confined) {
+		errno = stub ? ENOSYS : EPERM;
 		return -1;
 	}
 	pthread_mutex_lock(&mf_control_lock);

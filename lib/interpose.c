@@ -765,6 +765,20 @@ int mf_interpose_failed(void)
 	return __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_FAILED;
 }
 
+int mf_interpose_api(void)
+{
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE) {
+		mf_busy_enter();
+		mf_init();
+		mf_busy_leave();
+	}
+	int state; /* (another thread starting it: its settings are read only once it is done) */
+	while ((state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE)) == MF_INIT_RUNNING &&
+	       !mf_init_here)
+		sched_yield();
+	return state == MF_INIT_FAILED ? -1 : 0;
+}
+
 MF_EXPORT const char *malloc_freq_dir(void)
 {
 	return mf_prof_dir();

@@ -147,6 +147,10 @@ int mf_interpose_started(void);
 /* interpose.c: the library could not start (it said why): it records nothing in this
  * process, and its functions of malloc_freq.h answer as the stub library's do. */
 int mf_interpose_failed(void);
+/* interpose.c: before a function of malloc_freq.h acts, the library started if nothing started
+ * it yet (a library's constructor that calls one before ours ran, and before any allocation),
+ * or waited for while another thread starts it: 0, or -1 if it could not start. */
+int mf_interpose_api(void);
 
 /* log.c: one line on stderr, with write(2); never allocates. Nothing once descriptor 2 is no
  * longer the file mf_log_init (at start) found there. */

@@ -1,10 +1,11 @@
 #!/bin/sh
 # A kernel whose pages are larger than the library's 4 KiB (arm64 kernels built with 16 or 64
 # KiB pages: RHEL 8's, Asahi's, Ubuntu's -64k): the program runs as without the profiler
-# (output, stderr but for one line that says why, exit status), nothing is recorded and no
-# directory made, the API answers as the stub library does, the launcher runs the program
-# without the library and says why, --attach refuses before it touches the process, and
-# mf_print there reads a profile recorded elsewhere.
+# (output, stderr but for one line that says why, exit status; nothing said of a seccomp
+# filter), nothing is recorded and no directory made, the API answers as the stub library
+# does, the launcher runs the program without the library and says why (and ignores its
+# snapshot signal), --attach refuses before it touches the process, and mf_print there reads
+# a profile recorded elsewhere.
 # Run on such a kernel as it is; elsewhere under qemu-user (make check-arm64), whose
 # QEMU_PAGESIZE makes the pages the program sees that size (qemu before 9.0).
 . "$srcdir/tests/tap.sh"
@@ -62,8 +63,9 @@ for size in $sizes; do
 	# the API as the stub library answers it (prog_api links it): ENOSYS, no directory
 	(cd "$mf_work/cwd" && within 120 env $at "$MF_TESTS/prog_api" 100 100) > "$mf_work/api.plain"
 	(cd "$mf_work/cwd" && within 120 env $at MALLOC_FREQ_DIR="$mf_work/$size" LD_PRELOAD="$MF_LIB" \
-		"$MF_TESTS/prog_api" 100 100) > "$mf_work/api.got" 2> /dev/null
+		"$MF_TESTS/prog_api" 100 100) > "$mf_work/api.got" 2> "$mf_work/api.err"
 	is "$?" 0 "$size-byte pages: prog_api exits 0"
+	is "$(cat "$mf_work/api.err")" "$line" "$size-byte pages: ... with the library in it (its line, and no other)"
 	like "$(cat "$mf_work/api.got")" "^stats -1 ENOSYS 0 0\$" "$size-byte pages: malloc_freq_stats says ENOSYS"
 	cmp -s "$mf_work/api.plain" "$mf_work/api.got"
 	ok $? "$size-byte pages: prog_api prints what it prints with the stub library alone"
@@ -72,8 +74,25 @@ for size in $sizes; do
 	is "$?" 1 "$size-byte pages: malloc_freq_snapshot fails (prog_snapshot exits 1)"
 	grep -qxF "prog_snapshot: malloc_freq_snapshot: Function not implemented" "$mf_work/snap.err"
 	ok $? "$size-byte pages: ... with ENOSYS"
+	(cd "$mf_work/cwd" && within 120 env $at MALLOC_FREQ_DIR="$mf_work/$size" LD_PRELOAD="$MF_LIB" \
+		"$MF_TESTS/prog_snapshot" reset 10 10) > /dev/null 2>&1
+	is "$?" 1 "$size-byte pages: malloc_freq_reset fails (prog_snapshot exits 1)"
 	is "$(made_in "$mf_work/$size" "$mf_work/cwd")" "" "$size-byte pages: ... and no directory made (given, or the current one)"
-	is "$(made_in /)" "$roots_before" "$size-byte pages: ... nor in /"
+	is "$(made_in /)" "$roots_before" "$size-byte pages: ... nor in / (where one went as root)"
+
+	# a seccomp filter installed while not recording: nothing said of it
+	within 20 env $at "$MF_TESTS/prog_seccomp" kill > "$mf_work/sec.plain" 2> "$mf_work/sec.plainerr"
+	src=$?
+	if [ $src = 5 ]; then
+		within 20 env $at MALLOC_FREQ_DIR="$mf_work/$size" LD_PRELOAD="$MF_LIB" \
+			"$MF_TESTS/prog_seccomp" kill > "$mf_work/sec.got" 2> "$mf_work/sec.err"
+		is "$?" 5 "$size-byte pages: prog_seccomp, which installs a filter, exits 5 as without the profiler"
+		{ cat "$mf_work/sec.plainerr"; echo "$line"; } > "$mf_work/want.err"
+		cmp -s "$mf_work/want.err" "$mf_work/sec.err"
+		ok $? "$size-byte pages: ... and the library says nothing of the filter"
+	else
+		skip "$size-byte pages: a seccomp filter installed while not recording: prog_seccomp cannot install its filter here (status $src)"
+	fi
 
 	out=$(cd "$mf_work" && within 120 env $at "$launcher" -o "$mf_work/launched$size" "$prog" 4 2> "$mf_work/launcher.err")
 	is "$?" "$plain_rc" "$size-byte pages: the launcher exits as the program does ($plain_rc)"
@@ -86,6 +105,21 @@ for size in $sizes; do
 	ok $? "$size-byte pages: ... and, at the end, why it found nothing"
 	grep -q "not recording" "$mf_work/launcher.err"
 	is "$?" 1 "$size-byte pages: ... and does not preload the library (whose line would say it)"
+
+	# a snapshot signal sent to the launcher is ignored (held, it would be passed on after 2 s
+	# and kill the program)
+	env $at "$launcher" --snapshot-signal USR2 -o "$mf_work/signalled$size" sleep 4 \
+		> /dev/null 2>&1 &
+	lpid=$!
+	# (once it has a child it has blocked its signals, until its handlers are in place)
+	n=0
+	while [ -z "$(cat /proc/$lpid/task/*/children 2> /dev/null)" ] && [ $n -lt 200 ]; do
+		sleep 0.05
+		n=$((n + 1))
+	done
+	kill -USR2 "$lpid"
+	wait "$lpid"
+	is "$?" 0 "$size-byte pages: a snapshot signal sent to the launcher neither ends it nor reaches the program"
 
 	# --attach refuses before it touches the process (no gdb, nothing loaded into it)
 	sleep 60 &

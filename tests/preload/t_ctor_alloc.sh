@@ -2,7 +2,8 @@
 # The profiler starts inside a call made before its constructor ran (a library's constructor
 # that allocates, as libselinux's under ls). The loader allocates while the profiler starts
 # (glibc before 2.34: the dlerror state of the first dlsym); that allocation is the profiler's,
-# and the call it starts in is recorded like the rest: no crash, every call counted.
+# and the call it starts in is recorded like the rest: no crash, every call counted. A
+# snapshot taken there, before any allocation, goes into the profile directory.
 . "$srcdir/tests/tap.sh"
 plugin="$MF_TESTS/.libs/plugin.so"
 ctor="$MF_TESTS/.libs/ctoralloc.so"
@@ -19,4 +20,19 @@ for mode in cached check libunwind; do
 	[ "$mode" = check ] &&
 		is "$(grep -c 'unwind check: \(frame\|hot\)' "$mf_work/err")" 0 "check: every stack equals libunwind's"
 done
+
+# A function of malloc_freq.h called before the profiler's constructor, and before any
+# allocation (a library's constructor): the profiler starts for it, and the snapshot goes into
+# the profile directory (taken before the settings were read, it went into /)
+snap="$MF_TESTS/.libs/ctorsnap.so"
+[ -f "$snap" ] || bail "no $snap"
+rm -rf "$mf_work"/malloc_freq.*
+roots=$(ls -d /malloc_freq.* 2> /dev/null)
+MF_AFTER="$snap" profile_within 60 "$MF_TESTS/prog_sites" 1 > /dev/null 2> "$mf_work/err"
+is "$?" 7 "prog_sites with a constructor that takes a snapshot before the profiler's exits 7"
+is "$(grep '^ctorsnap' "$mf_work/err")" "ctorsnap: snapshot 1" "... the snapshot is taken (number 1)"
+set -- "$mf_work"/malloc_freq.*/snap.1.early
+[ -d "$1" ]
+ok $? "... into the profile directory"
+is "$(ls -d /malloc_freq.* 2> /dev/null)" "$roots" "... and no directory is made in /"
 done_testing
