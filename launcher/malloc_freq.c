@@ -1263,13 +1263,16 @@ int main(int argc, char **argv)
 	/* (so that `kill -USR1 <launcher>` takes a snapshot as it would of the program) */
 	struct sigaction held = sa;
 	held.sa_flags = 0;
-	if (!mf_pages_fit()) /* (no library in the program takes them: not passed on to kill it) */
-		held.sa_handler = SIG_IGN;
 	mf_held_sigs[0] = l.snapshot_signal, mf_held_sigs[1] = l.toggle_signal;
-	if (l.snapshot_signal)
-		sigaction(l.snapshot_signal, &held, NULL);
-	if (l.toggle_signal)
-		sigaction(l.toggle_signal, &held, NULL);
+	/* (where the program runs without the library, nothing in it takes them: ignored, not
+	 * passed on to kill it; TERM and HUP are passed on as always, CHLD left alone) */
+	for (int i = 0; i < 2; i++) {
+		int sig = mf_held_sigs[i];
+		if (sig && mf_pages_fit())
+			sigaction(sig, &held, NULL);
+		else if (sig && sig != SIGCHLD && sig != SIGTERM && sig != SIGHUP)
+			signal(sig, SIG_IGN);
+	}
 	sigprocmask(SIG_SETMASK, &mf_old_mask, NULL); /* (one sent meanwhile is passed on now) */
 	/* Until exec closes the pipe: the directory, then, if exec failed, why. (A message is
 	 * larger than PIPE_BUF: it may come in pieces.) */

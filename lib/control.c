@@ -48,12 +48,18 @@ void mf_gate_restore(void)
 			 __ATOMIC_SEQ_CST);
 }
 
+/* Off (1) or on (0) as malloc_freq_disable or _enable last asked, -1 before either: one
+ * called before the library started (a library's constructor that runs before ours, before
+ * any allocation) decides how it starts, rather than MALLOC_FREQ_START. */
+static int mf_control_switched = -1;
+
 /* Cold until mf_control_init (no call is recorded before then anyway: no thread has started;
  * and mf_wiped.epoch is 0 until the rule table's start). */
 void mf_control_init(void)
 {
 	mf_gate_set(MF_GATE_COLD, !mf_config.hot);
-	mf_gate_set(MF_GATE_OFF, mf_config.start_off);
+	int switched = __atomic_load_n(&mf_control_switched, __ATOMIC_RELAXED);
+	mf_gate_set(MF_GATE_OFF, switched >= 0 ? switched : mf_config.start_off);
 }
 
 /* Snapshots asked for by signal, counted by the handler: the control thread waits on this
@@ -244,11 +250,13 @@ void mf_control_start(void)
 
 MF_EXPORT void malloc_freq_enable(void)
 {
+	__atomic_store_n(&mf_control_switched, 0, __ATOMIC_RELAXED);
 	mf_gate_set(MF_GATE_OFF, 0);
 }
 
 MF_EXPORT void malloc_freq_disable(void)
 {
+	__atomic_store_n(&mf_control_switched, 1, __ATOMIC_RELAXED);
 	mf_gate_set(MF_GATE_OFF, 1);
 }
 

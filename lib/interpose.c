@@ -43,11 +43,15 @@ static int mf_pages_fit(void)
 
 static MF_NOINLINE void mf_init(void)
 {
-	int expected = MF_INIT_NONE;
-	if (!__atomic_compare_exchange_n(&mf_init_state, &expected, MF_INIT_RUNNING, 0,
-					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
-		return; /* another thread is initializing: this call is served but not recorded */
+	int expected = MF_INIT_NONE, was_here = mf_init_here;
+	/* (set while the state says RUNNING by this thread: a signal handler's call of the API or
+	 * dlclose in this thread must not wait for the start it interrupted) */
 	mf_init_here = 1;
+	if (!__atomic_compare_exchange_n(&mf_init_state, &expected, MF_INIT_RUNNING, 0,
+					 __ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+		mf_init_here = was_here;
+		return; /* another thread is initializing: this call is served but not recorded */
+	}
 	mf_log_init();
 	/* What the loader allocates meanwhile is the profiler's: glibc before 2.34 allocates each
 	 * thread's dlerror state at its first dlsym, and any glibc the message of a look-up that
@@ -77,8 +81,8 @@ static MF_NOINLINE void mf_init(void)
 		mf_real_say_shadowed();
 	}
 	mf_tls.own--;
-	mf_init_here = 0;
 	__atomic_store_n(&mf_init_state, state, __ATOMIC_RELEASE);
+	mf_init_here = 0;
 }
 
 static int mf_aside(void)
@@ -687,9 +691,11 @@ static void mf_dl_begin(void)
 {
 	int state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE);
 	if (state == MF_INIT_NONE) {
+		int saved = errno;
 		mf_busy_enter();
 		mf_init();
 		mf_busy_leave();
+		errno = saved;
 	}
 	/* This thread's own start reached here (its lookups allocate, and the call reached
 	 * another copy of the library, whose start walks the loaded objects through this one):
@@ -768,15 +774,19 @@ int mf_interpose_failed(void)
 int mf_interpose_api(void)
 {
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE) {
+		int saved = errno;
 		mf_busy_enter();
 		mf_init();
 		mf_busy_leave();
+		errno = saved;
 	}
 	int state; /* (another thread starting it: its settings are read only once it is done) */
 	while ((state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE)) == MF_INIT_RUNNING &&
 	       !mf_init_here)
 		sched_yield();
-	return state == MF_INIT_FAILED ? -1 : 0;
+	/* (still running: a signal handler's call that interrupted this thread's start, which
+	 * is answered as if the library had not started) */
+	return state == MF_INIT_FAILED || state == MF_INIT_RUNNING ? -1 : 0;
 }
 
 MF_EXPORT const char *malloc_freq_dir(void)

@@ -149,7 +149,8 @@ int mf_interpose_started(void);
 int mf_interpose_failed(void);
 /* interpose.c: before a function of malloc_freq.h acts, the library started if nothing started
  * it yet (a library's constructor that calls one before ours ran, and before any allocation),
- * or waited for while another thread starts it: 0, or -1 if it could not start. */
+ * or waited for while another thread starts it: 0, or -1 if it could not start (or, in a
+ * signal handler, this thread's start is what it interrupted). errno is kept. */
 int mf_interpose_api(void);
 
 /* log.c: one line on stderr, with write(2); never allocates. Nothing once descriptor 2 is no

@@ -30,9 +30,21 @@ rm -rf "$mf_work"/malloc_freq.*
 roots=$(ls -d /malloc_freq.* 2> /dev/null)
 MF_AFTER="$snap" profile_within 60 "$MF_TESTS/prog_sites" 1 > /dev/null 2> "$mf_work/err"
 is "$?" 7 "prog_sites with a constructor that takes a snapshot before the profiler's exits 7"
-is "$(grep '^ctorsnap' "$mf_work/err")" "ctorsnap: snapshot 1" "... the snapshot is taken (number 1)"
+is "$(grep '^ctorsnap' "$mf_work/err")" "ctorsnap: snapshot 1, errno kept" \
+	"... the snapshot is taken (number 1), errno kept"
 set -- "$mf_work"/malloc_freq.*/snap.1.early
 [ -d "$1" ]
 ok $? "... into the profile directory"
 is "$(ls -d /malloc_freq.* 2> /dev/null)" "$roots" "... and no directory is made in /"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
+is "$(calls "$mf_work/c.txt" ';site_malloc;malloc$')" 100 "... and the program's calls are recorded"
+# ... and one that turns recording off there: the profiler starts off (its start does not turn
+# it back on)
+rm -rf "$mf_work"/malloc_freq.*
+CTORSNAP_DISABLE=1 MF_AFTER="$snap" profile_within 60 "$MF_TESTS/prog_sites" 1 > /dev/null 2>&1
+is "$?" 7 "a constructor that calls malloc_freq_disable before the profiler's: prog_sites exits 7"
+"$MF_PRINT" --collapsed "$mf_work"/malloc_freq.* > "$mf_work/c.txt" 2> /dev/null
+is "$(calls "$mf_work/c.txt" ';site_malloc;malloc$')" 0 "... and none of its calls is recorded"
+like "$("$MF_PRINT" "$mf_work"/malloc_freq.* 2> /dev/null)" "[0-9]+ calls were made while recording was off" \
+	"... they are counted as made while recording was off"
 done_testing
