@@ -73,6 +73,11 @@ static inline void mf_pages_touch(void *p, size_t len)
 	for (size_t i = 0; i < len; i += MF_PAGE_SIZE)
 		((volatile char *)p)[i] = 0;
 }
+/* len rounded up to whole pages. */
+static inline size_t mf_pages_round(size_t len)
+{
+	return (len + MF_PAGE_SIZE - 1) & ~(size_t)(MF_PAGE_SIZE - 1);
+}
 /* len bytes of fresh anonymous memory, touched; NULL if there is none. */
 static inline void *mf_pages_new(size_t len)
 {
@@ -101,7 +106,7 @@ static inline void *mf_pages_reserve(size_t len)
  * it cannot grow; p is then as it was. */
 static inline void *mf_pages_grow(void *p, size_t len, size_t new_len)
 {
-	len = (len + MF_PAGE_SIZE - 1) & ~(size_t)(MF_PAGE_SIZE - 1);
+	len = mf_pages_round(len);
 	void *q = mremap(p, len, new_len, MREMAP_MAYMOVE);
 	if (q == MAP_FAILED)
 		return NULL;

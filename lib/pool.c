@@ -42,7 +42,7 @@ void *mf_pool_take(size_t size)
 	int saved = errno;
 	pthread_mutex_lock(&mf_pool_lock);
 	if (!mf_pool_slot_size)
-		mf_pool_slot_size = (size + MF_PAGE_SIZE - 1) & ~(size_t)(MF_PAGE_SIZE - 1);
+		mf_pool_slot_size = mf_pages_round(size);
 	if (size > mf_pool_slot_size) {
 		/* (one size only: a caller's mistake) */
 	} else if (mf_pool_free) {

@@ -592,8 +592,7 @@ void mf_prof_close(struct mf_prof_file *f)
 	/* With lifetimes, a later free of one of its blocks still counts in it: only the room
 	 * it was to grow into goes (the nodes stay where they are; threads that ended would keep
 	 * their whole reservations otherwise, a 256th of RLIMIT_AS each under one). */
-	size_t used = (MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node) + MF_PAGE_SIZE - 1) &
-		      ~(size_t)(MF_PAGE_SIZE - 1);
+	size_t used = mf_pages_round(MF_HEADER_SIZE + f->capacity * sizeof(struct mf_node));
 	if (f->header && !mf_life_on)
 		munmap(f->header, f->reserved);
 	else if (f->header && f->reserved > used)

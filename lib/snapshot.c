@@ -70,7 +70,7 @@ static size_t mf_snap_header_used(const struct mf_prof_header *h)
 	uint32_t n =
 	    h->timeline_count < MF_TIMELINE_RECORDS ? h->timeline_count : MF_TIMELINE_RECORDS;
 	size_t used = MF_TIMELINE_OFFSET + n * sizeof(struct mf_timeline_record);
-	return (used + MF_PAGE_SIZE - 1) & ~(size_t)(MF_PAGE_SIZE - 1);
+	return mf_pages_round(used);
 }
 
 /* A copy of a header, its snapshot marks taken out and hashed: what the marks said. */

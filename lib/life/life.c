@@ -399,8 +399,7 @@ static void mf_life_files_private(void)
 			continue;
 		char *header = (char *)nodes - MF_HEADER_SIZE;
 		size_t n = ((const struct mf_prof_header *)header)->node_count;
-		size_t size = (MF_HEADER_SIZE + n * sizeof(*nodes) + MF_PAGE_SIZE - 1) &
-			      ~(size_t)(MF_PAGE_SIZE - 1);
+		size_t size = mf_pages_round(MF_HEADER_SIZE + n * sizeof(*nodes));
 		mmap(header, size, PROT_READ | PROT_WRITE,
 		     MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
 	}
