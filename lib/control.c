@@ -301,14 +301,14 @@ static uint64_t mf_control_less(uint64_t a, uint64_t b)
 /* Whether a function of malloc_freq.h answers as the stub library's: the library could not
  * start (it said why). Started first if nothing started it yet, but not in seccomp strict
  * mode, where it may make no system call (and the function answers EPERM). */
-static int mf_control_stub(void)
+static int mf_control_cannot_start(void)
 {
 	return mf_interpose_failed() || (!mf_confined && mf_interpose_api() < 0);
 }
 
 MF_EXPORT int malloc_freq_stats(struct malloc_freq_stats *s)
 {
-	if (s && mf_control_stub()) {
+	if (s && mf_control_cannot_start()) {
 		memset(s, 0, sizeof(*s));
 		errno = ENOSYS;
 		return -1;
@@ -369,9 +369,9 @@ MF_EXPORT void malloc_freq_tag_pop(void)
 
 MF_EXPORT int malloc_freq_snapshot(const char *label)
 {
-	long r = mf_control_stub() ? -ENOSYS /* (no directory made: there is none to use) */
-		 : mf_confined	   ? -EPERM
-				   : mf_snapshot_take(label, 0);
+	long r = mf_control_cannot_start() ? -ENOSYS /* (no directory made: there is none to use) */
+		 : mf_confined		   ? -EPERM
+					   : mf_snapshot_take(label, 0);
 	if (r < 0) {
 		errno = (int)-r;
 		return -1;
@@ -381,7 +381,7 @@ MF_EXPORT int malloc_freq_snapshot(const char *label)
 
 MF_EXPORT int malloc_freq_reset(void)
 {
-	int stub = mf_control_stub();
+	int stub = mf_control_cannot_start();
 	if (stub || mf_confined) {
 		errno = stub ? ENOSYS : EPERM;
 		return -1;

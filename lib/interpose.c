@@ -687,26 +687,32 @@ MF_NEXT_ENTRY void mf_next_free(void *p, const struct mf_allocator *x)
 /* Unloading code changes the module map and invalidates pcs. (dlopen is not wrapped: glibc
  * takes its caller's RUNPATH and namespace from the return address, which would be ours; a
  * newly loaded object is found when one of its addresses is first met.) */
-static void mf_dl_begin(void)
+/* The library started if nothing started it yet (errno kept), then waited for while another
+ * thread starts it: its state then. This thread's own start is not waited for (a call made
+ * inside it, or a signal handler's that interrupted it: for ever): RUNNING then. */
+static int mf_start_now(void)
 {
-	int state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE);
-	if (state == MF_INIT_NONE) {
+	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE) {
 		int saved = errno;
 		mf_busy_enter();
 		mf_init();
 		mf_busy_leave();
 		errno = saved;
 	}
-	/* This thread's own start reached here (its lookups allocate, and the call reached
-	 * another copy of the library, whose start walks the loaded objects through this one):
-	 * waiting would be for ever; the call passes through to the loader. */
-	if (mf_init_here) {
-		mf_real_init_dl();
-		return;
-	}
-	/* another thread is initializing: the real dlclose is known only once it is done */
-	while (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_RUNNING)
+	int state;
+	while ((state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE)) == MF_INIT_RUNNING &&
+	       !mf_init_here)
 		sched_yield();
+	return state;
+}
+
+/* The real dlclose is known once the start is done. This thread's own start reached here (its
+ * lookups allocate, and the call reached another copy of the library, whose start walks the
+ * loaded objects through this one): the call passes through to the loader. */
+static void mf_dl_begin(void)
+{
+	if (mf_start_now() == MF_INIT_RUNNING)
+		mf_real_init_dl();
 }
 
 /* A thread that may be cancelled at any instruction (a program that allocates then needs an
@@ -773,17 +779,7 @@ int mf_interpose_failed(void)
 
 int mf_interpose_api(void)
 {
-	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE) {
-		int saved = errno;
-		mf_busy_enter();
-		mf_init();
-		mf_busy_leave();
-		errno = saved;
-	}
-	int state; /* (another thread starting it: its settings are read only once it is done) */
-	while ((state = __atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE)) == MF_INIT_RUNNING &&
-	       !mf_init_here)
-		sched_yield();
+	int state = mf_start_now();
 	/* (still running: a signal handler's call that interrupted this thread's start, which
 	 * is answered as if the library had not started) */
 	return state == MF_INIT_FAILED || state == MF_INIT_RUNNING ? -1 : 0;
