@@ -21,7 +21,6 @@
 #include <unistd.h>
 
 #include "attach.h"
-#include "malloc_freq_format.h"
 
 int mf_attach_elf_static(const char *path)
 {
@@ -139,10 +138,8 @@ int mf_attach_check(pid_t pid, int detach, uid_t *uid)
 		mf_say("no process %d", (int)pid);
 		return -1;
 	}
-	if (!detach && getpagesize() != MF_PAGE_SIZE) { /* (the library would record nothing) */
-		mf_say("cannot attach to process %d: this kernel's pages are %d bytes, and the "
-		       "profiler works only with %u-byte pages",
-		       (int)pid, getpagesize(), MF_PAGE_SIZE);
+	if (!detach && mf_pages_unfit()) { /* (the library would record nothing) */
+		mf_say("cannot attach to process %d: %s", (int)pid, mf_pages_unfit());
 		return -1;
 	}
 	const char *ids = mf_attach_status(pid, "Uid:", buf, sizeof(buf));

@@ -7,6 +7,9 @@
 
 /* malloc_freq.c: "malloc_freq: " and the message on stderr, a line of its own. */
 void mf_say(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* malloc_freq.c: NULL where the library records on this kernel (its pages are the size it is
+ * laid out for, MF_PAGE_SIZE); else why it does not, for a message. */
+const char *mf_pages_unfit(void);
 /* Is the ELF file at path statically linked (no program interpreter, so no dynamic loader)? */
 int mf_attach_elf_static(const char *path);
 /* Whether process pid can be attached to (detach 0) or detached from (detach 1): it exists,

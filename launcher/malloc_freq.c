@@ -589,11 +589,15 @@ static void mf_setenv(const char *name, const char *value, void *arg)
 	setenv(name, value, 1);
 }
 
-/* Whether the library records on this kernel: its pages are the size it is laid out for (on
- * another, the program runs without it, and the launcher says why). */
-static int mf_pages_fit(void)
+const char *mf_pages_unfit(void)
 {
-	return getpagesize() == MF_PAGE_SIZE;
+	static char why[128];
+	if (getpagesize() == MF_PAGE_SIZE)
+		return NULL;
+	snprintf(why, sizeof(why),
+		 "this kernel's pages are %d bytes, and the profiler works only with %u-byte pages",
+		 getpagesize(), MF_PAGE_SIZE);
+	return why;
 }
 
 /* In the child: the output directory (the default one named after this process, with
@@ -619,7 +623,7 @@ static void mf_child(struct mf_launch *l, const char *preload, int fd)
 	}
 	if (write(fd, &msg, sizeof(msg)) < 0) {
 	}
-	if (mf_pages_fit()) /* (else it would record nothing: said at start) */
+	if (!mf_pages_unfit()) /* (else it would record nothing: said at start) */
 		setenv("LD_PRELOAD", preload, 1);
 	mf_settings(l, msg.dir, mf_setenv, NULL);
 	mf_restore_signals();
@@ -819,12 +823,8 @@ static void mf_summary(const struct mf_launch *l, const char *dir)
 			"profiler cannot be preloaded into it (only a dynamically linked program's "
 			"loader reads LD_PRELOAD)\n",
 			dir, path);
-	else if (!t.threads && !mf_pages_fit())
-		fprintf(
-		    stderr,
-		    "malloc_freq: nothing recorded in %s: this kernel's pages are %d bytes, and "
-		    "the profiler works only with %u-byte pages\n",
-		    dir, getpagesize(), MF_PAGE_SIZE);
+	else if (!t.threads && mf_pages_unfit())
+		fprintf(stderr, "malloc_freq: nothing recorded in %s: %s\n", dir, mf_pages_unfit());
 	else if (!t.threads)
 		fprintf(stderr,
 			"malloc_freq: nothing recorded in %s: no process of the program called the "
@@ -1233,10 +1233,8 @@ int main(int argc, char **argv)
 		free(preload);
 		return MF_EXIT_FAILED;
 	}
-	if (!mf_pages_fit())
-		mf_say("this kernel's pages are %d bytes, and the profiler works only with %u-byte "
-		       "pages: %s runs without it",
-		       getpagesize(), MF_PAGE_SIZE, l.argv[0]);
+	if (mf_pages_unfit())
+		mf_say("%s: %s runs without it", mf_pages_unfit(), l.argv[0]);
 	/* While the program runs, a terminal's ^C and ^\ are the program's (as with system(3));
 	 * a SIGTERM or SIGHUP sent to the launcher is passed on to it. */
 	struct sigaction ign = {.sa_handler = SIG_IGN};
@@ -1268,7 +1266,7 @@ int main(int argc, char **argv)
 	 * passed on to kill it; TERM and HUP are passed on as always, CHLD left alone) */
 	for (int i = 0; i < 2; i++) {
 		int sig = mf_held_sigs[i];
-		if (sig && mf_pages_fit())
+		if (sig && !mf_pages_unfit())
 			sigaction(sig, &held, NULL);
 		else if (sig && sig != SIGCHLD && sig != SIGTERM && sig != SIGHUP)
 			signal(sig, SIG_IGN);
