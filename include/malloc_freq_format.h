@@ -395,7 +395,7 @@ struct mf_process_record {
 	uint64_t
 	    detached_ns; /* with MF_PROCESS_DETACHED, when (CLOCK_REALTIME); since version 11 */
 	uint64_t reserved[43]; /* zero */
-	char exe[MF_PATH_LEN]; /* the executable, /proc/<pid>/exe at start */
+	char exe[MF_PATH_LEN]; /* the executable, /proc/<pid>/exe at start (no /proc: AT_EXECFN) */
 	char cmdline[MF_CMDLINE_LEN];
 };
 

@@ -15,6 +15,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/auxv.h>
 #include <sys/mman.h>
 #include <sys/uio.h>
 #include <unistd.h>
@@ -427,10 +428,56 @@ void mf_modules_refresh(void)
 	mf_arena_free(&s.paths);
 }
 
+/* Does the file at path start as an ELF file does (not a script run through its #! line)? */
+static int mf_is_elf(const char *path)
+{
+	char magic[SELFMAG];
+	int fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	ssize_t n = read(fd, magic, sizeof(magic));
+	close(fd);
+	return n == SELFMAG && memcmp(magic, ELFMAG, SELFMAG) == 0;
+}
+
+size_t mf_modules_main_path(char *buf, size_t size)
+{
+	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
+	if (n > 0) {
+		buf[n] = 0;
+		return (size_t)n;
+	}
+	buf[0] = 0;
+	/* Without /proc (a chroot or sandbox that has none): the path the program was executed
+	 * by, absolute from the working directory, which a constructor seldom changes before
+	 * ours. Not a script's: the kernel gives that path when the program is its interpreter,
+	 * and an ELF program is not a script. */
+	const char *fn = (const char *)getauxval(AT_EXECFN);
+	size_t len = fn ? strlen(fn) : 0, at = 0;
+	if (!len || !mf_is_elf(fn))
+		return 0;
+	if (fn[0] != '/') {
+		if (!getcwd(buf, size)) {
+			buf[0] = 0;
+			return 0;
+		}
+		at = strlen(buf);
+		if (at && buf[at - 1] != '/')
+			buf[at++] = '/';
+		for (; fn[0] == '.' && fn[1] == '/'; fn += 2, len -= 2)
+			;
+	}
+	if (at + len >= size) {
+		buf[0] = 0;
+		return 0;
+	}
+	memcpy(buf + at, fn, len + 1);
+	return at + len;
+}
+
 void mf_modules_init(void)
 {
-	ssize_t n = readlink("/proc/self/exe", mf_main_path, sizeof(mf_main_path) - 1);
-	mf_main_path[n > 0 ? n : 0] = 0;
+	mf_modules_main_path(mf_main_path, sizeof(mf_main_path));
 	mf_modules_refresh();
 	Dl_info info;
 	if (!dladdr((void *)mf_modules_init, &info))

@@ -23,6 +23,7 @@
 #include <unistd.h>
 
 #include "fork.h"
+#include "loaded.h"
 #include "mf_internal.h"
 #include "process_end.h"
 
@@ -185,8 +186,8 @@ void mf_process_created(pid_t pid, unsigned n)
 	if (!mf_process_image_ns) /* (a call before the constructor's) */
 		mf_process_image_ns = r->start_ns;
 	r->image_ns = mf_process_image_ns;
-	ssize_t len = readlink("/proc/self/exe", r->exe, sizeof(r->exe) - 1);
-	r->exe_len = len > 0 ? (uint32_t)len : 0;
+	r->exe_len = (uint32_t)mf_modules_main_path(r->exe, sizeof(r->exe));
+	ssize_t len;
 	int more = 0;
 	if (mf_process_argv)
 		len = mf_process_args(r->cmdline, sizeof(r->cmdline) - 1, &more);

@@ -250,7 +250,7 @@ HOSTILE_TESTS = tests/hostile/t_cancel.sh tests/hostile/t_stacks.sh tests/hostil
 	tests/hostile/t_identity.sh tests/hostile/t_longjmp.sh tests/hostile/t_descriptors.sh \
 	tests/hostile/t_mappings.sh tests/hostile/t_dirswap.sh tests/hostile/t_report_text.sh \
 	tests/hostile/t_ownalloc.sh tests/hostile/t_copies.sh tests/hostile/t_callback.sh \
-	tests/hostile/t_page_size.sh
+	tests/hostile/t_page_size.sh tests/hostile/t_no_proc.sh
 check_SCRIPTS += $(HOSTILE_TESTS) # (in TESTS and EXTRA_DIST with the others, above)
 EXTRA_DIST += tests/progs/prog.h tests/progs/prog_glibc.h tests/progs/prog_handoff.h tests/hostile/hostile_long.sh \
 	tests/control/interval_long.sh
