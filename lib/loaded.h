@@ -14,9 +14,9 @@
 
 /* modules.c: the process's module map, in memory and in the file `modules`. */
 void mf_modules_init(void);
-/* The program's path into buf (size bytes, at least 2), from /proc/self/exe, or where there is
- * no /proc from the path it was executed by; its length, 0 (buf "") if neither is known. */
-size_t mf_modules_main_path(char *buf, size_t size);
+/* The program's path as found at start (from /proc/self/exe, or where there is no /proc from
+ * the path it was executed by); "" if neither was known, or before mf_modules_init. */
+const char *mf_modules_main_path(void);
 /* Maps pc to (module index, rel_pc); MF_MODULE_NONE when nothing maps it. Without a lock
  * unless pc lies in an object loaded since the map was last made: then it takes the fork lock
  * (for good: the entry point gives it back), rescans the loaded objects and rewrites the

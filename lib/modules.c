@@ -428,8 +428,9 @@ void mf_modules_refresh(void)
 	mf_arena_free(&s.paths);
 }
 
-/* Does the file at path start as an ELF file does (not a script run through its #! line)? */
-static int mf_is_elf(const char *path)
+/* Does the file at path start as an ELF file does (not a script run through its #! line)? 1
+ * or 0; opened apart from the program's descriptors (mf_fds_apart). */
+static long mf_is_elf_apart(void *path)
 {
 	char magic[SELFMAG];
 	int fd = open(path, O_RDONLY | O_CLOEXEC);
@@ -440,26 +441,23 @@ static int mf_is_elf(const char *path)
 	return n == SELFMAG && memcmp(magic, ELFMAG, SELFMAG) == 0;
 }
 
-size_t mf_modules_main_path(char *buf, size_t size)
+/* The program's path into buf (size bytes): /proc/self/exe's link, or, without /proc (a
+ * chroot or sandbox that has none), the path it was executed by, absolute from the working
+ * directory, which a constructor seldom changes before ours; "" if neither is known. Not a
+ * script's: the kernel gives its path when the program is its interpreter, and an ELF
+ * program is not a script. At start only: the working directory may change later. */
+static void mf_main_path_find(char *buf, size_t size)
 {
 	ssize_t n = readlink("/proc/self/exe", buf, size - 1);
-	if (n > 0) {
-		buf[n] = 0;
-		return (size_t)n;
-	}
-	buf[0] = 0;
-	/* Without /proc (a chroot or sandbox that has none): the path the program was executed
-	 * by, absolute from the working directory, which a constructor seldom changes before
-	 * ours. Not a script's: the kernel gives that path when the program is its interpreter,
-	 * and an ELF program is not a script. */
+	buf[n > 0 ? n : 0] = 0;
 	const char *fn = (const char *)getauxval(AT_EXECFN);
 	size_t len = fn ? strlen(fn) : 0, at = 0;
-	if (!len || !mf_is_elf(fn))
-		return 0;
+	if (n > 0 || !len || mf_fds_apart(mf_is_elf_apart, (void *)fn) != 1)
+		return;
 	if (fn[0] != '/') {
 		if (!getcwd(buf, size)) {
 			buf[0] = 0;
-			return 0;
+			return;
 		}
 		at = strlen(buf);
 		if (at && buf[at - 1] != '/')
@@ -469,15 +467,19 @@ size_t mf_modules_main_path(char *buf, size_t size)
 	}
 	if (at + len >= size) {
 		buf[0] = 0;
-		return 0;
+		return;
 	}
 	memcpy(buf + at, fn, len + 1);
-	return at + len;
+}
+
+const char *mf_modules_main_path(void)
+{
+	return mf_main_path;
 }
 
 void mf_modules_init(void)
 {
-	mf_modules_main_path(mf_main_path, sizeof(mf_main_path));
+	mf_main_path_find(mf_main_path, sizeof(mf_main_path));
 	mf_modules_refresh();
 	Dl_info info;
 	if (!dladdr((void *)mf_modules_init, &info))

@@ -186,7 +186,9 @@ void mf_process_created(pid_t pid, unsigned n)
 	if (!mf_process_image_ns) /* (a call before the constructor's) */
 		mf_process_image_ns = r->start_ns;
 	r->image_ns = mf_process_image_ns;
-	r->exe_len = (uint32_t)mf_modules_main_path(r->exe, sizeof(r->exe));
+	const char *exe = mf_modules_main_path(); /* (as found at start) */
+	r->exe_len = (uint32_t)strnlen(exe, sizeof(r->exe) - 1);
+	memcpy(r->exe, exe, r->exe_len);
 	ssize_t len;
 	int more = 0;
 	if (mf_process_argv)
