@@ -790,9 +790,11 @@ MF_EXPORT const char *malloc_freq_dir(void)
 	return mf_prof_dir();
 }
 
-/* glibc calls constructors with the program's arguments. */
+/* glibc calls constructors with the program's arguments. errno is the program's as it was:
+ * main starts with what the loader and the constructors before ours left in it. */
 __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 {
+	int saved = errno;
 	mf_busy_enter();
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) == MF_INIT_NONE)
 		mf_init();
@@ -805,6 +807,7 @@ __attribute__((constructor)) static void mf_constructor(int argc, char **argv)
 		mf_control_start();
 		mf_rebind_init();
 	}
+	errno = saved;
 }
 
 __attribute__((destructor)) static void mf_destructor(void)
@@ -813,6 +816,8 @@ __attribute__((destructor)) static void mf_destructor(void)
 	if (__atomic_load_n(&mf_init_state, __ATOMIC_ACQUIRE) != MF_INIT_DONE || mf_confined ||
 	    __atomic_load_n(&mf_detached, __ATOMIC_ACQUIRE))
 		return; /* (detached: the files are final) */
+	/* errno as the program left it, for the exit handlers and destructors after ours */
+	int saved = errno;
 	mf_busy_enter();
 	mf_snapshot_exit();
 	if (mf_life_on)
@@ -821,4 +826,5 @@ __attribute__((destructor)) static void mf_destructor(void)
 	mf_process_exit();
 	mf_unwind_exit();
 	mf_busy_leave();
+	errno = saved;
 }

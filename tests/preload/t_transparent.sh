@@ -13,7 +13,7 @@ same() { # DESC CMD...: stdout, stderr and status equal with and without the pro
 		diff "$mf_work/e1" "$mf_work/e2" | head -10 | sed 's/^/# /'
 	fi
 }
-same "return values and errno of every entry point on edge values" "$MF_TESTS/prog_errno"
+same "errno as main starts, and return values and errno of every entry point on edge values" "$MF_TESTS/prog_errno"
 # (the rest runs the machine's own programs, sh, sort and ls, under the library: not where it
 # is another processor's)
 if native "a shell, sort, a limited address space and the descriptors under the profiler"; then

@@ -1,4 +1,5 @@
-/* Prints what each allocation entry point returns and what it leaves in errno, for edge
+/* Prints errno as main starts (what the loader and the constructors left, the profiler's
+ * included), what each allocation entry point returns and what it leaves in errno, for edge
  * values, and the signal mask the program set around them (the profiler blocks signals for a
  * while when it learns new return addresses); a test compares this output with and without
  * the profiler. */
@@ -36,6 +37,7 @@ static void show_mask(const char *when)
 
 int main(void)
 {
+	printf("%-36s errno=%d\n", "errno as main starts", errno);
 	sigset_t none;
 	sigemptyset(&none);
 	sigprocmask(SIG_SETMASK, &none, NULL);
