@@ -381,9 +381,9 @@ MF_EXPORT int malloc_freq_snapshot(const char *label)
 
 MF_EXPORT int malloc_freq_reset(void)
 {
-	int stub = mf_control_cannot_start();
-	if (stub || mf_confined) {
-		errno = stub ? ENOSYS : EPERM;
+	int cannot = mf_control_cannot_start();
+	if (cannot || mf_confined) {
+		errno = cannot ? ENOSYS : EPERM;
 		return -1;
 	}
 	pthread_mutex_lock(&mf_control_lock);
