@@ -31,7 +31,7 @@
  *   snapshot.c    snapshot directories;  tags.c: tag names and the `tags` file
  *   timeline.c    the thread's totals over time, in its file's header
  *   attach.c      loaded into a running process (malloc_freq --attach), and detached
- *   log.c         lines on stderr;  write_all.c: a buffer written whole;  format.c: snprintf
+ *   log.c         lines on stderr;  write_all.c: buffers written, read whole;  format.c: snprintf
  *   spin.c        the spinlocks' wait
  *   unwind/, life/  stack capture and lifetimes (maps in their internal.h; what the rest of
  *                 lib/ sees of them: unwind/unwind.h, life/life.h) */
@@ -174,6 +174,10 @@ void mf_log(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 /* write_all.c: buf[0..len) written to fd whole, again after EINTR and short writes: 0, or
  * -errno (-EIO: a write wrote nothing). Async-signal-safe. */
 int mf_write_all(int fd, const void *buf, size_t len);
+/* write_all.c: the first bytes of the file at path into buf, up to size (read until then or
+ * its end): how many, or -1 if it cannot be opened or read. more (or NULL): set to whether the
+ * file holds more. In the caller's descriptor table (mf_fds_apart keeps it the profiler's). */
+ssize_t mf_read_head(const char *path, char *buf, size_t size, int *more);
 
 /* An allocator's entry points: the one the program's calls reach (mf_real.alloc), or one a
  * library reaches past the profiler (rebind.c's tables, which assembly stubs index by this

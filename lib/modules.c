@@ -433,12 +433,8 @@ void mf_modules_refresh(void)
 static long mf_is_elf_apart(void *path)
 {
 	char magic[SELFMAG];
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 0;
-	ssize_t n = read(fd, magic, sizeof(magic));
-	close(fd);
-	return n == SELFMAG && memcmp(magic, ELFMAG, SELFMAG) == 0;
+	return mf_read_head(path, magic, sizeof(magic), NULL) == SELFMAG &&
+	       memcmp(magic, ELFMAG, SELFMAG) == 0;
 }
 
 /* The program's path into buf (size bytes): /proc/self/exe's link, or, without /proc (a

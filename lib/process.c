@@ -43,23 +43,6 @@ static pid_t mf_proc_parent, mf_proc_forker;
  * forked it, and its record names its parent's image by it. */
 static uint64_t mf_process_image_ns;
 
-/* Reads up to size bytes of a /proc file into buf; how many, or -1. */
-static ssize_t mf_process_slurp(const char *path, char *buf, size_t size, int *more)
-{
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return -1;
-	size_t len = 0;
-	ssize_t n = 0;
-	while (len < size && (n = read(fd, buf + len, size - len)) > 0)
-		len += (size_t)n;
-	char extra;
-	if (more)
-		*more = len == size && read(fd, &extra, 1) == 1;
-	close(fd);
-	return len || n == 0 ? (ssize_t)len : -1;
-}
-
 /* The arguments the loader gave the constructor, as /proc/self/cmdline has them (each ending
  * in NUL) but without the system calls: how many bytes of buf (size) they fill. */
 static ssize_t mf_process_args(char *buf, size_t size, int *more)
@@ -88,9 +71,9 @@ static uint64_t mf_process_start_ticks(pid_t pid)
 {
 	char path[64], buf[1024];
 	mf_format(path, sizeof(path), "/proc/self/task/%d/stat", (int)pid);
-	ssize_t n = mf_process_slurp(path, buf, sizeof(buf) - 1, NULL);
+	ssize_t n = mf_read_head(path, buf, sizeof(buf) - 1, NULL);
 	if (n <= 0)
-		n = mf_process_slurp("/proc/self/stat", buf, sizeof(buf) - 1, NULL);
+		n = mf_read_head("/proc/self/stat", buf, sizeof(buf) - 1, NULL);
 	if (n <= 0)
 		return 0;
 	buf[n] = 0;
@@ -194,8 +177,7 @@ void mf_process_created(pid_t pid, unsigned n)
 	if (mf_process_argv)
 		len = mf_process_args(r->cmdline, sizeof(r->cmdline) - 1, &more);
 	else
-		len = mf_process_slurp("/proc/self/cmdline", r->cmdline, sizeof(r->cmdline) - 1,
-				       &more);
+		len = mf_read_head("/proc/self/cmdline", r->cmdline, sizeof(r->cmdline) - 1, &more);
 	if (len > 0 && r->cmdline[len - 1] != 0) /* cut inside an argument: end it there */
 		r->cmdline[len++] = 0;
 	r->cmdline_len = len > 0 ? (uint32_t)len : 0;

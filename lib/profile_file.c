@@ -611,13 +611,11 @@ static long mf_prof_comm_apart(void *arg)
 	const struct mf_prof_comm_call *c = arg;
 	char path[64];
 	mf_format(path, sizeof(path), "/proc/self/task/%d/comm", (int)c->tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd >= 0) {
-		ssize_t n = read(fd, c->name, MF_THREAD_NAME_LEN - 1);
-		close(fd);
+	ssize_t n = mf_read_head(path, c->name, MF_THREAD_NAME_LEN - 1, NULL);
+	if (n >= 0) {
 		if (n > 0 && c->name[n - 1] == '\n')
 			n--;
-		c->name[n > 0 ? n : 0] = 0;
+		c->name[n] = 0;
 	}
 	return 0;
 }

@@ -4,7 +4,6 @@
 #include "config.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <limits.h>
 #include <time.h>
 #include <pthread.h>
@@ -482,11 +481,7 @@ static int mf_thread_runnable(pid_t tid)
 {
 	char path[64], buf[256];
 	mf_format(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	int fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return 1;
-	ssize_t n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
+	ssize_t n = mf_read_head(path, buf, sizeof(buf) - 1, NULL);
 	if (n <= 0)
 		return 1;
 	buf[n] = 0;
